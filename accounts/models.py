@@ -1,0 +1,142 @@
+"""Hosts, judges and their credentials.
+
+Credentials (join tokens, resume tokens, guest codes) are stored only as SHA-256 hashes: every one
+carries at least 64 bits from the OS CSPRNG, so a plain hash is enough and a database leak hands
+out nothing usable.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Host(models.Model):
+    """A person who owns runs and sessions. Nobody becomes one merely by signing in."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="host"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.user.get_username()
+
+
+class AdmittedAs(models.TextChoices):
+    INVITED = "invited"
+    GUEST = "guest"
+    HOST = "host"
+
+
+class IdentifiedBy(models.TextChoices):
+    GITHUB = "github"
+    TOKEN = "token"
+
+
+class JudgeStatus(models.TextChoices):
+    ACTIVE = "active"
+    REMOVED = "removed"
+
+
+class Invitation(models.Model):
+    """One named invitee of a session; its join token is a Credential of kind JOIN."""
+
+    session = models.ForeignKey(
+        "judging.Session", on_delete=models.CASCADE, related_name="invitations"
+    )
+    name = models.CharField(max_length=200, blank=True, help_text="Name on the join link.")
+    github_login = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    judge = models.OneToOneField(
+        "Judge", null=True, blank=True, on_delete=models.SET_NULL, related_name="invitation",
+        help_text="The judge this invitation admitted, once used.",
+    )
+
+
+class Judge(models.Model):
+    session = models.ForeignKey("judging.Session", on_delete=models.PROTECT, related_name="judges")
+    number = models.PositiveIntegerField(help_text="Order of admission in the session, from 1.")
+    pseudonym = models.CharField(max_length=20, help_text="J01, J02, … by order of admission.")
+    admitted_as = models.CharField(max_length=10, choices=AdmittedAs.choices)
+    identified_by = models.CharField(max_length=10, choices=IdentifiedBy.choices)
+    display_name = models.CharField(
+        max_length=200, blank=True,
+        help_text="Name on the join link, or the name a guest chose; erased on request.",
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="judgings", help_text="The signed-in account (host or GitHub), if any.",
+    )
+    github_id = models.BigIntegerField(
+        null=True, blank=True, help_text="GitHub's numeric account id, bound at first sign-in."
+    )
+    github_login = models.CharField(max_length=100, blank=True)
+    status = models.CharField(
+        max_length=10, choices=JudgeStatus.choices, default=JudgeStatus.ACTIVE
+    )
+    joined_at = models.DateTimeField(auto_now_add=True)
+    removed_at = models.DateTimeField(null=True, blank=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+    order_seed = models.CharField(max_length=64, help_text="Seed of this judge's order (hex).")
+    commitment_salt = models.CharField(max_length=64, help_text="Published at the reveal.")
+    commitment_sha256 = models.CharField(
+        max_length=64, help_text="SHA-256 of the salted canonical mapping; shown at joining."
+    )
+    phase1_locked_at = models.DateTimeField(null=True, blank=True)
+    phase2_locked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["session", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "number"], name="judge_unique_number"),
+            models.UniqueConstraint(
+                fields=["session", "user"], condition=Q(user__isnull=False),
+                name="judge_one_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["session", "github_id"], condition=Q(github_id__isnull=False),
+                name="judge_one_per_github_id",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.pseudonym} in session {self.session_id}"
+
+    @property
+    def is_active(self):
+        return self.status == JudgeStatus.ACTIVE
+
+
+class CredentialKind(models.TextChoices):
+    JOIN = "join"
+    RESUME = "resume"
+    GUEST = "guest"
+
+
+class Credential(models.Model):
+    kind = models.CharField(max_length=10, choices=CredentialKind.choices)
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    session = models.ForeignKey(
+        "judging.Session", on_delete=models.CASCADE, related_name="credentials"
+    )
+    invitation = models.ForeignKey(
+        Invitation, null=True, blank=True, on_delete=models.CASCADE, related_name="credentials"
+    )
+    judge = models.ForeignKey(
+        Judge, null=True, blank=True, on_delete=models.CASCADE, related_name="credentials"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    used_at = models.DateTimeField(null=True, blank=True, help_text="Join tokens: when exchanged.")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["session", "kind"], name="credential_session_kind")]
+
+
+class Throttle(models.Model):
+    """A fixed-window attempt counter in the database, so every server process shares it."""
+
+    key = models.CharField(max_length=200, unique=True)
+    window_start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)

@@ -1,0 +1,295 @@
+"""One settings module, read from the environment (every variable is listed in .env.example).
+
+Safe by default: DEBUG is off unless asked for, hosts come from SITE_URL (never a wildcard), and a
+secret key must be given except on the embedded default, where one is generated once and kept in
+the data directory. Setting DATABASE_URL or REDIS_URL moves the product to PostgreSQL / Redis.
+A SITE_URL starting with https:// turns on the production transport settings (secure cookies,
+HSTS, redirect to HTTPS behind a proxy that sets X-Forwarded-Proto).
+"""
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name, default=None):
+    return os.environ.get(name, default)
+
+
+def env_bool(name, default=False):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r}: expected one of 1/0, true/false, yes/no, on/off")
+
+
+def env_int(name, default, minimum=0):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from None
+    if number < minimum:
+        raise ImproperlyConfigured(f"{name}={value!r}: must be at least {minimum}")
+    return number
+
+
+def env_secret(name):
+    """A secret from NAME or from the file named by NAME_FILE (for container secrets)."""
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        try:
+            return Path(path).read_text().strip()
+        except OSError as error:
+            raise ImproperlyConfigured(f"{name}_FILE={path!r}: {error.strerror}") from None
+    return os.environ.get(name)
+
+
+DATA_DIR = Path(env("BLINDJUDGE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+SITE_URL = env("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+_site = urlsplit(SITE_URL)
+if _site.scheme not in ("http", "https") or not _site.hostname:
+    raise ImproperlyConfigured(f"SITE_URL={SITE_URL!r}: expected http(s)://host[:port]")
+HTTPS = _site.scheme == "https"
+
+DATABASE_URL = env("DATABASE_URL", "")
+EMBEDDED = DATABASE_URL == ""
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_secret("SECRET_KEY")
+if not SECRET_KEY:
+    if not EMBEDDED:
+        raise ImproperlyConfigured(
+            "SECRET_KEY (or SECRET_KEY_FILE) must be set when DATABASE_URL is set; "
+            'generate one with: python -c "import secrets; print(secrets.token_urlsafe(50))"'
+        )
+    # The embedded default keeps its own key beside its database, created once, never shared.
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    _key_file = DATA_DIR / "secret_key"
+    if not _key_file.exists():
+        _key_file.touch(mode=0o600)
+        _key_file.write_text(secrets.token_urlsafe(50))
+    SECRET_KEY = _key_file.read_text().strip()
+
+_hosts = env("ALLOWED_HOSTS", "")
+if _hosts:
+    ALLOWED_HOSTS = [host.strip() for host in _hosts.split(",") if host.strip()]
+else:
+    ALLOWED_HOSTS = [_site.hostname]
+    if EMBEDDED:
+        ALLOWED_HOSTS += [h for h in ("127.0.0.1", "localhost") if h != _site.hostname]
+if "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must not contain a wildcard; list the host names")
+CSRF_TRUSTED_ORIGINS = [f"{_site.scheme}://{_site.netloc}"]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "csp",
+    "accounts",
+    "judging",
+    "reports",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "blindjudge.urls"
+ASGI_APPLICATION = "blindjudge.asgi.application"
+WSGI_APPLICATION = "blindjudge.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "csp.context_processors.nonce",
+            ],
+        },
+    },
+]
+
+# --- Databases ------------------------------------------------------------------------------
+# SQLite is a real product database here: WAL so readers never block the writer, a busy timeout
+# so a writer waits instead of failing, and IMMEDIATE transactions so two writers serialise at
+# BEGIN instead of deadlocking on a read-to-write lock upgrade.
+SQLITE_OPTIONS = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": env_int("SQLITE_BUSY_TIMEOUT_SECONDS", 20, minimum=1),
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+}
+
+
+def _database_from_url(url):
+    scheme = urlsplit(url).scheme
+    if scheme not in ("sqlite", "postgres", "postgresql"):
+        raise ImproperlyConfigured(
+            f"DATABASE_URL scheme {scheme!r} is not supported; use sqlite:///path or postgres://…"
+        )
+    config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = dict(SQLITE_OPTIONS)
+        config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
+    return config
+
+
+if EMBEDDED:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(DATA_DIR / "blindjudge.sqlite3"),
+            "OPTIONS": dict(SQLITE_OPTIONS),
+            # Pinned to a file: in memory, WAL and the busy timeout would never be exercised.
+            "TEST": {"NAME": str(DATA_DIR / "test-blindjudge.sqlite3")},
+        }
+    }
+else:
+    DATABASES = {"default": _database_from_url(DATABASE_URL)}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Channels and the shared store --------------------------------------------------------
+REDIS_URL = env("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Authentication -----------------------------------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_QUERY_EMAIL = False
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_LOGIN_ON_GET = False
+SOCIALACCOUNT_PROVIDERS = {
+    "github": {
+        "SCOPE": [],
+        "APP": {
+            "client_id": env("GITHUB_CLIENT_ID", ""),
+            "secret": env_secret("GITHUB_CLIENT_SECRET") or "",
+        },
+    }
+}
+if env("GITHUB_URL"):
+    SOCIALACCOUNT_PROVIDERS["github"]["GITHUB_URL"] = env("GITHUB_URL")
+
+# --- Security headers ----------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "frame-src": ["'self'"],
+        "frame-ancestors": ["'self'"],
+        "form-action": ["'self'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    }
+}
+
+# --- Static files, locale -----------------------------------------------------------------
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env("STATIC_ROOT", str(DATA_DIR / "static")))
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Logging: errors to stderr, never tracebacks to clients (DEBUG is off) ---------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["stderr"], "level": env("LOG_LEVEL", "WARNING")},
+}
+
+# --- blindjudge ---------------------------------------------------------------------------
+BLINDJUDGE_MAX_BUNDLE_BYTES = env_int("BLINDJUDGE_MAX_BUNDLE_BYTES", 50 * 1024 * 1024, minimum=1)
+BLINDJUDGE_MAX_COPY_BYTES = env_int("BLINDJUDGE_MAX_COPY_BYTES", 5 * 1024 * 1024, minimum=1)
+BLINDJUDGE_JOIN_TOKEN_DAYS = env_int("BLINDJUDGE_JOIN_TOKEN_DAYS", 14, minimum=1)
+# Wrong guest codes allowed per client address in each window before every attempt is refused.
+BLINDJUDGE_GUEST_ATTEMPTS = env_int("BLINDJUDGE_GUEST_ATTEMPTS", 10, minimum=1)
+BLINDJUDGE_GUEST_WINDOW_SECONDS = env_int("BLINDJUDGE_GUEST_WINDOW_SECONDS", 900, minimum=1)
+BLINDJUDGE_HOST_GITHUB_ALLOWLIST = [
+    login.strip().lower()
+    for login in env("BLINDJUDGE_HOST_GITHUB_ALLOWLIST", "").split(",")
+    if login.strip()
+]
+DATA_UPLOAD_MAX_MEMORY_SIZE = BLINDJUDGE_MAX_BUNDLE_BYTES + 1024 * 1024

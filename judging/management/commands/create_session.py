@@ -1,0 +1,43 @@
+from blindjudge.commands import HostCommand, get_run, read_text_file
+from blindjudge.links import guest_page
+from judging.models import ReviewerDisplay
+from judging.services import session_create
+
+
+class Command(HostCommand):
+    help = "Create a draft session on a run; prints the session id (and the guest code)."
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("run")
+        parser.add_argument("--kind", required=True, choices=["copies", "findings"])
+        parser.add_argument("--rubric", metavar="FILE", help="the rubric judges read (text file)")
+        parser.add_argument("--prereg", metavar="FILE",
+                            help="the preregistration, optionally ending in a ```rules block")
+        parser.add_argument("--items-per-judge", type=int, metavar="N",
+                            help="items each judge gets (default: all), allocated balanced")
+        parser.add_argument("--guests", action="store_true", help="allow guests by code")
+        parser.add_argument("--guest-cap", type=int, metavar="N")
+        parser.add_argument("--reviewer-names", action="store_true",
+                            help="show reviewers by model name in phase 2 (refused where a "
+                                 "reviewer shares a model or family with a builder)")
+        parser.add_argument("--scorecards", action="store_true",
+                            help="judges see their own scorecard after the reveal")
+        parser.add_argument("--draw-seed", metavar="HEX", default="",
+                            help="pin every draw to this 64-hex seed (reproducible demos and "
+                                 "audits); default: the OS CSPRNG")
+
+    def run(self, *, run, kind, rubric=None, prereg=None, items_per_judge=None, guests=False,
+            guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", **options):
+        created = session_create(
+            run=get_run(run), kind=kind, actor="cli",
+            rubric=read_text_file(rubric, "--rubric") if rubric else "",
+            preregistration=read_text_file(prereg, "--prereg") if prereg else "",
+            items_per_judge=items_per_judge, guests_allowed=guests, guest_cap=guest_cap,
+            reviewer_display=ReviewerDisplay.NAMES if reviewer_names else ReviewerDisplay.LETTERS,
+            scorecards=scorecards, draw_seed=draw_seed,
+        )
+        result = {"session": created.session.pk, "state": created.session.state,
+                  "items": created.session.items.count()}
+        if created.guest_code:
+            result.update(guest_code=created.guest_code, guest_page=guest_page())
+        return result

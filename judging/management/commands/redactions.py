@@ -1,0 +1,45 @@
+from blindjudge.commands import HostCommand, get_session
+from judging.selectors import blinding_check
+from judging.services import redactions_accept, redactions_withdraw
+
+
+class Command(HostCommand):
+    help = ("The blinding check of a session: metadata that will be stripped and every builder "
+            "name, product name or model id found in content, finding texts and review reasons. "
+            "--accept adds patterns to redact (literal, case-insensitive; or re:REGEX); nothing "
+            "in content is redacted without acceptance.")
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("session")
+        parser.add_argument("--accept", nargs="+", metavar="PATTERN", default=[])
+        parser.add_argument("--withdraw", nargs="+", metavar="PATTERN", default=[])
+        parser.add_argument("--list", action="store_true",
+                            help="list every match (default: counts per builder)")
+
+    def run(self, *, session, accept, withdraw, list=False, **options):
+        session = get_session(session)
+        if accept:
+            session = redactions_accept(session=session, patterns=accept, actor="cli")
+        if withdraw:
+            session = redactions_withdraw(session=session, patterns=withdraw, actor="cli")
+        check = blinding_check(session)
+        check["listed"] = list
+        return check
+
+    def describe(self, result):
+        lines = [f"session {result['session']} ({result['state']}); accepted patterns: "
+                 + (", ".join(repr(p) for p in result["accepted_patterns"]) or "none")]
+        for b in result["builders"]:
+            lines.append(f"builder {b['builder']} ({b['model']}, {b['family']}): {b['copies']} "
+                         f"copies, {b['stripped_lines']} metadata lines stripped, "
+                         f"{b['matches']} name matches, {b['redactions']} redactions")
+        if result["listed"]:
+            for c in result["copies"]:
+                for line in c["stripped_metadata"]:
+                    lines.append(f"  {c['copy']}: strip  {line}")
+                for m in c["matches"]:
+                    lines.append(f"  {c['copy']} {m['where']} {m['line']}:{m['column']}: "
+                                 f"{m['matched']!r} ({m['why']}) — {m['context']}")
+        else:
+            lines.append("(--list shows every match)")
+        return lines

@@ -1,0 +1,354 @@
+"""Runs, sessions, assignments, verdicts and the audit log.
+
+The `help_text` of each field is the data dictionary for the report's JSON. Rows are written only
+by the functions in `judging/services.py` and `accounts/services.py`; nothing here has behaviour
+beyond small derived properties.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+
+class CopyFormat(models.TextChoices):
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    DIFF = "diff"
+
+
+class CopyTruth(models.TextChoices):
+    KNOWN_GOOD = "known_good"
+    SEEDED_DEFECT = "seeded_defect"
+    TESTS_FAIL = "tests_fail"
+    TESTS_PASS = "tests_pass"
+    UNKNOWN = "unknown"
+
+
+class FindingTruth(models.TextChoices):
+    REAL = "real"
+    FALSE_ALARM = "false_alarm"
+    UNKNOWN = "unknown"
+
+
+class ReviewVerdict(models.TextChoices):
+    PASS = "pass"
+    FAIL = "fail"
+
+
+class ProposedVerdict(models.TextChoices):
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+
+
+class SealOutcome(models.TextChoices):
+    SEALED = "sealed"
+    FAILED = "failed"
+    ABSENT = "absent"
+
+
+class Run(models.Model):
+    host = models.ForeignKey(
+        "accounts.Host", on_delete=models.PROTECT, related_name="runs",
+        help_text="The host who imported the run and owns it.",
+    )
+    name = models.CharField(max_length=300, help_text="The run's name, from the bundle.")
+    task = models.TextField(help_text="The task statement every builder was given.")
+    format = models.CharField(max_length=40, help_text="Bundle format, e.g. blindjudge.run/1.")
+    request_keys = models.JSONField(
+        help_text="The exact top-level keys a sealed review request must have."
+    )
+    bundle_sha256 = models.CharField(
+        max_length=64, help_text="SHA-256 of the bundle file's bytes as imported."
+    )
+    manifest = models.JSONField(help_text="Per-record content hashes (canonical JSON).")
+    manifest_sha256 = models.CharField(
+        max_length=64, help_text="SHA-256 of the manifest's canonical JSON."
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"run {self.pk}: {self.name}"
+
+
+class Builder(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="builders")
+    bundle_id = models.CharField(max_length=200, help_text="The builder's id inside the bundle.")
+    model = models.CharField(max_length=200, help_text="The model that built the copy.")
+    family = models.CharField(max_length=200, help_text="The model's developer organisation.")
+    position = models.PositiveIntegerField(help_text="Import order within the run.")
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "bundle_id"], name="builder_unique_bundle_id")
+        ]
+
+
+class Copy(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="copies")
+    bundle_id = models.CharField(max_length=200, help_text="The copy's id inside the bundle.")
+    builder = models.ForeignKey(Builder, on_delete=models.CASCADE, related_name="copies")
+    format = models.CharField(max_length=10, choices=CopyFormat.choices)
+    content = models.TextField(help_text="The copy as the builder wrote it (untrusted).")
+    content_sha256 = models.CharField(max_length=64, help_text="SHA-256 of the content, UTF-8.")
+    imported_truth = models.CharField(
+        max_length=20, choices=CopyTruth.choices, help_text="Truth as the bundle gave it."
+    )
+    truth = models.CharField(
+        max_length=20, choices=CopyTruth.choices,
+        help_text="Current truth: the imported label or the latest correction.",
+    )
+    defect = models.TextField(blank=True, help_text="The host's note on a seeded defect.")
+    cluster = models.CharField(
+        max_length=200, blank=True, help_text="Group id for resampling by cluster."
+    )
+    position = models.PositiveIntegerField(help_text="Import order within the run.")
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "bundle_id"], name="copy_unique_bundle_id")
+        ]
+
+
+class Reviewer(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reviewers")
+    bundle_id = models.CharField(max_length=200)
+    model = models.CharField(max_length=200)
+    family = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "bundle_id"], name="reviewer_unique_bundle_id")
+        ]
+
+
+class Review(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(Reviewer, on_delete=models.CASCADE, related_name="reviews")
+    copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="reviews")
+    verdict = models.CharField(max_length=10, choices=ReviewVerdict.choices)
+    reason = models.TextField(blank=True, help_text="The reviewer's reason (untrusted).")
+    authorship_guess = models.CharField(
+        max_length=200, blank=True, help_text="Which model the reviewer guessed wrote the copy."
+    )
+    request = models.TextField(blank=True, help_text="The exact serialized request, as sent.")
+    request_sha256 = models.CharField(max_length=64, blank=True)
+    seal = models.CharField(
+        max_length=10, choices=SealOutcome.choices,
+        help_text="sealed: keys exact and hash matches; failed: anything else; absent: no request.",
+    )
+    seal_reason = models.TextField(blank=True, help_text="Why the seal check failed.")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["reviewer", "copy"], name="review_one_per_pair")
+        ]
+
+
+class Finding(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="findings")
+    bundle_id = models.CharField(max_length=200)
+    copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="findings")
+    text = models.TextField(help_text="What the reviewers raised (untrusted).")
+    raised_by = models.ManyToManyField(Reviewer, related_name="findings_raised")
+    proposed_verdict = models.CharField(max_length=10, choices=ProposedVerdict.choices)
+    imported_truth = models.CharField(max_length=20, choices=FindingTruth.choices)
+    truth = models.CharField(max_length=20, choices=FindingTruth.choices)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "bundle_id"], name="finding_unique_bundle_id")
+        ]
+
+
+class TruthCorrection(models.Model):
+    """A dated correction of a truth label; the report scores under both versions."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="truth_corrections")
+    copy = models.ForeignKey(Copy, null=True, blank=True, on_delete=models.CASCADE)
+    finding = models.ForeignKey(Finding, null=True, blank=True, on_delete=models.CASCADE)
+    old_truth = models.CharField(max_length=20)
+    new_truth = models.CharField(max_length=20)
+    note = models.TextField(help_text="Why the label was corrected.")
+    corrected_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["corrected_at", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(copy__isnull=False, finding__isnull=True)
+                | Q(copy__isnull=True, finding__isnull=False),
+                name="truthcorrection_one_target",
+            )
+        ]
+
+
+class SessionKind(models.TextChoices):
+    COPIES = "copies"
+    FINDINGS = "findings"
+
+
+class SessionState(models.TextChoices):
+    DRAFT = "draft"
+    OPEN = "open"
+    CLOSED = "closed"
+    REVEALED = "revealed"
+
+
+class ReviewerDisplay(models.TextChoices):
+    LETTERS = "letters", "Reviewer A, B, …"
+    NAMES = "names", "Model names"
+
+
+class Session(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="sessions")
+    url_id = models.CharField(
+        max_length=32, unique=True,
+        help_text="Random id used in URLs; never sequential, never the guest code.",
+    )
+    kind = models.CharField(max_length=10, choices=SessionKind.choices)
+    state = models.CharField(
+        max_length=10, choices=SessionState.choices, default=SessionState.DRAFT
+    )
+    rubric = models.TextField(blank=True)
+    preregistration = models.TextField(blank=True, help_text="Free text, frozen at opening.")
+    items_per_judge = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Items each judge gets; empty means all."
+    )
+    guests_allowed = models.BooleanField(default=False)
+    guest_cap = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most guests admitted; empty means no cap."
+    )
+    reviewer_display = models.CharField(
+        max_length=10, choices=ReviewerDisplay.choices, default=ReviewerDisplay.LETTERS
+    )
+    scorecards = models.BooleanField(
+        default=False, help_text="Whether judges see their own scorecard after the reveal."
+    )
+    redaction_patterns = models.JSONField(
+        default=list, help_text="Content patterns the host accepted for redaction."
+    )
+    draw_seed = models.CharField(
+        max_length=64, blank=True,
+        help_text="If set, every draw (allocation, order, codes, salts) derives from it, so a "
+        "session can be replayed exactly; empty means every draw comes from the OS CSPRNG.",
+    )
+    allocation_seed = models.CharField(
+        max_length=64, help_text="Seed for the balanced allocation's tie-breaks (hex)."
+    )
+    protocol = models.JSONField(null=True, blank=True, help_text="The protocol frozen at opening.")
+    protocol_sha256 = models.CharField(max_length=64, blank=True)
+    decision_rules = models.JSONField(
+        default=list, help_text="Preregistered decision rules in force (validated)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+    joined_judges = models.PositiveIntegerField(
+        default=0, help_text="Judges admitted so far; numbers each judge's pseudonym and draws."
+    )
+
+    def __str__(self):
+        return f"session {self.pk} ({self.kind}, {self.state}) on run {self.run_id}"
+
+
+class PreregAmendment(models.Model):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="amendments")
+    text = models.TextField()
+    text_sha256 = models.CharField(max_length=64)
+    decision_rules = models.JSONField(
+        null=True, blank=True, help_text="Rules this amendment puts in force, if it has any."
+    )
+    amended_at = models.DateTimeField(auto_now_add=True)
+    before_first_verdict = models.BooleanField(
+        help_text="True when no verdict existed in the session at the time of the amendment."
+    )
+
+    class Meta:
+        ordering = ["amended_at", "pk"]
+
+
+class Item(models.Model):
+    """One thing judged in a session: a copy (copies sessions) or a finding (findings sessions)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
+    copy = models.ForeignKey(Copy, on_delete=models.PROTECT, related_name="+")
+    finding = models.ForeignKey(
+        Finding, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    key = models.CharField(
+        max_length=200, help_text="The bundle id of the copy or finding; keys the order HMAC."
+    )
+
+    class Meta:
+        ordering = ["session", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "key"], name="item_unique_key")
+        ]
+
+
+class Assignment(models.Model):
+    judge = models.ForeignKey("accounts.Judge", on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments")
+    code = models.CharField(
+        max_length=16, help_text="The item code this judge alone sees: a label, not a credential."
+    )
+    position = models.PositiveIntegerField(help_text="1-based place in the judge's drawn order.")
+    order_key = models.CharField(
+        max_length=64, help_text="HMAC-SHA256(order seed, item key), hex; sorting by it is the order."
+    )
+
+    class Meta:
+        ordering = ["judge", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "code"], name="assignment_unique_code"),
+            models.UniqueConstraint(fields=["judge", "item"], name="assignment_unique_item"),
+            models.UniqueConstraint(fields=["judge", "position"], name="assignment_unique_position"),
+        ]
+
+
+class Verdict(models.Model):
+    """A judge's answer on one assignment in one phase. Locked rows never change (see triggers)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="verdicts")
+    phase = models.PositiveSmallIntegerField(choices=[(1, "phase 1"), (2, "phase 2")])
+    value = models.CharField(
+        max_length=12, help_text="pass/fail (copies) or real/false_alarm (findings)."
+    )
+    kept = models.BooleanField(
+        default=False, help_text="Phase 2 only: the judge kept their phase-1 verdict."
+    )
+    reason = models.TextField(blank=True)
+    seconds_spent = models.FloatField(
+        default=0, help_text="Time the judge spent on the item in this phase, summed over visits."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    locked = models.BooleanField(default=False, help_text="Set when the judge locks the phase.")
+
+    class Meta:
+        ordering = ["assignment", "phase"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "phase"], name="verdict_one_per_phase")
+        ]
+
+
+class AuditEvent(models.Model):
+    """Append-only: a database trigger refuses UPDATE and DELETE. Holds no personal names."""
+
+    at = models.DateTimeField(auto_now_add=True)
+    actor = models.CharField(max_length=200, help_text="host:<username>, judge:<pseudonym>, cli.")
+    action = models.CharField(max_length=60)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.PROTECT)
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.PROTECT)
+    details = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["at", "pk"]

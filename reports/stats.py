@@ -1,0 +1,477 @@
+"""Statistics for the revealed report: pure functions over numbers and numpy arrays.
+
+Nothing here touches Django or the database, so the functions are tested without either. scipy is
+imported lazily, inside the functions that need a distribution, so that importing this module (as
+the processes that serve judges may do) stays cheap; ``tests/test_stats.py`` asserts that importing
+it does not load scipy.
+
+Turning querysets into the arrays these functions take belongs in a selector, not here.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "RULE_OPERATORS",
+    "bootstrap_judges_items",
+    "cluster_bootstrap",
+    "cohens_kappa",
+    "evaluate_rule",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "mcnemar_exact",
+    "paired_sample_size",
+    "wilson_interval",
+]
+
+
+# --- validation helpers -------------------------------------------------------------------------
+
+
+def _check_count(name: str, value: Any) -> int:
+    """Return ``value`` as an int if it is a non-negative integer (bool refused), else raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    return value
+
+
+def _check_probability(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it lies strictly between 0 and 1, else raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
+    value = float(value)
+    if not 0.0 < value < 1.0:  # also false for NaN
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {value}")
+    return value
+
+
+def _two_sided_z(confidence: float) -> float:
+    """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval."""
+    from scipy.stats import norm  # lazy: keep scipy out of processes that never compute a report
+
+    return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
+# --- proportions ---------------------------------------------------------------------------------
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion k/n.
+
+    With p = k/n and z = z_{1-α/2} (α = 1 - confidence, from ``scipy.stats.norm.ppf``)::
+
+        centre    = (p + z²/(2n)) / (1 + z²/n)
+        halfwidth = z / (1 + z²/n) · √( p(1-p)/n + z²/(4n²) )
+        interval  = (centre - halfwidth, centre + halfwidth)
+
+    Source: E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
+    inference", JASA 22:209-212; R. G. Newcombe (1998), "Two-sided confidence intervals for the
+    single proportion: comparison of seven methods", Statistics in Medicine 17:857-872, method 3
+    (score interval without continuity correction).
+
+    The bounds are clipped to [0, 1] against rounding, and are exactly 0 when k = 0 and exactly 1
+    when k = n, as the closed form gives. With n = 0 there is no information: returns (0.0, 1.0).
+
+    Raises ValueError unless 0 <= successes <= n are integers and 0 < confidence < 1.
+    """
+    successes = _check_count("successes", successes)
+    n = _check_count("n", n)
+    if successes > n:
+        raise ValueError(f"successes must be at most n, got successes={successes} > n={n}")
+    confidence = _check_probability("confidence", confidence)
+    if n == 0:
+        return (0.0, 1.0)
+    z = _two_sided_z(confidence)
+    p = successes / n
+    z2 = z * z
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denominator
+    halfwidth = (z / denominator) * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
+    low = 0.0 if successes == 0 else max(0.0, centre - halfwidth)
+    high = 1.0 if successes == n else min(1.0, centre + halfwidth)
+    return (low, high)
+
+
+# --- paired comparisons --------------------------------------------------------------------------
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact two-sided McNemar test on the discordant counts b and c of a paired design.
+
+    Under the null hypothesis each of the b + c discordant pairs goes either way with probability
+    one half, so min(b, c) ~ Binomial(b + c, 1/2) and::
+
+        P = min(1, 2 · Σ_{i=0}^{min(b,c)} C(b+c, i) / 2^(b+c))
+
+    (the doubled lower tail, via ``scipy.stats.binom.cdf``). b = c = 0 gives 1.0: no discordant
+    pair, no evidence. The result is symmetric in b and c and lies in (0, 1], except that it
+    underflows to 0.0 once the tail is below the smallest double (about 1e-323, e.g. 1075 to 0).
+
+    Source: Q. McNemar (1947), "Note on the sampling error of the difference between correlated
+    proportions or percentages", Psychometrika 12:153-157; exact (binomial) form as in
+    A. Agresti (2013), Categorical Data Analysis, 3rd ed., §11.1.
+
+    Raises ValueError unless b and c are non-negative integers.
+    """
+    b = _check_count("b", b)
+    c = _check_count("c", c)
+    n = b + c
+    if n == 0:
+        return 1.0
+    from scipy.stats import binom  # lazy, see module docstring
+
+    return float(min(1.0, 2.0 * binom.cdf(min(b, c), n, 0.5)))
+
+
+def paired_sample_size(psi: float, delta: float, alpha: float = 0.05, power: float = 0.80) -> int:
+    """Number of pairs for McNemar's test to detect a difference delta with the given power.
+
+    With ψ the expected share of discordant pairs (p10 + p01), δ the difference in proportions
+    (p10 - p01), two-sided level α and power 1 - β::
+
+        n = ( z_{1-α/2} · √ψ  +  z_{1-β} · √(ψ - δ²) )² / δ²
+
+    rounded up to the next whole pair (z from ``scipy.stats.norm.ppf``; a value within 1e-9 of an
+    integer is not pushed up by rounding noise). E.g. ψ = 0.25, δ = 0.15 gives 85; ψ = 0.10,
+    δ = 0.05 gives 312.
+
+    Source: R. J. Connor (1987), "Sample size for testing differences in proportions for the
+    paired-sample design", Biometrics 43:207-211.
+
+    Raises ValueError unless 0 < δ, δ² < ψ <= 1, 0 < alpha < 1 and 0 < power < 1.
+    """
+    for name, value in (("psi", psi), ("delta", delta)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+    psi = float(psi)
+    delta = float(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be strictly between 0 and 1, got {delta}")
+    if not 0.0 < psi <= 1.0:
+        raise ValueError(f"psi (share of discordant pairs) must be in (0, 1], got {psi}")
+    if not delta * delta < psi:
+        raise ValueError(
+            f"psi must exceed delta squared (the discordant share bounds the difference): "
+            f"psi={psi}, delta²={delta * delta}"
+        )
+    alpha = _check_probability("alpha", alpha)
+    power = _check_probability("power", power)
+    from scipy.stats import norm  # lazy, see module docstring
+
+    z_alpha = float(norm.ppf(1.0 - alpha / 2.0))
+    z_power = float(norm.ppf(power))
+    n = (z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta * delta)) ** 2 / (delta * delta)
+    return max(1, math.ceil(n - 1e-9))
+
+
+# --- agreement -----------------------------------------------------------------------------------
+
+
+def cohens_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa for two raters giving nominal labels (any hashable values) to the same items.
+
+    With p_o the share of items on which the raters agree and p_e = Σ_c (n_{a,c}/N)(n_{b,c}/N) the
+    agreement expected from each rater's own label frequencies::
+
+        κ = (p_o - p_e) / (1 - p_e)
+
+    Source: J. Cohen (1960), "A coefficient of agreement for nominal scales", Educational and
+    Psychological Measurement 20:37-46.
+
+    Convention when p_e == 1 (both raters gave every item the same single label, so κ is 0/0):
+    returns 1.0 if p_o == 1 (always the case then: agreement is perfect) and NaN otherwise. The
+    comparison is made on integer counts, so it is exact.
+
+    Raises ValueError if the sequences differ in length or are empty.
+    """
+    a = list(a)
+    b = list(b)
+    if len(a) != len(b):
+        raise ValueError(f"raters must label the same items: got {len(a)} and {len(b)} labels")
+    n = len(a)
+    if n == 0:
+        raise ValueError("cohens_kappa needs at least one item")
+    agreements = sum(1 for x, y in zip(a, b, strict=True) if x == y)
+    counts_a = Counter(a)
+    counts_b = Counter(b)
+    chance = sum(counts_a[label] * counts_b[label] for label in counts_a)  # p_e · N²
+    if chance == n * n:
+        return 1.0 if agreements == n else math.nan
+    p_o = agreements / n
+    p_e = chance / (n * n)
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+def fleiss_kappa(counts: Any) -> float:
+    """Fleiss' kappa for a fixed number of raters per subject, nominal categories.
+
+    ``counts`` is a subjects × categories matrix: counts[i][j] = n_ij, how many raters put subject
+    i in category j. Every row must sum to the same n >= 2 (raters need not be the same people).
+    With N subjects::
+
+        P_i  = (Σ_j n_ij² - n) / (n(n - 1))          agreement on subject i
+        P̄    = (1/N) Σ_i P_i
+        p_j  = (1/(N n)) Σ_i n_ij                     share of all ratings in category j
+        P̄_e  = Σ_j p_j²
+        κ    = (P̄ - P̄_e) / (1 - P̄_e)
+
+    Source: J. L. Fleiss (1971), "Measuring nominal scale agreement among many raters",
+    Psychological Bulletin 76:378-382.
+
+    Convention when P̄_e == 1 (every rating in one category, κ is 0/0): as ``cohens_kappa``,
+    1.0 if P̄ == 1 (always so then) and NaN otherwise; decided on integer counts, so exactly.
+
+    Raises ValueError for a matrix that is not 2-D, is empty, holds negative or non-integer counts,
+    or whose rows do not all sum to the same n >= 2.
+    """
+    try:
+        matrix = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"counts must be a subjects × categories matrix of counts: {exc}") from exc
+    if matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        raise ValueError(
+            f"counts must be a non-empty subjects × categories matrix, got shape {matrix.shape}"
+        )
+    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0) or np.any(matrix != np.round(matrix)):
+        raise ValueError("counts must hold non-negative whole numbers")
+    matrix = matrix.astype(np.int64)
+    raters = matrix.sum(axis=1)
+    if np.any(raters != raters[0]):
+        raise ValueError(
+            "fleiss_kappa needs the same number of raters for every subject; row sums are "
+            f"{sorted(set(raters.tolist()))}"
+        )
+    n = int(raters[0])
+    if n < 2:
+        raise ValueError(f"fleiss_kappa needs at least 2 raters per subject, got {n}")
+    subjects = matrix.shape[0]
+    column_totals = matrix.sum(axis=0)
+    # Integer test for P̄_e == 1: Σ_j (Σ_i n_ij)² == (N n)².
+    if int((column_totals**2).sum()) == (subjects * n) ** 2:
+        agreement_pairs = int((matrix**2).sum()) - subjects * n
+        return 1.0 if agreement_pairs == subjects * n * (n - 1) else math.nan
+    p_i = ((matrix**2).sum(axis=1) - n) / (n * (n - 1))
+    p_bar = float(p_i.mean())
+    p_j = column_totals / (subjects * n)
+    p_e = float((p_j**2).sum())
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+def krippendorff_alpha(data: Any) -> float:
+    """Krippendorff's alpha for nominal data, any number of coders, missing values allowed.
+
+    ``data`` is a coders × units array of codes (floats; NaN marks a missing value). Units with
+    fewer than two values are not pairable and are dropped. From the coincidence matrix
+    o_ck = Σ_u (number of c-k pairs of values in unit u) / (m_u - 1), with n_c = Σ_k o_ck and
+    n = Σ_c n_c the number of pairable values::
+
+        α = 1 - D_o / D_e = 1 - (n - 1) · (Σ_{c≠k} o_ck) / (Σ_{c≠k} n_c n_k)
+          = 1 - (n - 1) · (n - Σ_c o_cc) / (n² - Σ_c n_c²)                    (nominal metric)
+
+    Source: K. Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", Annenberg
+    School for Communication, University of Pennsylvania, section C ("nominal data, any number of
+    observers, missing data"; its worked example gives α = 0.743).
+
+    Conventions: if no unit is pairable, returns NaN. If every pairable value is the same code
+    (D_e = 0, α is 0/0), returns 1.0 as ``cohens_kappa`` and ``fleiss_kappa`` do.
+
+    Raises ValueError for an array that is not 2-D or holds infinite values.
+    """
+    try:
+        values = np.asarray(data, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"data must be a coders × units array of numeric codes: {exc}") from exc
+    if values.ndim != 2:
+        raise ValueError(f"data must be a 2-D coders × units array, got shape {values.shape}")
+    if np.any(np.isinf(values)):
+        raise ValueError("data must hold finite codes, with NaN for missing values")
+    coincidences: dict[tuple[float, float], float] = {}
+    for unit in values.T:
+        present = unit[~np.isnan(unit)]
+        m_u = present.size
+        if m_u < 2:
+            continue
+        codes, frequencies = np.unique(present, return_counts=True)
+        for c, n_c in zip(codes.tolist(), frequencies.tolist(), strict=True):
+            for k, n_k in zip(codes.tolist(), frequencies.tolist(), strict=True):
+                pairs = n_c * (n_c - 1) if c == k else n_c * n_k
+                if pairs:
+                    coincidences[(c, k)] = coincidences.get((c, k), 0.0) + pairs / (m_u - 1)
+    if not coincidences:
+        return math.nan
+    marginals: dict[float, float] = {}
+    for (c, _k), o_ck in coincidences.items():
+        marginals[c] = marginals.get(c, 0.0) + o_ck
+    n = sum(marginals.values())
+    if len(marginals) == 1:
+        return 1.0
+    observed_disagreement = sum(o for (c, k), o in coincidences.items() if c != k)
+    expected_disagreement = (n * n - sum(v * v for v in marginals.values())) / (n - 1)
+    return 1.0 - observed_disagreement / expected_disagreement
+
+
+# --- resampling ----------------------------------------------------------------------------------
+
+
+def _percentile_interval(estimates: list[float], confidence: float) -> tuple[float, float]:
+    finite = np.asarray([e for e in estimates if not math.isnan(e)], dtype=float)
+    if finite.size == 0:
+        return (math.nan, math.nan)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return (float(low), float(high))
+
+
+def _check_resampling(resamples: Any, seed: Any, confidence: Any) -> tuple[int, int, float]:
+    resamples = _check_count("resamples", resamples)
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
+    seed = _check_count("seed", seed)
+    confidence = _check_probability("confidence", confidence)
+    return resamples, seed, confidence
+
+
+def cluster_bootstrap(
+    statistic: Callable[[list[Any]], float],
+    clusters: Sequence[Any],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """Cluster (block) bootstrap with a percentile interval.
+
+    ``clusters`` is a sequence of cluster payloads, each whatever ``statistic`` accepts a list of
+    (e.g. the verdicts on all implementations of one function). Each of ``resamples`` draws takes
+    len(clusters) clusters with replacement, uniformly, from ``numpy.random.default_rng(seed)``, and
+    evaluates ``statistic(list_of_drawn_clusters)``. Resampling whole clusters keeps the dependence
+    inside a cluster, so the interval is not narrowed by treating correlated items as independent.
+
+    Returns (statistic on the original clusters, low, high) where low and high are the
+    (1-confidence)/2 and (1+confidence)/2 quantiles of the resampled statistics (``numpy.quantile``,
+    linear interpolation): the percentile interval.
+
+    Degenerate resamples (e.g. no defective item drawn, so a recall is undefined) may return NaN;
+    those are dropped and the interval is taken over the rest. If every resample is NaN the bounds
+    are NaN. The number dropped is not reported; a statistic that is often NaN deserves a look.
+
+    Source: B. Efron & R. J. Tibshirani (1993), An Introduction to the Bootstrap, ch. 13
+    (percentile interval); A. C. Davison & D. V. Hinkley (1997), Bootstrap Methods and their
+    Application, §3.8 (resampling clusters / hierarchical data).
+
+    Raises ValueError for no clusters, resamples < 1, a negative seed or confidence outside (0, 1).
+    """
+    resamples, seed, confidence = _check_resampling(resamples, seed, confidence)
+    clusters = list(clusters)
+    if not clusters:
+        raise ValueError("cluster_bootstrap needs at least one cluster")
+    point = float(statistic(list(clusters)))
+    rng = np.random.default_rng(seed)
+    size = len(clusters)
+    estimates = []
+    for _ in range(resamples):
+        drawn = rng.integers(0, size, size=size)
+        estimates.append(float(statistic([clusters[i] for i in drawn])))
+    low, high = _percentile_interval(estimates, confidence)
+    return (point, low, high)
+
+
+def bootstrap_judges_items(
+    statistic: Callable[[np.ndarray, np.ndarray], float],
+    judge_ids: Sequence[Any],
+    item_ids: Sequence[Any],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """Two-way bootstrap over judges AND items, for pooled effects (e.g. the phase shift).
+
+    Each resample draws len(judge_ids) judges with replacement and, independently, len(item_ids)
+    items with replacement (both from one ``numpy.random.default_rng(seed)``, judges first), and
+    evaluates ``statistic(judge_sample, item_sample)``. Both samples are numpy arrays of the given
+    ids (``np.asarray(ids)[drawn]``), duplicates included; pass ``range(n)`` as ids to receive
+    integer positions for indexing a judges × items matrix (``matrix[np.ix_(j, i)]``). A pooled
+    effect varies with both who judged and what was judged, so resampling only one of the two
+    understates its uncertainty; this resamples both, independently (a two-way random-effects
+    bootstrap, which is somewhat conservative).
+
+    Returns (statistic on all judges and all items, low, high), a percentile interval; NaN
+    statistics from degenerate resamples are dropped as in ``cluster_bootstrap``, and if every
+    resample is NaN the bounds are NaN.
+
+    Source: P. McCullagh (2000), "Resampling and exchangeable arrays", Bernoulli 6:285-301;
+    A. B. Owen (2007), "The pigeonhole bootstrap", Annals of Applied Statistics 1:386-411
+    (independent resampling of rows and columns of a crossed design).
+
+    Raises ValueError for no judges or no items, resamples < 1, a negative seed or confidence
+    outside (0, 1).
+    """
+    resamples, seed, confidence = _check_resampling(resamples, seed, confidence)
+    judges = np.asarray(judge_ids)
+    items = np.asarray(item_ids)
+    if judges.ndim != 1 or judges.size == 0:
+        raise ValueError("bootstrap_judges_items needs a non-empty 1-D sequence of judge ids")
+    if items.ndim != 1 or items.size == 0:
+        raise ValueError("bootstrap_judges_items needs a non-empty 1-D sequence of item ids")
+    point = float(statistic(judges.copy(), items.copy()))
+    rng = np.random.default_rng(seed)
+    estimates = []
+    for _ in range(resamples):
+        judge_draw = judges[rng.integers(0, judges.size, size=judges.size)]
+        item_draw = items[rng.integers(0, items.size, size=items.size)]
+        estimates.append(float(statistic(judge_draw, item_draw)))
+    low, high = _percentile_interval(estimates, confidence)
+    return (point, low, high)
+
+
+# --- decision rules ------------------------------------------------------------------------------
+
+RULE_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+def evaluate_rule(value: float, op: str, threshold: float) -> bool:
+    """Whether ``value op threshold`` holds, for a preregistered decision rule.
+
+    ``op`` is one of ``>=``, ``>``, ``<=``, ``<``, ``==``, ``!=`` (``RULE_OPERATORS``); the
+    comparison is exact, with no tolerance. A value that could not be computed (NaN or None) never
+    fires a rule, for every operator including ``!=``: a rule must not fire on missing data.
+
+    Raises ValueError for an unknown operator or a threshold that is not a finite number.
+    """
+    try:
+        compare = RULE_OPERATORS[op]
+    except (KeyError, TypeError):
+        allowed = ", ".join(RULE_OPERATORS)
+        raise ValueError(f"unknown rule operator {op!r}; allowed: {allowed}") from None
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, numbers.Real)
+        or not math.isfinite(threshold)
+    ):
+        raise ValueError(f"rule threshold must be a finite number, got {threshold!r}")
+    if value is None:
+        return False
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"rule value must be a number (or NaN/None when missing), got {value!r}")
+    if math.isnan(value):
+        return False
+    return bool(compare(float(value), float(threshold)))

@@ -1,0 +1,121 @@
+"""Shared fixtures: personas, bundles and sessions built through the real services.
+
+Personas (style-anchors): `host` (alice) owns the run; `other_host` (bob) must see nothing of it.
+"""
+
+import copy
+import json
+
+import pytest
+from django.db import connection
+
+from accounts.services import host_create, invitation_create, join_token_exchange
+from judging import immutability
+from judging.services import run_import, session_create, session_open
+
+GOOD = "def add(a, b):\n    return a + b\n"
+BAD = "def add(a, b):\n    return a - b\n"
+
+
+def make_bundle(**overrides) -> dict:
+    """A small valid bundle: 3 builders, 6 copies of known truth, 2 reviewers, 2 findings."""
+    bundle = {
+        "format": "blindjudge.run/1",
+        "run": {"name": "add() across three models", "task": "Write add(a, b)."},
+        "builders": [
+            {"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"},
+            {"id": "b2", "model": "claude-3-5-sonnet-20241022", "family": "Anthropic"},
+            {"id": "b3", "model": "gemini-1.5-pro", "family": "Google"},
+        ],
+        "copies": [
+            {"id": "c1", "builder": "b1", "format": "text", "content": GOOD, "truth": "known_good"},
+            {"id": "c2", "builder": "b1", "format": "text", "content": BAD,
+             "truth": "seeded_defect", "defect": "subtracts"},
+            {"id": "c3", "builder": "b2", "format": "text", "content": GOOD + "\n",
+             "truth": "tests_pass"},
+            {"id": "c4", "builder": "b2", "format": "diff", "content": "+" + BAD,
+             "truth": "tests_fail"},
+            {"id": "c5", "builder": "b3", "format": "markdown", "content": "```\n" + GOOD + "```",
+             "truth": "known_good"},
+            {"id": "c6", "builder": "b3", "format": "text", "content": BAD + "# unsure\n",
+             "truth": "unknown"},
+        ],
+        "reviewers": [
+            {"id": "r1", "model": "qwen3-1.7b", "family": "Alibaba"},
+            {"id": "r2", "model": "gpt-4o-mini", "family": "OpenAI"},
+        ],
+        "reviews": [
+            {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "fine"},
+            {"reviewer": "r1", "copy": "c2", "verdict": "fail", "reason": "subtracts"},
+            {"reviewer": "r2", "copy": "c1", "verdict": "fail", "reason": "hmm"},
+        ],
+        "findings": [
+            {"id": "f1", "copy": "c2", "text": "uses minus", "raised_by": ["r1", "r2"],
+             "proposed_verdict": "confirmed", "truth": "real"},
+            {"id": "f2", "copy": "c1", "text": "no type checks", "raised_by": ["r2"],
+             "proposed_verdict": "confirmed", "truth": "false_alarm"},
+        ],
+    }
+    bundle.update(copy.deepcopy(overrides))
+    return bundle
+
+
+def bundle_bytes(bundle: dict | None = None) -> bytes:
+    return json.dumps(bundle if bundle is not None else make_bundle()).encode("utf-8")
+
+
+@pytest.fixture
+def host(db):
+    return host_create(username="alice", password="correct horse battery staple").host
+
+
+@pytest.fixture
+def other_host(db):
+    return host_create(username="bob", password="another long passphrase").host
+
+
+@pytest.fixture
+def run(host):
+    return run_import(host=host, raw=bundle_bytes(), actor="test")
+
+
+@pytest.fixture
+def draft(run):
+    return session_create(run=run, kind="copies", actor="test", rubric="Is add() right?").session
+
+
+@pytest.fixture
+def open_session(draft):
+    return session_open(session=draft, actor="test")
+
+
+def invite_and_join(session, name="Judge Dredd"):
+    invited = invitation_create(session=session, actor="test", name=name)
+    return join_token_exchange(token=invited.join_token)
+
+
+@pytest.fixture
+def admission(open_session):
+    return invite_and_join(open_session)
+
+
+@pytest.fixture
+def judge(admission):
+    return admission.judge
+
+
+@pytest.fixture(autouse=True)
+def _flushable_immutable_tables(request):
+    """Transactional tests end with a flush, a DELETE of every row, which the immutability
+    triggers rightly refuse. Drop them just for that flush; the next test gets them back."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or (
+        marker is not None and marker.kwargs.get("transaction", False)
+    )
+    if not transactional:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    immutability.install(connection)
+    yield
+    immutability.uninstall(connection)

@@ -1,0 +1,267 @@
+"""Joining as services: join links, guest codes, the host as judge, resume tokens, removal and
+erasure (threats.md cases 13, 15, 16 at the service level)."""
+
+import hashlib
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from accounts import selectors
+from accounts.models import AdmittedAs, Credential, CredentialKind, IdentifiedBy, Invitation, Judge
+from accounts.services import (
+    GUEST_REFUSAL,
+    JOIN_REFUSAL,
+    guest_join,
+    guests_configure,
+    host_join,
+    invitation_create,
+    join_token_exchange,
+    judge_erase,
+    judge_remove,
+    resume_token_reissue,
+    resume_token_revoke,
+)
+from blindjudge.errors import Conflict, Invalid, NotFound, Refused
+from judging.commitments import commitment_sha256
+from judging.draws import ITEM_CODE_ALPHABET, draw_order
+from judging.models import Assignment, AuditEvent
+from judging.services import session_close, session_create, session_open
+from tests.conftest import invite_and_join
+
+
+def test_a_join_token_admits_once_and_is_stored_hashed(open_session):
+    invited = invitation_create(session=open_session, actor="test", name="Ada")
+    stored = Credential.objects.get(kind=CredentialKind.JOIN)
+    assert stored.token_sha256 == hashlib.sha256(invited.join_token.encode()).hexdigest()
+    assert invited.join_token not in str(list(Credential.objects.values()))
+
+    admission = join_token_exchange(token=invited.join_token)
+    judge = admission.judge
+    assert (judge.admitted_as, judge.identified_by, judge.display_name) == (
+        AdmittedAs.INVITED, IdentifiedBy.TOKEN, "Ada")
+    assert Invitation.objects.get(pk=invited.invitation.pk).judge == judge
+    assert admission.protocol_sha256 == open_session.protocol_sha256
+    # Case 16: a second use is refused with the one message, and admits nobody.
+    with pytest.raises(Refused) as error:
+        join_token_exchange(token=invited.join_token)
+    assert error.value.message == JOIN_REFUSAL
+    assert Judge.objects.count() == 1
+
+
+def test_unknown_revoked_and_expired_join_tokens_get_the_same_refusal(open_session):
+    expired = invitation_create(session=open_session, actor="test", name="Late")
+    Credential.objects.filter(invitation=expired.invitation).update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+    revoked = invitation_create(session=open_session, actor="test", name="Gone")
+    Credential.objects.filter(invitation=revoked.invitation).update(revoked_at=timezone.now())
+    messages = set()
+    for token in ("no-such-token", expired.join_token, revoked.join_token, ""):
+        with pytest.raises(Refused) as error:
+            join_token_exchange(token=token)
+        messages.add(error.value.message)
+    assert messages == {JOIN_REFUSAL}
+    assert not Judge.objects.exists()
+
+
+def test_joining_a_draft_is_refused_without_using_the_token_up(draft):
+    invited = invitation_create(session=draft, actor="test", name="Early")
+    with pytest.raises(Conflict, match="joining is possible while it is open"):
+        join_token_exchange(token=invited.join_token)
+    session_open(session=draft, actor="test")
+    assert join_token_exchange(token=invited.join_token).judge.display_name == "Early"
+
+
+def test_joining_draws_codes_order_and_a_commitment_that_recomputes(open_session):
+    admission = invite_and_join(open_session)
+    judge = admission.judge
+    assignments = list(judge.assignments.select_related("item__copy__builder"))
+    assert len(assignments) == 6
+    assert [a.position for a in assignments] == [1, 2, 3, 4, 5, 6]
+    codes = [a.code for a in assignments]
+    assert len(set(codes)) == len(codes)
+    assert all(len(c) == 4 and set(c) <= set(ITEM_CODE_ALPHABET) for c in codes)
+    # The order is the items sorted by HMAC(order seed, item key).
+    assert [a.item.key for a in assignments] == draw_order(judge.order_seed,
+                                                           [a.item.key for a in assignments])
+    recomputed = commitment_sha256(
+        session_url_id=open_session.url_id, pseudonym=judge.pseudonym,
+        order_seed=judge.order_seed, salt=judge.commitment_salt,
+        assignments=[{"position": a.position, "code": a.code, "item": a.item.key,
+                      "copy": a.item.copy.bundle_id, "builder": a.item.copy.builder.bundle_id}
+                     for a in assignments],
+    )
+    assert recomputed == admission.commitment_sha256 == judge.commitment_sha256
+
+
+def test_orders_are_drawn_per_judge(open_session):
+    """Case 13: different judges get different orders and codes (CSPRNG seeds)."""
+    judges = [invite_and_join(open_session, name=f"J{i}").judge for i in range(8)]
+    orders = {tuple(j.assignments.values_list("item__key", flat=True)) for j in judges}
+    seeds = {j.order_seed for j in judges}
+    assert len(seeds) == 8
+    assert len(orders) > 1
+    assert [j.pseudonym for j in judges] == [f"J{i:02d}" for i in range(1, 9)]
+
+
+def test_position_does_not_follow_builder_across_judges(open_session):
+    """Case 13: across many judges, each builder's copies land in the first position about as
+    often as their share of items predicts (a fixed order would put one builder first always)."""
+    judges = [invite_and_join(open_session, name=f"J{i}").judge for i in range(60)]
+    first_builders = Counter(
+        Assignment.objects.filter(judge__in=judges, position=1)
+        .values_list("item__copy__builder__bundle_id", flat=True)
+    )
+    assert set(first_builders) == {"b1", "b2", "b3"}
+    assert max(first_builders.values()) < 40  # each builder has 2 of 6 items: expect about 20
+
+
+def test_balanced_allocation_and_reproducible_orders(run):
+    """With k < n items per judge, every item's judge count differs by at most one after each
+    admission; a pinned draw seed reproduces every order and code."""
+    seed = "ab" * 32
+
+    def admit_all(count):
+        session = session_create(run=run, kind="copies", actor="test", items_per_judge=4,
+                                 draw_seed=seed).session
+        session_open(session=session, actor="test")
+        judges = []
+        for i in range(count):
+            judges.append(invite_and_join(session, name=f"J{i}").judge)
+            counts = Counter(Assignment.objects.filter(judge__session=session)
+                             .values_list("item__key", flat=True))
+            per_item = [counts.get(item.key, 0) for item in session.items.all()]
+            assert max(per_item) - min(per_item) <= 1, per_item
+            assert judges[-1].assignments.count() == 4
+        return [list(j.assignments.values_list("item__key", "code")) for j in judges]
+
+    first = admit_all(7)
+    second = admit_all(7)
+    assert first == second
+
+
+def test_guest_join_with_a_typed_code(open_session):
+    code = guests_configure(session=open_session, actor="test", allow=True).guest_code
+    assert len(code.replace("-", "")) == 13  # 13 Crockford symbols = 65 bits
+    typed = code.lower().replace("-", " ").replace("0", "o")
+    admission = guest_join(code=typed, display_name="  Curious   Guest ", client_address="10.0.0.1")
+    assert (admission.judge.admitted_as, admission.judge.display_name) == (
+        AdmittedAs.GUEST, "Curious Guest")
+    assert code not in str(list(Credential.objects.values()))
+
+
+def test_every_guest_refusal_is_the_same(open_session, run):
+    """Wrong code, guests denied, cap reached, session closed: one message, nothing learnt."""
+    code = guests_configure(session=open_session, actor="test", allow=True, cap=1).guest_code
+    guest_join(code=code, display_name="First", client_address="10.0.0.2")
+    refusals = []
+    attempts = [
+        lambda: guest_join(code="AAAA-BBBB-CCCC-D", display_name="x", client_address="10.0.0.3"),
+        lambda: guest_join(code=code, display_name="Second", client_address="10.0.0.3"),  # cap
+    ]
+    for attempt in attempts:
+        with pytest.raises(Refused) as error:
+            attempt()
+        refusals.append(error.value.message)
+    guests_configure(session=open_session, actor="test", cap=None)
+    session_close(session=open_session, actor="test")
+    with pytest.raises(Refused) as error:
+        guest_join(code=code, display_name="Third", client_address="10.0.0.3")
+    refusals.append(error.value.message)
+    assert set(refusals) == {GUEST_REFUSAL}
+    assert Judge.objects.filter(admitted_as=AdmittedAs.GUEST).count() == 1
+
+
+def test_denying_guests_revokes_the_code_and_rotation_replaces_it(open_session):
+    first = guests_configure(session=open_session, actor="test", allow=True).guest_code
+    assert guests_configure(session=open_session, actor="test", allow=True).guest_code is None
+    second = guests_configure(session=open_session, actor="test", rotate=True).guest_code
+    assert second and second != first
+    with pytest.raises(Refused):
+        guest_join(code=first, display_name="Old code", client_address="10.0.0.4")
+    guests_configure(session=open_session, actor="test", allow=False)
+    with pytest.raises(Refused):
+        guest_join(code=second, display_name="Denied", client_address="10.0.0.4")
+    with pytest.raises(Conflict, match="allow them first"):
+        guests_configure(session=open_session, actor="test", rotate=True)
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=3)
+def test_wrong_guest_codes_are_rate_limited_per_address(open_session):
+    """Case 15 (service level): after the limit even the right code is refused, with the same
+    message, for that address only; the count lives in the shared database."""
+    code = guests_configure(session=open_session, actor="test", allow=True).guest_code
+    for _ in range(3):
+        with pytest.raises(Refused):
+            guest_join(code="WRNG-WRNG-WRNG-W", display_name="Guesser", client_address="10.9.9.9")
+    with pytest.raises(Refused) as error:
+        guest_join(code=code, display_name="Guesser", client_address="10.9.9.9")
+    assert error.value.message == GUEST_REFUSAL
+    assert guest_join(code=code, display_name="Neighbour", client_address="10.9.9.10").judge
+
+
+def test_a_bad_display_name_is_refused_before_the_code_is_checked(open_session):
+    with pytest.raises(Invalid, match="choose a name"):
+        guest_join(code="whatever", display_name="   ", client_address="10.0.0.5")
+    with pytest.raises(Invalid, match="direction characters"):
+        guest_join(code="whatever", display_name="evil\u202ename", client_address="10.0.0.5")
+
+
+def test_the_host_judges_their_own_session_once(open_session, host, other_host):
+    admission = host_join(session=open_session, host=host)
+    assert (admission.judge.admitted_as, admission.judge.user) == (AdmittedAs.HOST, host.user)
+    with pytest.raises(Conflict, match="already joined"):
+        host_join(session=open_session, host=host)
+    with pytest.raises(NotFound):
+        host_join(session=open_session, host=other_host)
+
+
+def test_resume_tokens_reissue_and_revoke(admission):
+    judge = admission.judge
+    assert selectors.judge_by_resume_token(admission.resume_token) == judge
+    fresh = resume_token_reissue(judge=judge, actor="test")
+    assert selectors.judge_by_resume_token(fresh) == judge
+    with pytest.raises(Refused) as revoked:
+        selectors.judge_by_resume_token(admission.resume_token)
+    with pytest.raises(Refused) as unknown:
+        selectors.judge_by_resume_token("never-issued")
+    assert revoked.value.message == unknown.value.message  # case 16: revoked looks unknown
+    resume_token_revoke(judge=judge, actor="test")
+    with pytest.raises(Refused):
+        selectors.judge_by_resume_token(fresh)
+
+
+def test_removal_stops_every_credential_at_once(admission):
+    judge = judge_remove(judge=admission.judge, actor="test")
+    assert judge.status == "removed" and judge.removed_at
+    with pytest.raises(Refused):
+        selectors.judge_by_resume_token(admission.resume_token)
+    with pytest.raises(Conflict, match="already removed"):
+        judge_remove(judge=judge, actor="test")
+    with pytest.raises(Conflict, match="was removed"):
+        resume_token_reissue(judge=judge, actor="test")
+
+
+def test_erasure_removes_identity_and_keeps_the_pseudonym(open_session):
+    judge = invite_and_join(open_session, name="Grace Hopper").judge
+    judge_erase(judge=judge, actor="test")
+    judge.refresh_from_db()
+    assert (judge.display_name, judge.github_login, judge.github_id, judge.pseudonym) == (
+        "", "", None, "J01")
+    assert not Invitation.objects.filter(name="Grace Hopper").exists()
+    assert "Grace Hopper" not in str(list(AuditEvent.objects.values("details")))
+    with pytest.raises(Conflict, match="already erased"):
+        judge_erase(judge=judge, actor="test")
+
+
+def test_invitations_need_exactly_one_of_name_and_login(open_session):
+    with pytest.raises(Invalid, match="either a name or a GitHub login"):
+        invitation_create(session=open_session, actor="test")
+    with pytest.raises(Invalid, match="either a name or a GitHub login"):
+        invitation_create(session=open_session, actor="test", name="A", github_login="a")
+    listed = invitation_create(session=open_session, actor="test", github_login="@octocat")
+    assert (listed.invitation.github_login, listed.join_token) == ("octocat", None)
+    with pytest.raises(Conflict, match="already listed"):
+        invitation_create(session=open_session, actor="test", github_login="OctoCat")

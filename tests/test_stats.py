@@ -1,0 +1,488 @@
+"""Tests for reports.stats: pure functions, no database.
+
+Test vectors are the figures published in the seed articles (shared/seeds/000_*, 002_*) and the
+worked examples of the papers each function cites.
+"""
+
+import math
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reports.stats import (
+    bootstrap_judges_items,
+    cluster_bootstrap,
+    cohens_kappa,
+    evaluate_rule,
+    fleiss_kappa,
+    krippendorff_alpha,
+    mcnemar_exact,
+    paired_sample_size,
+    wilson_interval,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+NAN = math.nan
+
+
+def significant(x: float, figures: int) -> float:
+    """x rounded to the given number of significant figures, as a printed figure would be."""
+    if x == 0:
+        return 0.0
+    return round(x, figures - 1 - math.floor(math.log10(abs(x))))
+
+
+# --- import hygiene ------------------------------------------------------------------------------
+
+
+def test_importing_stats_does_not_load_scipy_or_django():
+    code = "import sys, reports.stats; print('scipy' in sys.modules, 'django' in sys.modules)"
+    result = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "False False"
+
+
+# --- Wilson --------------------------------------------------------------------------------------
+
+
+def wilson_closed_form(k: int, n: int, z: float) -> tuple[float, float]:
+    """Independent form: roots of (p̂ - p)² = z² p(1 - p)/n, i.e. Wilson's quadratic in p."""
+    p_hat = k / n
+    a = 1 + z * z / n
+    b = -(2 * p_hat + z * z / n)
+    c = p_hat * p_hat
+    root = math.sqrt(b * b - 4 * a * c)
+    return ((-b - root) / (2 * a), (-b + root) / (2 * a))
+
+
+Z_95 = 1.959963984540054
+
+
+def test_wilson_seed_000_detection_rate():
+    # Qwen3 1.7B caught 46 of 90 bugs: "51% of the bugs (Wilson 41% to 61%)".
+    low, high = wilson_interval(46, 90)
+    assert round(46 / 90 * 100) == 51
+    assert (round(low * 100), round(high * 100)) == (41, 61)
+    expected = wilson_closed_form(46, 90, Z_95)
+    assert low == pytest.approx(expected[0], abs=1e-12)
+    assert high == pytest.approx(expected[1], abs=1e-12)
+
+
+def test_wilson_seed_000_other_rates_are_consistent_with_the_discordant_counts():
+    # Clean 46/90 caught; PASS line: 23 lost, 1 gained -> 24/90 = 27%.
+    # Clean 4/90 false alarms (4%); FAIL line: 38 gained, 1 lost -> 41/90 = 46%.
+    assert round((46 - 23 + 1) / 90 * 100) == 27
+    assert round(4 / 90 * 100) == 4
+    assert round((4 + 38 - 1) / 90 * 100) == 46
+    for k in (24, 4, 41):
+        assert wilson_interval(k, 90) == pytest.approx(wilson_closed_form(k, 90, Z_95), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [
+        # Published values (4 d.p.); the first five are Newcombe (1998), Table II, method 3.
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+        (29, 29, 0.8830, 1.0000),
+        (5, 10, 0.2366, 0.7634),
+        (0, 10, 0.0000, 0.2775),
+        (10, 10, 0.7225, 1.0000),
+    ],
+)
+def test_wilson_published_values(k, n, low, high):
+    got = wilson_interval(k, n)
+    assert got == pytest.approx((low, high), abs=5e-5)
+
+
+def test_wilson_edges_are_exact():
+    assert wilson_interval(0, 10)[0] == 0.0
+    assert wilson_interval(10, 10)[1] == 1.0
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_wilson_confidence_widens_interval():
+    narrow = wilson_interval(5, 10, confidence=0.80)
+    wide = wilson_interval(5, 10, confidence=0.99)
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    z_99 = 2.5758293035489004
+    assert wide == pytest.approx(wilson_closed_form(5, 10, z_99), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((11, 10), "successes must be at most n"),
+        ((-1, 10), "successes must be a non-negative integer"),
+        ((1, -1), "n must be a non-negative integer"),
+        ((1.5, 10), "successes must be a non-negative integer"),
+        ((True, 10), "successes must be a non-negative integer"),
+        ((1, 10, 0.0), "confidence must be strictly between 0 and 1"),
+        ((1, 10, 1.0), "confidence must be strictly between 0 and 1"),
+        ((1, 10, NAN), "confidence must be strictly between 0 and 1"),
+    ],
+)
+def test_wilson_rejects_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        wilson_interval(*args)
+
+
+def test_wilson_accepts_numpy_integers():
+    assert wilson_interval(np.int64(5), np.int64(10)) == wilson_interval(5, 10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=10_000).flatmap(
+        lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))
+    )
+)
+def test_wilson_contains_proportion_and_stays_in_unit_interval(kn):
+    k, n = kn
+    low, high = wilson_interval(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+# --- McNemar -------------------------------------------------------------------------------------
+
+
+def mcnemar_by_comb(b: int, c: int) -> float:
+    n = b + c
+    tail = Fraction(sum(math.comb(n, i) for i in range(min(b, c) + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "printed", "figures"),
+    [
+        (23, 1, 3e-6, 1),  # seed 000: Qwen3 1.7B, PASS on buggy, "p = 3 × 10⁻⁶"
+        (38, 1, 1.5e-10, 2),  # seed 000: Qwen3 1.7B, FAIL on correct, "p = 1.5 × 10⁻¹⁰"
+        (26, 11, 0.02, 1),  # seed 000: Qwen2.5-Coder 3B, FAIL line, "p = 0.02"
+        (25, 8, 0.005, 1),  # seed 000: Qwen2.5-Coder 3B, PASS line on correct, "p = 0.005"
+        (17, 10, 0.25, 2),  # seed 000: Qwen2.5-Coder 3B, PASS line on buggy, "p = 0.25"
+        (12, 2, 0.013, 2),  # seed 002: "fourteen discordant pairs gives p ≈ 0.013"
+        (9, 3, 0.146, 3),  # seed 002: gpt-4o-mini, "0.146"
+        (1, 6, 0.125, 3),  # seed 002: gpt-4o, "0.125"
+        (1, 0, 1.0, 1),  # seed 000: Qwen2.5-Coder 1.5B, "1 to 0 ... p = 1"
+    ],
+)
+def test_mcnemar_seed_figures(b, c, printed, figures):
+    p = mcnemar_exact(b, c)
+    assert significant(p, figures) == pytest.approx(printed, rel=1e-9)
+    assert p == pytest.approx(mcnemar_by_comb(b, c), rel=1e-9)
+
+
+def test_mcnemar_seed_000_hypothetical_outcomes():
+    # "Fourteen to three is evidence ... Six to two is not evidence of anything."
+    evidence = mcnemar_exact(14, 3)
+    not_evidence = mcnemar_exact(6, 2)
+    assert evidence == pytest.approx(2 * (1 + 17 + 136 + 680) / 2**17, rel=1e-12)  # 0.0127
+    assert not_evidence == pytest.approx(74 / 256, rel=1e-12)  # 0.289
+    assert evidence < 0.05 < not_evidence
+
+
+def test_mcnemar_exact_sums():
+    for b, c in [(0, 1), (2, 2), (3, 7), (0, 30), (50, 61), (100, 60), (500, 480)]:
+        assert mcnemar_exact(b, c) == pytest.approx(mcnemar_by_comb(b, c), rel=1e-9)
+
+
+def test_mcnemar_no_discordant_pairs():
+    assert mcnemar_exact(0, 0) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "message"),
+    [(-1, 3, "b must be a non-negative integer"), (3, 2.5, "c must be a non-negative integer")],
+)
+def test_mcnemar_rejects_bad_input(b, c, message):
+    with pytest.raises(ValueError, match=message):
+        mcnemar_exact(b, c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=500), st.integers(min_value=0, max_value=500))
+def test_mcnemar_symmetric_and_in_unit_interval(b, c):
+    # Up to 1000 discordant pairs, so the smallest p (2 / 2**1000) is still a positive double.
+    p = mcnemar_exact(b, c)
+    assert p == mcnemar_exact(c, b)
+    assert 0.0 < p <= 1.0
+
+
+# --- sample size ---------------------------------------------------------------------------------
+
+
+def test_paired_sample_size_seed_000():
+    # "With ψ = 0.25 and δ = 0.15: n ≈ 85 ... δ = 0.05 with ψ = 0.10, needs about 312."
+    assert paired_sample_size(0.25, 0.15) == 85
+    assert paired_sample_size(0.10, 0.05) == 312
+
+
+def test_paired_sample_size_grows_with_power_and_stricter_alpha():
+    base = paired_sample_size(0.25, 0.15)
+    assert paired_sample_size(0.25, 0.15, power=0.90) > base
+    assert paired_sample_size(0.25, 0.15, alpha=0.01) > base
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((0.25, 0.0), "delta must be strictly between 0 and 1"),
+        ((0.25, -0.1), "delta must be strictly between 0 and 1"),
+        ((0.0, 0.1), r"psi \(share of discordant pairs\) must be in \(0, 1\]"),
+        ((1.5, 0.1), r"psi \(share of discordant pairs\) must be in \(0, 1\]"),
+        ((0.01, 0.1), "psi must exceed delta squared"),
+        ((0.25, 0.15, 0.0), "alpha must be strictly between 0 and 1"),
+        ((0.25, 0.15, 0.05, 1.0), "power must be strictly between 0 and 1"),
+        ((NAN, 0.1), "psi must be a number"),
+    ],
+)
+def test_paired_sample_size_rejects_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        paired_sample_size(*args)
+
+
+# --- Cohen's kappa -------------------------------------------------------------------------------
+
+
+def test_cohens_kappa_textbook_example():
+    # 50 items: both yes 20, A yes / B no 5, A no / B yes 10, both no 15 -> p_o 0.7, p_e 0.5.
+    a = ["yes"] * 25 + ["no"] * 25
+    b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    assert cohens_kappa(a, b) == pytest.approx(0.4, abs=1e-12)
+
+
+def test_cohens_kappa_extremes_and_labels():
+    assert cohens_kappa(["a", "b", "c"], ["a", "b", "c"]) == 1.0
+    assert cohens_kappa([1, 2], [2, 1]) == pytest.approx(-1.0)
+    # Any hashable labels.
+    assert cohens_kappa([("x", 1), None, True], [("x", 1), None, True]) == 1.0
+
+
+def test_cohens_kappa_degenerate_chance_agreement():
+    assert cohens_kappa(["pass"] * 5, ["pass"] * 5) == 1.0
+
+
+def test_cohens_kappa_rejects_bad_input():
+    with pytest.raises(ValueError, match="raters must label the same items: got 2 and 3"):
+        cohens_kappa([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="at least one item"):
+        cohens_kappa([], [])
+
+
+# --- Fleiss' kappa -------------------------------------------------------------------------------
+
+FLEISS_EXAMPLE = [  # 10 subjects x 5 categories, 14 raters (the Wikipedia worked example)
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
+
+
+def test_fleiss_kappa_worked_example():
+    # P̄ = 0.378, P̄_e = 0.213, κ = 0.210.
+    kappa = fleiss_kappa(FLEISS_EXAMPLE)
+    assert round(kappa, 3) == 0.210
+    assert kappa == pytest.approx(0.20993070442195522, abs=1e-12)
+
+
+def test_fleiss_kappa_reduces_to_perfect_and_degenerate_cases():
+    assert fleiss_kappa([[3, 0], [0, 3], [3, 0]]) == 1.0
+    assert fleiss_kappa(np.array([[4, 0], [4, 0]])) == 1.0  # every rating in one category
+
+
+def test_fleiss_kappa_rejects_bad_input():
+    with pytest.raises(ValueError, match="same number of raters for every subject"):
+        fleiss_kappa([[1, 2], [2, 2]])
+    with pytest.raises(ValueError, match="at least 2 raters per subject"):
+        fleiss_kappa([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="non-negative whole numbers"):
+        fleiss_kappa([[1.5, 0.5], [1, 1]])
+    with pytest.raises(ValueError, match="non-negative whole numbers"):
+        fleiss_kappa([[3, -1], [1, 1]])
+    with pytest.raises(ValueError, match="non-empty subjects × categories matrix"):
+        fleiss_kappa([1, 2, 3])
+
+
+# --- Krippendorff's alpha ------------------------------------------------------------------------
+
+KRIPPENDORFF_2011 = [  # 4 observers x 12 units, nominal, missing data (Krippendorff 2011, C)
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+]
+
+
+def test_krippendorff_alpha_worked_example():
+    alpha = krippendorff_alpha(KRIPPENDORFF_2011)
+    assert round(alpha, 3) == 0.743
+    # Coincidence totals (worked by hand): n = 40 pairable values, Σ o_cc = 32,
+    # n_c = 9, 13, 10, 5, 3 for codes 1-5, so α = 1 - 39 · (40 - 32) / (40² - 384) = 113/152.
+    assert alpha == pytest.approx(1 - 39 * 8 / (1600 - 384), abs=1e-12)
+    assert alpha == pytest.approx(113 / 152, abs=1e-12)
+
+
+def test_krippendorff_alpha_drops_units_with_one_value():
+    without_unit_12 = [row[:11] for row in KRIPPENDORFF_2011]
+    assert krippendorff_alpha(without_unit_12) == krippendorff_alpha(KRIPPENDORFF_2011)
+
+
+def test_krippendorff_alpha_perfect_agreement():
+    assert krippendorff_alpha([[1, 2, 3, NAN], [1, 2, 3, 2], [1, NAN, 3, 2]]) == 1.0
+    assert krippendorff_alpha([[1, 1], [1, 1]]) == 1.0  # no variation: convention, see docstring
+
+
+def test_krippendorff_alpha_no_pairable_unit_is_nan():
+    assert math.isnan(krippendorff_alpha([[1, NAN], [NAN, 2]]))
+
+
+def test_krippendorff_alpha_two_coders_by_hand():
+    # Pairs (0,0), (1,1), (0,1), (1,1): n = 8, Σ o_cc = 6, n_0 = 3, n_1 = 5.
+    alpha = krippendorff_alpha([[0, 1, 0, 1], [0, 1, 1, 1]])
+    assert alpha == pytest.approx(1 - 7 * 2 / (64 - 9 - 25), abs=1e-12)
+
+
+def test_krippendorff_alpha_rejects_bad_input():
+    with pytest.raises(ValueError, match="2-D coders × units array"):
+        krippendorff_alpha([1, 2, 3])
+    with pytest.raises(ValueError, match="finite codes"):
+        krippendorff_alpha([[1, math.inf], [1, 2]])
+
+
+# --- bootstrap -----------------------------------------------------------------------------------
+
+
+def mean_of_clusters(clusters):
+    values = [v for cluster in clusters for v in cluster]
+    return sum(values) / len(values)
+
+
+def test_cluster_bootstrap_reproducible_and_contains_point():
+    clusters = [[1, 0, 1], [0, 0], [1, 1, 1, 1], [0, 1], [1, 0, 0], [1, 1]]
+    first = cluster_bootstrap(mean_of_clusters, clusters, resamples=500, seed=7)
+    again = cluster_bootstrap(mean_of_clusters, clusters, resamples=500, seed=7)
+    other = cluster_bootstrap(mean_of_clusters, clusters, resamples=500, seed=8)
+    assert first == again
+    assert first != other
+    point, low, high = first
+    assert point == pytest.approx(10 / 16)
+    assert 0.0 <= low <= point <= high <= 1.0
+
+
+def test_cluster_bootstrap_drops_nan_resamples():
+    # Recall over defective items only: undefined when a resample draws no defective item.
+    clusters = [[("bug", 1)], [("bug", 0)], [("ok", 1)], [("ok", 0)]]
+
+    def recall(drawn):
+        caught = [flag for cluster in drawn for truth, flag in cluster if truth == "bug"]
+        return sum(caught) / len(caught) if caught else math.nan
+
+    point, low, high = cluster_bootstrap(recall, clusters, resamples=300, seed=1)
+    assert point == 0.5
+    assert not math.isnan(low) and not math.isnan(high)
+
+    point, low, high = cluster_bootstrap(lambda drawn: math.nan, clusters, resamples=20)
+    assert math.isnan(point) and math.isnan(low) and math.isnan(high)
+
+
+def test_cluster_bootstrap_rejects_bad_input():
+    with pytest.raises(ValueError, match="at least one cluster"):
+        cluster_bootstrap(mean_of_clusters, [])
+    with pytest.raises(ValueError, match="resamples must be at least 1"):
+        cluster_bootstrap(mean_of_clusters, [[1]], resamples=0)
+    with pytest.raises(ValueError, match="confidence must be strictly between 0 and 1"):
+        cluster_bootstrap(mean_of_clusters, [[1]], confidence=1.5)
+
+
+def test_bootstrap_judges_items_reproducible_and_contains_point():
+    rng = np.random.default_rng(123)
+    matrix = rng.integers(0, 2, size=(8, 30)).astype(float)  # judges x items, 1 = correct
+
+    def mean_correct(judges, items):
+        return float(matrix[np.ix_(judges, items)].mean())
+
+    first = bootstrap_judges_items(mean_correct, range(8), range(30), resamples=400, seed=3)
+    again = bootstrap_judges_items(mean_correct, range(8), range(30), resamples=400, seed=3)
+    assert first == again
+    point, low, high = first
+    assert point == pytest.approx(matrix.mean())
+    assert low <= point <= high
+    assert low < high
+
+
+def test_bootstrap_judges_items_resamples_both_dimensions():
+    seen_judges, seen_items = set(), set()
+
+    def record(judges, items):
+        seen_judges.add(tuple(judges.tolist()))
+        seen_items.add(tuple(items.tolist()))
+        return 0.0
+
+    bootstrap_judges_items(record, ["j1", "j2", "j3"], ["i1", "i2", "i3", "i4"], resamples=50)
+    assert len(seen_judges) > 2 and len(seen_items) > 2
+    assert all(set(sample) <= {"j1", "j2", "j3"} for sample in seen_judges)
+    assert all(len(sample) == 4 for sample in seen_items)
+
+
+def test_bootstrap_judges_items_rejects_bad_input():
+    with pytest.raises(ValueError, match="judge ids"):
+        bootstrap_judges_items(lambda j, i: 0.0, [], [1])
+    with pytest.raises(ValueError, match="item ids"):
+        bootstrap_judges_items(lambda j, i: 0.0, [1], [])
+
+
+# --- decision rules ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "op", "threshold", "expected"),
+    [
+        (0.1, ">=", 0.1, True),
+        (0.09, ">=", 0.1, False),
+        (0.1, ">", 0.1, False),
+        (0.0, "<=", 0.0, True),
+        (-0.01, "<", 0.0, True),
+        (0.0, "<", 0.0, False),
+        (1.0, "==", 1, True),
+        (1.0, "!=", 1, False),
+        (2, "!=", 1.5, True),
+    ],
+)
+def test_evaluate_rule(value, op, threshold, expected):
+    assert evaluate_rule(value, op, threshold) is expected
+
+
+@pytest.mark.parametrize("op", [">=", ">", "<=", "<", "==", "!="])
+def test_evaluate_rule_missing_value_never_fires(op):
+    assert evaluate_rule(NAN, op, 0.0) is False
+    assert evaluate_rule(None, op, 0.0) is False
+
+
+def test_evaluate_rule_rejects_bad_input():
+    with pytest.raises(ValueError, match="unknown rule operator '=>'"):
+        evaluate_rule(1.0, "=>", 0.0)
+    with pytest.raises(ValueError, match="rule threshold must be a finite number"):
+        evaluate_rule(1.0, ">=", NAN)
+    with pytest.raises(ValueError, match="rule value must be a number"):
+        evaluate_rule("0.5", ">=", 0.0)
