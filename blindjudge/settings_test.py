@@ -13,3 +13,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("TEST", {})["NAME"] = "test_blindjudge"
+
+# A server or command the tests start as a subprocess joins the test run's database, by name.
+if os.environ.get("BLINDJUDGE_TEST_DATABASE_NAME"):
+    DATABASES["default"]["NAME"] = os.environ["BLINDJUDGE_TEST_DATABASE_NAME"]

@@ -1,0 +1,106 @@
+"""Configuration is safe by default and fails loudly (threats.md case 33).
+
+Settings are read once per process, so each case runs `manage.py` in a fresh subprocess with its
+own environment.
+"""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCTION = {
+    "SITE_URL": "https://judge.example.org",
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "DATABASE_URL": "postgres://blindjudge@db.example.org:5432/blindjudge",
+    "REDIS_URL": "redis://cache.example.org:6379/0",
+}
+
+
+def manage(*args, env, tmp_path):
+    clean = {k: v for k, v in os.environ.items()
+             if k not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "SITE_URL", "DEBUG",
+                          "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE", "BLINDJUDGE_DATA_DIR"}}
+    clean.update({"DJANGO_SETTINGS_MODULE": "blindjudge.settings",
+                  "BLINDJUDGE_DATA_DIR": str(tmp_path / "data")}, **env)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_production_settings_pass_check_deploy(tmp_path):
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION,
+                    tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_check_fires_on_an_unsafe_configuration(tmp_path):
+    """Positive control: the same check fails when DEBUG is on, so its silence above counts."""
+    result = manage("check", "--deploy", "--fail-level", "WARNING",
+                    env={**PRODUCTION, "DEBUG": "1"}, tmp_path=tmp_path)
+    assert result.returncode != 0
+    assert "security.W018" in result.stderr  # DEBUG must not be on in deployment
+
+
+def printed_setting(expression, env, tmp_path):
+    result = manage("shell", "--no-imports", "-c",
+                    f"from django.conf import settings; print({expression})",
+                    env=env, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_production_transport_settings(tmp_path):
+    values = printed_setting(
+        "settings.DEBUG, settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, "
+        "settings.SECURE_SSL_REDIRECT, settings.SECURE_HSTS_SECONDS, settings.ALLOWED_HOSTS, "
+        "settings.SECURE_CROSS_ORIGIN_OPENER_POLICY, settings.X_FRAME_OPTIONS, "
+        "settings.CHANNEL_LAYERS['default']['BACKEND']", PRODUCTION, tmp_path)
+    assert values == ("False True True True 31536000 ['judge.example.org'] same-origin DENY "
+                      "channels_redis.core.RedisChannelLayer")
+
+
+def test_the_embedded_default_is_sqlite_in_memory_channels_and_debug_off(tmp_path):
+    values = printed_setting(
+        "settings.DEBUG, settings.DATABASES['default']['ENGINE'], "
+        "settings.DATABASES['default']['OPTIONS']['transaction_mode'], "
+        "settings.CHANNEL_LAYERS['default']['BACKEND'], sorted(settings.ALLOWED_HOSTS)",
+        {}, tmp_path)
+    assert values == ("False django.db.backends.sqlite3 IMMEDIATE "
+                      "channels.layers.InMemoryChannelLayer ['127.0.0.1', 'localhost']")
+    # Its secret key was generated once, kept private, and is reused.
+    key_file = tmp_path / "data" / "secret_key"
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    first = key_file.read_text()
+    printed_setting("1", {}, tmp_path)
+    assert key_file.read_text() == first and len(first) >= 50
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"DATABASE_URL": "postgres://x@localhost/db"}, "SECRET_KEY (or SECRET_KEY_FILE) must be set"),
+    ({"ALLOWED_HOSTS": "*"}, "ALLOWED_HOSTS must not contain a wildcard"),
+    ({"DATABASE_URL": "mysql://x@localhost/db", "SECRET_KEY": "k" * 50},
+     "DATABASE_URL scheme 'mysql' is not supported"),
+    ({"DEBUG": "maybe"}, "DEBUG='maybe': expected one of"),
+    ({"SITE_URL": "judge.example.org"}, "SITE_URL='judge.example.org': expected http(s)://"),
+    ({"BLINDJUDGE_MAX_COPY_BYTES": "lots"}, "BLINDJUDGE_MAX_COPY_BYTES='lots': expected a whole"),
+    ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE='/nonexistent/secret'"),
+])
+def test_bad_configuration_fails_loudly(env, message, tmp_path):
+    result = manage("check", env=env, tmp_path=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_a_sqlite_database_url_gets_the_product_pragmas(tmp_path):
+    url = f"sqlite:///{tmp_path}/custom.sqlite3"
+    values = printed_setting(
+        "settings.DATABASES['default']['NAME'], "
+        "settings.DATABASES['default']['OPTIONS']['transaction_mode'], "
+        "settings.DATABASES['default']['TEST']['NAME']",
+        {"DATABASE_URL": url, "SECRET_KEY": "k" * 50}, tmp_path)
+    assert values == f"{tmp_path}/custom.sqlite3 IMMEDIATE {tmp_path}/custom.test.sqlite3"
