@@ -1,0 +1,768 @@
+"""The normaliser every byte of model output goes through before a judge sees it.
+
+Pure: imports nothing from Django and touches no database, so services, the report and tests use
+the same function. `normalise()` does, in this order:
+
+1. **Line endings** — CRLF and lone CR become LF.
+2. **Metadata** (`strip_metadata`) — always removed, no acceptance needed; the removed lines are
+   returned so the host's blinding check can show them.
+3. **Redaction** — every match of a host-accepted pattern becomes a visible `[redacted]` mark
+   (overlapping matches make one mark; `redactions` counts the marks). Nothing is redacted
+   without a pattern (`import openai` survives when none is given). Patterns match across
+   invisible characters, so `Open\u200bAI` is redacted by `OpenAI`, the mark covering both.
+   A literal pattern matches case-insensitively on name boundaries (see `term_regex`): `GPT`
+   redacts `GPT`, `gpt4` and `ChatGPT`'s `GPT`, but nothing in `GPTQ`.
+4. **Marks** — in what is left, bidi controls and invisible characters are taken out of the text
+   flow and shown as labels (`U+202E`), and tokens mixing Latin, Cyrillic and Greek letters
+   (homoglyphs) are flagged. Nothing is removed silently: every character of the stripped text is
+   either kept, labelled, or inside a `[redacted]` mark.
+
+What counts as metadata (the rules `strip_metadata` applies, for every format unless noted):
+
+- **Trailer lines**: a whole line `Token-by: value` (`Signed-off-by`, `Co-authored-by`,
+  `Assisted-by`, `Reviewed-by`, … any hyphenated token ending in `-by`, case-insensitive) or
+  `Made-with:` / `Generated-with:` and the like, with a non-empty value. Leading blanks, `|` (git
+  log --graph) and `>` (quoting) may precede it, which covers the four-space indent of `git log`.
+  Also the tool footer `Generated with [Tool](url)` (after an optional emoji) on a line of its
+  own.
+- **Patch and commit headers**: the mbox separator `From <sha> Mon Sep 17 00:00:00 2001` of
+  `git format-patch` and the mail headers after it up to the first blank line (every header but
+  `Subject:`, which is the commit title, and header continuation lines with them), then git's
+  in-body `From:`/`Date:` lines at the start of the body; `commit <sha>` lines of `git log`/`git
+  show` (also after a `--graph` prefix) and the header lines after them up to the first blank line
+  (`Author:`, `AuthorDate:`, `Commit:`, `CommitDate:`, `Date:`, `Merge:`, and `--pretty=raw`'s
+  `tree`/`parent`/`author`/`committer`/`gpgsig`). An abbreviated sha counts only when an
+  `Author:` or `Merge:` line follows.
+- **Identity headers** (`From:`, `Date:`, `Author:`, `AuthorDate:`, `Commit:`, `CommitDate:`,
+  `Committer:`, `CommitterDate:`, unindented) anywhere in a *preamble*: from a patch or commit
+  separator, and in format `diff` also from the start of the text, to the next line that starts a
+  diff (`diff `, `---`, `+++ `, `Index: `, `@@`). So in a diff copy the commit message before the
+  first diff loses such lines. Text and markdown get no preamble at their start: there a leading
+  `From:`/`Date:` is far more likely the builder's letter or memo than patch metadata.
+- **The format-patch signature** `-- ` followed by a git version line (`2.43.0`,
+  `2.39.3 (Apple Git-146)`), in format `diff` or after an mbox separator.
+
+Never metadata: any line inside a diff hunk. Hunks are tracked by their `@@ -a,b +c,d @@` counts
+(as `git apply` does), so `+Signed-off-by: x` or a context line ` Signed-off-by: x` is content the
+builder wrote into a file and is kept (the blinding check reports names in it instead). Combined
+diff hunks (`@@@`) have no usable counts; they run while lines start with ` `, `+`, `-` or `\\`.
+Where lines were removed, the blank lines around the gap collapse to at most one, and to none at
+the start or end of the text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from functools import cache
+from itertools import compress, islice
+from itertools import count as count_from
+
+__all__ = [
+    "FORMATS", "Segment", "Normalised", "PatternError",
+    "strip_metadata", "compile_patterns", "normalise",
+    "normalise_line_endings", "show_controls", "term_regex", "FoldedText",
+]
+
+FORMATS = ("text", "markdown", "diff")
+REDACTED = "[redacted]"
+MAX_PATTERN_LENGTH = 500
+
+# --- Characters that must be made visible -------------------------------------------------------
+
+# Bidi controls: embeddings/overrides, isolates, LRM/RLM and the Arabic letter mark.
+BIDI_CLASS = "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+# Zero-width and otherwise invisible characters (plus the tag block, used to smuggle text). The last
+# four ranges are further format characters with no visible form: deprecated formatting controls,
+# interlinear annotation marks, musical formatting controls and shorthand format controls.
+INVISIBLE_CLASS = (
+    "\u200b\u200c\u200d\u2060-\u2064\ufeff\u180e\u00ad\u034f\u115f\u1160\u3164\uffa0"
+    "\U000e0000-\U000e007f"
+    "\u206a-\u206f\ufff9-\ufffb\U0001d173-\U0001d17a\U0001bca0-\U0001bca3"
+)
+_BIDI_RE = re.compile(f"[{BIDI_CLASS}]")
+_SPECIAL_RE = re.compile(f"[{BIDI_CLASS}{INVISIBLE_CLASS}]")
+# A token character: a word character that is not one of the specials (U+3164 and friends are
+# letters to `\w`, but they are invisible and must split tokens).
+_TOKEN_CHARS = f"[^\\W{BIDI_CLASS}{INVISIBLE_CLASS}]"
+_TOKEN_TAIL_RE = re.compile(f"{_TOKEN_CHARS}*")
+
+# The scripts whose letters are confused with one another.
+CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def label(char: str) -> str:
+    """The visible label of a character: `U+200B`."""
+    return f"U+{ord(char):04X}"
+
+
+def show_controls(text: str) -> str:
+    """`text` with every bidi control and invisible character replaced by `⟦U+XXXX⟧`.
+
+    For one-line displays (a match's context, a terminal) where segments are not available.
+    """
+    if text.isascii():
+        return text
+    return _SPECIAL_RE.sub(lambda m: f"⟦{label(m.group())}⟧", text)
+
+
+def normalise_line_endings(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# --- Results ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One piece of normalised output.
+
+    kind: `text` (shown as is), `redacted` (text is `[redacted]`), `invisible` or `bidi` (text is
+    the label of the removed character, e.g. `U+200B`), `mixed_script` (text is the token itself,
+    shown with a mark).
+    """
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Normalised:
+    segments: tuple[Segment, ...]
+    stripped_metadata: tuple[str, ...]
+    redactions: int
+    invisible: int
+    bidi: int
+    mixed_script: int
+
+    def plain(self) -> str:
+        """A text form for CSV and plain output: marks shown inline as `⟦…⟧`."""
+        parts = []
+        for segment in self.segments:
+            if segment.kind == "text":
+                parts.append(segment.text)
+            elif segment.kind == "redacted":
+                parts.append(REDACTED)
+            elif segment.kind == "mixed_script":
+                parts.append(f"⟦mixed-script:{segment.text}⟧")
+            else:
+                parts.append(f"⟦{segment.text}⟧")
+        return "".join(parts)
+
+
+class PatternError(ValueError):
+    """A redaction pattern that cannot be used; the message names the pattern."""
+
+
+# --- Metadata -----------------------------------------------------------------------------------
+
+_TRAILER_RE = re.compile(
+    r"[ \t|>]*"
+    r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-by"
+    r"|(?:made|generated|created|written|built|assisted|coded)-(?:with|using))"
+    r"[ \t]*:[ \t]*\S.*"
+    r"|[ \t]*(?:\S{1,2}[ \t]*)?generated with \[[^\]\n]+\]\([^)\n]*\)[ \t.]*",
+    re.IGNORECASE,
+)
+_MBOX_SEPARATOR_RE = re.compile(r"From [0-9a-f]{40}(?:[0-9a-f]{24})?(?: .*)?")
+_COMMIT_LINE_RE = re.compile(
+    r"(?P<graph>(?:[|/\\ ]*\*[|/\\ ]*)?)commit (?P<sha>[0-9a-f]{7,64})(?:[ \t].*)?"
+)
+_MAIL_HEADER_RE = re.compile(r"(?P<key>[!-9;-~]+):(?:[ \t].*)?")
+_COMMIT_HEADER_RE = re.compile(
+    r"(?:[A-Z][A-Za-z-]*(?: [a-z]+)?:(?:[ \t].*)?"
+    r"|(?:tree|parent|author|committer|encoding|gpgsig|gpgsig-sha256|mergetag) .*)"
+)
+_IDENTITY_HEADER_RE = re.compile(
+    r"(?:From|Date|Author|AuthorDate|Commit|CommitDate|Committer|CommitterDate):[ \t]+\S.*"
+)
+_IN_BODY_HEADER_RE = re.compile(r"(?P<key>From|Date|Subject):[ \t].*", re.IGNORECASE)
+_DIFF_START_RE = re.compile(r"diff |--- |\+\+\+ |---[ \t]*$|Index: |@@")
+_HUNK_RE = re.compile(r"@@ -\d+(?:,(?P<old>\d+))? \+\d+(?:,(?P<new>\d+))? @@")
+_COMBINED_HUNK_RE = re.compile(r"@{3,} -\d")
+_SIGNATURE_RE = re.compile(r"-- ?")
+_GIT_VERSION_RE = re.compile(r"\d+(?:\.\d+)+[\w.+-]*(?: \(.*\))?[ \t]*")
+
+_TRAILER_START = r"[ \t|>]*[a-z][a-z0-9-]*-(?:by|with|using)[ \t]*:|.{0,8}generated with \["
+_SEPARATOR_START = r"From [0-9a-f]{40}|[|/\\ *]*commit [0-9a-f]{7}"
+_IDENTITY_START = r"(?:From|Date|Author|AuthorDate|Commit|CommitDate|Committer|CommitterDate):"
+# Lines that could start something to strip. A text without one is returned as it is.
+_CANDIDATE_RE = re.compile(
+    f"^(?:{_TRAILER_START}|{_SEPARATOR_START}|-- ?$)", re.IGNORECASE | re.MULTILINE
+)
+_DIFF_CANDIDATE_RE = re.compile(f"^{_IDENTITY_START}", re.MULTILINE)
+# Lines the scanner must look at when it is in no hunk and no header block; all others are kept
+# unread, so a text of millions of short lines costs no Python work per line.
+_INTERESTING_RE = re.compile(
+    f"^(?:@@|(?i:{_TRAILER_START}|{_SEPARATOR_START})|-- ?$|{_IDENTITY_START}"
+    r"|diff |---|\+\+\+ |Index: )",
+    re.MULTILINE,
+)
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+def strip_metadata(text: str, fmt: str) -> tuple[str, list[str]]:
+    """Remove authorship metadata (see the module docstring); return the text and removed lines.
+
+    Line endings are normalised to LF first. The removed lines are returned in order, as they
+    stood in the text.
+    """
+    _check_format(fmt)
+    text = normalise_line_endings(text)
+    if not _CANDIDATE_RE.search(text) and not (fmt == "diff" and _DIFF_CANDIDATE_RE.search(text)):
+        return text, []
+
+    lines = text.split("\n")
+    trailing_newline = text.endswith("\n")
+    if trailing_newline:
+        lines.pop()
+    removed, hunks = _scan(text, lines, fmt)
+    if not removed:
+        return text, []
+    kept = _kept_lines(lines, removed, hunks)
+    result = "\n".join(kept)
+    if trailing_newline and kept:
+        result += "\n"
+    return result, [lines[k] for k in removed]
+
+
+def _interesting_lines(text: str) -> list[int]:
+    indices = []
+    line = offset = 0
+    for m in _INTERESTING_RE.finditer(text):
+        line += text.count("\n", offset, m.start())
+        offset = m.start()
+        indices.append(line)
+    return indices
+
+
+def _scan(text: str, lines: list[str], fmt: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """The indices of the lines to remove, and the [start, end) line ranges of hunk bodies."""
+    removed: list[int] = []
+    hunks: list[tuple[int, int]] = []
+    interesting = _interesting_lines(text)
+    next_interesting = 0
+    preamble = fmt == "diff"  # where identity headers are stripped: until a diff starts
+    signatures = fmt == "diff"  # whether `-- ` + git version is a format-patch signature
+    block: str | None = None  # "mbox" (mail headers), "body" (in-body headers), "commit"
+    keep_continuation = False  # mbox: whether a folded header line is kept (Subject's)
+    graph = False  # commit: the block came from `git log --graph`
+    signed_header = False  # commit: inside a multi-line gpgsig/mergetag header
+    count = len(lines)
+    i = 0
+    while i < count:
+        if block is None:
+            # Skip to the next line that could matter; everything before it is kept.
+            while next_interesting < len(interesting) and interesting[next_interesting] < i:
+                next_interesting += 1
+            if next_interesting == len(interesting):
+                break
+            i = interesting[next_interesting]
+        line = lines[i]
+
+        if block == "mbox":
+            if line == "":
+                block = "body"
+                i += 1
+                continue
+            if line[:1] in (" ", "\t"):
+                if not keep_continuation or _TRAILER_RE.fullmatch(line):
+                    removed.append(i)
+                i += 1
+                continue
+            match = _MAIL_HEADER_RE.fullmatch(line)
+            if match:
+                keep_continuation = match["key"].lower() == "subject"
+                if not keep_continuation:
+                    removed.append(i)
+                i += 1
+                continue
+            block = None
+        elif block == "body":
+            match = _IN_BODY_HEADER_RE.fullmatch(line)
+            if match:
+                if match["key"].lower() != "subject":
+                    removed.append(i)
+                i += 1
+                continue
+            block = None
+        elif block == "commit":
+            rest = line.lstrip("|/\\* ") if graph else line
+            if rest == "":
+                block = None
+                i += 1
+                continue
+            if signed_header and line[:1] == " ":
+                removed.append(i)
+                i += 1
+                continue
+            if _COMMIT_HEADER_RE.fullmatch(rest):
+                signed_header = rest.startswith(("gpgsig", "mergetag"))
+                removed.append(i)
+                i += 1
+                continue
+            block = None
+
+        first = line[:1]
+        if first == "@":
+            end = _hunk_end(lines, i, signatures)
+            if end is not None:
+                hunks.append((i + 1, end))
+                preamble = False
+                i = end
+                continue
+
+        if first == "F" and _MBOX_SEPARATOR_RE.fullmatch(line):
+            removed.append(i)
+            block, keep_continuation, preamble, signatures = "mbox", False, True, True
+            i += 1
+            continue
+
+        match = _COMMIT_LINE_RE.fullmatch(line) if "commit " in line[:40] else None
+        if match and (
+            len(match["sha"]) >= 40 or _headers_follow(lines, i + 1, bool(match["graph"]))
+        ):
+            removed.append(i)
+            block, graph, preamble, signed_header = "commit", bool(match["graph"]), True, False
+            i += 1
+            continue
+
+        if _TRAILER_RE.fullmatch(line):
+            removed.append(i)
+        elif preamble and _DIFF_START_RE.match(line):
+            preamble = False
+        elif preamble and _IDENTITY_HEADER_RE.fullmatch(line):
+            removed.append(i)
+        elif signatures and first == "-" and _is_signature(lines, i):
+            removed.extend((i, i + 1))
+            i += 1
+        i += 1
+    return removed, hunks
+
+
+def _headers_follow(lines: list[str], index: int, graph: bool) -> bool:
+    """Whether an `Author:` or `Merge:` line follows (past trailers and identity headers)."""
+    for line in islice(lines, index, None):
+        rest = line.lstrip("|/\\* ") if graph else line
+        if rest.startswith(("Author:", "Merge:")):
+            return True
+        if not (_TRAILER_RE.fullmatch(line) or _IDENTITY_HEADER_RE.fullmatch(line)):
+            return False
+    return False
+
+
+def _hunk_end(lines: list[str], header: int, signatures: bool) -> int | None:
+    """The index after the body of the hunk whose header is at `header`; None if no header.
+
+    A counted hunk (`@@ -a,b +c,d @@`) takes exactly its counted lines, as `git apply` does (an
+    empty line counts as a context line whose blank an editor trimmed), plus `\\ No newline`
+    markers. A combined hunk (`@@@ …`) runs while lines start with ` `, `+`, `-` or `\\`.
+    """
+    header_line = lines[header]
+    count = len(lines)
+    k = header + 1
+    match = _HUNK_RE.match(header_line)
+    if match is None:
+        if not _COMBINED_HUNK_RE.match(header_line):
+            return None
+        while k < count and lines[k][:1] in (" ", "+", "-", "\\"):
+            if signatures and _is_signature(lines, k):
+                break
+            k += 1
+        return k
+    old = int(match["old"] or 1)
+    new = int(match["new"] or 1)
+    while k < count and (old > 0 or new > 0):
+        first = lines[k][:1]
+        if first == "+" and new > 0:
+            new -= 1
+        elif first == "-" and old > 0:
+            old -= 1
+        elif (first == " " or first == "") and old > 0 and new > 0:
+            old -= 1
+            new -= 1
+        elif first != "\\":
+            break
+        k += 1
+    if k < count and lines[k][:1] == "\\":
+        k += 1
+    return k
+
+
+def _is_signature(lines: list[str], index: int) -> bool:
+    return (
+        _SIGNATURE_RE.fullmatch(lines[index]) is not None
+        and index + 1 < len(lines)
+        and _GIT_VERSION_RE.fullmatch(lines[index + 1]) is not None
+    )
+
+
+def _kept_lines(lines: list[str], removed: list[int], hunks: list[tuple[int, int]]) -> list[str]:
+    """The lines not removed, with blank runs that touch a removal gap collapsed.
+
+    Around each gap, the unprotected blank lines (not inside a hunk) and other gaps they connect
+    to form a zone; a zone keeps at most one blank line, and none at the start or the end of the
+    text. Blank lines no removal touched are kept as they are.
+    """
+    count = len(lines)
+    hunk_starts = [start for start, _ in hunks]
+    zones: list[list[int]] = []  # [start, end) line ranges: gaps and the blanks around them
+    k = 0
+    while k < len(removed):
+        gap_start = removed[k]
+        while k + 1 < len(removed) and removed[k + 1] == removed[k] + 1:
+            k += 1
+        gap_end = removed[k] + 1
+        k += 1
+        h = bisect_right(hunk_starts, gap_start)
+        floor = hunks[h - 1][1] if h else 0
+        ceiling = hunks[h][0] if h < len(hunks) else count
+        start = _blank_run_start(lines, gap_start, floor)
+        end = _blank_run_end(lines, gap_end, ceiling)
+        if zones and start <= zones[-1][1]:
+            zones[-1][1] = max(zones[-1][1], end)
+        else:
+            zones.append([start, end])
+    kept: list[str] = []
+    position = 0
+    for start, end in zones:
+        kept.extend(lines[position:start])
+        blanks = (end - start) - (bisect_left(removed, end) - bisect_left(removed, start))
+        if blanks and start > 0 and end < count:
+            kept.append("")
+        position = end
+    kept.extend(lines[position:])
+    return kept
+
+
+def _blank_run_start(lines: list[str], before: int, floor: int) -> int:
+    """The first index of the run of empty lines ending just before `before`, not below floor."""
+    # compress() walks the list in C: the first non-empty line going back ends the run.
+    backwards = islice(reversed(lines), len(lines) - before, len(lines) - floor)
+    last_text = next(compress(count_from(before - 1, -1), backwards), floor - 1)
+    return last_text + 1
+
+
+def _blank_run_end(lines: list[str], after: int, ceiling: int) -> int:
+    """The index after the run of empty lines starting at `after`, not beyond ceiling."""
+    return next(compress(count_from(after), islice(lines, after, ceiling)), ceiling)
+
+
+# --- Patterns -----------------------------------------------------------------------------------
+
+_LETTER = "[^\\W\\d_]"
+# A camelCase step: lower to upper (`chatOpenAI`), or the last capital of an acronym (`AIClient`).
+_CAMEL_STEP = "(?-i:(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]))"
+
+
+def term_regex(term: str, *, flexible: bool = False) -> str:
+    """The regex source that finds `term` as a name, for use with re.IGNORECASE.
+
+    Boundaries: where the term starts (ends) with a letter, it must not be preceded (followed) by
+    another letter, except at a camelCase step (`ChatOpenAI`, `OpenAIClient`); where it starts
+    (ends) with a digit, not by a letter or digit. Digits and `_` next to a letter are boundaries,
+    so `openai_client` and `gpt4` contain a name while `GPTQ` does not contain `GPT`, and
+    neither `gpt-40` nor `gpt-4.1` contains `gpt-4`. With `flexible`, the term's separators
+    (space, `-`, `_`, `.`) match any one of them or none, so `claude-3-5-sonnet` finds
+    `Claude 3.5 Sonnet`.
+    """
+    if flexible:
+        chunks = [c for c in re.split(r"[\s._-]+", term) if c] or [term]
+        term = chunks[0]
+        rest = "".join(re.escape(c) for c in chunks[0][1:])
+        rest += "".join(r"[\s._-]?" + re.escape(c) for c in chunks[1:])
+        last = chunks[-1][-1]
+    else:
+        rest = re.escape(term[1:])
+        last = term[-1]
+    first = term[0]
+    head = re.escape(first)
+    if first.isalpha():
+        # Take the first character, then look back at what precedes it: a regex that starts
+        # with a lookbehind gets no fast literal scan and is several times slower on big texts.
+        head = f"{head}(?<=(?:(?<!{_LETTER})|{_CAMEL_STEP}){head})"
+    elif first.isdigit() or first == "_":
+        head = rf"{head}(?<=(?<!\w){head})"
+    end = ""
+    if last.isalpha():
+        end = f"(?:(?!{_LETTER})|{_CAMEL_STEP})"
+    elif last.isdigit() or last == "_":
+        end = r"(?!\w|\.\d)"  # `gpt-4` is not in `gpt-4o` nor in `gpt-4.1`
+    return f"{head}{rest}{end}"
+
+
+def compile_patterns(patterns: list[str]) -> list[re.Pattern]:
+    """Compile host-accepted redaction patterns, case-insensitively.
+
+    A pattern is a literal string (matched with the name boundaries of `term_regex`) or, written
+    `re:<regex>`, a regular expression. Raises PatternError naming the pattern for an empty or
+    blank pattern, an overlong one, an invalid regex, or a regex that can match the empty string.
+    """
+    compiled = []
+    for pattern in patterns:
+        if not isinstance(pattern, str):
+            raise PatternError(f"pattern {pattern!r} is not a string")
+        if len(pattern) > MAX_PATTERN_LENGTH:
+            raise PatternError(
+                f"pattern {pattern[:40]!r}… is longer than {MAX_PATTERN_LENGTH} characters"
+            )
+        if pattern.startswith("re:"):
+            source = pattern[3:]
+            if not source.strip():
+                raise PatternError(f"pattern {pattern!r}: the regex is empty")
+            try:
+                regex = re.compile(source, re.IGNORECASE)
+            except re.error as error:
+                raise PatternError(f"pattern {pattern!r}: invalid regex: {error}") from None
+            if _matches_empty(regex):
+                raise PatternError(f"pattern {pattern!r}: the regex matches the empty string")
+        else:
+            if not pattern.strip():
+                raise PatternError(f"pattern {pattern!r} is empty")
+            regex = re.compile(term_regex(pattern), re.IGNORECASE)
+        compiled.append(regex)
+    return compiled
+
+
+def _matches_empty(regex: re.Pattern) -> bool:
+    probe = "\n a A 0 _ - . \t xyz XYZ 123 \n"
+    return regex.match("") is not None or any(
+        m.end() == m.start() for m in regex.finditer(probe)
+    )
+
+
+class FoldedText:
+    """A view of `source` without bidi controls and invisible characters, for matching names.
+
+    `Open\\u200bAI` must still be found as `OpenAI`. Match on `.text`, then map the span back to
+    `source` with `.span()`; the mapped span covers the invisible characters inside the match.
+    """
+
+    __slots__ = ("source", "text", "_shifts")
+
+    def __init__(self, source: str):
+        self.source = source
+        self.text = _SPECIAL_RE.sub("", source)
+        self._shifts: list[int] | None = None
+
+    def _position(self, index: int) -> int:
+        if self._shifts is None:
+            # For the k-th removed character at source position p, p - k is the folded index of
+            # the first character after it; a folded index i then lies after bisect(shifts, i)
+            # removed characters.
+            self._shifts = [m.start() - k for k, m in enumerate(_SPECIAL_RE.finditer(self.source))]
+        return index + bisect_right(self._shifts, index)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The source span of the non-empty folded span [start, end)."""
+        if len(self.text) == len(self.source):
+            return start, end
+        return self._position(start), self._position(end - 1) + 1
+
+
+def _redaction_spans(folded: FoldedText, regexes: list[re.Pattern]) -> list[tuple[int, int]]:
+    """Source spans to redact: every non-empty match of every pattern, overlaps merged."""
+    spans = []
+    for regex in regexes:
+        for m in regex.finditer(folded.text):
+            if m.end() > m.start():
+                spans.append(folded.span(m.start(), m.end()))
+    spans.sort()
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
+
+
+# --- Mixed scripts ------------------------------------------------------------------------------
+
+def _script(char: str) -> str:
+    """The script of a letter, from its Unicode name: `LATIN`, `CYRILLIC`, … or ''."""
+    words = unicodedata.name(char, "").split(" ", 2)
+    if words[0] in ("FULLWIDTH", "HALFWIDTH") and len(words) > 1:
+        return words[1]
+    return words[0]
+
+
+def _ranges(code_points: list[int]) -> str:
+    parts = []
+    start = previous = None
+    for cp in code_points + [None]:
+        if previous is not None and cp == previous + 1:
+            previous = cp
+            continue
+        if start is not None:
+            parts.append(re.escape(chr(start)) if start == previous
+                         else f"{re.escape(chr(start))}-{re.escape(chr(previous))}")
+        start = previous = cp
+    return "".join(parts)
+
+
+@cache
+def _script_change_re() -> re.Pattern:
+    """A regex finding two letters of different confusable scripts within one token.
+
+    Built once from the Unicode database: each letter's script is the first word of its name.
+    Between the two letters only token characters of no confusable script may stand (digits,
+    `_`, CJK, …), so the search is linear.
+    """
+    letters: dict[str, list[int]] = {script: [] for script in CONFUSABLE_SCRIPTS}
+    for block_start, block_end in ((0, 0x3400), (0xA000, 0xAC00), (0xF900, 0x10000),
+                                   (0x10000, 0x20000)):
+        for cp in range(block_start, block_end):
+            char = chr(cp)
+            if char.isalpha():
+                script = _script(char)
+                if script in letters:
+                    letters[script].append(cp)
+    latin, cyrillic, greek = (_ranges(letters[s]) for s in CONFUSABLE_SCRIPTS)
+    other = f"[^\\W{BIDI_CLASS}{INVISIBLE_CLASS}{latin}{cyrillic}{greek}]*+"
+    return re.compile(
+        f"[{latin}]{other}[{cyrillic}{greek}]"
+        f"|[{cyrillic}]{other}[{latin}{greek}]"
+        f"|[{greek}]{other}[{latin}{cyrillic}]"
+    )
+
+
+def _mixed_script_tokens(piece: str) -> list[tuple[int, int]]:
+    """Spans of the tokens in `piece` whose letters come from two or more confusable scripts."""
+    change_re = _script_change_re()
+    spans = []
+    reversed_piece = None
+    position = 0
+    while True:
+        m = change_re.search(piece, position)
+        if m is None:
+            return spans
+        if reversed_piece is None:
+            reversed_piece = piece[::-1]
+        back = _TOKEN_TAIL_RE.match(reversed_piece, len(piece) - m.start())
+        start = m.start() - (back.end() - back.start())
+        end = _TOKEN_TAIL_RE.match(piece, m.end()).end()
+        spans.append((start, end))
+        position = end
+
+
+# --- normalise() --------------------------------------------------------------------------------
+
+_SPECIAL_SPLIT_RE = re.compile(f"([{BIDI_CLASS}{INVISIBLE_CLASS}])")
+
+
+_SPECIAL_SEGMENTS: dict[str, Segment] = {}  # segments are immutable, so one per character
+
+
+def _special_segment(char: str) -> Segment:
+    return Segment("bidi" if _BIDI_RE.match(char) else "invisible", label(char))
+
+
+class _Builder:
+    """Collects segments, merging adjacent text, and counts the marks."""
+
+    def __init__(self):
+        self.segments: list[Segment] = []
+        self._text: list[str] = []
+        self.invisible = self.bidi = self.mixed_script = 0
+
+    def _flush(self) -> None:
+        if self._text:
+            self.segments.append(Segment("text", "".join(self._text)))
+            self._text = []
+
+    def redacted(self) -> None:
+        self._flush()
+        self.segments.append(Segment("redacted", REDACTED))
+
+    def marked(self, piece: str) -> None:
+        """Add `piece` of unredacted text with its specials and mixed-script tokens marked."""
+        if piece.isascii():
+            if piece:
+                self._text.append(piece)
+            return
+        tokens = _mixed_script_tokens(piece)
+        if tokens:
+            self._marked_slowly(piece, tokens)
+            return
+        # split() with a group alternates text and single special characters, all in C.
+        parts = _SPECIAL_SPLIT_RE.split(piece)
+        if len(parts) == 1:
+            self._text.append(piece)
+            return
+        segments = self.segments
+        pending = "".join(self._text) + parts[0]
+        cached = _SPECIAL_SEGMENTS
+        for index in range(1, len(parts), 2):
+            if pending:
+                segments.append(Segment("text", pending))
+            char = parts[index]
+            segment = cached.get(char)
+            if segment is None:
+                segment = cached[char] = _special_segment(char)
+            segments.append(segment)
+            pending = parts[index + 1]
+        self._text = [pending] if pending else []
+        bidi = len(_BIDI_RE.findall(piece))
+        self.bidi += bidi
+        self.invisible += len(parts) // 2 - bidi
+
+    def _marked_slowly(self, piece: str, tokens: list[tuple[int, int]]) -> None:
+        events = [(m.start(), m.end()) for m in _SPECIAL_RE.finditer(piece)]
+        events.extend(tokens)  # tokens never hold a special, so no event overlaps another
+        events.sort()
+        position = 0
+        for start, end in events:
+            if start > position:
+                self._text.append(piece[position:start])
+            self._flush()
+            if end - start == 1 and _SPECIAL_RE.match(piece, start):
+                segment = _SPECIAL_SEGMENTS.get(piece[start]) or _special_segment(piece[start])
+                self.segments.append(segment)
+                if segment.kind == "bidi":
+                    self.bidi += 1
+                else:
+                    self.invisible += 1
+            else:
+                self.segments.append(Segment("mixed_script", piece[start:end]))
+                self.mixed_script += 1
+            position = end
+        if position < len(piece):
+            self._text.append(piece[position:])
+
+    def finish(self) -> tuple[Segment, ...]:
+        self._flush()
+        return tuple(self.segments)
+
+
+def normalise(text: str, fmt: str, patterns: list[str]) -> Normalised:
+    """Normalise model output for a judge: strip metadata, redact, make hidden characters visible.
+
+    `fmt` is the copy's format (`text`, `markdown` or `diff`); `patterns` the host-accepted
+    redaction patterns (see `compile_patterns`; a bad pattern raises PatternError). Counts are
+    for this one text; callers sum them per builder.
+    """
+    regexes = compile_patterns(patterns)
+    stripped, metadata = strip_metadata(text, fmt)
+    spans = _redaction_spans(FoldedText(stripped), regexes) if regexes else []
+
+    builder = _Builder()
+    position = 0
+    for start, end in spans:
+        builder.marked(stripped[position:start])
+        builder.redacted()
+        position = end
+    builder.marked(stripped[position:])
+    return Normalised(
+        segments=builder.finish(),
+        stripped_metadata=tuple(metadata),
+        redactions=len(spans),
+        invisible=builder.invisible,
+        bidi=builder.bidi,
+        mixed_script=builder.mixed_script,
+    )
