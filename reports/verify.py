@@ -1,7 +1,10 @@
 """Recompute every hash a report publishes, from the report alone. Pure: no Django, no database.
 
-Checks: the run manifest's hash, the frozen protocol's hash, and for each judge the commitment
-(salted canonical mapping) and the drawn order (positions sorted by HMAC(order seed, item)).
+Checks: the run manifest's hash, and that the report's run, builders, reviewers and copies are
+the records the manifest hashes (so a builder's identity cannot be swapped unseen); the frozen
+protocol's hash; for each judge the commitment (salted canonical mapping) and the drawn order
+(positions sorted by HMAC(order seed, item)); and that the mapping's copy → builder agrees with the
+report's copies.
 """
 
 from collections import defaultdict
@@ -20,6 +23,33 @@ def verify(report: dict) -> tuple[list[str], int]:
         checks += 1
         if canonical_sha256(manifest) != report["run"]["manifest_sha256"]:
             problems.append("run.manifest_sha256 does not match the published manifest")
+        checks += 1
+        if manifest["bundle_sha256"] != report["run"]["bundle_sha256"]:
+            problems.append("run.bundle_sha256 differs from the manifest's bundle_sha256")
+        checks += 1
+        if canonical_sha256({"name": report["run"]["name"], "task": report["run"]["task"]}) \
+                != manifest["run"]:
+            problems.append("run: the name and task do not hash to the manifest's run entry")
+        for key in ("builders", "reviewers"):
+            checks += 1
+            records = {r["id"]: r for r in report[key]}
+            if set(records) != set(manifest[key]):
+                problems.append(f"{key}: the ids differ from the manifest's")
+            for rid, record in records.items():
+                checks += 1
+                published = {"id": record["id"], "model": record["model"],
+                             "family": record["family"]}
+                if canonical_sha256(published) != manifest[key].get(rid):
+                    problems.append(f"{key}[{rid}]: the id, model and family do not hash to the "
+                                    f"manifest's entry")
+        copy_builder = {c["id"]: c["builder"] for c in report["copies"]}
+        checks += 1
+        if set(copy_builder) != set(manifest["copies"]):
+            problems.append("copies: the ids differ from the manifest's")
+        for c in report["copies"]:
+            checks += 1
+            if c["content_sha256"] != manifest["copies"].get(c["id"]):
+                problems.append(f"copies[{c['id']}].content_sha256 differs from the manifest's")
         protocol = report["protocol"]
         checks += 1
         if canonical_sha256(protocol["frozen"]) != protocol["sha256"]:
@@ -50,6 +80,11 @@ def verify(report: dict) -> tuple[list[str], int]:
                 if order_key(commitment["order_seed"], a["item"]) != a["order_key"]:
                     problems.append(f"assignments[{pseudonym}/{a['position']}].order_key does "
                                     f"not match HMAC(order seed, item)")
+                checks += 1
+                if copy_builder.get(a["copy"]) != a["builder"]:
+                    problems.append(f"assignments[{pseudonym}/{a['position']}]: builder "
+                                    f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
+                                    f"in copies")
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         problems.append(f"the report is malformed: {type(error).__name__}: {error}")
     return problems, checks

@@ -24,8 +24,9 @@ class Command(HostCommand):
         else:
             data = to_json(anonymise(report) if format == "anon" else report)
         if output == "-":
+            # The report is the output: no trailing summary, so `-o - --json` stays one document.
             self.stdout.write(data.decode("utf-8"), ending="")
-            return {}
+            return None
         path = Path(output)
         if re.search(r"[\x00-\x1f]", output):
             raise CommandError("-o: the file name holds control characters")
@@ -37,7 +38,5 @@ class Command(HostCommand):
                 "bytes": len(data)}
 
     def describe(self, result):
-        if not result:
-            return []
         return [f"wrote the {result['format']} report of session {result['session']} to "
                 f"{result['file']} ({result['bytes']} bytes)"]
