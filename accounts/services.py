@@ -30,7 +30,6 @@ from accounts.models import (
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
 from judging import audit
-from judging.canonical import normalise_text
 from judging.commitments import commitment_sha256
 from judging.draws import (
     Draws,
@@ -42,6 +41,7 @@ from judging.draws import (
     order_key,
 )
 from judging.models import Assignment, Session, SessionState
+from judging.services import check_guest_cap, checked_text
 
 JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
 GUEST_REFUSAL = "That guest code was not accepted."
@@ -193,7 +193,7 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
 
 
 def _clean_display_name(name: str) -> str:
-    name = " ".join(normalise_text(name or "").split())
+    name = " ".join(checked_text(name, field="name", limit=10 * MAX_DISPLAY_NAME).split())
     if not name:
         raise Invalid("name: choose a name to be shown by")
     if len(name) > MAX_DISPLAY_NAME:
@@ -345,8 +345,8 @@ def guests_configure(*, session: Session, actor: str, allow: bool | None = None,
     revokes the active code. Side effects: updates the session's guest settings, issues or
     revokes guest-code credentials, appends `guests.configured`.
     """
-    if cap is not UNSET and cap is not None and cap < 1:
-        raise Invalid("guest cap: must be at least 1 (or no cap)")
+    if cap is not UNSET:
+        check_guest_cap(cap)
     with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=session.pk)
         if session.state == SessionState.REVEALED:

@@ -233,6 +233,33 @@ def _parse(text: str, duplicates: dict[int, tuple[dict, list[str]]]):
     return json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_reject_constant)
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _name_undecodable_places(raw: bytes, errors: _Errors) -> bool:
+    """Name the strings that hold bytes which are not UTF-8 (`copies[3].content: …`), so the host
+    learns which copy to fix. False when the bundle cannot be read that far."""
+    try:
+        data = _parse(raw.decode("utf-8", "surrogateescape"), {})
+    except (ValueError, RecursionError):
+        return False
+    found = False
+    stack = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        if isinstance(value, str):
+            bad = _ESCAPED_BYTE.search(value)
+            if bad:
+                byte = ord(bad.group()) - 0xDC00
+                errors.add(parts, f"not valid UTF-8 (byte 0x{byte:02X} at character {bad.start()})")
+                found = True
+        elif isinstance(value, list):
+            stack.extend(((*parts, i), item) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            stack.extend(((*parts, key), item) for key, item in value.items())
+    return found
+
+
 def _decode(raw: bytes, errors: _Errors):
     """Bytes to a JSON value and its duplicate-key record, or None after recording why not."""
     offset = 0
@@ -241,7 +268,8 @@ def _decode(raw: bytes, errors: _Errors):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        errors.add((), f"not valid UTF-8 at byte {exc.start + offset}")
+        if not _name_undecodable_places(raw, errors):
+            errors.add((), f"not valid UTF-8 at byte {exc.start + offset}")
         return None
     duplicates: dict[int, tuple[dict, list[str]]] = {}
     try:

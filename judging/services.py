@@ -5,6 +5,7 @@ Each docstring lists the function's side effects. Refusals are `blindjudge.error
 callers turn into an HTTP status, a closed socket or a command error with the same message.
 """
 
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -45,6 +46,23 @@ MAX_TEXT_CHARS = 200_000
 COPY_VERDICTS = ("pass", "fail")
 FINDING_VERDICTS = ("real", "false_alarm")
 KEEP = "keep"
+
+
+MAX_GUEST_CAP = 100_000
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def checked_text(value: str, *, field: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """Text as it is stored: NFC with LF line endings. Refuses text over `limit` characters and
+    NUL or lone surrogates, which no database here can store (a clear 400, never a 500)."""
+    value = normalise_text(value or "")
+    bad = _UNSTORABLE.search(value)
+    if bad:
+        what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate"
+        raise Invalid(f"{field}: contains {what} at character {bad.start()}")
+    if len(value) > limit:
+        raise Invalid(f"{field}: limited to {limit} characters")
+    return value
 
 
 def verdict_values(kind: str) -> tuple[str, ...]:
@@ -138,7 +156,7 @@ def truth_correct(*, run: Run, item: str, truth: str, note: str, actor: str) -> 
     TruthCorrection with the old and new labels and the note, and a `truth.corrected` audit event.
     Allowed at any time, the reveal included: the report scores under both versions.
     """
-    note = note.strip()
+    note = checked_text(note, field="note").strip()
     if not note:
         raise Invalid("--note: say why the label is corrected")
     with transaction.atomic():
@@ -230,8 +248,8 @@ def session_create(
                 raise ValueError
         except ValueError:
             raise Invalid("draw seed: expected 64 hexadecimal characters") from None
-    if len(rubric) > MAX_TEXT_CHARS or len(preregistration) > MAX_TEXT_CHARS:
-        raise Invalid(f"rubric and preregistration are limited to {MAX_TEXT_CHARS} characters")
+    rubric = checked_text(rubric, field="rubric")
+    preregistration = checked_text(preregistration, field="preregistration")
     if kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
         if not sources:
@@ -243,8 +261,7 @@ def session_create(
             f"items per judge: {items_per_judge} is outside 1..{len(sources)} "
             f"(the session has {len(sources)} items)"
         )
-    if guest_cap is not None and guest_cap < 1:
-        raise Invalid("guest cap: must be at least 1 (or no cap)")
+    check_guest_cap(guest_cap)
     if reviewer_display == ReviewerDisplay.NAMES:
         _check_reviewer_names_allowed(run)
     _check_rules(preregistration, "preregistration")
@@ -253,7 +270,7 @@ def session_create(
     with transaction.atomic():
         session = Session.objects.create(
             run=run, url_id=Draws().symbols("url", "abcdefghijkmnpqrstuvwxyz23456789", 22),
-            kind=kind, rubric=normalise_text(rubric), preregistration=normalise_text(preregistration),
+            kind=kind, rubric=rubric, preregistration=preregistration,
             items_per_judge=items_per_judge, guest_cap=guest_cap,
             reviewer_display=reviewer_display, scorecards=scorecards, draw_seed=draw_seed,
             allocation_seed=draws.hex("allocation"),
@@ -268,6 +285,11 @@ def session_create(
         if guests_allowed:
             guest_code = guests_configure(session=session, allow=True, actor=actor).guest_code
     return SessionCreated(session=session, guest_code=guest_code)
+
+
+def check_guest_cap(cap: int | None):
+    if cap is not None and not 1 <= cap <= MAX_GUEST_CAP:
+        raise Invalid(f"guest cap: must be between 1 and {MAX_GUEST_CAP} (or no cap)")
 
 
 def _locked_session(session: Session) -> Session:
@@ -288,6 +310,7 @@ def redactions_accept(*, session: Session, patterns: list[str], actor: str) -> S
     appends a `redactions.accepted` audit event. Refused once the session has opened (the
     patterns are part of the frozen protocol) and for empty or invalid patterns.
     """
+    patterns = [checked_text(p, field="pattern") for p in patterns]
     try:
         compile_patterns(patterns)
     except PatternError as error:
@@ -382,11 +405,9 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
     (validated now); appends a `prereg.amended` audit event. Refused on drafts (edit the
     preregistration itself) and after the reveal.
     """
-    text = normalise_text(text).strip()
+    text = checked_text(text, field="amendment").strip()
     if not text:
         raise Invalid("amendment: the text is empty")
-    if len(text) > MAX_TEXT_CHARS:
-        raise Invalid(f"amendment: limited to {MAX_TEXT_CHARS} characters")
     rules = _check_rules(text, "amendment")
     with transaction.atomic():
         session = _locked_session(session)
@@ -471,9 +492,7 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
     """
     if phase not in (1, 2):
         raise Invalid("phase: expected 1 or 2")
-    reason = normalise_text(reason or "")
-    if len(reason) > MAX_REASON_CHARS:
-        raise Invalid(f"reason: limited to {MAX_REASON_CHARS} characters")
+    reason = checked_text(reason, field="reason", limit=MAX_REASON_CHARS)
     try:
         seconds_spent = float(seconds_spent)
     except (TypeError, ValueError):

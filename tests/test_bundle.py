@@ -203,12 +203,23 @@ def test_oversize_bundle_is_refused_before_decoding():
     assert validate_bundle(raw, max_bundle_bytes=len(raw), max_copy_bytes=100)
 
 
-def test_invalid_utf8_names_the_byte():
-    raw = b'{"format": "blindjudge.run/1", "x": "caf\xe9"}'
-    assert raw.index(b"\xe9") == 40
-    assert errors_of(raw) == ["bundle: not valid UTF-8 at byte 40"]
-    # An encoded surrogate (CESU style) is not UTF-8 either; the offset counts a leading BOM.
-    assert errors_of(b'\xef\xbb\xbf["\xed\xa0\x80"]') == ["bundle: not valid UTF-8 at byte 5"]
+def test_invalid_utf8_inside_a_string_names_its_place():
+    """Case 8: the host learns which copy holds the bad bytes."""
+    bundle = minimal()
+    bundle["copies"][0]["content"] = "caf__"
+    raw = encode(bundle).replace(b"caf__", b"caf\xe9!")
+    assert errors_of(raw) == ["copies[0].content: not valid UTF-8 (byte 0xE9 at character 3)"]
+
+
+def test_invalid_utf8_outside_any_string_names_the_byte():
+    raw = b'{"format": "blindjudge.run/1", \xe9 "x": 1}'
+    assert raw.index(b"\xe9") == 31
+    assert errors_of(raw) == ["bundle: not valid UTF-8 at byte 31"]
+    # The offset counts a leading BOM.
+    assert errors_of(b'\xef\xbb\xbf[\xed 1]') == ["bundle: not valid UTF-8 at byte 4"]
+    # An encoded surrogate (CESU style) is not UTF-8 either.
+    assert errors_of(b'\xef\xbb\xbf["\xed\xa0\x80"]') == [
+        "[0]: not valid UTF-8 (byte 0xED at character 0)"]
 
 
 def test_malformed_json_names_line_and_column():

@@ -49,7 +49,7 @@ def test_a_findings_session_has_one_item_per_finding(run):
     ({"kind": "votes"}, 'kind "votes" is not one of copies, findings'),
     ({"kind": "copies", "items_per_judge": 0}, "items per judge: 0 is outside 1..6"),
     ({"kind": "copies", "items_per_judge": 7}, "items per judge: 7 is outside 1..6"),
-    ({"kind": "copies", "guest_cap": 0}, "guest cap: must be at least 1"),
+    ({"kind": "copies", "guest_cap": 0}, "guest cap: must be between 1 and 100000"),
     ({"kind": "copies", "draw_seed": "xyz"}, "draw seed: expected 64 hexadecimal characters"),
     ({"kind": "copies", "reviewer_display": "names"},
      'reviewer "r2" shares a model or family with a builder'),
@@ -98,8 +98,10 @@ def test_opening_freezes_a_canonical_protocol_without_truth_or_builders(run):
     assert session.protocol["rubric"] == "Rubric\nline"
     assert session.decision_rules[0]["name"] == "herding"
     frozen = str(session.protocol)
-    for secret in ("gpt-4o", "OpenAI", "b1", "known_good", "seeded_defect", "subtracts"):
+    for secret in ("gpt-4o", "OpenAI", "known_good", "seeded_defect", "subtracts", "builder"):
         assert secret not in frozen
+    # Bundle ids of builders ("b1") could occur by chance inside hex seeds; check the fields.
+    assert {key for item in session.protocol["items"] for key in item} == {"key", "copy_sha256"}
     assert AuditEvent.objects.filter(action="session.opened",
                                      details__protocol_sha256=session.protocol_sha256).exists()
     with pytest.raises(Conflict, match="cannot open: session .* is open"):
@@ -173,3 +175,30 @@ def test_a_host_reaches_only_their_own_runs_and_sessions(draft, run, other_host,
             session_for_host(host=other_host, session_id=session_id)
     with pytest.raises(NotFound):
         run_for_host(host=other_host, run_id=run.pk)
+
+
+def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_session, judge):
+    """NUL and lone surrogates: PostgreSQL stores neither; a clear 400 on every database."""
+    with pytest.raises(Invalid, match="rubric: contains a NUL character at character 1"):
+        session_create(run=run, kind="copies", actor="t", rubric="a\x00b")
+    with pytest.raises(Invalid, match="preregistration: contains a lone surrogate"):
+        session_create(run=run, kind="copies", actor="t", preregistration="a\ud800")
+    with pytest.raises(Invalid, match="amendment: contains a NUL"):
+        prereg_amend(session=open_session, text="a\x00b", actor="t")
+    with pytest.raises(Invalid, match="note: contains a NUL"):
+        truth_correct(run=run, item="c1", truth="seeded_defect", note="a\x00b", actor="t")
+    with pytest.raises(Invalid, match="reason: contains a NUL"):
+        verdict_record(judge=judge, code=judge.assignments.first().code, phase=1, value="pass",
+                       reason="a\x00b")
+    draft = session_create(run=run, kind="copies", actor="t").session
+    with pytest.raises(Invalid, match="pattern: contains a NUL"):
+        redactions_accept(session=draft, patterns=["ab\x00c"], actor="t")
+
+
+def test_guest_caps_are_bounded(run, open_session):
+    from accounts.services import guests_configure
+
+    with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):
+        session_create(run=run, kind="copies", actor="t", guest_cap=2**31)
+    with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):
+        guests_configure(session=open_session, actor="t", cap=2**31)
