@@ -17,3 +17,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 # A server or command the tests start as a subprocess joins the test run's database, by name.
 if os.environ.get("BLINDJUDGE_TEST_DATABASE_NAME"):
     DATABASES["default"]["NAME"] = os.environ["BLINDJUDGE_TEST_DATABASE_NAME"]
+
+# Tests serve static files from the apps' folders without a collectstatic step; the shipped
+# manifest storage is exercised by tests/test_settings.py, which runs collectstatic for real.
+STORAGES = {**STORAGES, "staticfiles": {  # noqa: F405
+    "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+WHITENOISE_USE_FINDERS = True

@@ -104,3 +104,19 @@ def test_a_sqlite_database_url_gets_the_product_pragmas(tmp_path):
         "settings.DATABASES['default']['TEST']['NAME']",
         {"DATABASE_URL": url, "SECRET_KEY": "k" * 50}, tmp_path)
     assert values == f"{tmp_path}/custom.sqlite3 IMMEDIATE {tmp_path}/custom.test.sqlite3"
+
+
+def test_collectstatic_builds_the_hashed_manifest_the_product_serves(tmp_path):
+    result = manage("collectstatic", "--no-input", env={"STATIC_ROOT": str(tmp_path / "static")},
+                    tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    manifest = (tmp_path / "static" / "staticfiles.json").read_text()
+    assert '"css/base.css": "css/base.' in manifest
+
+
+def test_the_embedded_default_serves_its_own_static_files(client):
+    page = client.get("/")
+    assert page.status_code == 200
+    stylesheet = client.get("/static/css/base.css")
+    assert stylesheet.status_code == 200
+    assert b"font-family" in b"".join(stylesheet.streaming_content)
