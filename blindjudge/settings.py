@@ -128,6 +128,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "blindjudge.middleware.ServiceErrorMiddleware",
 ]
 
 ROOT_URLCONF = "blindjudge.urls"

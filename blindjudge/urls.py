@@ -1,10 +1,10 @@
-from django.contrib import admin
 from django.urls import include, path
 
-from judging import views as judging_views
+from judging import judge_views
 
 urlpatterns = [
-    path("", judging_views.home, name="home"),
+    path("", judge_views.home, name="home"),
+    path("", include("judging.judge_urls")),
+    path("host/", include("judging.host_urls")),
     path("accounts/", include("allauth.urls")),
-    path("admin/", admin.site.urls),
 ]

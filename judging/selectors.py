@@ -1,8 +1,23 @@
 """Reads. Host selectors return only the host's own rows; another host's id is the same
 NotFound as an id that does not exist."""
 
+from dataclasses import dataclass
+
 from blindjudge.errors import NotFound
-from judging.models import Run, Session
+from judging.blinding import find_name_matches
+from judging.models import (
+    Assignment,
+    Finding,
+    Review,
+    Reviewer,
+    ReviewerDisplay,
+    Run,
+    Session,
+    SessionState,
+    Verdict,
+)
+from judging.normalise import normalise, strip_metadata
+from judging.rendering import inline_html
 
 
 def session_for_host(*, host, session_id) -> Session:
@@ -23,9 +38,6 @@ def blinding_check(session: Session) -> dict:
     """The host's blinding check: per copy and per builder, the metadata that will be stripped,
     every name or model-id-like match in content, finding texts and review reasons, and how many
     matches the accepted patterns redact. It reports; only accepted patterns change content."""
-    from judging.blinding import find_name_matches
-    from judging.normalise import normalise, strip_metadata
-
     run = session.run
     builders = list(run.builders.all())
     builder_rows = [{"id": b.bundle_id, "model": b.model, "family": b.family} for b in builders]
@@ -63,3 +75,153 @@ def blinding_check(session: Session) -> dict:
         totals["redactions"] += redactions
     return {"session": session.pk, "state": session.state, "accepted_patterns": patterns,
             "copies": copies, "builders": list(per_builder.values())}
+
+
+# --- What a judge may see --------------------------------------------------------------------
+# Built from explicit column lists that hold no builder, family, bundle id of a copy, truth or
+# defect note: blinding is a property of these queries, not of a template that forgets a field.
+
+JUDGE_COPY_COLUMNS = ("item__copy__content", "item__copy__format")
+
+
+def judge_phase(judge) -> int | None:
+    """The phase the judge is in: 1, 2, or None when both are locked."""
+    if not judge.phase1_locked_at:
+        return 1
+    if not judge.phase2_locked_at:
+        return 2
+    return None
+
+
+def judge_assignments(judge) -> list[dict]:
+    """The judge's codes in their drawn order, each with the phases answered so far."""
+    rows = list(Assignment.objects.filter(judge=judge).order_by("position")
+                .values("pk", "code", "position"))
+    answered = {}
+    for assignment_id, phase in Verdict.objects.filter(assignment__judge=judge).values_list(
+            "assignment_id", "phase"):
+        answered.setdefault(assignment_id, set()).add(phase)
+    return [{"code": r["code"], "position": r["position"],
+             "answered": answered.get(r["pk"], set())} for r in rows]
+
+
+@dataclass(frozen=True)
+class ReviewerRow:
+    label: str
+    verdict: str
+    reason_html: str
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    code: str
+    position: int
+    total: int
+    phase: int
+    previous_code: str | None
+    next_code: str | None
+    finding_html: str | None
+    verdict: dict | None
+    phase1_verdict: dict | None
+    reviewer_rows: list
+    proposed_verdict: str | None
+    raised_by: list
+
+
+def reviewer_labels(session) -> dict[int, str]:
+    """Reviewer pk → the label judges see in phase 2, as the host chose."""
+    reviewers = Reviewer.objects.filter(run_id=session.run_id).order_by("position").values(
+        "pk", "model")
+    labels = {}
+    for index, reviewer in enumerate(reviewers):
+        if session.reviewer_display == ReviewerDisplay.NAMES:
+            labels[reviewer["pk"]] = reviewer["model"]
+        else:
+            labels[reviewer["pk"]] = f"Reviewer {_letters(index)}"
+    return labels
+
+
+def _letters(index: int) -> str:
+    label = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        label = chr(65 + remainder) + label
+    return label
+
+
+def judge_item(judge, code: str) -> JudgeItem:
+    """One of the judge's items under its code, in the judge's current phase.
+
+    Phase-2 material (reviewers' verdicts and reasons, a finding's proposed verdict and who raised
+    it) is read only once phase 1 is locked; before that, none of it is queried at all.
+    """
+    session = judge.session
+    phase = judge_phase(judge) or 2
+    rows = list(Assignment.objects.filter(judge=judge).order_by("position")
+                .values("pk", "code", "position", "item__copy_id", "item__finding_id"))
+    index = next((i for i, r in enumerate(rows) if r["code"] == code), None)
+    if index is None:
+        raise NotFound("no such item")
+    row = rows[index]
+    patterns = session.redaction_patterns
+    finding_html = None
+    if row["item__finding_id"]:
+        text = Finding.objects.filter(pk=row["item__finding_id"]).values_list("text", flat=True)[0]
+        finding_html = inline_html(normalise(text, "text", patterns))
+    verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=row["pk"]).values(
+        "phase", "value", "reason", "seconds_spent", "kept", "locked")}
+    reviewer_rows, proposed, raised_by = [], None, []
+    if judge.phase1_locked_at:
+        labels = reviewer_labels(session)
+        if row["item__finding_id"]:
+            finding = Finding.objects.get(pk=row["item__finding_id"])
+            proposed = finding.proposed_verdict
+            raised_by = sorted(labels[r] for r in finding.raised_by.values_list("pk", flat=True))
+        else:
+            for review in (Review.objects.filter(copy_id=row["item__copy_id"])
+                           .order_by("reviewer__position").values("reviewer_id", "verdict",
+                                                                   "reason")):
+                reviewer_rows.append(ReviewerRow(
+                    label=labels[review["reviewer_id"]], verdict=review["verdict"],
+                    reason_html=inline_html(normalise(review["reason"], "text", patterns))))
+    return JudgeItem(
+        code=row["code"], position=row["position"], total=len(rows), phase=phase,
+        previous_code=rows[index - 1]["code"] if index > 0 else None,
+        next_code=rows[index + 1]["code"] if index + 1 < len(rows) else None,
+        finding_html=finding_html, verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
+        reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
+    )
+
+
+def judge_copy(judge, code: str) -> tuple[str, str]:
+    """(content, format) of the copy behind one of the judge's codes; nothing else."""
+    row = (Assignment.objects.filter(judge=judge, code=code)
+           .values_list(*JUDGE_COPY_COLUMNS).first())
+    if row is None:
+        raise NotFound("no such item")
+    return row
+
+
+def judge_scorecard(judge) -> dict:
+    """After the reveal, where the host allowed it: the judge's own verdicts, the truth, their
+    scores. Nothing of any other judge."""
+    from reports.build import is_correct, score  # reports are built rarely; keep them out of start-up
+
+    session = judge.session
+    if session.state != SessionState.REVEALED or not session.scorecards:
+        raise NotFound("no scorecard")
+    rows = {}
+    for v in (Verdict.objects.filter(assignment__judge=judge, locked=True)
+              .order_by("assignment__position")
+              .values("assignment__code", "assignment__position", "phase", "value",
+                      "assignment__item__copy__truth", "assignment__item__finding__truth")):
+        truth = v["assignment__item__finding__truth"] or v["assignment__item__copy__truth"]
+        entry = rows.setdefault(v["assignment__code"], {
+            "code": v["assignment__code"], "position": v["assignment__position"],
+            "truth": truth, "phase1": None, "phase2": None})
+        entry[f"phase{v['phase']}"] = {"value": v["value"], "correct": is_correct(v["value"], truth)}
+    items = sorted(rows.values(), key=lambda r: r["position"])
+    scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
+                                     if i[f"phase{phase}"]) for phase in (1, 2)}
+    return {"items": items, "scores": scores}

@@ -1,0 +1,57 @@
+"""The first lines of every view: who may be here at all.
+
+`host_required`: anonymous visitors go to sign-in; a signed-in person who is not a host gets the
+same 404 as a page that does not exist. Objects are then fetched through the host selectors,
+which give another host's ids that same 404.
+`judge_required`: the judge this browser was admitted as in the session named by the URL, or
+404 for everyone else (another judge, a removed judge, an unknown session, nobody).
+"""
+
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404
+
+from accounts.models import Host, Judge, JudgeStatus
+
+JUDGE_SESSION_KEY = "judge:{url_id}"
+
+
+def host_required(view):
+    @wraps(view)
+    def guarded(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        host = Host.objects.filter(user=request.user).first()
+        if host is None:
+            raise Http404("not a host")
+        request.host = host
+        return view(request, *args, **kwargs)
+
+    return guarded
+
+
+def admitted_judge(request, url_id: str) -> Judge | None:
+    judge_pk = request.session.get(JUDGE_SESSION_KEY.format(url_id=url_id))
+    if judge_pk is None:
+        return None
+    return (Judge.objects.select_related("session__run")
+            .filter(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE).first())
+
+
+def remember_judge(request, judge: Judge):
+    """Bind this browser to a judge; the session key rotates first (no session fixation)."""
+    request.session.cycle_key()
+    request.session[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge.pk
+
+
+def judge_required(view):
+    @wraps(view)
+    def guarded(request, url_id, *args, **kwargs):
+        judge = admitted_judge(request, url_id)
+        if judge is None:
+            raise Http404("no such page")
+        request.judge = judge
+        return view(request, url_id, *args, **kwargs)
+
+    return guarded

@@ -1,0 +1,24 @@
+"""Service refusals become pages with the refusal's status, from one place.
+
+A view's guards come first and return 404 themselves; this catches what services refuse later
+(409 for a locked phase, 400 for bad input), so no view repeats the mapping.
+"""
+
+from django.shortcuts import render
+
+from blindjudge.errors import ServiceError
+
+
+class ServiceErrorMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, ServiceError):
+            return None
+        return render(request, "error.html", {"status": exception.status,
+                                              "message": exception.message},
+                      status=exception.status)

@@ -1,0 +1,18 @@
+"""The judge's pages. No sequential id anywhere: sessions by their random URL id, items by the
+judge's own codes, judges by the server-side session only."""
+
+from django.urls import path
+
+from judging import judge_views as views
+
+urlpatterns = [
+    path("join/<str:token>", views.join, name="join"),
+    path("resume/<str:token>", views.resume, name="resume"),
+    path("guest/", views.guest, name="guest"),
+    path("s/<str:url_id>/", views.session_home, name="judge_home"),
+    path("s/<str:url_id>/welcome/", views.welcome, name="judge_welcome"),
+    path("s/<str:url_id>/i/<str:code>/", views.item, name="judge_item"),
+    path("s/<str:url_id>/i/<str:code>/frame", views.frame, name="judge_frame"),
+    path("s/<str:url_id>/lock/", views.lock, name="judge_lock"),
+    path("s/<str:url_id>/scorecard/", views.scorecard, name="judge_scorecard"),
+]

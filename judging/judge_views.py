@@ -1,0 +1,247 @@
+"""The judge's pages: joining, the two phases, locks, the scorecard.
+
+Guards first in every view: `judge_required` answers 404 to anyone but the judge this browser was
+admitted as in the session the URL names. What a judge sees comes only from the judge selectors
+in judging/selectors.py, which never read builder identity or truth. Every change is a service.
+"""
+
+from functools import wraps
+
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_http_methods
+
+from accounts.guards import JUDGE_SESSION_KEY, judge_required, remember_judge
+from accounts.selectors import judge_by_resume_token
+from accounts.services import guest_join, join_token_exchange
+from blindjudge.errors import Invalid, Refused, ServiceError
+from blindjudge.links import resume_link
+from judging.models import SessionKind, SessionState
+from judging.normalise import normalise
+from judging.rendering import FRAME_CSP, copy_html, frame_document
+from judging.selectors import judge_assignments, judge_copy, judge_item, judge_phase, judge_scorecard
+from judging.services import KEEP, phase_lock, verdict_record, verdict_values
+
+WELCOME_KEY = "welcome:{url_id}"
+VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm",
+                  KEEP: "Keep my phase-1 verdict"}
+
+
+def no_referrer(view):
+    """Pages whose URL carries a credential never pass it on in a Referer header."""
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+
+    return wrapped
+
+
+def home(request):
+    sessions = [key.split(":", 1)[1] for key in request.session.keys()
+                if key.startswith(JUDGE_SESSION_KEY.split("{")[0])]
+    return render(request, "home.html", {"judge_sessions": sessions})
+
+
+def _admit(request, admission):
+    """Bind the browser to the new judge and keep what must be shown once for the welcome page."""
+    judge = admission.judge
+    remember_judge(request, judge)
+    request.session[WELCOME_KEY.format(url_id=judge.session.url_id)] = {
+        "resume_link": resume_link(admission.resume_token),
+        "commitment": admission.commitment_sha256,
+        "protocol": admission.protocol_sha256,
+    }
+    return redirect("judge_welcome", url_id=judge.session.url_id)
+
+
+@never_cache
+@no_referrer
+@require_http_methods(["GET", "POST"])
+def join(request, token):
+    # GET only shows a button: a link preview or a prefetch must not use the single-use token.
+    if request.method == "GET":
+        return render(request, "judge/join.html", {"action": request.path})
+    return _admit(request, join_token_exchange(token=token))
+
+
+@never_cache
+@no_referrer
+@require_http_methods(["GET", "POST"])
+def resume(request, token):
+    if request.method == "GET":
+        return render(request, "judge/resume.html", {"action": request.path})
+    judge = judge_by_resume_token(token)
+    remember_judge(request, judge)
+    return redirect("judge_home", url_id=judge.session.url_id)
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def guest(request):
+    context = {"code": "", "name": "", "error": None}
+    if request.method == "POST":
+        context.update(code=request.POST.get("code", "")[:64], name=request.POST.get("name", "")[:200])
+        try:
+            return _admit(request, guest_join(code=context["code"], display_name=context["name"],
+                                              client_address=request.META.get("REMOTE_ADDR", "")))
+        except (Invalid, Refused) as error:
+            context["error"] = error.message
+            status = error.status
+            return render(request, "judge/guest.html", context, status=status)
+    return render(request, "judge/guest.html", context)
+
+
+@never_cache
+@judge_required
+def welcome(request, url_id):
+    shown_once = request.session.pop(WELCOME_KEY.format(url_id=url_id), None)
+    judge = request.judge
+    return render(request, "judge/welcome.html", {
+        "judge": judge, "session": judge.session, "shown_once": shown_once,
+        "commitment": judge.commitment_sha256, "protocol": judge.session.protocol_sha256,
+    })
+
+
+def _first_open_code(assignments, phase):
+    for assignment in assignments:
+        if phase not in assignment["answered"]:
+            return assignment["code"]
+    return assignments[0]["code"] if assignments else None
+
+
+@never_cache
+@judge_required
+def session_home(request, url_id):
+    judge = request.judge
+    session = judge.session
+    if session.state == SessionState.REVEALED:
+        if session.scorecards:
+            return redirect("judge_scorecard", url_id=url_id)
+        return render(request, "judge/ended.html", {"session": session})
+    assignments = judge_assignments(judge)
+    phase = judge_phase(judge)
+    answered = sum(1 for a in assignments if phase in a["answered"]) if phase else len(assignments)
+    return render(request, "judge/session.html", {
+        "judge": judge, "session": session, "phase": phase, "assignments": assignments,
+        "answered": answered, "total": len(assignments),
+        "continue_code": _first_open_code(assignments, phase) if phase else None,
+        "can_lock": phase is not None and answered == len(assignments),
+    })
+
+
+def _verdict_choices(session, phase):
+    values = list(verdict_values(session.kind))
+    if phase == 2:
+        values.append(KEEP)
+    return [(value, VERDICT_LABELS[value], str(index + 1) if value != KEEP else "k")
+            for index, value in enumerate(values)]
+
+
+def _wants_json(request):
+    return "application/json" in request.headers.get("Accept", "")
+
+
+@never_cache
+@judge_required
+@require_http_methods(["GET", "POST"])
+def item(request, url_id, code):
+    judge = request.judge
+    session = judge.session
+    if session.state == SessionState.REVEALED:
+        raise Http404("no such page")
+    view = judge_item(judge, code)
+    if request.method == "POST":
+        try:
+            verdict_record(judge=judge, code=code, phase=view.phase,
+                           value=request.POST.get("verdict", ""),
+                           reason=request.POST.get("reason", ""),
+                           seconds_spent=request.POST.get("seconds_spent") or 0)
+        except ServiceError as error:
+            if _wants_json(request):
+                return JsonResponse({"saved": False, "message": error.message}, status=error.status)
+            if not isinstance(error, Invalid):
+                raise
+            return _item_page(request, judge, view, error=error.message, status=400,
+                              posted=request.POST)
+        if _wants_json(request):
+            return JsonResponse({"saved": True})
+        go = request.POST.get("go", "next")
+        if go == "previous" and view.previous_code:
+            return redirect("judge_item", url_id=url_id, code=view.previous_code)
+        if go == "next" and view.next_code:
+            return redirect("judge_item", url_id=url_id, code=view.next_code)
+        if go == "stay":
+            return redirect("judge_item", url_id=url_id, code=code)
+        return redirect("judge_home", url_id=url_id)
+    return _item_page(request, judge, view)
+
+
+def _item_page(request, judge, view, *, error=None, status=200, posted=None):
+    session = judge.session
+    current = view.verdict or {}
+    return render(request, "judge/item.html", {
+        "judge": judge, "session": session, "item": view, "error": error,
+        "task": session.run.task, "rubric": session.rubric,
+        "choices": _verdict_choices(session, view.phase),
+        "chosen": (posted.get("verdict") if posted else None) or (
+            KEEP if current.get("kept") else current.get("value")),
+        "reason": posted.get("reason") if posted else current.get("reason", ""),
+        "seconds_spent": current.get("seconds_spent", 0),
+        "is_findings": session.kind == SessionKind.FINDINGS,
+        "open": session.state == SessionState.OPEN,
+        "frame_url": reverse("judge_frame", kwargs={"url_id": session.url_id, "code": view.code}),
+    }, status=status)
+
+
+@never_cache
+@xframe_options_sameorigin
+@judge_required
+def frame(request, url_id, code):
+    """The copy, as a standalone document for `<iframe sandbox>`: nothing in it runs or loads."""
+    judge = request.judge
+    if judge.session.state == SessionState.REVEALED:
+        raise Http404("no such page")
+    content, fmt = judge_copy(judge, code)
+    body = copy_html(normalise(content, fmt, judge.session.redaction_patterns), fmt)
+    response = HttpResponse(frame_document(body), content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = FRAME_CSP
+    response["Referrer-Policy"] = "no-referrer"
+    response["Cross-Origin-Resource-Policy"] = "same-origin"
+    return response
+
+
+@never_cache
+@judge_required
+@require_http_methods(["GET", "POST"])
+def lock(request, url_id):
+    judge = request.judge
+    phase = judge_phase(judge)
+    if phase is None or judge.session.state == SessionState.REVEALED:
+        raise Http404("no such page")
+    assignments = judge_assignments(judge)
+    missing = [a for a in assignments if phase not in a["answered"]]
+    error = None
+    if request.method == "POST":
+        if request.POST.get("confirm") == "yes":
+            phase_lock(judge=judge, phase=phase)
+            return redirect("judge_home", url_id=url_id)
+        error = "Tick the box to confirm: locked verdicts can never be changed."
+    return render(request, "judge/lock.html", {
+        "judge": judge, "session": judge.session, "phase": phase, "missing": missing,
+        "total": len(assignments), "error": error,
+    }, status=400 if error else 200)
+
+
+@never_cache
+@judge_required
+def scorecard(request, url_id):
+    judge = request.judge
+    card = judge_scorecard(judge)
+    return render(request, "judge/scorecard.html", {"judge": judge, "session": judge.session,
+                                                    "card": card})
+

@@ -1,0 +1,142 @@
+"""The judge's pages over HTTP (test client): joining, both phases, locks, the copy frame's
+headers, the scorecard."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from accounts.services import guests_configure, invitation_create
+from judging.models import Verdict
+from judging.rendering import FRAME_STYLE_HASH
+from judging.services import session_close, session_reveal
+
+
+def join_by_link(client, session, name="Ada"):
+    token = invitation_create(session=session, actor="test", name=name).join_token
+    page = client.get(f"/join/{token}")
+    assert page.status_code == 200 and b"Join the session" in page.content
+    assert page["Referrer-Policy"] == "no-referrer"
+    response = client.post(f"/join/{token}")
+    assert response.status_code == 302
+    assert response["Location"] == f"/s/{session.url_id}/welcome/"
+    return token
+
+
+def codes_of(client, session):
+    page = client.get(f"/s/{session.url_id}/")
+    return re.findall(rf'<li><a href="/s/{session.url_id}/i/([A-Z0-9]+)/"', page.content.decode())
+
+
+@pytest.fixture
+def joined(client, open_session):
+    join_by_link(client, open_session)
+    return client
+
+
+def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_once(
+        client, open_session):
+    client.get("/")
+    before = client.session.session_key
+    token = join_by_link(client, open_session)
+    assert client.session.session_key != before
+    welcome = client.get(f"/s/{open_session.url_id}/welcome/")
+    body = welcome.content.decode()
+    assert token not in body
+    assert "/resume/" in body and open_session.protocol_sha256 in body
+    again = client.get(f"/s/{open_session.url_id}/welcome/").content.decode()
+    assert "/resume/" not in again and open_session.protocol_sha256 in again
+    # The join link is single-use.
+    assert client.post(f"/join/{token}").status_code == 403
+
+
+def test_phase_one_then_lock_then_phase_two(joined, open_session):
+    url_id = open_session.url_id
+    codes = codes_of(joined, open_session)
+    assert len(codes) == 6
+    first = joined.get(f"/s/{url_id}/i/{codes[0]}/")
+    assert first.status_code == 200
+    assert b"Item 1 of 6" in first.content
+    assert b"What the model reviewers said" not in first.content
+    for index, code in enumerate(codes):
+        response = joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail", "reason": "r",
+                                                           "seconds_spent": "4.5", "go": "next"})
+        expected = (f"/s/{url_id}/i/{codes[index + 1]}/" if index + 1 < len(codes)
+                    else f"/s/{url_id}/")
+        assert response["Location"] == expected
+    assert Verdict.objects.filter(phase=1, value="fail", seconds_spent=4.5).count() == 6
+    assert joined.post(f"/s/{url_id}/lock/", {}).status_code == 400  # confirmation required
+    assert joined.post(f"/s/{url_id}/lock/", {"confirm": "yes"}).status_code == 302
+    assert Verdict.objects.filter(phase=1, locked=True).count() == 6
+    # Case 24 at the door: a phase-1 verdict after the lock is a 409 and changes nothing.
+    phase2 = joined.get(f"/s/{url_id}/i/{codes[0]}/")
+    assert b"What the model reviewers said" in phase2.content
+    assert b"Keep my phase-1 verdict" in phase2.content
+    response = joined.post(f"/s/{url_id}/i/{codes[0]}/", {"verdict": "keep", "go": "stay"})
+    assert response.status_code == 302
+    assert Verdict.objects.get(phase=2, assignment__code=codes[0]).value == "fail"
+
+
+def test_autosave_answers_json(joined, open_session):
+    code = codes_of(joined, open_session)[0]
+    url = f"/s/{open_session.url_id}/i/{code}/"
+    ok = joined.post(url, {"verdict": "pass"}, HTTP_ACCEPT="application/json")
+    assert ok.json() == {"saved": True}
+    bad = joined.post(url, {"verdict": "maybe"}, HTTP_ACCEPT="application/json")
+    assert bad.status_code == 400 and "is not one of pass, fail" in bad.json()["message"]
+
+
+def test_the_copy_frame_is_sandboxed_by_its_headers(joined, open_session):
+    code = codes_of(joined, open_session)[0]
+    frame = joined.get(f"/s/{open_session.url_id}/i/{code}/frame")
+    assert frame.status_code == 200
+    directives = {d.strip().split(" ")[0]: d.strip() for d in frame["Content-Security-Policy"].split(";")}
+    assert directives["sandbox"] == "sandbox"
+    assert directives["default-src"] == "default-src 'none'"
+    assert directives["style-src"] == f"style-src '{FRAME_STYLE_HASH}'"
+    assert directives["frame-ancestors"] == "frame-ancestors 'self'"
+    assert frame["X-Content-Type-Options"] == "nosniff"
+    assert frame["Referrer-Policy"] == "no-referrer"
+    assert "no-store" in frame["Cache-Control"]
+    assert frame["X-Frame-Options"] == "SAMEORIGIN"
+    page = joined.get(f"/s/{open_session.url_id}/i/{code}/")
+    assert b"<iframe class=\"copy-frame\" sandbox src=" in page.content
+
+
+def test_guests_join_on_the_guest_page_with_one_refusal_for_everything(client, open_session):
+    code = guests_configure(session=open_session, actor="test", allow=True).guest_code
+    wrong = client.post("/guest/", {"code": "AAAA-AAAA-AAAA-A", "name": "Guesser"})
+    assert wrong.status_code == 403
+    assert b"That guest code was not accepted." in wrong.content
+    assert b"AAAA-AAAA-AAAA-A" in wrong.content  # what was typed is kept
+    right = client.post("/guest/", {"code": code.lower(), "name": "Guest"})
+    assert right["Location"] == f"/s/{open_session.url_id}/welcome/"
+
+
+def test_resume_links_work_on_another_device(client, open_session):
+    from django.test import Client
+
+    join_by_link(client, open_session)
+    link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
+                     client.get(f"/s/{open_session.url_id}/welcome/").content.decode()).group(1)
+    other = Client()
+    assert other.get(link)["Referrer-Policy"] == "no-referrer"
+    assert other.post(link)["Location"] == f"/s/{open_session.url_id}/"
+    assert other.get(f"/s/{open_session.url_id}/").status_code == 200
+
+
+def test_after_the_reveal_only_the_scorecard_remains(joined, open_session):
+    url_id = open_session.url_id
+    codes = codes_of(joined, open_session)
+    for code in codes:
+        joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail"})
+    joined.post(f"/s/{url_id}/lock/", {"confirm": "yes"})
+    open_session.scorecards = True
+    open_session.save(update_fields=["scorecards"])
+    session_close(session=open_session, actor="t")
+    session_reveal(session=open_session, actor="t")
+    assert joined.get(f"/s/{url_id}/i/{codes[0]}/").status_code == 404
+    assert joined.get(f"/s/{url_id}/i/{codes[0]}/frame").status_code == 404
+    assert joined.get(f"/s/{url_id}/")["Location"] == reverse("judge_scorecard", args=[url_id])
+    card = joined.get(f"/s/{url_id}/scorecard/").content.decode()
+    assert "seeded_defect" in card and "Defects caught" in card
