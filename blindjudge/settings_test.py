@@ -12,7 +12,9 @@ from blindjudge.settings import DATABASES  # noqa: E402
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"].setdefault("TEST", {})["NAME"] = "test_blindjudge"
+    # Several checkouts testing at once on one server each name their own (default: one name).
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
+        "BLINDJUDGE_PG_TEST_NAME", "test_blindjudge")
 
 # A server or command the tests start as a subprocess joins the test run's database, by name.
 if os.environ.get("BLINDJUDGE_TEST_DATABASE_NAME"):
