@@ -140,3 +140,13 @@ def test_after_the_reveal_only_the_scorecard_remains(joined, open_session):
     assert joined.get(f"/s/{url_id}/")["Location"] == reverse("judge_scorecard", args=[url_id])
     card = joined.get(f"/s/{url_id}/scorecard/").content.decode()
     assert "seeded_defect" in card and "Defects caught" in card
+
+
+def test_nobody_signs_up_by_themselves(client, db):
+    page = client.get("/accounts/signup/")
+    assert b"the sign up is currently closed" in page.content
+    client.post("/accounts/signup/", {"username": "mallory", "password1": "x" * 20,
+                                      "password2": "x" * 20})
+    from django.contrib.auth import get_user_model
+
+    assert not get_user_model().objects.filter(username="mallory").exists()
