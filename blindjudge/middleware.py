@@ -6,7 +6,7 @@ A view's guards come first and return 404 themselves; this catches what services
 
 from django.shortcuts import render
 
-from blindjudge.errors import ServiceError
+from blindjudge.errors import NotFound, ServiceError
 
 
 class ServiceErrorMiddleware:
@@ -19,6 +19,10 @@ class ServiceErrorMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, ServiceError):
             return None
+        if isinstance(exception, NotFound):
+            # Exactly the page of a URL that does not exist: a refusal must not tell "exists,
+            # but not yours" from "nothing here".
+            return render(request, "404.html", status=404)
         return render(request, "error.html", {"status": exception.status,
                                               "message": exception.message},
                       status=exception.status)
