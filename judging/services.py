@@ -571,3 +571,62 @@ def phase_lock(*, judge, phase: int):
         audit.record("phase.locked", actor=f"judge:{judge.pseudonym}", session=session,
                      judge=judge.pseudonym, phase=phase)
     return judge
+
+
+# --- Draft editing (host pages) ----------------------------------------------------------------
+
+UNCHANGED = object()
+
+
+def session_update_draft(
+    *, session: Session, actor: str, rubric=UNCHANGED, preregistration=UNCHANGED,
+    items_per_judge=UNCHANGED, reviewer_display=UNCHANGED, scorecards=UNCHANGED,
+) -> Session:
+    """Change a draft session's rubric, preregistration, items per judge, reviewer display or
+    scorecards; a field left UNCHANGED keeps its value.
+
+    Validation is session_create's: text normalised and bounded, items per judge within 1..items
+    (None means all), model names as reviewer labels refused where they would name a builder,
+    malformed decision rules refused. Everything is checked before anything is written.
+    Side effects: updates the given fields of the session; appends a `session.updated` audit
+    event naming the changed fields (never their text). Refused once the session has opened (the
+    protocol is frozen; amend the preregistration instead).
+    """
+    changes = {}
+    if rubric is not UNCHANGED:
+        changes["rubric"] = checked_text(rubric, field="rubric")
+    if preregistration is not UNCHANGED:
+        changes["preregistration"] = checked_text(preregistration, field="preregistration")
+        _check_rules(changes["preregistration"], "preregistration")
+    if reviewer_display is not UNCHANGED:
+        if reviewer_display not in ReviewerDisplay.values:
+            raise Invalid(
+                f'reviewer display "{reviewer_display}" is not one of '
+                f'{", ".join(ReviewerDisplay.values)}'
+            )
+        if reviewer_display == ReviewerDisplay.NAMES:
+            _check_reviewer_names_allowed(session.run)
+        changes["reviewer_display"] = reviewer_display
+    if scorecards is not UNCHANGED:
+        changes["scorecards"] = bool(scorecards)
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="edit the draft")
+        if items_per_judge is not UNCHANGED:
+            items = session.items.count()
+            if items_per_judge is not None and (
+                    isinstance(items_per_judge, bool) or not isinstance(items_per_judge, int)):
+                raise Invalid("items per judge: expected a whole number (or empty for all)")
+            if items_per_judge is not None and not 1 <= items_per_judge <= items:
+                raise Invalid(
+                    f"items per judge: {items_per_judge} is outside 1..{items} "
+                    f"(the session has {items} items)"
+                )
+            changes["items_per_judge"] = items_per_judge
+        changed = [name for name, value in changes.items() if getattr(session, name) != value]
+        for name in changed:
+            setattr(session, name, changes[name])
+        if changed:
+            session.save(update_fields=changed)
+            audit.record("session.updated", actor=actor, session=session, fields=changed)
+    return session

@@ -1,0 +1,181 @@
+"""Forms of the host's pages. They convert and label input; the services validate it.
+
+Every field has a label (rendered as `<label for>`); help texts are tied to their control by
+Django's `aria-describedby`. A service refusal is added to the form as a non-field error, so the
+page shows it above the fields and keeps everything the host typed.
+"""
+
+import re
+
+from django import forms
+
+from accounts.services import MAX_DISPLAY_NAME
+from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
+from judging.services import MAX_GUEST_CAP
+
+TEXTAREA = forms.Textarea(attrs={"rows": 6})
+
+
+def add_service_error(form: forms.Form, message: str):
+    """A service refusal as non-field errors, one per line of its message."""
+    for line in message.splitlines() or [message]:
+        if line.strip():
+            form.add_error(None, line)
+
+
+class HostForm(forms.Form):
+    """Labels without Django's trailing colon."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
+class BundleUploadForm(HostForm):
+    bundle = forms.FileField(
+        label="Run bundle (JSON file, format blindjudge.run/1)",
+        help_text="The whole bundle is checked before anything is written; every problem is listed.",
+    )
+
+
+class _SessionSettings(HostForm):
+    rubric = forms.CharField(
+        label="Rubric", required=False, widget=TEXTAREA,
+        help_text="What judges are asked to decide, shown beside every item.",
+    )
+    preregistration = forms.CharField(
+        label="Preregistration", required=False, widget=TEXTAREA,
+        help_text="Free text, optionally ending in a ```rules block of decision rules (JSON). "
+                  "It freezes when the session opens; later changes are dated amendments.",
+    )
+    items_per_judge = forms.IntegerField(
+        label="Items per judge", required=False, min_value=1,
+        help_text="Empty: every judge gets every item. Otherwise a balanced, seeded allocation.",
+    )
+    reviewer_display = forms.ChoiceField(
+        label="Reviewers in phase 2 are shown as", choices=ReviewerDisplay.choices,
+        initial=ReviewerDisplay.LETTERS,
+        help_text="Model names are refused where a reviewer's model or family is also a builder's.",
+    )
+    scorecards = forms.BooleanField(
+        label="Judges see their own scorecard after the reveal", required=False,
+    )
+
+
+class SessionCreateForm(_SessionSettings):
+    field_order = ["kind", "rubric", "preregistration", "items_per_judge", "guests_allowed",
+                   "guest_cap", "reviewer_display", "scorecards"]
+
+    kind = forms.ChoiceField(
+        label="Judges judge", choices=[(SessionKind.COPIES, "each copy (pass / fail)"),
+                                       (SessionKind.FINDINGS, "each finding (real / false alarm)")],
+        initial=SessionKind.COPIES,
+    )
+    guests_allowed = forms.BooleanField(
+        label="Allow guests (anyone with the guest code)", required=False,
+    )
+    guest_cap = forms.IntegerField(
+        label="Most guests admitted", required=False, min_value=1, max_value=MAX_GUEST_CAP,
+        help_text="Empty: no cap.",
+    )
+
+
+class DraftForm(_SessionSettings):
+    prefix = "draft"
+
+
+class RedactionAcceptForm(HostForm):
+    prefix = "accept"
+
+    patterns = forms.CharField(
+        label="Patterns to redact, one per line", widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="A literal name (matched case-insensitively at name boundaries) or re:REGEX. "
+                  "Judges see each match as [redacted].",
+    )
+
+    def clean_patterns(self):
+        lines = [line.strip() for line in self.cleaned_data["patterns"].splitlines()]
+        patterns = [line for line in lines if line]
+        if not patterns:
+            raise forms.ValidationError("Give at least one pattern.")
+        return patterns
+
+
+class PlannerForm(HostForm):
+    psi = forms.FloatField(
+        label="ψ: expected share of discordant pairs", min_value=0,
+        help_text="The share of items where phase 1 and phase 2 disagree in correctness, "
+                  "e.g. 0.25.",
+    )
+    delta = forms.FloatField(
+        label="δ: the difference in accuracy you want to detect", min_value=0,
+        help_text="p₁₀ − p₀₁, e.g. 0.15. Must satisfy δ² < ψ.",
+    )
+    alpha = forms.FloatField(label="α: two-sided level", initial=0.05, required=False)
+    power = forms.FloatField(label="Power (1 − β)", initial=0.80, required=False)
+
+
+class AmendForm(HostForm):
+    prefix = "amend"
+
+    text = forms.CharField(
+        label="Amendment", widget=TEXTAREA,
+        help_text="Dated and marked as before or after the first verdict. A ```rules block "
+                  "replaces the rules in force.",
+    )
+
+
+class InviteNameForm(HostForm):
+    prefix = "invite"
+
+    name = forms.CharField(
+        label="Invitee's name", max_length=MAX_DISPLAY_NAME,
+        help_text="Shown to you and in the report (the anonymised export drops it).",
+    )
+
+
+class InviteGithubForm(HostForm):
+    prefix = "github"
+
+    logins = forms.CharField(
+        label="GitHub logins, one per line (or separated by commas or spaces)",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Each listed person joins by signing in with GitHub; no link is sent.",
+    )
+
+    def clean_logins(self):
+        logins = [login.lstrip("@") for login in re.split(r"[\s,]+", self.cleaned_data["logins"])]
+        logins = list(dict.fromkeys(login for login in logins if login))
+        if not logins:
+            raise forms.ValidationError("Give at least one GitHub login.")
+        return logins
+
+
+class GuestCapForm(HostForm):
+    prefix = "cap"
+
+    cap = forms.IntegerField(
+        label="Most guests admitted", required=False, min_value=1, max_value=MAX_GUEST_CAP,
+        help_text="Empty: no cap. Guests already admitted stay.",
+    )
+
+
+class TruthForm(HostForm):
+    truth = forms.ChoiceField(label="Corrected truth label")
+    note = forms.CharField(
+        label="Why the label is corrected", widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Kept with the date; the report scores under both versions.",
+    )
+
+    def __init__(self, *args, finding: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["truth"].choices = (FindingTruth if finding else CopyTruth).choices
+
+
+class ConfirmForm(HostForm):
+    confirm = forms.BooleanField(label="I understand", required=True)
+
+    def __init__(self, *args, label: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["confirm"].label = label
+        self.fields["confirm"].error_messages["required"] = "Tick the box to confirm."

@@ -1,0 +1,277 @@
+"""End-to-end harness: a real ASGI server process on the test database, real Chromium, detectors.
+
+- `e2e_server` (inside a `django_db(transaction=True)` test): starts
+  `python -m daphne … blindjudge.asgi:application` with DJANGO_SETTINGS_MODULE=tests.e2e.settings_e2e
+  and BLINDJUDGE_TEST_DATABASE_NAME naming this test run's database; yields its base URL; stops it
+  before the database is flushed. Its stderr is attached to the report of a failing test.
+- `browser` (module scope): Debian's Chromium, headless, quiet flags; every host name but the
+  server's 127.0.0.1 resolves to a local sink that records any request that reaches it.
+- `observed_context`: a new browser context with an `Observer` (see there) attached.
+
+Playwright's sync API runs an event loop in this thread, which Django's async-safety check
+mistakes for async code: DJANGO_ALLOW_ASYNC_UNSAFE is set while the browser is up (and only then,
+so other test modules keep the check); the server process never gets it.
+"""
+
+import http.server
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.db import connection
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--disable-quic"]
+SERVER_START_SECONDS = 60
+
+
+# --- The sink: where every request to a host other than the server lands ----------------------
+
+# Chromium's own services (component updater, network time) keep calling home from the browser
+# process whatever the flags; Debian's build does so even with --disable-component-update. No page
+# makes these requests, so the sink keeps them apart. A copy beaconing to these hosts would still
+# be caught by the Observer, which sees every request a page or frame makes.
+BROWSER_SERVICE_HOSTS = re.compile(
+    r"(^|\.)(googleapis\.com|google\.com|gstatic\.com|gvt1\.com|gvt2\.com)(:\d+)?$")
+
+
+class _SinkHandler(http.server.BaseHTTPRequestHandler):
+    def _record(self):
+        host = self.headers.get("Host") or ""
+        hit = f"{self.command} {host}{self.path}"
+        (self.server.background if BROWSER_SERVICE_HOSTS.search(host) else self.server.hits).append(hit)
+        self.send_response(204)
+        self.end_headers()
+
+    do_GET = do_POST = do_HEAD = do_PUT = do_OPTIONS = _record
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def sink():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SinkHandler)
+    server.hits = []
+    server.background = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(sink):
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    # Name resolution is the one door out: every host but 127.0.0.1 (the server) maps to the sink,
+    # so a request that escapes routing is recorded there instead of reaching the internet.
+    rules = f"MAP * 127.0.0.1:{sink.server_address[1]}, EXCLUDE 127.0.0.1"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True,
+                args=[*CHROMIUM_ARGS, f"--host-resolver-rules={rules}"])
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+# --- The server process -------------------------------------------------------------------------
+
+@dataclass
+class E2EServer:
+    base: str
+    process: subprocess.Popen
+    stderr_path: Path
+
+    @property
+    def origin(self) -> str:
+        return self.base
+
+    def stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+def _wait_until_answering(server: E2EServer):
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"the server exited with {server.process.returncode}:\n{server.stderr()}")
+        try:
+            # S310: the URL is our own server's http:// address, never a file: or custom scheme.
+            with urllib.request.urlopen(server.url("/guest/"), timeout=5) as response:  # noqa: S310
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the server did not answer in {SERVER_START_SECONDS}s:\n{server.stderr()}")
+
+
+@pytest.fixture
+def e2e_server(request, transactional_db, tmp_path):
+    """A real Daphne process serving the product (plus the test-only pages) on this test's
+    database. Depends on transactional_db, so it stops before the flush at the end of the test."""
+    # The listening socket is made here and handed over, so no other process can take the port
+    # between choosing it and binding it.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    port = listener.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "tests.e2e.settings_e2e",
+        "BLINDJUDGE_TEST_DATABASE_NAME": str(connection.settings_dict["NAME"]),
+        "SITE_URL": base,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "PYTHONUNBUFFERED": "1",
+        "STATIC_ROOT": str(tmp_path / "static"),  # unused (finders serve); present, so no warning
+    })
+    (tmp_path / "static").mkdir()
+    stderr_path = tmp_path / "daphne.stderr"
+    with open(stderr_path, "wb") as stderr, open(tmp_path / "daphne.stdout", "wb") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "--fd", str(listener.fileno()),
+             "blindjudge.asgi:application"],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+            pass_fds=[listener.fileno()])
+    listener.close()
+    server = E2EServer(base=base, process=process, stderr_path=stderr_path)
+    request.node.e2e_server = server
+    try:
+        _wait_until_answering(server)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    server = getattr(item, "e2e_server", None)
+    if server is not None and report.failed:
+        report.sections.append((f"daphne stderr ({report.when})", server.stderr() or "(empty)"))
+
+
+# --- Detectors ----------------------------------------------------------------------------------
+
+@dataclass
+class Observer:
+    """Everything a browser context does that a test may need to see.
+
+    - `attempted`: every request the page or any frame made to another origin, including those
+      the browser then refused (Playwright reports a CSP-blocked load as a request that failed
+      with "csp").
+    - `left`: off-origin requests that went on to the network stack (routing sees only those);
+      each is aborted, so nothing leaves and nothing hangs. With `let_through`, they go on to the
+      sink instead (for the positive control of the sink itself).
+    - `refused`: (url, failure) of requests the browser refused, e.g. "csp".
+    - `dialogs`, `page_errors`, `console`: the execution detectors. Dialogs are dismissed.
+    """
+
+    origin: str
+    let_through: bool = False
+    requests: list = field(default_factory=list)
+    attempted: list = field(default_factory=list)
+    left: list = field(default_factory=list)
+    refused: list = field(default_factory=list)
+    dialogs: list = field(default_factory=list)
+    page_errors: list = field(default_factory=list)
+    console: list = field(default_factory=list)
+
+    def off_origin(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return False  # never network; the product's CSP refuses data: loads anyway
+        return f"{parts.scheme}://{parts.netloc}" != self.origin
+
+    def attach(self, context):
+        context.on("request", self._on_request)
+        context.on("requestfailed", lambda r: self.refused.append((r.url, r.failure)))
+        context.on("dialog", self._on_dialog)
+        context.on("weberror", lambda e: self.page_errors.append(str(e.error)))
+        context.on("console", lambda m: self.console.append((m.type, m.text)))
+        context.route("**/*", self._route)
+
+    def _on_request(self, request):
+        self.requests.append(request.url)
+        if self.off_origin(request.url):
+            self.attempted.append(request.url)
+
+    def _on_dialog(self, dialog):
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _route(self, route):
+        url = route.request.url
+        if not self.off_origin(url):
+            route.continue_()
+            return
+        self.left.append(url)
+        if self.let_through:
+            route.continue_()
+        else:
+            route.abort("blockedbyclient")
+
+    def console_errors(self) -> list:
+        return [text for kind, text in self.console if kind in ("error", "warning")]
+
+    def assert_silent(self, sink=None):
+        """Nothing ran, nothing tried to load from elsewhere, nothing left."""
+        assert self.attempted == [], f"requests off the server: {self.attempted}"
+        assert self.left == [], f"requests that reached the network stack: {self.left}"
+        assert self.dialogs == [], f"dialogs: {self.dialogs}"
+        assert self.page_errors == [], f"page errors: {self.page_errors}"
+        assert self.console_errors() == [], f"console errors: {self.console_errors()}"
+        if sink is not None:
+            assert sink.hits == [], f"requests that reached the sink: {sink.hits}"
+
+
+@pytest.fixture
+def observed_context(browser, sink):
+    """`make(origin, **context_options) -> (context, observer)`; contexts close at the end."""
+    contexts = []
+    sink.hits.clear()
+
+    def make(origin: str, *, let_through: bool = False, **options):
+        context = browser.new_context(**options)
+        observer = Observer(origin=origin, let_through=let_through)
+        observer.attach(context)
+        contexts.append(context)
+        return context, observer
+
+    yield make
+    for context in contexts:
+        context.close()

@@ -1,0 +1,146 @@
+"""The permission matrix: every URL the resolver knows, walked by every persona.
+
+Personas (style-anchors): the host (alice), another host (bob), an invited judge, a guest, a judge
+of another session, a removed judge, and an anonymous visitor. Each cell asserts behaviour: what
+the page shows, or that the refusal is the same 404 a URL that does not exist gives.
+"""
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from accounts.services import guest_join, guests_configure, invitation_create, judge_remove
+from judging.services import session_create, session_open
+
+JUDGE_PREFIX = "s/<str:url_id>/"
+
+
+def all_patterns(resolver=None, prefix=""):
+    """(route, name) for every URL pattern, walking includes."""
+    resolver = resolver or get_resolver()
+    for entry in resolver.url_patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from all_patterns(entry, route)
+        elif isinstance(entry, URLPattern):
+            yield route, entry.name
+
+
+def fill(route, **values):
+    path = route
+    for name, value in values.items():
+        path = re.sub(rf"<(?:\w+:)?{name}>", value, path)
+    assert "<" not in path, f"the matrix cannot fill {route}"
+    return "/" + path
+
+
+def join(client, session, name):
+    token = invitation_create(session=session, actor="test", name=name).join_token
+    assert client.post(f"/join/{token}").status_code == 302
+    return client
+
+
+def own_codes(client, session):
+    page = client.get(f"/s/{session.url_id}/").content.decode()
+    return re.findall(rf'<li><a href="/s/{session.url_id}/i/([A-Z0-9]+)/"', page)
+
+
+@pytest.fixture
+def world(open_session, run, host, other_host):
+    guest_code = guests_configure(session=open_session, actor="test", allow=True).guest_code
+    clients = {"invited": join(Client(), open_session, "Invited")}
+    clients["guest"] = Client()
+    assert clients["guest"].post("/guest/", {"code": guest_code, "name": "Guest"}).status_code == 302
+    elsewhere = session_open(session=session_create(run=run, kind="copies", actor="t").session,
+                             actor="t")
+    clients["other_session_judge"] = join(Client(), elsewhere, "Elsewhere")
+    clients["removed"] = join(Client(), open_session, "Removed")
+    judge_remove(judge=open_session.judges.get(display_name="Removed"), actor="test")
+    clients["anonymous"] = Client()
+    clients["host"] = Client()
+    clients["host"].force_login(host.user)
+    clients["other_host"] = Client()
+    clients["other_host"].force_login(other_host.user)
+    return {"session": open_session, "clients": clients, "guest_code": guest_code,
+            "invited_codes": own_codes(clients["invited"], open_session)}
+
+
+def judge_routes():
+    return [(route, name) for route, name in all_patterns() if route.startswith(JUDGE_PREFIX)]
+
+
+def test_the_matrix_knows_every_judge_page():
+    """A new judge URL must be added to the expectations below, or this fails."""
+    assert sorted(name for _, name in judge_routes()) == sorted([
+        "judge_home", "judge_welcome", "judge_item", "judge_frame", "judge_lock",
+        "judge_scorecard"])
+
+
+NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "other_session_judge", "removed", "anonymous",
+                                        "host", "other_host"]
+
+
+def test_a_judge_reaches_their_own_pages(world):
+    session, invited = world["session"], world["clients"]["invited"]
+    code = world["invited_codes"][0]
+    values = {"url_id": session.url_id, "code": code}
+    pages = {name: invited.get(fill(route, **values)) for route, name in judge_routes()}
+    assert b"Phase 1: judge alone" in pages["judge_home"].content
+    assert f"Item <span class=\"code\">{code}</span>".encode() in pages["judge_item"].content
+    assert pages["judge_frame"]["Content-Security-Policy"].startswith("sandbox")
+    assert b"items have no phase-1 verdict yet" in pages["judge_lock"].content
+    assert b"Your commitment" in pages["judge_welcome"].content
+    # The scorecard exists only after the reveal.
+    assert pages["judge_scorecard"].status_code == 404
+
+
+@pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE)
+def test_everyone_else_gets_the_same_404_on_the_judges_item_pages(world, persona):
+    session = world["session"]
+    client = world["clients"][persona]
+    values = {"url_id": session.url_id, "code": world["invited_codes"][0]}
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    for route, name in judge_routes():
+        if persona == "guest" and name in ("judge_home", "judge_welcome", "judge_lock"):
+            continue  # the guest's own pages in the same session; checked below
+        response = client.get(fill(route, **values))
+        assert response.status_code == 404, (persona, name)
+        assert response.content == nonexistent.content, (persona, name)
+        post = client.post(fill(route, **values), {"verdict": "pass", "confirm": "yes"})
+        assert post.status_code in (404, 405), (persona, name)
+
+
+def test_a_guest_in_the_same_session_sees_only_their_own_items(world):
+    session = world["session"]
+    guest = world["clients"]["guest"]
+    guest_codes = own_codes(guest, session)
+    assert len(guest_codes) == 6
+    home = guest.get(f"/s/{session.url_id}/").content.decode()
+    for code in set(world["invited_codes"]) - set(guest_codes):
+        assert code not in home
+        assert guest.get(f"/s/{session.url_id}/i/{code}/").status_code == 404
+
+
+def test_credentials_pages_show_nothing_until_a_valid_post(world):
+    for persona, client in world["clients"].items():
+        for path in ("/join/unknown-token", "/resume/unknown-token"):
+            page = client.get(path)
+            assert page.status_code == 200 and b"<form method=\"post\"" in page.content, persona
+            refused = client.post(path)
+            assert refused.status_code == 403, persona
+        assert client.get("/guest/").status_code == 200
+
+
+def test_judges_and_visitors_are_sent_to_sign_in_on_every_host_page(world):
+    host_routes = [route for route, _ in all_patterns() if route.startswith("host/")]
+    assert host_routes, "no host pages found"
+    for persona in ("invited", "guest", "removed", "anonymous"):
+        client = world["clients"][persona]
+        for route in host_routes:
+            # The guard answers before any object is looked up, so any value will do.
+            path = "/" + re.sub(r"<(?:\w+:)?\w+>", "1", route)
+            response = client.get(path)
+            assert response.status_code == 302, (persona, path)
+            assert response["Location"].startswith("/accounts/login/?next="), (persona, path)
