@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from accounts.services import guest_join, guests_configure, invitation_create, judge_remove
+from accounts.services import guests_configure, invitation_create, judge_remove
 from judging.services import session_create, session_open
 
 JUDGE_PREFIX = "s/<str:url_id>/"
