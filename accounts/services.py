@@ -274,8 +274,20 @@ def join_token_exchange(*, token: str) -> Admission:
     return admission
 
 
-def guest_join(*, code: str, display_name: str, client_address: str) -> Admission:
+class AlreadyAdmitted(Exception):  # noqa: N818 - an outcome, not an error
+    """The browser already holds a judge in the session this code opens (a replayed join)."""
+
+    def __init__(self, url_id: str):
+        super().__init__(url_id)
+        self.url_id = url_id
+
+
+def guest_join(*, code: str, display_name: str, client_address: str,
+               held_sessions: frozenset[str] = frozenset()) -> Admission:
     """Join a session as a guest with its guest code.
+
+    `held_sessions` are the session URL ids the caller's browser already judges in: a replayed
+    join into one of them raises AlreadyAdmitted instead of admitting a second guest.
 
     Every refusal (wrong code, guests not allowed, cap reached, session not open, too many wrong
     attempts from this address) gives the same Refused(GUEST_REFUSAL). Wrong codes are counted per
@@ -302,6 +314,8 @@ def guest_join(*, code: str, display_name: str, client_address: str) -> Admissio
         session = Session.objects.select_for_update().get(pk=credential.session_id)
         if not session.guests_allowed or session.state != SessionState.OPEN:
             raise Refused(GUEST_REFUSAL)
+        if session.url_id in held_sessions:
+            raise AlreadyAdmitted(session.url_id)
         if session.guest_cap is not None:
             guests = Judge.objects.filter(session=session, admitted_as=AdmittedAs.GUEST).count()
             if guests >= session.guest_cap:

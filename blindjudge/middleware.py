@@ -19,10 +19,13 @@ class ServiceErrorMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, ServiceError):
             return None
-        if isinstance(exception, NotFound):
-            # Exactly the page of a URL that does not exist: a refusal must not tell "exists,
-            # but not yours" from "nothing here".
-            return render(request, "404.html", status=404)
-        return render(request, "error.html", {"status": exception.status,
-                                              "message": exception.message},
-                      status=exception.status)
+        return service_error_response(request, exception)
+
+
+def service_error_response(request, error: ServiceError):
+    if isinstance(error, NotFound):
+        # Exactly the page of a URL that does not exist: a refusal must not tell "exists,
+        # but not yours" from "nothing here".
+        return render(request, "404.html", status=404)
+    return render(request, "error.html", {"status": error.status, "message": error.message},
+                  status=error.status)

@@ -16,9 +16,10 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.guards import JUDGE_SESSION_KEY, judge_required, remember_judge
 from accounts.selectors import judge_by_resume_token
-from accounts.services import guest_join, join_token_exchange
+from accounts.services import AlreadyAdmitted, guest_join, join_token_exchange
 from blindjudge.errors import Invalid, Refused, ServiceError
 from blindjudge.links import resume_link
+from blindjudge.middleware import service_error_response
 from judging.models import SessionKind, SessionState
 from judging.normalise import normalise
 from judging.rendering import FRAME_CSP, copy_html, frame_document
@@ -31,20 +32,28 @@ VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm":
 
 
 def no_referrer(view):
-    """Pages whose URL carries a credential never pass it on in a Referer header."""
+    """Pages whose URL carries a credential never pass it on in a Referer header, refusals
+    included."""
     @wraps(view)
     def wrapped(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
+        try:
+            response = view(request, *args, **kwargs)
+        except ServiceError as error:
+            response = service_error_response(request, error)
         response["Referrer-Policy"] = "no-referrer"
         return response
 
     return wrapped
 
 
+def _held_sessions(request) -> list[str]:
+    """URL ids of the sessions this browser judges in."""
+    prefix = JUDGE_SESSION_KEY.split("{")[0]
+    return [key[len(prefix):] for key in request.session.keys() if key.startswith(prefix)]
+
+
 def home(request):
-    sessions = [key.split(":", 1)[1] for key in request.session.keys()
-                if key.startswith(JUDGE_SESSION_KEY.split("{")[0])]
-    return render(request, "home.html", {"judge_sessions": sessions})
+    return render(request, "home.html", {"judge_sessions": _held_sessions(request)})
 
 
 def _admit(request, admission):
@@ -65,7 +74,7 @@ def _admit(request, admission):
 def join(request, token):
     # GET only shows a button: a link preview or a prefetch must not use the single-use token.
     if request.method == "GET":
-        return render(request, "judge/join.html", {"action": request.path})
+        return render(request, "judge/join.html")
     return _admit(request, join_token_exchange(token=token))
 
 
@@ -74,7 +83,7 @@ def join(request, token):
 @require_http_methods(["GET", "POST"])
 def resume(request, token):
     if request.method == "GET":
-        return render(request, "judge/resume.html", {"action": request.path})
+        return render(request, "judge/resume.html")
     judge = judge_by_resume_token(token)
     remember_judge(request, judge)
     return redirect("judge_home", url_id=judge.session.url_id)
@@ -88,7 +97,10 @@ def guest(request):
         context.update(code=request.POST.get("code", "")[:64], name=request.POST.get("name", "")[:200])
         try:
             return _admit(request, guest_join(code=context["code"], display_name=context["name"],
-                                              client_address=request.META.get("REMOTE_ADDR", "")))
+                                              client_address=request.META.get("REMOTE_ADDR", ""),
+                                              held_sessions=frozenset(_held_sessions(request))))
+        except AlreadyAdmitted as replay:
+            return redirect("judge_home", url_id=replay.url_id)
         except (Invalid, Refused) as error:
             context["error"] = error.message
             status = error.status

@@ -32,6 +32,7 @@ pre { white-space: pre-wrap; margin: 0; }
 .mixed { background: #fbefff; outline: 1px dashed #8250df; }
 .link { text-decoration: underline dotted; } .url { color: #57606a; }
 table { border-collapse: collapse; } th, td { border: 1px solid #d0d7de; padding: 2px 6px; }
+.note { margin: 0 0 0.5rem; color: #57606a; font-style: italic; }
 """.strip()
 
 FRAME_STYLE_HASH = "sha256-" + base64.b64encode(
@@ -182,7 +183,15 @@ def markdown_html(normalised: Normalised) -> str:
     return '<div class="md">' + _PLACEHOLDER.sub(lambda m: marks[int(m.group(1))], html) + "</div>"
 
 
+# Markdown parsing and sanitising slow down faster than linearly on hostile input (one long
+# paragraph of links, text full of `<`); past this many characters a copy is shown as text.
+MARKDOWN_RENDER_LIMIT = 100_000
+
+
 def copy_html(normalised: Normalised, fmt: str) -> str:
+    if fmt == "markdown" and sum(len(s.text) for s in normalised.segments) > MARKDOWN_RENDER_LIMIT:
+        return ('<p class="note">This markdown copy is long, so it is shown as plain text.</p>'
+                + text_html(normalised))
     return {"markdown": markdown_html, "diff": diff_html}.get(fmt, text_html)(normalised)
 
 

@@ -46,8 +46,11 @@ def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_
     assert "/resume/" in body and open_session.protocol_sha256 in body
     again = client.get(f"/s/{open_session.url_id}/welcome/").content.decode()
     assert "/resume/" not in again and open_session.protocol_sha256 in again
-    # The join link is single-use.
-    assert client.post(f"/join/{token}").status_code == 403
+    # The join link is single-use; the refusal, whose URL still holds the token, sends no Referer.
+    refused = client.post(f"/join/{token}")
+    assert refused.status_code == 403
+    assert refused["Referrer-Policy"] == "no-referrer"
+    assert token not in refused.content.decode()
 
 
 def test_phase_one_then_lock_then_phase_two(joined, open_session):

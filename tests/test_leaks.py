@@ -1,0 +1,957 @@
+"""Leak canaries over every judge-facing URL in every session state (threats.md cases 10, 12, 12a).
+
+A bundle whose host-only values are distinctive canaries (builders' models and families, bundle
+ids of builders, copies, findings and reviewers, defect notes, the run's name, authorship guesses,
+reviewers' families; every judge's name and reasons; the database ids of every row, moved to
+distinctive ranges first) is imported; a session on it is driven through every state (draft,
+open with a judge in phase 1, phase 2, both phases locked, closed, revealed with and without
+scorecards). At each state every judge-facing URL pattern the URL resolver knows is requested as
+each kind of visitor (the judge, a guest, a removed judge, a stranger), with the visitor's own
+values (session URL id, item codes, join and resume tokens) and with unknown and other people's
+values (error pages), by GET and by POST; redirects are followed and every /static/ file a judge
+page references is fetched. Every body, header and cookie is scanned (tests/leakcheck.py): zero
+hits. Reviewers' reasons (and reviewers' model names where the host chose to show them) are
+canaries too until the judge's own phase-1 lock, and allowed afterwards only on that judge's
+item pages.
+
+Judge-facing means every URL pattern except two prefixes, which are not for judges: the host's
+pages (`/host/…`, guarded by `host_required`; tests/test_threats_http.py case 11 proves a judge
+gets only a sign-in redirect or a 404 there) and allauth's sign-in pages (`/accounts/…`).
+
+Positive controls: the same scanner finds every canary, in every form, on a deliberately unsafe
+test-only page (tests/urls_unsafe.py), and every content canary in the host's revealed report
+(JSON and CSV); the id and query-parameter checks fire on the unsafe page; the twin comparison
+fires on a page whose length depends on the truth label.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from itertools import product
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.test import Client, override_settings
+from django.urls import Resolver404, resolve
+
+from accounts.models import Credential, Invitation, Judge
+from accounts.services import (
+    host_create,
+    invitation_create,
+    join_token_exchange,
+    judge_remove,
+    resume_token_reissue,
+)
+from judging.models import (
+    Assignment,
+    Builder,
+    Copy,
+    Finding,
+    Item,
+    Review,
+    Reviewer,
+    Run,
+    Session,
+    SessionKind,
+    Verdict,
+)
+from judging.selectors import judge_phase
+from judging.services import (
+    KEEP,
+    phase_lock,
+    run_import,
+    session_close,
+    session_create,
+    session_open,
+    session_reveal,
+    verdict_record,
+    verdict_values,
+)
+from reports.build import build_report
+from reports.export import to_csv, to_json
+from tests.leakcheck import (
+    FORMS,
+    Scanner,
+    body_of,
+    core_of,
+    forms_found,
+    page_urls,
+    walk_routes,
+    without_csrf,
+)
+from tests.urls_unsafe import planted_values
+
+pytestmark = pytest.mark.django_db
+
+EXCLUDED_PREFIXES = ("host/", "accounts/")  # not judge-facing: see the module docstring
+UNKNOWN_URL_ID = "zzzz2345zzzz2345zzzz23"
+UNKNOWN_CODE = "QQQQ"  # Q is in the code alphabet; no judge here holds it
+UNKNOWN_TOKEN = "unknown-token-1234567890abcdefghijklmnopqrstuvw"
+WRONG_GUEST_CODE = "WRNG-WRNG-WRNG-W"
+SEED = "5eed" * 16
+JSON_ACCEPT = {"HTTP_ACCEPT": "application/json"}
+# Parameters nothing may sort, filter or page by (case 10).
+HIDDEN_QUERY = ("?order=builder&sort=truth&dir=desc&filter=family%3DOpenAI&builder=b1"
+                "&truth=seeded_defect&model=gpt-4o&judge=2&phase=2&page=2&format=json&id=1")
+
+TASK = "Write add(a, b) that returns the sum of two numbers."
+RUBRIC = "Fail the copy if add() does not return a + b for every input."
+CONTENTS = [
+    ("text", "def add(a, b):\n    return a + b\n"),
+    ("text", "def add(a, b):\n    return a - b\n"),
+    ("markdown", "Here it is:\n\n```python\ndef add(a, b):\n    return b + a\n```\n"),
+    ("diff", "--- a/add.py\n+++ b/add.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    pass\n"
+             "+    return a * b\n"),
+    ("text", "def add(a, b):\n    return sum((a, b))\n"),
+    ("markdown", "* uses `operator.add`\n\n    import operator\n    add = operator.add\n"),
+]
+TRUTHS = ["known_good", "seeded_defect", "tests_pass", "tests_fail", "known_good", "seeded_defect"]
+TRUTH_TWIN = {"known_good": "seeded_defect", "seeded_defect": "known_good",
+              "tests_pass": "tests_fail", "tests_fail": "tests_pass", "unknown": "known_good",
+              "real": "false_alarm", "false_alarm": "real"}
+JUDGE_NAMES = {"A": "CanaryJudgeAda JA1", "B": "CanaryJudgeBob JB2", "R": "CanaryJudgeRem JR3",
+               "G": "CanaryGuestGus JG4", "C": "CanaryJudgeCat JC5"}
+NEWCOMER = "Newcomer"
+ID_MODELS = [Run, Session, Builder, Copy, Reviewer, Review, Finding, Item, Assignment, Verdict,
+             Judge, Invitation, Credential]
+
+
+def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False) -> dict:
+    """Six copies by three builders, two reviewers, four reviews, two findings; every value a
+    judge must never see is a distinctive canary (with spaces, punctuation and non-ASCII letters
+    so its escaped forms differ from its raw form). Twins differ only where they say."""
+    tag = "TW" if builder_twin else "QX"
+    builders = [
+        {"id": f"bCANARY{tag}1", "model": f"CANARYMODEL{tag}7-alpha Ω",
+         "family": f"CanaryFamily{tag}9 & Söhne"},
+        {"id": f"bCANARY{tag}2", "model": f"CANARYMODEL{tag}8/beta «x»",
+         "family": f"CanaryFamily{tag}8 Labs"},
+        {"id": f"bCANARY{tag}3", "model": f"CANARYMODEL{tag}9 gamma",
+         "family": f"CanaryFamily{tag}7 <Corp>"},
+    ]
+    copies = []
+    for index, ((fmt, content), truth) in enumerate(zip(CONTENTS, TRUTHS, strict=True)):
+        copy = {"id": f"cCANARY0{index + 1}", "builder": builders[index // 2]["id"], "format": fmt,
+                "content": content, "truth": TRUTH_TWIN[truth] if truth_twin else truth}
+        if index in (1, 5):
+            copy["defect"] = f"CANARYDEFECT0{index + 1}x — subtracts «instead» of adding"
+        copies.append(copy)
+    return {
+        "format": "blindjudge.run/1",
+        "run": {"name": "CANARYRUNNAMEQ1 Ω sweep", "task": TASK},
+        "builders": builders,
+        "copies": copies,
+        "reviewers": [
+            {"id": "rCANARYR1", "model": "CanaryReviewerModelRM1 v2", "family": "CanaryReviewerFamRF1 Inc"},
+            {"id": "rCANARYR2", "model": "CanaryReviewerModelRM2", "family": "CanaryReviewerFamRF2 ß"},
+        ],
+        "reviews": [
+            {"reviewer": "rCANARYR1", "copy": "cCANARY01", "verdict": "pass",
+             "reason": "CANARYREVIEWREASON01 — returns «a + b»", "authorship_guess": "CanaryGuessModelG01 x"},
+            {"reviewer": "rCANARYR1", "copy": "cCANARY02", "verdict": "fail",
+             "reason": "CANARYREVIEWREASON02 & it subtracts", "authorship_guess": "CanaryGuessModelG02 y"},
+            {"reviewer": "rCANARYR2", "copy": "cCANARY02", "verdict": "fail",
+             "reason": "CANARYREVIEWREASON03 <minus>"},
+            {"reviewer": "rCANARYR2", "copy": "cCANARY04", "verdict": "pass",
+             "reason": "CANARYREVIEWREASON04 ok ü"},
+        ],
+        "findings": [
+            {"id": "fCANARYF1", "copy": "cCANARY02", "text": "The function subtracts instead of adding.",
+             "raised_by": ["rCANARYR1", "rCANARYR2"], "proposed_verdict": "confirmed",
+             "truth": TRUTH_TWIN["real"] if truth_twin else "real"},
+            {"id": "fCANARYF2", "copy": "cCANARY04", "text": "It multiplies the arguments.",
+             "raised_by": ["rCANARYR2"], "proposed_verdict": "refuted",
+             "truth": TRUTH_TWIN["false_alarm"] if truth_twin else "false_alarm"},
+            {"id": "fCANARYF3", "copy": "cCANARY05", "text": "sum() of a tuple is slower.",
+             "raised_by": ["rCANARYR1"], "proposed_verdict": "confirmed",
+             "truth": TRUTH_TWIN["false_alarm"] if truth_twin else "false_alarm"},
+            {"id": "fCANARYF4", "copy": "cCANARY06", "text": "The indented block is not code.",
+             "raised_by": ["rCANARYR2", "rCANARYR1"], "proposed_verdict": "refuted",
+             "truth": TRUTH_TWIN["real"] if truth_twin else "real"},
+        ],
+    }
+
+
+def move_ids_to_distinctive_ranges() -> list:
+    """Start every table's ids in a range of its own (61000000…, 62000000…, …), so a database
+    id in a response is recognisable as one and cannot pass for a count or a position.
+
+    Returns what `restore_ids` needs: PostgreSQL's sequences are not rolled back with the test's
+    transaction, so they are put back as they were (SQLite's counters roll back by themselves)."""
+    saved = []
+    with connection.cursor() as cursor:
+        for index, model in enumerate(ID_MODELS):
+            table = model._meta.db_table
+            start = (61 + index) * 1_000_000 + 1
+            current = model.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+            start = max(start, current + 1)
+            if connection.vendor == "postgresql":
+                cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+                sequence = cursor.fetchone()[0]
+                cursor.execute(f"SELECT last_value, is_called FROM {sequence}")
+                saved.append((sequence, *cursor.fetchone()))
+                cursor.execute("SELECT setval(%s, %s, false)", [sequence, start])
+            else:
+                cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [start - 1, table])
+                if cursor.rowcount == 0:
+                    cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)",
+                                   [table, start - 1])
+    return saved
+
+
+def restore_ids(saved: list):
+    with connection.cursor() as cursor:
+        for sequence, last_value, is_called in saved:
+            cursor.execute("SELECT setval(%s, %s, %s)", [sequence, last_value, is_called])
+
+
+# --- A world: one session, its judges and the tokens a visitor might hold ------------------------
+
+@dataclass
+class Persona:
+    label: str
+    client: Client
+    judge_pk: int | None = None
+    resume_token: str = ""
+
+    def judge(self):
+        return Judge.objects.select_related("session").get(pk=self.judge_pk) if self.judge_pk else None
+
+
+@dataclass
+class World:
+    run: Run
+    session: Session
+    other: Session
+    guest_code: str
+    join_pool: list
+    tokens: dict = field(default_factory=dict)  # "used_join", "revoked_resume"
+    personas: dict = field(default_factory=dict)
+    reasons: dict = field(default_factory=dict)  # judge pk -> their reasons
+    all_join_tokens: list = field(default_factory=list)
+
+    @property
+    def kind(self):
+        return self.session.kind
+
+    def reload(self):
+        self.session.refresh_from_db()
+
+
+def reason_for(label: str, index: int) -> str:
+    return f"CanaryReason{label}{index:02d} — my «view»"
+
+
+def build_world(host, bundle, *, kind="copies", display="letters", scorecards=False,
+                seed="") -> World:
+    run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
+    created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
+                             reviewer_display=display, scorecards=scorecards, draw_seed=seed)
+    other = session_create(run=run, kind="copies", actor="test", draw_seed=seed).session
+    session_open(session=other, actor="test")
+    join_token_exchange(token=invitation_create(session=other, actor="test",
+                                                name=JUDGE_NAMES["C"]).join_token)
+    session = created.session
+    tokens = {label: invitation_create(session=session, actor="test", name=JUDGE_NAMES[label]).join_token
+              for label in ("A", "B", "R")}
+    pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(16)]
+    world = World(run=run, session=session, other=other, guest_code=created.guest_code, join_pool=pool,
+                  all_join_tokens=list(pool))
+    world.tokens.update(join_A=tokens["A"], join_B=tokens["B"], join_R=tokens["R"])
+    world.personas["V"] = Persona("V", Client())
+    return world
+
+
+def codes_of(judge_pk) -> list[str]:
+    return list(Assignment.objects.filter(judge_id=judge_pk).order_by("position")
+                .values_list("code", flat=True))
+
+
+def post_verdicts(persona, world, label, phase, positions, on_response, keep_every=3):
+    """The persona's verdicts over HTTP, with their own reasons; the answers are scanned too."""
+    client, judge_pk = persona.client, persona.judge_pk
+    values = verdict_values(world.kind)
+    codes = codes_of(judge_pk)
+    for position in positions:
+        code = codes[position]
+        value = values[position % 2]
+        if phase == 2 and position % keep_every == 0:
+            value = KEEP
+        path = f"/s/{world.session.url_id}/i/{code}/"
+        response = client.post(path, {"verdict": value, "reason": reason_for(label, position + 10 * phase),
+                                      "seconds_spent": str(3 + position), "go": "stay"})
+        on_response(persona, "POST", path, response)
+        assert response.status_code == 302, response.content[:300]
+        world.reasons.setdefault(judge_pk, set()).add(reason_for(label, position + 10 * phase))
+
+
+def service_verdicts(world, judge, label, phase):
+    values = verdict_values(world.kind)
+    for position, code in enumerate(codes_of(judge.pk)):
+        verdict_record(judge=judge, code=code, phase=phase, value=values[(position + 1) % 2],
+                       reason=reason_for(label, position + 10 * phase), seconds_spent=2)
+        world.reasons.setdefault(judge.pk, set()).add(reason_for(label, position + 10 * phase))
+
+
+def drive(world, on_response):
+    """The session through every state; yields (state, personas to crawl as). Joining and judging
+    by A and G go over HTTP, and `on_response` sees those responses too."""
+    session = world.session
+    yield "draft", ["V"]
+
+    session_open(session=session, actor="test")
+    world.reload()
+    # A joins by join link over HTTP; the join page, the POST and the welcome page are scanned.
+    a = Persona("A", Client())
+    token = world.tokens["join_A"]
+    on_response(a, "GET", f"/join/{token}", a.client.get(f"/join/{token}"))
+    joined = a.client.post(f"/join/{token}")
+    on_response(a, "POST", f"/join/{token}", joined)
+    assert joined.status_code == 302
+    welcome = a.client.get(joined["Location"])
+    on_response(a, "GET", joined["Location"], welcome)
+    a.judge_pk = Judge.objects.get(session=session, display_name=JUDGE_NAMES["A"]).pk
+    first_resume = re.search(r"/resume/([A-Za-z0-9_\-]+)", welcome.content.decode()).group(1)
+    a.resume_token = resume_token_reissue(judge=a.judge(), actor="test")
+    world.tokens.update(used_join=token, revoked_resume=first_resume)
+    world.personas["A"] = a
+    # G joins with the guest code over HTTP.
+    g = Persona("G", Client(REMOTE_ADDR="198.51.100.20"))
+    response = g.client.post("/guest/", {"code": world.guest_code, "name": JUDGE_NAMES["G"]})
+    on_response(g, "POST", "/guest/", response)
+    assert response.status_code == 302
+    on_response(g, "GET", response["Location"], g.client.get(response["Location"]))
+    g.judge_pk = Judge.objects.get(session=session, display_name=JUDGE_NAMES["G"]).pk
+    world.personas["G"] = g
+    # B (another judge) races ahead: phase 1 locked, phase 2 drafts. R joins and is removed.
+    b = join_token_exchange(token=world.tokens["join_B"]).judge
+    service_verdicts(world, b, "Bob", 1)
+    phase_lock(judge=b, phase=1)
+    service_verdicts(world, b, "Bob", 2)
+    r_admission = join_token_exchange(token=world.tokens["join_R"])
+    r = Persona("R", Client(), r_admission.judge.pk, r_admission.resume_token)
+    r.client.post(f"/resume/{r.resume_token}")
+    service_verdicts(world, r_admission.judge, "Rem", 1)
+    judge_remove(judge=r_admission.judge, actor="test")
+    world.personas["R"] = r
+    # C, in the other session, has reasons too.
+    c = Judge.objects.get(session=world.other)
+    for position, code in enumerate(codes_of(c.pk)):
+        verdict_record(judge=c, code=code, phase=1, value="pass", reason=reason_for("Cat", position))
+        world.reasons.setdefault(c.pk, set()).add(reason_for("Cat", position))
+    # A and G save some phase-1 drafts.
+    items = len(codes_of(a.judge_pk))
+    half = items // 2
+    post_verdicts(a, world, "Ada", 1, range(half), on_response)
+    post_verdicts(g, world, "Gus", 1, range(half - 1), on_response)
+    yield "phase 1", ["A", "G", "R"]
+
+    post_verdicts(a, world, "Ada", 1, range(half, items), on_response)
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
+    assert response.status_code == 302
+    post_verdicts(a, world, "Ada", 2, range(half), on_response)
+    yield "phase 2", ["A", "G"]
+
+    post_verdicts(a, world, "Ada", 2, range(half, items), on_response)
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
+    assert response.status_code == 302
+    yield "locked", ["A", "G"]
+
+    session_close(session=session, actor="test")
+    world.reload()
+    yield "closed", ["A", "G"]
+
+    session_reveal(session=session, actor="test")
+    world.reload()
+    yield "revealed", ["A", "G"]
+
+
+# --- Canaries ------------------------------------------------------------------------------------
+
+def content_canaries(world) -> dict[str, str]:
+    """Host-only text of the run: never in any byte a judge receives."""
+    run = world.run
+    found = {"run name": run.name}
+    for b in run.builders.all():
+        found.update({f"builder {b.bundle_id} id": b.bundle_id, f"builder {b.bundle_id} model": b.model,
+                      f"builder {b.bundle_id} family": b.family})
+    for c in run.copies.all():
+        found[f"copy {c.bundle_id} id"] = c.bundle_id
+        if c.defect:
+            found[f"copy {c.bundle_id} defect note"] = c.defect
+    for f in run.findings.all():
+        found[f"finding {f.bundle_id} id"] = f.bundle_id
+    for r in run.reviewers.all():
+        found.update({f"reviewer {r.bundle_id} id": r.bundle_id, f"reviewer {r.bundle_id} family": r.family})
+    for review in Review.objects.filter(run=run):
+        if review.authorship_guess:
+            found[f"authorship guess {review.pk}"] = review.authorship_guess
+    return found
+
+
+def phase2_canaries(world) -> dict[str, str]:
+    """What a judge may see only after their own phase-1 lock, and only on their item pages:
+    reviewers' reasons (copies sessions) and reviewers' model names (where the host chose names).
+    Elsewhere, and before that lock, they are canaries like the rest."""
+    found = {f"reviewer {r.bundle_id} model": r.model for r in world.run.reviewers.all()}
+    for review in Review.objects.filter(run=world.run).order_by("pk"):
+        found[f"review {review.pk} reason"] = review.reason
+    return found
+
+
+def allowed_in_phase2(world) -> set[str]:
+    allowed = set()
+    if world.kind == SessionKind.COPIES:
+        allowed |= {f"review {pk} reason"
+                    for pk in Review.objects.filter(run=world.run).values_list("pk", flat=True)}
+    if world.session.reviewer_display == "names":
+        allowed |= {f"reviewer {r.bundle_id} model" for r in world.run.reviewers.all()}
+    return allowed
+
+
+def people_canaries(world, own_judge_pk=None, sessions=None) -> dict[str, str]:
+    """Every other judge's name and reasons, in this session and the other one."""
+    found = {}
+    for judge in Judge.objects.filter(session__in=sessions or [world.session, world.other]):
+        if judge.pk == own_judge_pk:
+            continue
+        if judge.display_name and judge.display_name != NEWCOMER:
+            found[f"judge {judge.pk} name"] = judge.display_name
+        for index, reason in enumerate(sorted(world.reasons.get(judge.pk, ()))):
+            found[f"judge {judge.pk} reason {index}"] = reason
+    return found
+
+
+def id_canaries(world) -> dict[str, str]:
+    """Every database id of the run's and the two sessions' rows (all in distinctive ranges)."""
+    sessions = [world.session, world.other]
+    querysets = {
+        Run: Run.objects.filter(pk=world.run.pk),
+        Session: Session.objects.filter(pk__in=[s.pk for s in sessions]),
+        Builder: Builder.objects.filter(run=world.run), Copy: Copy.objects.filter(run=world.run),
+        Reviewer: Reviewer.objects.filter(run=world.run), Review: Review.objects.filter(run=world.run),
+        Finding: Finding.objects.filter(run=world.run), Item: Item.objects.filter(session__in=sessions),
+        Assignment: Assignment.objects.filter(judge__session__in=sessions),
+        Verdict: Verdict.objects.filter(assignment__judge__session__in=sessions),
+        Judge: Judge.objects.filter(session__in=sessions),
+        Invitation: Invitation.objects.filter(session__in=sessions),
+        Credential: Credential.objects.filter(session__in=sessions),
+    }
+    found = {}
+    for model, queryset in querysets.items():
+        for pk in queryset.values_list("pk", flat=True):
+            assert pk > 60_000_000, f"{model.__name__} id {pk} is not in a distinctive range"
+            found[f"{model._meta.db_table} id {pk}"] = str(pk)
+    return found
+
+
+# --- The crawl -------------------------------------------------------------------------------------
+
+def judge_routes():
+    return [r for r in walk_routes() if not r.route.startswith(EXCLUDED_PREFIXES)]
+
+
+def fill_values(route, param, world, persona) -> list[tuple[str, str]] | None:
+    """The values a visitor could put in a parameter: their own first, then other people's and
+    unknown ones (the error pages). None: the crawl does not know how to fill it."""
+    judge_pk = persona.judge_pk
+    if param == "url_id":
+        return [("own", world.session.url_id), ("other", world.other.url_id), ("unknown", UNKNOWN_URL_ID)]
+    if param == "code":
+        own = codes_of(judge_pk) if judge_pk else []
+        others = [c for pk in Judge.objects.filter(session=world.session).exclude(pk=judge_pk)
+                  .values_list("pk", flat=True) for c in codes_of(pk) if c not in own]
+        values = [("own", code) for code in own]
+        if others:
+            values.append(("other", others[0]))
+        return values + [("unknown", UNKNOWN_CODE)]
+    if param == "token" and route.name == "join":
+        values = [("fresh", world.join_pool[0])]
+        if "used_join" in world.tokens:
+            values.append(("used", world.tokens["used_join"]))
+        return values + [("unknown", UNKNOWN_TOKEN)]
+    if param == "token" and route.name == "resume":
+        values = [("own", persona.resume_token)] if persona.resume_token else []
+        if "revoked_resume" in world.tokens:
+            values.append(("revoked", world.tokens["revoked_resume"]))
+        return values + [("unknown", UNKNOWN_TOKEN)]
+    return None
+
+
+def unfillable_routes(world) -> list[str]:
+    persona = Persona("probe", Client())
+    problems = []
+    for route in judge_routes():
+        if route.regex:
+            problems.append(f"{route.route}: a regular-expression pattern")
+        for param in route.params:
+            if fill_values(route, param, world, persona) is None:
+                problems.append(f"{route.route}: parameter {param!r}")
+    return problems
+
+
+def combos(route, world, persona):
+    """(is own, values): every own combination, then each parameter varied alone to a foreign
+    value from an own baseline, then everything unknown."""
+    values = {p: fill_values(route, p, world, persona) for p in route.params}
+    if not route.params:
+        return [(True, {})]
+    own = {p: [v for label, v in values[p] if label in ("own", "fresh")] for p in route.params}
+    result = []
+    if all(own.values()):
+        result += [(True, dict(zip(route.params, combo, strict=True))) for combo in product(*own.values())]
+    for param in route.params:
+        baseline = {p: (own[p][0] if own[p] else values[p][-1][1]) for p in route.params}
+        for label, value in values[param]:
+            if label not in ("own", "fresh"):
+                result.append((False, {**baseline, param: value}))
+    result.append((False, {p: values[p][-1][1] for p in route.params}))
+    unique = {}
+    for is_own, combo in result:
+        unique.setdefault(tuple(sorted(combo.items())), (is_own, combo))
+    return list(unique.values())
+
+
+def posts_for(route, world, persona, is_own, values):
+    """(client kind, data, extra headers) of the POSTs made to a URL. "throwaway" is a fresh
+    browser (a POST that would rebind the visitor's own browser to someone else)."""
+    yield "own", {}, {}
+    if route.name == "judge_item" and is_own:
+        yield "own", {}, JSON_ACCEPT
+        judge = persona.judge()
+        phase = (judge_phase(judge) or 2) if judge else None
+        verdict = Verdict.objects.filter(assignment__judge=judge, assignment__code=values["code"],
+                                         phase=phase).first() if judge else None
+        if verdict:
+            replay = {"verdict": KEEP if verdict.kept else verdict.value, "reason": verdict.reason,
+                      "seconds_spent": str(verdict.seconds_spent), "go": "stay"}
+            yield "own", replay, {}
+            yield "own", replay, JSON_ACCEPT
+    if route.name == "guest":
+        yield "own", {"code": WRONG_GUEST_CODE, "name": "Nosy Parker"}, {}
+        yield "throwaway", {"code": world.guest_code, "name": NEWCOMER}, {}
+    if route.name == "judge_lock":
+        yield "own", {"confirm": "no"}, {}
+
+
+@dataclass
+class Crawl:
+    world: World
+    on_response: callable  # (persona, method, path, response) -> None
+    statuses: dict = field(default_factory=dict)  # route -> set of statuses with own values
+    pages: list = field(default_factory=list)  # (persona, path, response) of HTML pages
+    plain: dict = field(default_factory=dict)  # path -> the visitor's own GET answered 200
+    static: set = field(default_factory=set)
+    generation: int = 0  # bumped whenever a request may have added rows (new ids, new people)
+
+    def request(self, persona, client, method, path, data=None, extra=None):
+        extra = extra or {}
+        response = client.get(path, **extra) if method == "GET" else client.post(path, data or {}, **extra)
+        self.on_response(persona, method, path, response)
+        if response.get("Content-Type", "").startswith("text/html"):
+            self.pages.append((persona, path, response))
+        location = response.get("Location", "")
+        if response.status_code in (301, 302, 303) and location.startswith("/"):
+            followed = client.get(location)
+            self.on_response(persona, "GET", location, followed)
+            if followed.get("Content-Type", "").startswith("text/html"):
+                self.pages.append((persona, location, followed))
+        return response
+
+    def run(self, persona):
+        """Every judge-facing pattern with the visitor's own values (GET each; POST to the first
+        two, where the handling cannot depend on which of the visitor's items it is) and with
+        every foreign and unknown value (GET and POST)."""
+        world = self.world
+        self.pages.clear()
+        self.plain.clear()
+        for route in judge_routes():
+            own_seen = 0
+            for is_own, values in combos(route, world, persona):
+                path = route.fill(values)
+                response = self.request(persona, persona.client, "GET", path)
+                if is_own:
+                    own_seen += 1
+                    self.statuses.setdefault(route.name, set()).add(response.status_code)
+                    if response.status_code == 200:
+                        self.plain[path] = response
+                    if own_seen > 2:
+                        continue
+                for kind, data, extra in posts_for(route, world, persona, is_own, values):
+                    if route.name in ("join", "resume") and is_own:
+                        kind = "throwaway"  # would rebind the visitor's browser
+                    if kind == "throwaway":
+                        newcomer = Persona(NEWCOMER if route.name != "resume" else persona.label,
+                                           Client(REMOTE_ADDR="198.51.100.99"),
+                                           persona.judge_pk if route.name == "resume" else None)
+                        self.generation += 1
+                        self.request(newcomer, newcomer.client, "POST", path, data, extra)
+                        self.generation += 1
+                        if route.name == "join":
+                            world.join_pool.pop(0)  # used up (or refused) either way: next one
+                    else:
+                        response = self.request(persona, persona.client, "POST", path, data, extra)
+                        if is_own and not data and not extra:
+                            self.statuses.setdefault(route.name, set()).add(response.status_code)
+        # Paths no pattern matches, and half paths.
+        for path in ("/nonexistent/", "/s/", f"/s/{world.session.url_id}/i/", "/static/nonexistent.css",
+                     f"/s/{world.session.url_id}/i/{UNKNOWN_CODE}/frame/extra"):
+            self.request(persona, persona.client, "GET", path)
+
+
+# --- Checks on what a judge's pages point at (case 10) -------------------------------------------
+
+def link_problems(persona, path, response, world) -> list[str]:
+    """Every URL in a judge page or a redirect: on this site, no digits-only path segment (no
+    sequential id), and resolving to a judge page with only the judge's own URL id and codes
+    (or to a static file, or to the hosts' sign-in page from the front page)."""
+    problems = []
+    own_codes = set(codes_of(persona.judge_pk)) if persona.judge_pk else set()
+    urls = [value for _, _, value in page_urls(body_of(response))]
+    if response.get("Location"):
+        urls.append(response["Location"])
+    for value in urls:
+        parts = urlsplit(value)
+        if value.startswith("#"):
+            continue
+        if parts.scheme or parts.netloc:
+            if "/resume/" not in value:  # the resume link is absolute by design (SITE_URL)
+                problems.append(f"{path}: off-site or absolute URL {value!r}")
+            continue
+        segments = [s for s in parts.path.split("/") if s]
+        for segment in segments:
+            if segment.isdigit() and segment not in own_codes:
+                problems.append(f"{path}: digits-only path segment in {value!r}")
+        if parts.path.startswith(settings.STATIC_URL):
+            continue
+        try:
+            match = resolve(parts.path)
+        except Resolver404:
+            problems.append(f"{path}: points at {value!r}, which is no page")
+            continue
+        if match.url_name == "account_login" and path == "/":
+            continue
+        if match.route.startswith(EXCLUDED_PREFIXES):
+            problems.append(f"{path}: points at a non-judge page {value!r}")
+        for key, arg in match.kwargs.items():
+            if key == "url_id" and arg != world.session.url_id:
+                problems.append(f"{path}: foreign URL id in {value!r}")
+            if key == "code" and arg not in own_codes:
+                problems.append(f"{path}: foreign code in {value!r}")
+        if parts.query:
+            problems.append(f"{path}: a query string in {value!r}")
+    return problems
+
+
+def static_urls(response) -> set[str]:
+    return {value for _, _, value in page_urls(body_of(response))
+            if urlsplit(value).path.startswith(settings.STATIC_URL) and not urlsplit(value).netloc}
+
+
+def comparable(response) -> tuple:
+    """Status, headers and body, with the values random by design replaced: CSRF tokens (masked
+    afresh per response), the `Expires` time `never_cache` stamps, cookies (`Set-Cookie`)."""
+    headers = sorted((k, "<TIME>" if k.lower() == "expires" else v) for k, v in response.items()
+                     if k.lower() != "set-cookie")
+    return response.status_code, headers, without_csrf(body_of(response))
+
+
+# --- The tests -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def canary_host(db):
+    saved = move_ids_to_distinctive_ranges()
+    yield host_create(username="canaryhost", password="correct horse battery staple").host
+    restore_ids(saved)
+
+
+def crawl_world(world, *, expect_2xx: set[str]):
+    """Drive the world through its states, crawling at each; return every hit and problem."""
+    hits, problems = [], []
+    content = content_canaries(world)
+    phase2 = phase2_canaries(world)
+    allowed2 = allowed_in_phase2(world)
+    scanners = {}
+    crawl = None
+    locked = {}  # judge pk -> phase 1 locked, and their codes (fixed while a state is crawled)
+
+    def scanner_for(persona, path):
+        if persona.judge_pk not in locked:
+            judge = persona.judge()
+            locked[persona.judge_pk] = (bool(judge and judge.phase1_locked_at),
+                                        set(codes_of(judge.pk)) if judge else set())
+        phase1_locked, own_codes = locked[persona.judge_pk]
+        may_see_phase2 = False
+        if phase1_locked:
+            try:
+                match = resolve(urlsplit(path).path)
+            except Resolver404:
+                match = None
+            may_see_phase2 = bool(match and match.url_name == "judge_item"
+                                  and match.kwargs.get("url_id") == world.session.url_id
+                                  and match.kwargs.get("code") in own_codes)
+        key = (persona.judge_pk, may_see_phase2, crawl.generation if crawl else -1)
+        if key not in scanners:
+            canaries = {**content, **people_canaries(world, persona.judge_pk), **id_canaries(world)}
+            canaries.update({k: v for k, v in phase2.items() if not (may_see_phase2 and k in allowed2)})
+            scanners[key] = Scanner(canaries)
+        return scanners[key]
+
+    seen_phase2 = set()
+    probe = Scanner({k: v for k, v in phase2.items() if k in allowed2}) if allowed2 else None
+
+    def on_response(persona, method, path, response):
+        found = scanner_for(persona, path).scan_response(response, f"{persona.label} {method} {path}")
+        hits.extend(found)
+        if probe and persona.judge_pk:
+            seen_phase2.update(h.canary for h in probe.scan_response(response))
+
+    def on_driver_response(persona, method, path, response):
+        """The driver's own requests change state (locks, new rows): forget what was cached."""
+        locked.clear()
+        crawl.generation += 1
+        on_response(persona, method, path, response)
+
+    crawl = Crawl(world, on_response)
+    for state, labels in drive(world, on_driver_response):
+        crawl.generation += 1
+        locked.clear()
+        for label in labels:
+            persona = world.personas[label]
+            crawl.run(persona)
+            for page_persona, path, response in crawl.pages:
+                problems.extend(f"[{state}] {p}" for p in link_problems(page_persona, path, response, world))
+                crawl.static |= static_urls(response)
+            # Case 10: parameters naming hidden fields change nothing, byte for byte.
+            for path, plain in crawl.plain.items():
+                hidden = persona.client.get(path + HIDDEN_QUERY)
+                if comparable(plain) != comparable(hidden):
+                    again = persona.client.get(path)
+                    what = ("changed with" if comparable(plain) == comparable(again)
+                            else "is not stable without")
+                    problems.append(f"[{state}] {label} {path}: the response {what} {HIDDEN_QUERY}")
+    for url in sorted(crawl.static):
+        response = world.personas["A"].client.get(url)
+        assert response.status_code == 200, url
+        hits.extend(Scanner({**content, **id_canaries(world)}).scan_response(response, url))
+    assert crawl.static, "judge pages reference static files; none were found"
+    reached = {name for name, statuses in crawl.statuses.items() if any(200 <= s < 400 for s in statuses)}
+    missing = expect_2xx - reached
+    assert not missing, f"never reached with the judge's own values: {sorted(missing)}"
+    # The phase-2 canaries are real: the product shows each of them once allowed, and the scanner
+    # finds it there (so their absence before the lock, and elsewhere, counts).
+    assert seen_phase2 == allowed2, sorted(allowed2 - seen_phase2)
+    return hits, problems
+
+
+ALL_JUDGE_ROUTES = {"home", "join", "resume", "guest", "judge_home", "judge_welcome", "judge_item",
+                    "judge_frame", "judge_lock", "judge_scorecard"}
+
+
+def test_the_crawl_can_fill_every_judge_facing_url_pattern(canary_host):
+    """A new judge URL pattern the crawl cannot fill fails here, instead of going unscanned."""
+    world = build_world(canary_host, canary_bundle())
+    assert unfillable_routes(world) == []
+    routes = walk_routes()
+    excluded = [r.route for r in routes if r.route.startswith(EXCLUDED_PREFIXES)]
+    assert excluded and all(r.startswith(("host/", "accounts/")) for r in excluded)
+    assert {r.name for r in judge_routes()} == ALL_JUDGE_ROUTES, (
+        "the judge-facing URL patterns changed: check that the crawl's fillers and POSTs cover "
+        "the new ones, then update this set")
+
+
+@pytest.mark.parametrize("kind,display,scorecards", [
+    ("copies", "letters", False),
+    ("findings", "names", True),
+], ids=["copies-letters-no-scorecards", "findings-names-scorecards"])
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, kind, display, scorecards):
+    world = build_world(canary_host, canary_bundle(), kind=kind, display=display, scorecards=scorecards)
+    assert unfillable_routes(world) == []
+    expect = ALL_JUDGE_ROUTES if scorecards else ALL_JUDGE_ROUTES - {"judge_scorecard"}
+    hits, problems = crawl_world(world, expect_2xx=expect)
+    assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
+    assert not problems, "\n".join(problems[:40])
+
+
+# --- Positive controls ---------------------------------------------------------------------------
+
+def revealed_world(host, **options):
+    world = build_world(host, canary_bundle(), **options)
+    for _ in drive(world, lambda *args: None):
+        pass
+    return world
+
+
+def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_unsafe_page(canary_host):
+    world = revealed_world(canary_host)
+    canaries = {**content_canaries(world), **phase2_canaries(world), **people_canaries(world),
+                **id_canaries(world)}
+    # The unsafe page echoes every host-only value of the run; the canaries are exactly those.
+    planted = set(planted_values(world.session))
+    assert set(canaries.values()) == planted, set(canaries.values()) ^ planted
+    scanner = Scanner(canaries)
+    a = world.personas["A"]
+    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+        response = a.client.get(f"/unsafe/leak/{world.session.url_id}/")
+        hits = scanner.scan_response(response)
+        found = forms_found(hits)
+        for label in canaries:
+            value = canaries[label]
+            expected = set(FORMS) - ({"core"} if core_of(value) in (None, value) else set())
+            assert found.get(label, set()) >= expected, (label, value, expected - found.get(label, set()))
+        wheres = {h.where for h in hits}
+        for where in ("header ETag", "header Link", "header Content-Disposition", "header X-Leak-0",
+                      "cookie leak", "cookie sealed", "body"):
+            assert where in wheres, where
+        # The id check fires on the unsafe page's link to /host/sessions/<id>/ …
+        problems = link_problems(a, "/unsafe/leak/", response, world)
+        assert any("digits-only path segment" in p for p in problems), problems
+        # … and the hidden-parameter check fires where a page sorts by a hidden field.
+        plain = a.client.get(f"/unsafe/leak/{world.session.url_id}/")
+        hidden = a.client.get(f"/unsafe/leak/{world.session.url_id}/" + HIDDEN_QUERY)
+        assert comparable(plain) != comparable(hidden)
+
+
+def test_positive_control_the_hosts_revealed_report_holds_every_content_canary(canary_host):
+    world = revealed_world(canary_host)
+    report = build_report(world.session)
+    canaries = {**content_canaries(world), **phase2_canaries(world),
+                **people_canaries(world, sessions=[world.session]),
+                "run id": str(world.run.pk), "session id": str(world.session.pk)}
+    scanner = Scanner(canaries)
+    hits = scanner.scan_bytes(to_json(report), "report.json")
+    hits += scanner.scan_bytes(to_csv(report).encode("utf-8"), "report.csv")
+    hits += scanner.scan_bytes(json.dumps(report).encode("ascii"), "report ascii json")
+    found = forms_found(hits)
+    missing = sorted(label for label in canaries if "raw" not in found.get(label, set()))
+    assert not missing, missing
+    # The ASCII-only JSON escapes every non-ASCII canary: the scanner finds those as JSON escapes.
+    escaped = [label for label, value in canaries.items() if not value.isascii()]
+    assert escaped and all("json" in found[label] for label in escaped)
+
+
+# --- Case 12a: twins that differ only in truth labels, or only in builder identities ------------
+
+class Normaliser:
+    """The values random by design, each replaced by a placeholder; nothing else is touched:
+
+    - the session URL ids (`Session.url_id`, always from the OS CSPRNG, pinned seed or not);
+    - CSRF tokens in forms (masked afresh in every response);
+    - join tokens (in join URLs, and in the join page's form) and resume tokens (in resume URLs
+      and the resume link shown once);
+    - the guest code (OS CSPRNG; typed by the guest, shown back in the field when refused);
+    - commitment hashes (salted, and the committed payload holds the session URL id and, by
+      design, the builder ids);
+    - elsewhere: cookies (`Set-Cookie`: session and CSRF cookies) are left out of the comparison,
+      and the `Expires` header (the time `never_cache` stamps) is replaced by `<TIME>`.
+
+    Not normalised, so it must match: the protocol hash, item codes, orders, positions, counts,
+    texts, and the length of everything.
+    """
+
+    def __init__(self, world: World):
+        self.world = world
+        self.refresh()
+
+    def refresh(self):
+        world = self.world
+        pairs = [(world.session.url_id, "<SESSION_URL_ID>"), (world.other.url_id, "<OTHER_URL_ID>"),
+                 (world.guest_code, "<GUEST_CODE>")]
+        for key, token in world.tokens.items():
+            pairs.append((token, "<JOIN_TOKEN>" if "join" in key else "<RESUME_TOKEN>"))
+        pairs += [(token, "<JOIN_TOKEN>") for token in world.all_join_tokens]
+        pairs += [(p.resume_token, "<RESUME_TOKEN>") for p in world.personas.values() if p.resume_token]
+        pairs += [(c, "<COMMITMENT>") for c in Judge.objects.filter(
+            session__in=[world.session, world.other]).values_list("commitment_sha256", flat=True)]
+        self.pairs = [(value.encode(), placeholder.encode()) for value, placeholder in pairs]
+
+    def __call__(self, text: bytes) -> bytes:
+        text = without_csrf(text)
+        for value, placeholder in self.pairs:
+            text = text.replace(value, placeholder)
+        return re.sub(rb"/resume/[A-Za-z0-9_\-]{43}", b"/resume/<RESUME_TOKEN>", text)
+
+
+def twin_transcript(host, bundle, **options) -> tuple[list, World]:
+    """Every judge-facing response in every state, as (who, method, path, status, headers, body),
+    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out."""
+    world = build_world(host, bundle, seed=SEED, **options)
+    normalise = Normaliser(world)
+    transcript = []
+
+    def on_response(persona, method, path, response):
+        normalise.refresh()
+        headers = tuple((k, "<TIME>" if k.lower() == "expires" else
+                         normalise(v.encode("latin-1")).decode("latin-1"))
+                        for k, v in sorted(response.items()) if k.lower() != "set-cookie")
+        transcript.append((persona.label, method, normalise(path.encode()).decode(),
+                           response.status_code, headers, normalise(body_of(response))))
+
+    crawl = Crawl(world, on_response)
+    for _state, labels in drive(world, on_response):
+        for label in labels:
+            if label != "R":  # a removed judge gets 404s from the guard, whatever the bundle
+                crawl.run(world.personas[label])
+    return transcript, world
+
+
+def first_difference(left, right) -> str:
+    if len(left) != len(right):
+        return f"{len(left)} responses against {len(right)}"
+    for one, two in zip(left, right, strict=True):
+        if one != two:
+            for index, name in enumerate(("who", "method", "path", "status", "headers", "body")):
+                if one[index] != two[index]:
+                    detail = (one[index], two[index])
+                    if name == "body":
+                        at = next(i for i, (x, y) in enumerate(zip(one[5] + b"\0", two[5] + b"\1",
+                                                                   strict=False)) if x != y)
+                        detail = (one[5][max(0, at - 80):at + 80], two[5][max(0, at - 80):at + 80])
+                    return f"{one[0]} {one[1]} {one[2]}: {name} differs: {detail}"
+    return ""
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host):
+    left, left_world = twin_transcript(canary_host, canary_bundle(), kind="copies")
+    right, right_world = twin_transcript(canary_host, canary_bundle(truth_twin=True), kind="copies")
+    assert len(left) > 500
+    # The twins really differ in truth, and only there.
+    assert [c.truth for c in left_world.run.copies.order_by("position")] != [
+        c.truth for c in right_world.run.copies.order_by("position")]
+    # The protocol hash is not normalised: it holds no truth, so the twins share it.
+    assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
+    assert any(left_world.session.protocol_sha256.encode() in entry[5] for entry in left)
+    assert first_difference(left, right) == ""
+    # Positive control: the comparison fires on a page whose length follows the truth label.
+    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+        pages = []
+        for world in (left_world, right_world):
+            a = world.personas["A"]
+            normalise = Normaliser(world)
+            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
+                          for code in codes_of(a.judge_pk)])
+    assert pages[0] != pages[1]
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_12a_builder_twins_give_byte_identical_judge_responses(canary_host):
+    options = {"kind": "findings", "display": "names", "scorecards": True}
+    left, left_world = twin_transcript(canary_host, canary_bundle(), **options)
+    right, right_world = twin_transcript(canary_host, canary_bundle(builder_twin=True), **options)
+    assert len(left) > 500
+    assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
+        right_world.run.builders.values_list("model", flat=True))
+    # Commitments differ (they cover builder ids, salted): normalised, listed in Normaliser.
+    assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
+    assert first_difference(left, right) == ""
+    # Positive control: a page that prints the builders differs between these twins.
+    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+        pages = [Normaliser(w)(w.personas["A"].client.get(f"/unsafe/leak/{w.session.url_id}/").content)
+                 for w in (left_world, right_world)]
+    assert pages[0] != pages[1]
