@@ -25,3 +25,6 @@ if os.environ.get("BLINDJUDGE_TEST_DATABASE_NAME"):
 STORAGES = {**STORAGES, "staticfiles": {  # noqa: F405
     "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
 WHITENOISE_USE_FINDERS = True
+
+# WhiteNoise looks for STATIC_ROOT at start-up even when it serves from the finders.
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

@@ -5,8 +5,6 @@ admitted as in the session the URL names. What a judge sees comes only from the 
 in judging/selectors.py, which never read builder identity or truth. Every change is a service.
 """
 
-from functools import wraps
-
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,7 +17,6 @@ from accounts.selectors import judge_by_resume_token
 from accounts.services import AlreadyAdmitted, guest_join, join_token_exchange
 from blindjudge.errors import Invalid, Refused, ServiceError
 from blindjudge.links import resume_link
-from blindjudge.middleware import service_error_response
 from judging.models import SessionKind, SessionState
 from judging.normalise import normalise
 from judging.rendering import FRAME_CSP, copy_html, frame_document
@@ -29,21 +26,6 @@ from judging.services import KEEP, phase_lock, verdict_record, verdict_values
 WELCOME_KEY = "welcome:{url_id}"
 VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm",
                   KEEP: "Keep my phase-1 verdict"}
-
-
-def no_referrer(view):
-    """Pages whose URL carries a credential never pass it on in a Referer header, refusals
-    included."""
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        try:
-            response = view(request, *args, **kwargs)
-        except ServiceError as error:
-            response = service_error_response(request, error)
-        response["Referrer-Policy"] = "no-referrer"
-        return response
-
-    return wrapped
 
 
 def _held_sessions(request) -> list[str]:
@@ -69,7 +51,6 @@ def _admit(request, admission):
 
 
 @never_cache
-@no_referrer
 @require_http_methods(["GET", "POST"])
 def join(request, token):
     # GET only shows a button: a link preview or a prefetch must not use the single-use token.
@@ -79,7 +60,6 @@ def join(request, token):
 
 
 @never_cache
-@no_referrer
 @require_http_methods(["GET", "POST"])
 def resume(request, token):
     if request.method == "GET":
