@@ -156,3 +156,24 @@ def test_nobody_signs_up_by_themselves(client, db):
     from django.contrib.auth import get_user_model
 
     assert not get_user_model().objects.filter(username="mallory").exists()
+
+
+def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(client, open_session):
+    from django.test import Client
+
+    join_by_link(client, open_session)
+    link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
+                     client.get(f"/s/{open_session.url_id}/welcome/").content.decode()).group(1)
+    for code in codes_of(client, open_session):
+        client.post(f"/s/{open_session.url_id}/i/{code}/", {"verdict": "pass"})
+    client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes"})
+    open_session.scorecards = True
+    open_session.save(update_fields=["scorecards"])
+    session_close(session=open_session, actor="t")
+    session_reveal(session=open_session, actor="t")
+    device = Client()
+    home = device.post(link)
+    assert home["Location"] == f"/s/{open_session.url_id}/"
+    assert device.get(home["Location"])["Location"] == f"/s/{open_session.url_id}/scorecard/"
+    card = device.get(f"/s/{open_session.url_id}/scorecard/").content.decode()
+    assert card.count("<tr><td>") == 6 and "known_good" in card

@@ -434,7 +434,9 @@ def test_case_5_and_6_bidi_and_invisible_characters_are_visible_marks(host, clie
 @pytest.mark.parametrize("fmt", ["text", "diff", "markdown"])
 def test_case_7_a_5_mb_copy_stays_in_its_frame_and_the_frame_is_served_in_time(host, fmt, settings):
     """Within the size limit a copy is served, in its frame only: the item page's size does not
-    depend on the copy's, and the frame comes back within 10 s (text takes about 1 s here)."""
+    depend on the copy's. The frame must come back at all: a 60 s watchdog (about 1 s here)
+    catches a pathological renderer (5 MB of markdown once took minutes); speed itself is the
+    benchmark's business, not this test's."""
     line = "def add(a, b):  # naïve «quoted» <b>x</b> & [link](http://e.x) *em* _u_\n"
     if fmt == "diff":
         line = "+" + line
@@ -452,10 +454,12 @@ def test_case_7_a_5_mb_copy_stays_in_its_frame_and_the_frame_is_served_in_time(h
         pages[label] = re.sub(rb'value="[A-Za-z0-9]{64}"', b"", page.content.replace(
             session.url_id.encode(), b"").replace(code.encode(), b""))
         if label == "big":
-            with time_limit(10, f"the frame of a 5 MB {fmt} copy"):
+            with time_limit(60, f"the frame of a 5 MB {fmt} copy"):
                 frame = client.get(item_url(session, code, frame=True))
             assert frame.status_code == 200
             assert len(frame.content) > len(big)
+            if fmt == "markdown":
+                assert b"This markdown copy is long, so it is shown as plain text." in frame.content
     assert len(pages["big"]) == len(pages["small"]) < 20_000
 
 
