@@ -625,3 +625,47 @@ def _wait_for(page, condition, seconds: float = 10):
             return
         page.wait_for_timeout(50)
     raise AssertionError("the condition never held")
+
+
+# --- The host's pages: readable at 320 px and on a large screen, every control labelled -----------
+
+HOST_PAGES = ["/host/", "/host/runs/{run}/", "/host/runs/{run}/copies/0/truth",
+              "/host/sessions/{session}/", "/host/sessions/{session}/blinding",
+              "/host/sessions/{session}/planner", "/host/sessions/{session}/invitations",
+              "/host/sessions/{session}/guests", "/host/sessions/{session}/judges",
+              "/host/sessions/{session}/judges/1/remove", "/host/sessions/{session}/reveal"]
+
+
+@pytest.mark.parametrize("width", [320, 1440])
+def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observed_context, sink,
+                                                             width):
+    host = host_create(username="e2e-layout-host", password=HOST_PASSWORD).host
+    run = run_import(host=host, raw=json.dumps(demo_bundle()).encode("utf-8"), actor="test")
+    session = session_create(run=run, kind="copies", actor="test", rubric=DEMO_RUBRIC,
+                             preregistration=DEMO_PREREGISTRATION, guests_allowed=True).session
+    session = session_open(session=session, actor="test")
+    from accounts.services import join_token_exchange
+
+    join_token_exchange(token=invitation_create(session=session, actor="test",
+                                                name="A Judge With A Rather Long Name").join_token)
+    context, seen = observed_context(e2e_server.origin, viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.goto(e2e_server.url("/accounts/login/"))
+    page.get_by_label("Username", exact=True).fill("e2e-layout-host")
+    page.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
+    pages_without_controls = []
+    for template in HOST_PAGES:
+        path = template.format(run=run.pk, session=session.pk)
+        response = page.goto(e2e_server.url(path))
+        assert response.status == 200, path
+        _settle(page)
+        _assert_no_horizontal_scroll(page, width)
+        if page.locator("main").locator("input:not([type=hidden]), select, textarea, button").count():
+            _assert_every_control_labelled(page)
+        else:
+            pages_without_controls.append(path)
+    # The one page with nothing to act on: the blinding check is read-only once the session opened.
+    assert pages_without_controls == [f"/host/sessions/{session.pk}/blinding"]
+    seen.assert_silent(sink)
