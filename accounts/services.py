@@ -462,13 +462,15 @@ def judge_erase(*, judge: Judge, actor: str) -> Judge:
     """Erase a judge's personal identity, keeping their pseudonymous verdicts.
 
     Side effects: clears the display name, GitHub id and login and the account link of the judge
-    and the name or login on their invitation; stamps the erasure; appends `judge.erased`.
-    The audit log never held the name, so it needs no change.
+    and the name or login on their invitation; deletes the account GitHub sign-in made for them
+    (it holds the GitHub id and login too) when it is not a host's and judges nowhere else; stamps
+    the erasure; appends `judge.erased`. The audit log never held the name, so it needs no change.
     """
     with transaction.atomic():
         judge = _locked_judge(judge)
         if judge.erased_at:
             raise Conflict(f"judge {judge.pseudonym} was already erased")
+        former_user_id = judge.user_id
         judge.display_name = ""
         judge.github_id = None
         judge.github_login = ""
@@ -477,5 +479,73 @@ def judge_erase(*, judge: Judge, actor: str) -> Judge:
         judge.save(update_fields=["display_name", "github_id", "github_login", "user",
                                   "erased_at"])
         Invitation.objects.filter(judge=judge).update(name="", github_login="")
+        if (former_user_id and not Host.objects.filter(user_id=former_user_id).exists()
+                and not Judge.objects.filter(user_id=former_user_id).exists()):
+            get_user_model().objects.filter(pk=former_user_id).delete()
         audit.record("judge.erased", actor=actor, session=judge.session, judge=judge.pseudonym)
     return judge
+
+
+# --- GitHub ----------------------------------------------------------------------------------
+
+GITHUB_REFUSAL = ("You are not invited to this session with this GitHub account. If you should be, "
+                  "ask the host to list your GitHub login.")
+HOST_GITHUB_REFUSAL = "This GitHub account is not allowed to host."
+
+
+def github_judge_join(*, session: Session | None, github_id: int, github_login: str,
+                      user) -> Admission | Judge:
+    """A person signed in with GitHub enters a session as a judge.
+
+    Returns the existing Judge when this GitHub account (by numeric id) already judges the session,
+    whatever its login is now; otherwise admits them (an Admission) when their login is listed for
+    the session on an invitation not yet used by another GitHub account. Everything else (no such
+    session, not listed, listed for another account, removed from the session) is refused with one
+    message, GITHUB_REFUSAL, which says nothing about the session.
+    Side effects: for a returning judge, updates their GitHub login when it changed and appends
+    `judge.github_signin`; for a new one, creates the Judge (admitted as invited, identified by
+    github, bound to the GitHub id and the account) with assignments, commitment and resume token,
+    links the invitation to it and appends `judge.admitted`. The audit log never holds the login.
+    """
+    login = (github_login or "").strip()
+    if session is None or not github_id or not login:
+        raise Refused(GITHUB_REFUSAL)
+    with transaction.atomic():
+        judge = (Judge.objects.select_for_update(of=("self",)).select_related("session")
+                 .filter(session=session, github_id=github_id).first())
+        if judge is not None:
+            if judge.status != JudgeStatus.ACTIVE:
+                raise Refused(GITHUB_REFUSAL)
+            if judge.github_login != login:
+                judge.github_login = login
+                judge.save(update_fields=["github_login"])
+            audit.record("judge.github_signin", actor="github", session=judge.session,
+                         judge=judge.pseudonym)
+            return judge
+        invitation = (Invitation.objects.select_for_update()
+                      .filter(session=session, github_login__iexact=login).first())
+        if invitation is None or invitation.judge_id is not None:
+            raise Refused(GITHUB_REFUSAL)
+        admission = _admit(session, admitted_as=AdmittedAs.INVITED,
+                           identified_by=IdentifiedBy.GITHUB, display_name="", actor="github",
+                           user=user, github_id=github_id, github_login=login)
+        invitation.judge = admission.judge
+        invitation.save(update_fields=["judge"])
+    return admission
+
+
+def host_from_github(*, user, github_login: str) -> Host:
+    """A person signed in with GitHub becomes (or stays) a host when their login is on
+    BLINDJUDGE_HOST_GITHUB_ALLOWLIST; anyone else is refused with HOST_GITHUB_REFUSAL.
+
+    Side effects: creates the Host row for the account the first time, appending
+    `host.created` (without the login).
+    """
+    login = (github_login or "").strip().lower()
+    if not login or login not in settings.BLINDJUDGE_HOST_GITHUB_ALLOWLIST:
+        raise Refused(HOST_GITHUB_REFUSAL)
+    with transaction.atomic():
+        host, created = Host.objects.get_or_create(user=user)
+        if created:
+            audit.record("host.created", actor="github", by="github")
+    return host

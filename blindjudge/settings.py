@@ -218,6 +218,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/host/"
 ACCOUNT_ADAPTER = "accounts.adapters.ClosedSignupAccountAdapter"
+SOCIALACCOUNT_ADAPTER = "accounts.adapters.ListedGitHubSocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"

@@ -28,3 +28,18 @@ WHITENOISE_USE_FINDERS = True
 
 # WhiteNoise looks for STATIC_ROOT at start-up even when it serves from the finders.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+
+# GitHub sign-in runs against a local stand-in (tests/github_standin.py) on 127.0.0.1. allauth reads
+# GITHUB_URL once, at import, so the port is chosen here: BLINDJUDGE_TEST_GITHUB_PORT, or a free one.
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+TEST_GITHUB_STANDIN_PORT = int(os.environ.get("BLINDJUDGE_TEST_GITHUB_PORT") or 0) or _free_port()
+SOCIALACCOUNT_PROVIDERS["github"]["GITHUB_URL"] = f"http://127.0.0.1:{TEST_GITHUB_STANDIN_PORT}"  # noqa: F405
+SOCIALACCOUNT_PROVIDERS["github"]["APP"] = {  # noqa: F405
+    "client_id": "test-client-id", "secret": "test-client-secret"}
