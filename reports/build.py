@@ -117,23 +117,25 @@ def build_report(session) -> dict:
         return builder_by_pk[copy_by_pk[item.copy_id].builder_id]
 
     verdict_rows = []
+    verdicts_by_judge = defaultdict(list)
     for v in verdicts:
         a = assignment_by_pk[v.assignment_id]
         item = items[a.item_id]
+        verdicts_by_judge[a.judge_id].append((v, item))
+        truth = item_truth(item)
         verdict_rows.append({
             "judge": judge_by_pk[a.judge_id].pseudonym, "item": item.key, "code": a.code,
             "position": a.position, "phase": v.phase, "value": v.value, "kept": v.kept,
             "reason": v.reason, "seconds_spent": v.seconds_spent, "locked": v.locked,
             "created_at": _iso(v.created_at), "updated_at": _iso(v.updated_at),
-            "truth": item_truth(item), "correct": is_correct(v.value, item_truth(item)),
+            "truth": truth, "correct": is_correct(v.value, truth),
         })
 
     # (name, use the imported label?) — scores under the imported truth too once one was corrected
     truth_versions = [("current", False)] + ([("imported", True)] if corrections else [])
     judge_scores = []
     for judge in judges:
-        mine = [(v, items[assignment_by_pk[v.assignment_id].item_id]) for v in verdicts
-                if assignment_by_pk[v.assignment_id].judge_id == judge.pk]
+        mine = verdicts_by_judge[judge.pk]
         entry = {"judge": judge.pseudonym, "group": judge_group(judge), "phases": {},
                  "unlocked_drafts": sum(1 for v, _ in mine if not v.locked)}
         for phase in (1, 2):
@@ -145,12 +147,13 @@ def build_report(session) -> dict:
         judge_scores.append(entry)
 
     reviews = list(run.reviews.all())
+    reviews_by_reviewer = defaultdict(list)
+    for review in reviews:
+        reviews_by_reviewer[review.reviewer_id].append(review)
     reviewer_scores = []
     for reviewer in reviewers:
         buckets = defaultdict(list)
-        for review in reviews:
-            if review.reviewer_id != reviewer.pk:
-                continue
+        for review in reviews_by_reviewer[reviewer.pk]:
             copy = copy_by_pk[review.copy_id]
             builder = builder_by_pk[copy.builder_id]
             if review.seal == "failed":
