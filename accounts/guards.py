@@ -39,6 +39,12 @@ def admitted_judge(request, url_id: str) -> Judge | None:
             .filter(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE).first())
 
 
+def held_sessions(request) -> list[str]:
+    """URL ids of the sessions this browser judges in."""
+    prefix = JUDGE_SESSION_KEY.split("{")[0]
+    return [key[len(prefix):] for key in request.session.keys() if key.startswith(prefix)]
+
+
 def remember_judge(request, judge: Judge):
     """Bind this browser to a judge; the session key rotates first (no session fixation)."""
     request.session.cycle_key()

@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
 
-from accounts.guards import JUDGE_SESSION_KEY, judge_required, remember_judge
+from accounts.guards import held_sessions, judge_required, remember_judge
 from accounts.selectors import judge_by_resume_token
 from accounts.services import AlreadyAdmitted, guest_join, join_token_exchange
 from blindjudge.errors import Invalid, Refused, ServiceError
@@ -28,14 +28,8 @@ VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm":
                   KEEP: "Keep my phase-1 verdict"}
 
 
-def _held_sessions(request) -> list[str]:
-    """URL ids of the sessions this browser judges in."""
-    prefix = JUDGE_SESSION_KEY.split("{")[0]
-    return [key[len(prefix):] for key in request.session.keys() if key.startswith(prefix)]
-
-
 def home(request):
-    return render(request, "home.html", {"judge_sessions": _held_sessions(request)})
+    return render(request, "home.html", {"judge_sessions": held_sessions(request)})
 
 
 def _admit(request, admission):
@@ -78,7 +72,7 @@ def guest(request):
         try:
             return _admit(request, guest_join(code=context["code"], display_name=context["name"],
                                               client_address=request.META.get("REMOTE_ADDR", ""),
-                                              held_sessions=frozenset(_held_sessions(request))))
+                                              held_sessions=frozenset(held_sessions(request))))
         except AlreadyAdmitted as replay:
             return redirect("judge_home", url_id=replay.url_id)
         except (Invalid, Refused) as error:
