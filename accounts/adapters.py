@@ -1,13 +1,20 @@
 """allauth adapters: nobody signs up by themselves. Hosts are created with `createhost`; GitHub
 sign-in (issue 4) opens only where a login is listed."""
 
+import time
+
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.utils import user_username
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from allauth.socialaccount.providers.base import AuthProcess
 from django.conf import settings
 
-from accounts.models import Invitation
+from accounts.models import Invitation, Judge, JudgeStatus
 from judging.models import SessionState
+
+# Where a "verify only" GitHub sign-in (linking an identity, below) leaves what GitHub vouched for.
+VERIFIED_GITHUB_KEY = "github:verified"
+VERIFIED_GITHUB_SECONDS = 600
 
 
 class ClosedSignupAccountAdapter(DefaultAccountAdapter):
@@ -23,16 +30,40 @@ def github_login_of(sociallogin) -> str:
     return str((account.extra_data or {}).get("login") or "")
 
 
-def github_login_is_listed(login: str) -> bool:
-    """On the hosts' allowlist, or listed by a host for a session that is open now."""
+def github_id_of(sociallogin) -> int | None:
+    try:
+        return int(sociallogin.account.uid)
+    except (TypeError, ValueError):
+        return None
+
+
+def github_login_is_listed(login: str, github_id: int | None = None) -> bool:
+    """On the hosts' allowlist, listed by a host for a session that is open now, or already bound
+    (by numeric id) to an active judge of an open session, e.g. a token judge who linked GitHub."""
     login = login.strip().lower()
     if not login:
         return False
     if login in settings.BLINDJUDGE_HOST_GITHUB_ALLOWLIST:
         return True
+    if github_id and Judge.objects.filter(github_id=github_id, status=JudgeStatus.ACTIVE,
+                                          session__state=SessionState.OPEN).exists():
+        return True
     return Invitation.objects.filter(
         github_login__iexact=login, session__state=SessionState.OPEN
     ).exists()
+
+
+def verified_github_identity(request) -> dict | None:
+    """What a verify-only GitHub sign-in vouched for in this browser within the last ten minutes:
+    {"id": int, "login": str}, or None."""
+    verified = request.session.get(VERIFIED_GITHUB_KEY)
+    if not verified or time.time() - verified.get("at", 0) > VERIFIED_GITHUB_SECONDS:
+        return None
+    return {"id": verified["id"], "login": verified["login"]}
+
+
+def forget_verified_github_identity(request) -> None:
+    request.session.pop(VERIFIED_GITHUB_KEY, None)
 
 
 class ListedGitHubSocialAccountAdapter(DefaultSocialAccountAdapter):
@@ -42,11 +73,22 @@ class ListedGitHubSocialAccountAdapter(DefaultSocialAccountAdapter):
     (SOCIALACCOUNT_STORE_TOKENS is off)."""
 
     def is_open_for_signup(self, request, sociallogin):
-        return github_login_is_listed(github_login_of(sociallogin))
+        return github_login_is_listed(github_login_of(sociallogin), github_id_of(sociallogin))
+
+    def pre_social_login(self, request, sociallogin):
+        """A sign-in started with allauth's
+        REDIRECT process (our "link GitHub" buttons) logs nobody in and saves nothing: allauth has
+        checked `state`, exchanged the code and fetched the profile, and we keep in this browser's
+        session what GitHub vouched for, for the page that asked (see verified_github_identity)."""
+        if sociallogin.state.get("process") == AuthProcess.REDIRECT:
+            github_id, login = github_id_of(sociallogin), github_login_of(sociallogin)
+            if sociallogin.account.provider == "github" and github_id and login:
+                request.session[VERIFIED_GITHUB_KEY] = {"id": github_id, "login": login,
+                                                        "at": time.time()}
 
     def populate_user(self, request, sociallogin, data):
         """Keep GitHub's numeric id and login only: no name, e-mail address or other profile field
-        reaches the database (this runs before allauth saves or updates the account)."""
+        reaches the database (this runs before allauth looks up, saves or updates the account)."""
         profile = sociallogin.account.extra_data or {}
         sociallogin.account.extra_data = {"id": profile.get("id"), "login": profile.get("login")}
         sociallogin.email_addresses = []

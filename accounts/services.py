@@ -9,6 +9,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from allauth.socialaccount.models import SocialAccount
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
@@ -40,7 +41,7 @@ from judging.draws import (
     new_guest_code,
     order_key,
 )
-from judging.models import Assignment, Session, SessionState
+from judging.models import Assignment, Session, SessionState, Verdict
 from judging.services import check_guest_cap, checked_text
 
 JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
@@ -502,7 +503,8 @@ def github_judge_join(*, session: Session | None, github_id: int, github_login: 
     the session on an invitation not yet used by another GitHub account. Everything else (no such
     session, not listed, listed for another account, removed from the session) is refused with one
     message, GITHUB_REFUSAL, which says nothing about the session.
-    Side effects: for a returning judge, updates their GitHub login when it changed and appends
+    Side effects: for a returning judge, updates their GitHub login when it changed, binds the
+    account when the judge had none (a token judge who linked GitHub) and appends
     `judge.github_signin`; for a new one, creates the Judge (admitted as invited, identified by
     github, bound to the GitHub id and the account) with assignments, commitment and resume token,
     links the invitation to it and appends `judge.admitted`. The audit log never holds the login.
@@ -516,9 +518,15 @@ def github_judge_join(*, session: Session | None, github_id: int, github_login: 
         if judge is not None:
             if judge.status != JudgeStatus.ACTIVE:
                 raise Refused(GITHUB_REFUSAL)
+            changed = []
             if judge.github_login != login:
                 judge.github_login = login
-                judge.save(update_fields=["github_login"])
+                changed.append("github_login")
+            if judge.user_id is None and user is not None:
+                judge.user = user  # a token judge who linked GitHub, signing in for the first time
+                changed.append("user")
+            if changed:
+                judge.save(update_fields=changed)
             audit.record("judge.github_signin", actor="github", session=judge.session,
                          judge=judge.pseudonym)
             return judge
@@ -535,12 +543,16 @@ def github_judge_join(*, session: Session | None, github_id: int, github_login: 
 
 
 def host_from_github(*, user, github_login: str) -> Host:
-    """A person signed in with GitHub becomes (or stays) a host when their login is on
+    """A person signed in with GitHub is a host when their account already is one (a host who
+    linked GitHub from their account page) or when their login is on
     BLINDJUDGE_HOST_GITHUB_ALLOWLIST; anyone else is refused with HOST_GITHUB_REFUSAL.
 
-    Side effects: creates the Host row for the account the first time, appending
+    Side effects: creates the Host row for an allowlisted account the first time, appending
     `host.created` (without the login).
     """
+    existing = Host.objects.filter(user=user).first()
+    if existing is not None:
+        return existing
     login = (github_login or "").strip().lower()
     if not login or login not in settings.BLINDJUDGE_HOST_GITHUB_ALLOWLIST:
         raise Refused(HOST_GITHUB_REFUSAL)
@@ -549,3 +561,127 @@ def host_from_github(*, user, github_login: str) -> Host:
         if created:
             audit.record("host.created", actor="github", by="github")
     return host
+
+
+GITHUB_LINKED_ELSEWHERE = "This GitHub account is already linked to another account here."
+
+
+def host_github_link(*, host: Host, github_id: int, github_login: str) -> SocialAccount:
+    """Link a GitHub account (as verified by a GitHub sign-in in the host's browser) to the host's
+    own account, so the host can sign in with GitHub whether or not their login is allowlisted.
+
+    Refused when that GitHub account already belongs to another account here (a judge's, or
+    another host's) or when the host already has a different GitHub account linked.
+    Side effects: creates the SocialAccount (id and login only), appends `host.github_linked`.
+    """
+    login = (github_login or "").strip()
+    if not github_id or not login:
+        raise Invalid("GitHub did not identify an account; try again")
+    with transaction.atomic():
+        holder = SocialAccount.objects.filter(provider="github", uid=str(github_id)).first()
+        if holder is not None:
+            if holder.user_id != host.user_id:
+                raise Conflict(GITHUB_LINKED_ELSEWHERE)
+            return holder
+        if SocialAccount.objects.filter(provider="github", user=host.user).exists():
+            raise Conflict("Your account already has a GitHub account linked; unlink it first.")
+        account = SocialAccount.objects.create(
+            user=host.user, provider="github", uid=str(github_id),
+            extra_data={"id": github_id, "login": login})
+        audit.record("host.github_linked", actor=f"host:{host.user.get_username()}")
+    return account
+
+
+def host_github_unlink(*, host: Host) -> int:
+    """Unlink the host's GitHub account; they sign in with their password again (or with GitHub
+    where their login is allowlisted). Refused when the host has no usable password, which would
+    leave them no way in. Side effects: deletes the SocialAccount, appends `host.github_unlinked`.
+    """
+    with transaction.atomic():
+        accounts = SocialAccount.objects.filter(provider="github", user=host.user)
+        if not accounts.exists():
+            raise Conflict("No GitHub account is linked to your account.")
+        if not host.user.has_usable_password():
+            raise Conflict("Your account has no password, so without GitHub you could not sign in. "
+                           "Set one first: manage.py createhost USERNAME --set-password.")
+        count, _ = accounts.delete()
+        audit.record("host.github_unlinked", actor=f"host:{host.user.get_username()}")
+    return count
+
+
+LINK_BOTH_HOLD_VERDICTS = ("This GitHub account already judges this session and both have verdicts, "
+                           "so they cannot be joined into one. Continue with the one you used; ask "
+                           "the host if this is a mistake.")
+
+
+@dataclass(frozen=True)
+class GitHubLinked:
+    judge: Judge  # the judge the person continues as
+    retired: Judge | None  # the other judge of the same person, retired without verdicts
+
+
+def _holds_verdicts(judge: Judge) -> bool:
+    return Verdict.objects.filter(assignment__judge=judge).exists()
+
+
+def judge_github_link(*, judge: Judge, github_id: int, github_login: str) -> GitHubLinked:
+    """A token judge links their GitHub account (as verified by a GitHub sign-in in their browser):
+    from then on they are identified by GitHub and may come back by signing in with it.
+
+    One person is one judge per session. When that GitHub account already judges this session,
+    the two become one when at most one of them holds verdicts: the one with verdicts (or else this
+    one) continues, bound to GitHub; the other is retired (removed, its credentials revoked, its
+    GitHub binding moved). When both hold verdicts, linking is refused (LINK_BOTH_HOLD_VERDICTS).
+    Refused for a removed judge, after the reveal, and when the judge is already bound to another
+    GitHub account. Linking the account already bound changes nothing.
+    Side effects: sets the judge's GitHub id and login and identifies them by GitHub; retires the
+    other judge as above; appends `judge.github_linked` (and `judge.removed` for a retired one),
+    without the login.
+    """
+    login = (github_login or "").strip()
+    if not github_id or not login:
+        raise Invalid("GitHub did not identify an account; try again")
+    with transaction.atomic():
+        judge = _locked_judge(judge)
+        if judge.status != JudgeStatus.ACTIVE:
+            raise Conflict(f"judge {judge.pseudonym} was removed")
+        if judge.session.state == SessionState.REVEALED:
+            raise Conflict("the session is revealed; its judges are final")
+        if judge.github_id == github_id:
+            return GitHubLinked(judge=judge, retired=None)
+        if judge.github_id is not None:
+            raise Conflict("You are already linked to another GitHub account in this session.")
+        other = (Judge.objects.select_for_update(of=("self",)).select_related("session")
+                 .filter(session=judge.session, github_id=github_id).first())
+        if other is not None and other.status != JudgeStatus.ACTIVE:
+            raise Refused(GITHUB_REFUSAL)  # a removed GitHub judge does not come back by linking
+        keep, retire = judge, other
+        if other is not None:
+            judge_has, other_has = _holds_verdicts(judge), _holds_verdicts(other)
+            if judge_has and other_has:
+                raise Conflict(LINK_BOTH_HOLD_VERDICTS)
+            if other_has:
+                keep, retire = other, judge
+        now = timezone.now()
+        if retire is not None:
+            user = retire.user if keep.user_id is None else None
+            retire.status = JudgeStatus.REMOVED
+            retire.removed_at = now
+            retire.github_id = None
+            retire.github_login = ""
+            if user is not None:
+                retire.user = None
+            retire.save(update_fields=["status", "removed_at", "github_id", "github_login", "user"])
+            Credential.objects.filter(judge=retire, revoked_at__isnull=True).update(revoked_at=now)
+            audit.record("judge.removed", actor="github", session=retire.session,
+                         judge=retire.pseudonym, reason="same person linked GitHub",
+                         continues_as=keep.pseudonym)
+            if user is not None:
+                keep.user = user
+        keep.github_id = github_id
+        keep.github_login = login
+        keep.identified_by = IdentifiedBy.GITHUB
+        keep.save(update_fields=["github_id", "github_login", "identified_by", "user"])
+        audit.record("judge.github_linked", actor=f"judge:{judge.pseudonym}", session=keep.session,
+                     judge=keep.pseudonym)
+    return GitHubLinked(judge=keep, retired=retire)

@@ -21,3 +21,8 @@ def guest_page() -> str:
 
 def host_sign_in() -> str:
     return absolute(settings.LOGIN_URL)
+
+
+def github_join_link(url_id: str) -> str:
+    """Where a judge whose GitHub login the host listed signs in; it admits nobody else."""
+    return absolute(f"/github/join/{url_id}/")

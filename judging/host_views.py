@@ -560,6 +560,7 @@ def _invitations_page(request, session, name_form=None, github_form=None, status
         "invitations": invitations, "can_invite": session.state != SessionState.REVEALED,
         "name_form": name_form or InviteNameForm(),
         "github_form": github_form or InviteGithubForm(),
+        "github_join_link": links.github_join_link(session.url_id),
     }, status=status)
 
 

@@ -7,11 +7,13 @@ import copy
 import json
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from accounts.services import host_create, invitation_create, join_token_exchange
 from judging import immutability
 from judging.services import run_import, session_create, session_open
+from tests import github_standin
 
 GOOD = "def add(a, b):\n    return a + b\n"
 BAD = "def add(a, b):\n    return a - b\n"
@@ -119,3 +121,19 @@ def _flushable_immutable_tables(request):
     immutability.install(connection)
     yield
     immutability.uninstall(connection)
+
+
+@pytest.fixture(scope="session")
+def _standin_server():
+    standin, server = github_standin.start(settings.TEST_GITHUB_STANDIN_PORT)
+    yield standin
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def standin(_standin_server):
+    """The local stand-in for GitHub's endpoints (tests/github_standin.py), its record cleared."""
+    _standin_server.requests.clear()
+    yield _standin_server
+    _standin_server.requests.clear()

@@ -4,11 +4,15 @@ allauth's GITHUB_URL (blindjudge/settings_test.py) points here. It serves the th
 sign-in may use and records every request, so a test can assert that nothing else reached GitHub.
 """
 
+import http.client
 import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+CALLBACK = "/accounts/github/login/callback/"
+KEEP = object()
 
 ACCESS_TOKEN = "gho_standin_token"
 
@@ -88,3 +92,36 @@ def start(port: int) -> tuple[Standin, ThreadingHTTPServer]:
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return standin, server
+
+
+def via_github(standin: Standin, authorize_url: str) -> str:
+    """What the browser does at GitHub: visit the authorize URL, get sent back (Location)."""
+    parts = urlsplit(authorize_url)
+    assert f"{parts.scheme}://{parts.netloc}" == standin.url
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        connection.request("GET", f"{parts.path}?{parts.query}")
+        response = connection.getresponse()
+        assert response.status == 302
+        return response.getheader("Location")
+    finally:
+        connection.close()
+
+
+def sign_in(client, standin: Standin, *, github_id, login, start_url, state=KEEP):
+    """With a Django test client: start by POST, pass through the stand-in, come back to the
+    callback (optionally with another `state`, or none). Returns (callback response, session key
+    before the callback)."""
+    standin.user = {"id": github_id, "login": login, "name": "Secret Name",
+                    "email": f"{login}@example.com", "bio": "secret bio"}
+    start = client.post(start_url)
+    assert start.status_code == 302, start
+    back = urlsplit(via_github(standin, start["Location"]))
+    assert back.path == CALLBACK
+    query = {key: values[0] for key, values in parse_qs(back.query).items()}
+    if state is None:
+        query.pop("state")
+    elif state is not KEEP:
+        query["state"] = state
+    key_before = client.session.session_key
+    return client.get(back.path, query), key_before

@@ -4,7 +4,6 @@ Threats 17 (session key changes at sign-in) and 18 (missing or wrong `state`, or
 by GET, gives no session) each have their own tests here.
 """
 
-import http.client
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -25,55 +24,9 @@ from accounts.services import (
 from judging.services import session_create
 from tests import github_standin
 
-CALLBACK = "/accounts/github/login/callback/"
-KEEP = object()
-
-
-@pytest.fixture(scope="session")
-def _standin_server():
-    standin, server = github_standin.start(settings.TEST_GITHUB_STANDIN_PORT)
-    yield standin
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def standin(_standin_server):
-    _standin_server.requests.clear()
-    yield _standin_server
-    _standin_server.requests.clear()
-
-
-def _via_github(standin, authorize_url: str) -> str:
-    """What the browser does at GitHub: visit the authorize URL, get sent back (Location)."""
-    parts = urlsplit(authorize_url)
-    assert f"{parts.scheme}://{parts.netloc}" == standin.url
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-    try:
-        connection.request("GET", f"{parts.path}?{parts.query}")
-        response = connection.getresponse()
-        assert response.status == 302
-        return response.getheader("Location")
-    finally:
-        connection.close()
-
-
-def sign_in(client, standin, *, github_id, login, start_url, state=KEEP):
-    """Start by POST, pass through the stand-in, come back to the callback (optionally with another
-    `state`, or none). Returns (callback response, session key before the callback)."""
-    standin.user = {"id": github_id, "login": login, "name": "Secret Name",
-                    "email": f"{login}@example.com", "bio": "secret bio"}
-    start = client.post(start_url)
-    assert start.status_code == 302
-    back = urlsplit(_via_github(standin, start["Location"]))
-    assert back.path == CALLBACK
-    query = {key: values[0] for key, values in parse_qs(back.query).items()}
-    if state is None:
-        query.pop("state")
-    elif state is not KEEP:
-        query["state"] = state
-    key_before = client.session.session_key
-    return client.get(back.path, query), key_before
+CALLBACK = github_standin.CALLBACK
+sign_in = github_standin.sign_in
+_via_github = github_standin.via_github
 
 
 def start_url(session):
@@ -118,7 +71,7 @@ def test_listed_login_gets_in_as_invited_github_judge(client, standin, open_sess
     assert (callback.status_code, callback["Location"]) == (302, join_url(open_session))
     assert client.session.session_key != key_before  # threat 17: the key rotates at sign-in
     key_signed_in = client.session.session_key
-    done = client.get(callback["Location"])
+    done = client.post(callback["Location"])
     assert done.status_code == 302
     assert done["Location"] == reverse("judge_welcome", kwargs={"url_id": open_session.url_id})
     assert client.session.session_key != key_signed_in  # and again when the judge is bound
@@ -178,14 +131,14 @@ def test_signed_in_but_unlisted_for_this_session_is_refused_plainly(client, stan
     other = session_create(run=open_session.run, kind="copies", actor="test",
                            rubric="A secret rubric").session
     callback, _ = sign_in(client, standin, github_id=5, login="octocat", start_url=start_url(other))
-    done = client.get(callback["Location"])
+    done = client.post(callback["Location"])
     assert done.status_code == 403  # `other` is a draft: not open, not listed
     page = done.content.decode()
     assert GITHUB_REFUSAL in page
     for secret in (other.url_id, other.run.name, other.rubric, "draft"):
         assert secret not in page
     # An unknown session answers exactly the same.
-    unknown = client.get("/github/join/nosuchsession/done/")
+    unknown = client.post("/github/join/nosuchsession/done/")
     assert (unknown.status_code, GITHUB_REFUSAL in unknown.content.decode()) == (403, True)
     assert not Judge.objects.exists()
 
@@ -194,13 +147,13 @@ def test_renamed_login_maps_to_the_same_judge(client, standin, open_session):
     listed(open_session, "octocat")
     callback, _ = sign_in(client, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))
-    client.get(callback["Location"])
+    client.post(callback["Location"])
     judge = Judge.objects.get()
 
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=42, login="octo-renamed",
                           start_url=start_url(open_session))
-    done = browser.get(callback["Location"])
+    done = browser.post(callback["Location"])
     assert (done.status_code, done["Location"]) == (
         302, reverse("judge_home", kwargs={"url_id": open_session.url_id}))
     assert Judge.objects.get() == judge
@@ -214,12 +167,12 @@ def test_someone_else_taking_the_listed_login_is_refused(client, standin, open_s
     listed(open_session, "octocat")
     callback, _ = sign_in(client, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))
-    client.get(callback["Location"])
+    client.post(callback["Location"])
     # octocat renamed away; a different GitHub account now holds the listed login.
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=43, login="octocat",
                           start_url=start_url(open_session))
-    done = browser.get(callback["Location"])
+    done = browser.post(callback["Location"])
     assert (done.status_code, GITHUB_REFUSAL in done.content.decode()) == (403, True)
     assert Judge.objects.count() == 1
 
@@ -257,14 +210,14 @@ def test_removed_github_judge_is_not_readmitted(client, standin, open_session):
     listed(open_session)
     callback, _ = sign_in(client, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))
-    client.get(callback["Location"])
+    client.post(callback["Location"])
     judge = judge_remove(judge=Judge.objects.get(), actor="test")
     assert client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).status_code == 404
 
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))
-    done = browser.get(callback["Location"])
+    done = browser.post(callback["Location"])
     assert (done.status_code, GITHUB_REFUSAL in done.content.decode()) == (403, True)
     assert list(Judge.objects.all()) == [judge]
     assert Judge.objects.get().status == JudgeStatus.REMOVED
@@ -274,7 +227,7 @@ def test_erasure_clears_github_id_and_login(client, standin, open_session):
     listed(open_session)
     callback, _ = sign_in(client, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))
-    client.get(callback["Location"])
+    client.post(callback["Location"])
     judge = judge_erase(judge=Judge.objects.get(), actor="test")
     judge.refresh_from_db()
     assert (judge.github_id, judge.github_login, judge.user) == (None, "", None)
@@ -323,7 +276,7 @@ def test_threat_17_session_key_changes_at_github_sign_in_and_at_binding(client, 
     signed_in = client.session.session_key
     assert "_auth_user_id" in client.session
     assert signed_in not in (planted, key_before)
-    client.get(callback["Location"])
+    client.post(callback["Location"])
     assert client.session.session_key not in (planted, key_before, signed_in)
 
 
@@ -334,3 +287,259 @@ def test_threat_19_no_next_travels_through_the_browser(client, standin, open_ses
     back = urlsplit(_via_github(standin, start["Location"]))
     callback = client.get(back.path, {k: v[0] for k, v in parse_qs(back.query).items()})
     assert callback["Location"] == join_url(open_session)
+
+
+# --- The "done" page confirms by POST --------------------------------------------------------------
+
+def test_done_page_get_only_shows_who_is_signed_in_and_admits_nobody(client, standin, open_session):
+    listed(open_session)
+    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
+                          start_url=start_url(open_session))
+    for url_id in (open_session.url_id, "nosuchsession"):
+        page = client.get(reverse("github_judge_done", kwargs={"url_id": url_id}))
+        text = page.content.decode()
+        assert page.status_code == 200
+        assert "@octocat" in text and '<form method="post">' in text
+        for secret in (open_session.url_id, open_session.run.name, open_session.rubric):
+            assert secret not in text
+    assert not Judge.objects.exists()
+    assert client.post(callback["Location"]).status_code == 302
+    assert Judge.objects.count() == 1
+
+
+# --- Linking GitHub to a token judge --------------------------------------------------------------
+
+def link_url(session):
+    return reverse("github_judge_link", kwargs={"url_id": session.url_id})
+
+
+def link_done_url(session):
+    return reverse("github_judge_link_done", kwargs={"url_id": session.url_id})
+
+
+def token_judge(client, session, name="Tokenia"):
+    token = invitation_create(session=session, actor="test", name=name).join_token
+    assert client.post(f"/join/{token}").status_code == 302
+    return Judge.objects.get(session=session, display_name=name)
+
+
+def verify_on_github(client, standin, session, *, github_id, login):
+    """The judge's link button: a GitHub round trip that logs nobody in."""
+    callback, _ = sign_in(client, standin, github_id=github_id, login=login,
+                          start_url=link_url(session))
+    assert (callback.status_code, callback["Location"]) == (302, link_done_url(session))
+    assert "_auth_user_id" not in client.session  # verified, not signed in
+    return callback
+
+
+def first_code(judge):
+    return judge.assignments.order_by("position").first().code
+
+
+def test_token_judge_links_github_and_comes_back_with_it(client, standin, open_session):
+    judge = token_judge(client, open_session)
+    home = client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).content.decode()
+    assert link_url(open_session) in home
+    verify_on_github(client, standin, open_session, github_id=777, login="tokenia-gh")
+    assert standin.paths() == ["GET /login/oauth/authorize", "POST /login/oauth/access_token",
+                               "GET /api/v3/user"]
+    assert standin.requests[0].query["scope"] == [""]
+    confirm = client.get(link_done_url(open_session))
+    assert confirm.status_code == 200 and "@tokenia-gh" in confirm.content.decode()
+    judge.refresh_from_db()
+    assert (judge.github_id, judge.identified_by) == (None, IdentifiedBy.TOKEN)  # GET changes nothing
+
+    linked = client.post(link_done_url(open_session))
+    assert linked["Location"] == reverse("judge_home", kwargs={"url_id": open_session.url_id})
+    judge.refresh_from_db()
+    assert (judge.github_id, judge.github_login, judge.identified_by, judge.admitted_as) == (
+        777, "tokenia-gh", IdentifiedBy.GITHUB, AdmittedAs.INVITED)
+    assert not SocialAccount.objects.exists()  # linking kept no GitHub account, nor any token
+    assert not SocialToken.objects.exists()
+    # The verified identity was used up: the confirm page now sends the judge home.
+    assert client.post(link_done_url(open_session))["Location"].endswith(f"/s/{open_session.url_id}/")
+
+    # On another device, with no invitation for this login: GitHub sign-in finds the same judge.
+    device = Client()
+    callback, _ = sign_in(device, standin, github_id=777, login="tokenia-renamed",
+                          start_url=start_url(open_session))
+    back = device.post(callback["Location"])
+    assert back["Location"] == reverse("judge_home", kwargs={"url_id": open_session.url_id})
+    assert device.get(back["Location"]).status_code == 200
+    judge.refresh_from_db()
+    assert Judge.objects.count() == 1
+    assert (judge.github_login, judge.user) == (
+        "tokenia-renamed", SocialAccount.objects.get(uid="777").user)
+
+
+def test_link_without_a_github_round_trip_links_nothing(client, standin, open_session):
+    judge = token_judge(client, open_session)
+    assert client.post(link_done_url(open_session))["Location"].endswith(f"/s/{open_session.url_id}/")
+    # A forged or missing `state` on the way back verifies nothing either.
+    callback, _ = sign_in(client, standin, github_id=777, login="x", start_url=link_url(open_session),
+                          state="forged")
+    assert callback.status_code == 401
+    client.post(link_done_url(open_session))
+    judge.refresh_from_db()
+    assert judge.github_id is None and judge.identified_by == IdentifiedBy.TOKEN
+
+
+def test_link_pages_are_the_judges_alone(client, standin, open_session):
+    token_judge(client, open_session)
+    for path in (link_url(open_session), link_done_url(open_session)):
+        assert Client().get(path).status_code == 404
+        assert Client().post(path).status_code == 404
+    assert standin.requests == []
+
+
+def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, open_session):
+    from accounts.services import LINK_BOTH_HOLD_VERDICTS, github_judge_join
+    from judging.services import verdict_record
+
+    listed(open_session, "octocat")
+    gh_user = get_user_model().objects.create(username="octocat")
+    github_judge = github_judge_join(session=open_session, github_id=42, github_login="octocat",
+                                     user=gh_user).judge
+    verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
+    judge = token_judge(client, open_session)
+    verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
+
+    verify_on_github(client, standin, open_session, github_id=42, login="octocat")
+    refused = client.post(link_done_url(open_session))
+    assert refused.status_code == 409
+    assert LINK_BOTH_HOLD_VERDICTS in refused.content.decode()
+    judge.refresh_from_db()
+    github_judge.refresh_from_db()
+    assert (judge.github_id, judge.status) == (None, JudgeStatus.ACTIVE)
+    assert (github_judge.github_id, github_judge.status) == (42, JudgeStatus.ACTIVE)
+
+
+def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client, standin,
+                                                                          open_session):
+    from accounts.services import github_judge_join
+    from judging.services import verdict_record
+
+    listed(open_session, "octocat")
+    gh_user = get_user_model().objects.create(username="octocat")
+    github_judge = github_judge_join(session=open_session, github_id=42, github_login="octocat",
+                                     user=gh_user).judge
+    judge = token_judge(client, open_session)
+    verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
+
+    verify_on_github(client, standin, open_session, github_id=42, login="octocat")
+    assert client.post(link_done_url(open_session)).status_code == 302
+    judge.refresh_from_db()
+    github_judge.refresh_from_db()
+    # The judge with verdicts continues, bound to GitHub and to the GitHub account's user.
+    assert (judge.status, judge.github_id, judge.identified_by, judge.user) == (
+        JudgeStatus.ACTIVE, 42, IdentifiedBy.GITHUB, gh_user)
+    assert (github_judge.status, github_judge.github_id, github_judge.user) == (
+        JudgeStatus.REMOVED, None, None)
+    assert client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).status_code == 200
+
+
+def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(client, standin,
+                                                                          open_session):
+    from accounts.services import github_judge_join
+    from judging.services import verdict_record
+
+    listed(open_session, "octocat")
+    gh_user = get_user_model().objects.create(username="octocat")
+    github_judge = github_judge_join(session=open_session, github_id=42, github_login="octocat",
+                                     user=gh_user).judge
+    verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
+    judge = token_judge(client, open_session)
+    verify_on_github(client, standin, open_session, github_id=42, login="octocat")
+    assert client.post(link_done_url(open_session)).status_code == 302
+    judge.refresh_from_db()
+    assert judge.status == JudgeStatus.REMOVED
+    # This browser now holds the GitHub judge: its items, with its verdict, are the ones shown.
+    home = client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).content.decode()
+    assert f"/i/{first_code(github_judge)}/" in home
+    assert "1 of" in home
+
+
+# --- Hosts linking GitHub from their account page ---------------------------------------------------
+
+HOST_LINK = "/host/account/github/link/"
+HOST_LINK_DONE = "/host/account/github/link/done/"
+
+
+def test_host_links_github_then_signs_in_with_it_and_unlinks(client, standin, host):
+    client.force_login(host.user)
+    assert HOST_LINK in client.get("/host/account/").content.decode()
+    callback, _ = sign_in(client, standin, github_id=9000, login="alice-gh", start_url=HOST_LINK)
+    assert callback["Location"] == HOST_LINK_DONE
+    assert client.session["_auth_user_id"] == str(host.user.pk)  # still alice: nobody new signed in
+    assert "@alice-gh" in client.get(HOST_LINK_DONE).content.decode()
+    assert not SocialAccount.objects.exists()
+    linked = client.post(HOST_LINK_DONE)
+    assert (linked.status_code, linked["Location"]) == (303, "/host/account/")
+    account = SocialAccount.objects.get()
+    assert (account.user, account.uid, account.extra_data) == (
+        host.user, "9000", {"id": 9000, "login": "alice-gh"})
+
+    # alice-gh is on no allowlist, yet signs in as alice now.
+    browser = Client()
+    callback, _ = sign_in(browser, standin, github_id=9000, login="alice-gh", start_url=HOST_START)
+    done = browser.get(callback["Location"])
+    assert done["Location"] == reverse("host:runs")
+    assert browser.session["_auth_user_id"] == str(host.user.pk)
+
+    assert client.post("/host/account/github/unlink/")["Location"] == "/host/account/"
+    assert not SocialAccount.objects.exists()
+    stranger = Client()
+    callback, _ = sign_in(stranger, standin, github_id=9000, login="alice-gh", start_url=HOST_START)
+    assert "closed" in callback.content.decode().lower()  # an unlisted GitHub account again
+    assert "_auth_user_id" not in stranger.session
+
+
+def test_host_cannot_link_a_github_account_that_belongs_to_a_judge(client, standin, host,
+                                                                   open_session):
+    from accounts.services import GITHUB_LINKED_ELSEWHERE
+
+    listed(open_session, "octocat")
+    judge_browser = Client()
+    callback, _ = sign_in(judge_browser, standin, github_id=42, login="octocat",
+                          start_url=start_url(open_session))
+    judge_browser.post(callback["Location"])
+    client.force_login(host.user)
+    sign_in(client, standin, github_id=42, login="octocat", start_url=HOST_LINK)
+    refused = client.post(HOST_LINK_DONE)
+    assert refused.status_code == 409 and GITHUB_LINKED_ELSEWHERE in refused.content.decode()
+    assert SocialAccount.objects.get().user.username == "octocat"
+
+
+def test_host_without_a_password_cannot_unlink_github(client, standin, db):
+    with override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"]):
+        callback, _ = sign_in(client, standin, github_id=1000, login="hostess",
+                              start_url=HOST_START)
+        client.get(callback["Location"])
+    refused = client.post("/host/account/github/unlink/")
+    assert refused.status_code == 409 and "--set-password" in refused.content.decode()
+    assert SocialAccount.objects.count() == 1
+
+
+def test_link_pages_are_hosts_alone(client, standin, open_session):
+    token_judge(client, open_session)
+    for path in ("/host/account/", HOST_LINK, HOST_LINK_DONE):
+        assert client.get(path)["Location"].startswith("/accounts/login/")
+    assert client.post("/host/account/github/unlink/")["Location"].startswith("/accounts/login/")
+    assert standin.requests == []
+
+
+# --- Installations without a GitHub OAuth app -------------------------------------------------
+
+def test_without_an_oauth_app_the_start_pages_say_so(client, host, open_session):
+    providers = {"github": {**settings.SOCIALACCOUNT_PROVIDERS["github"],
+                            "APP": {"client_id": "", "secret": ""}}}
+    with override_settings(SOCIALACCOUNT_PROVIDERS=providers):
+        for path in (start_url(open_session), HOST_START):
+            for response in (client.get(path), client.post(path)):
+                assert response.status_code == 404
+                assert "GitHub sign-in is not set up" in response.content.decode()
+        client.force_login(host.user)
+        assert "not set up" in client.get("/host/account/").content.decode()
+        assert "sign in with GitHub" not in client.get("/accounts/login/").content.decode()
+    client.logout()
+    assert "sign in with GitHub" in client.get("/accounts/login/").content.decode()

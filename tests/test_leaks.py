@@ -71,6 +71,7 @@ from judging.services import (
 )
 from reports.build import build_report
 from reports.export import to_csv, to_json
+from tests import github_standin
 from tests.leakcheck import (
     FORMS,
     Scanner,
@@ -113,6 +114,9 @@ TRUTH_TWIN = {"known_good": "seeded_defect", "seeded_defect": "known_good",
               "real": "false_alarm", "false_alarm": "real"}
 JUDGE_NAMES = {"A": "CanaryJudgeAda JA1", "B": "CanaryJudgeBob JB2", "R": "CanaryJudgeRem JR3",
                "G": "CanaryGuestGus JG4", "C": "CanaryJudgeCat JC5"}
+# H signs in with GitHub (through the local stand-in): their login and numeric id are canaries for
+# everyone else.
+GITHUB_JUDGE = {"login": "CanaryHubLoginJH6", "id": 987654321012}
 NEWCOMER = "Newcomer"
 ID_MODELS = [Run, Session, Builder, Copy, Reviewer, Review, Finding, Item, Assignment, Verdict,
              Judge, Invitation, Credential]
@@ -231,6 +235,7 @@ class World:
     personas: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)  # judge pk -> their reasons
     all_join_tokens: list = field(default_factory=list)
+    standin: object = None  # the GitHub stand-in (tests/github_standin.py)
 
     @property
     def kind(self):
@@ -245,7 +250,7 @@ def reason_for(label: str, index: int) -> str:
 
 
 def build_world(host, bundle, *, kind="copies", display="letters", scorecards=False,
-                seed="") -> World:
+                seed="", standin=None) -> World:
     run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
     created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
                              reviewer_display=display, scorecards=scorecards, draw_seed=seed)
@@ -257,8 +262,9 @@ def build_world(host, bundle, *, kind="copies", display="letters", scorecards=Fa
     tokens = {label: invitation_create(session=session, actor="test", name=JUDGE_NAMES[label]).join_token
               for label in ("A", "B", "R")}
     pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(16)]
+    invitation_create(session=session, actor="test", github_login=GITHUB_JUDGE["login"])
     world = World(run=run, session=session, other=other, guest_code=created.guest_code, join_pool=pool,
-                  all_join_tokens=list(pool))
+                  all_join_tokens=list(pool), standin=standin)
     world.tokens.update(join_A=tokens["A"], join_B=tokens["B"], join_R=tokens["R"])
     world.personas["V"] = Persona("V", Client())
     return world
@@ -325,6 +331,20 @@ def drive(world, on_response):
     on_response(g, "GET", response["Location"], g.client.get(response["Location"]))
     g.judge_pk = Judge.objects.get(session=session, display_name=JUDGE_NAMES["G"]).pk
     world.personas["G"] = g
+    # H signs in with GitHub (the whole OAuth dance against the stand-in) and confirms by POST.
+    h = Persona("H", Client(REMOTE_ADDR="198.51.100.30"))
+    start = f"/github/join/{session.url_id}/"
+    on_response(h, "GET", start, h.client.get(start))
+    callback, _ = github_standin.sign_in(h.client, world.standin, github_id=GITHUB_JUDGE["id"],
+                                         login=GITHUB_JUDGE["login"], start_url=start)
+    on_response(h, "GET", "/accounts/github/login/callback/", callback)
+    on_response(h, "GET", callback["Location"], h.client.get(callback["Location"]))
+    joined = h.client.post(callback["Location"])
+    on_response(h, "POST", callback["Location"], joined)
+    assert joined.status_code == 302, joined.content[:300]
+    on_response(h, "GET", joined["Location"], h.client.get(joined["Location"]))
+    h.judge_pk = Judge.objects.get(session=session, github_id=GITHUB_JUDGE["id"]).pk
+    world.personas["H"] = h
     # B (another judge) races ahead: phase 1 locked, phase 2 drafts. R joins and is removed.
     b = join_token_exchange(token=world.tokens["join_B"]).judge
     service_verdicts(world, b, "Bob", 1)
@@ -346,7 +366,8 @@ def drive(world, on_response):
     half = items // 2
     post_verdicts(a, world, "Ada", 1, range(half), on_response)
     post_verdicts(g, world, "Gus", 1, range(half - 1), on_response)
-    yield "phase 1", ["A", "G", "R"]
+    post_verdicts(h, world, "Hub", 1, range(1), on_response)
+    yield "phase 1", ["A", "G", "R", "H"]
 
     post_verdicts(a, world, "Ada", 1, range(half, items), on_response)
     response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
@@ -367,7 +388,7 @@ def drive(world, on_response):
 
     session_reveal(session=session, actor="test")
     world.reload()
-    yield "revealed", ["A", "G"]
+    yield "revealed", ["A", "G", "H"]
 
 
 # --- Canaries ------------------------------------------------------------------------------------
@@ -421,6 +442,9 @@ def people_canaries(world, own_judge_pk=None, sessions=None) -> dict[str, str]:
             continue
         if judge.display_name and judge.display_name != NEWCOMER:
             found[f"judge {judge.pk} name"] = judge.display_name
+        if judge.github_login:
+            found[f"judge {judge.pk} GitHub login"] = judge.github_login
+            found[f"judge {judge.pk} GitHub id"] = str(judge.github_id)
         for index, reason in enumerate(sorted(world.reasons.get(judge.pk, ()))):
             found[f"judge {judge.pk} reason {index}"] = reason
     return found
@@ -611,7 +635,7 @@ def is_github_authorize(value: str, path: str) -> bool:
     parts = urlsplit(value)
     github = settings.SOCIALACCOUNT_PROVIDERS["github"]["GITHUB_URL"]
     query = parse_qs(parts.query, keep_blank_values=True)
-    return (resolve(urlsplit(path).path).url_name == "github_judge_start"
+    return (resolve(urlsplit(path).path).url_name in ("github_judge_start", "github_judge_link")
             and value.startswith(f"{github}/login/oauth/authorize?")
             and query.get("scope") == [""]
             and query.get("redirect_uri") == ["http://testserver/accounts/github/login/callback/"]
@@ -765,7 +789,8 @@ def crawl_world(world, *, expect_2xx: set[str]):
 
 
 ALL_JUDGE_ROUTES = {"home", "join", "resume", "guest", "judge_home", "judge_welcome", "judge_item",
-                    "github_judge_start", "github_judge_done",
+                    "github_judge_start", "github_judge_done", "github_judge_link",
+                    "github_judge_link_done",
                     "judge_frame", "judge_lock", "judge_scorecard"}
 
 
@@ -786,12 +811,12 @@ def test_the_crawl_can_fill_every_judge_facing_url_pattern(canary_host):
     ("findings", "names", True),
 ], ids=["copies-letters-no-scorecards", "findings-names-scorecards"])
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
-def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, kind, display, scorecards):
-    world = build_world(canary_host, canary_bundle(), kind=kind, display=display, scorecards=scorecards)
+def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, standin, kind, display,
+                                                             scorecards):
+    world = build_world(canary_host, canary_bundle(), kind=kind, display=display, scorecards=scorecards,
+                        standin=standin)
     assert unfillable_routes(world) == []
-    # No crawl persona has signed in with GitHub (yet): the "done" page is their 404.
-    expect = ALL_JUDGE_ROUTES - {"github_judge_done"}
-    expect = expect if scorecards else expect - {"judge_scorecard"}
+    expect = ALL_JUDGE_ROUTES if scorecards else ALL_JUDGE_ROUTES - {"judge_scorecard"}
     hits, problems = crawl_world(world, expect_2xx=expect)
     assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
     assert not problems, "\n".join(problems[:40])
@@ -799,15 +824,16 @@ def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, kind, 
 
 # --- Positive controls ---------------------------------------------------------------------------
 
-def revealed_world(host, **options):
-    world = build_world(host, canary_bundle(), **options)
+def revealed_world(host, standin, **options):
+    world = build_world(host, canary_bundle(), standin=standin, **options)
     for _ in drive(world, lambda *args: None):
         pass
     return world
 
 
-def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_unsafe_page(canary_host):
-    world = revealed_world(canary_host)
+def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_unsafe_page(canary_host,
+                                                                                       standin):
+    world = revealed_world(canary_host, standin)
     canaries = {**content_canaries(world), **phase2_canaries(world), **people_canaries(world),
                 **id_canaries(world)}
     # The unsafe page echoes every host-only value of the run; the canaries are exactly those.
@@ -836,11 +862,14 @@ def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_uns
         assert comparable(plain) != comparable(hidden)
 
 
-def test_positive_control_the_hosts_revealed_report_holds_every_content_canary(canary_host):
-    world = revealed_world(canary_host)
+def test_positive_control_the_hosts_revealed_report_holds_every_content_canary(canary_host, standin):
+    world = revealed_world(canary_host, standin)
     report = build_report(world.session)
-    canaries = {**content_canaries(world), **phase2_canaries(world),
-                **people_canaries(world, sessions=[world.session]),
+    # The report names a GitHub judge by login; GitHub's numeric id stays in the database.
+    people = {label: value for label, value in people_canaries(world, sessions=[world.session]).items()
+              if not label.endswith("GitHub id")}
+    assert any(label.endswith("GitHub login") for label in people)
+    canaries = {**content_canaries(world), **phase2_canaries(world), **people,
                 "run id": str(world.run.pk), "session id": str(world.session.pk)}
     scanner = Scanner(canaries)
     hits = scanner.scan_bytes(to_json(report), "report.json")
@@ -898,10 +927,10 @@ class Normaliser:
         return re.sub(rb"/resume/[A-Za-z0-9_\-]{43}", b"/resume/<RESUME_TOKEN>", text)
 
 
-def twin_transcript(host, bundle, **options) -> tuple[list, World]:
+def twin_transcript(host, bundle, standin, **options) -> tuple[list, World]:
     """Every judge-facing response in every state, as (who, method, path, status, headers, body),
     normalised; cookies (Set-Cookie: the session and CSRF cookies) left out."""
-    world = build_world(host, bundle, seed=SEED, **options)
+    world = build_world(host, bundle, seed=SEED, standin=standin, **options)
     normalise = Normaliser(world)
     transcript = []
 
@@ -938,9 +967,10 @@ def first_difference(left, right) -> str:
 
 
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
-def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host):
-    left, left_world = twin_transcript(canary_host, canary_bundle(), kind="copies")
-    right, right_world = twin_transcript(canary_host, canary_bundle(truth_twin=True), kind="copies")
+def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host, standin):
+    left, left_world = twin_transcript(canary_host, canary_bundle(), standin, kind="copies")
+    right, right_world = twin_transcript(canary_host, canary_bundle(truth_twin=True), standin,
+                                         kind="copies")
     assert len(left) > 500
     # The twins really differ in truth, and only there.
     assert [c.truth for c in left_world.run.copies.order_by("position")] != [
@@ -961,10 +991,11 @@ def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host):
 
 
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
-def test_case_12a_builder_twins_give_byte_identical_judge_responses(canary_host):
+def test_case_12a_builder_twins_give_byte_identical_judge_responses(canary_host, standin):
     options = {"kind": "findings", "display": "names", "scorecards": True}
-    left, left_world = twin_transcript(canary_host, canary_bundle(), **options)
-    right, right_world = twin_transcript(canary_host, canary_bundle(builder_twin=True), **options)
+    left, left_world = twin_transcript(canary_host, canary_bundle(), standin, **options)
+    right, right_world = twin_transcript(canary_host, canary_bundle(builder_twin=True), standin,
+                                         **options)
     assert len(left) > 500
     assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
         right_world.run.builders.values_list("model", flat=True))

@@ -34,7 +34,8 @@ from tests.leakcheck import encode
 def planted_values(session: Session) -> list[str]:
     """Every host-only value of a session's run the way a careless page would read it: the run's
     name, builders, bundle ids, defect notes, reviewers, review reasons and authorship guesses;
-    for every session on the run, every judge's name and reason; and every database id."""
+    for every session on the run, every judge's name, GitHub login and id, and reason; and
+    every database id."""
     run = session.run
     sessions = list(run.sessions.all())
     values = [run.name]
@@ -48,6 +49,9 @@ def planted_values(session: Session) -> list[str]:
     for reason, guess in Review.objects.filter(run=run).values_list("reason", "authorship_guess"):
         values += [reason, guess]
     values += list(Judge.objects.filter(session__in=sessions).values_list("display_name", flat=True))
+    for login, github_id in (Judge.objects.filter(session__in=sessions, github_id__isnull=False)
+                             .values_list("github_login", "github_id")):
+        values += [login, str(github_id)]
     values += list(Verdict.objects.filter(assignment__judge__session__in=sessions)
                    .values_list("reason", flat=True))
     ids = [

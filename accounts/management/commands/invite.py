@@ -1,6 +1,6 @@
 from accounts.services import invitation_create
 from blindjudge.commands import HostCommand, get_session
-from blindjudge.links import join_link
+from blindjudge.links import github_join_link, join_link
 
 
 class Command(HostCommand):
@@ -20,4 +20,5 @@ class Command(HostCommand):
             return {"invitation": invited.invitation.pk, "join_link": join_link(invited.join_token),
                     "expires_at": invited.expires_at.isoformat()}
         return {"invitation": invited.invitation.pk,
-                "github_login": invited.invitation.github_login}
+                "github_login": invited.invitation.github_login,
+                "sign_in_link": github_join_link(invited.invitation.session.url_id)}
