@@ -21,6 +21,15 @@ class ClosedSignupAccountAdapter(DefaultAccountAdapter):
     def is_open_for_signup(self, request):
         return False
 
+    def add_message(self, request, level, message_template=None, message_context=None,
+                    extra_tags="", message=None):
+        """No "Successfully signed in as …" banner: a judge signing in with GitHub goes on to a
+        page that says who they are, and a pending banner would make the next page, a 404
+        included, differ from everyone else's."""
+        if message_template == "account/messages/logged_in.txt":
+            return
+        super().add_message(request, level, message_template, message_context, extra_tags, message)
+
 
 def github_login_of(sociallogin) -> str:
     """The GitHub login of a sign-in in progress ("" when it is not a GitHub sign-in)."""

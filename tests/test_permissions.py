@@ -1,18 +1,20 @@
 """The permission matrix: every URL the resolver knows, walked by every persona.
 
-Personas (style-anchors): the host (alice), another host (bob), an invited judge, a guest, a judge
-of another session, a removed judge, and an anonymous visitor. Each cell asserts behaviour: what
+Personas (style-anchors): the host (alice), another host (bob), a host signed in with GitHub, an
+invited judge, a judge signed in with GitHub, a guest, a judge of another session, a removed judge,
+and an anonymous visitor. Each cell asserts behaviour: what
 the page shows, or that the refusal is the same 404 a URL that does not exist gives.
 """
 
 import re
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from accounts.services import guests_configure, invitation_create, judge_remove
 from judging.services import session_create, session_open
+from tests import github_standin
 
 JUDGE_PREFIX = "s/<str:url_id>/"
 
@@ -47,8 +49,26 @@ def own_codes(client, session):
     return re.findall(rf'<li><a href="/s/{session.url_id}/i/([A-Z0-9]+)/"', page)
 
 
+def github_judge(standin, session, login="octocat"):
+    invitation_create(session=session, actor="test", github_login=login)
+    client = Client()
+    start = f"/github/join/{session.url_id}/"
+    callback, _ = github_standin.sign_in(client, standin, github_id=4242, login=login, start_url=start)
+    assert client.post(callback["Location"]).status_code == 302
+    return client
+
+
+def github_host(standin):
+    client = Client()
+    with override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hubhost"]):
+        callback, _ = github_standin.sign_in(client, standin, github_id=5151, login="hubhost",
+                                             start_url="/accounts/host-github/")
+        assert client.get(callback["Location"])["Location"] == "/host/"
+    return client
+
+
 @pytest.fixture
-def world(open_session, run, host, other_host):
+def world(open_session, run, host, other_host, standin):
     guest_code = guests_configure(session=open_session, actor="test", allow=True).guest_code
     clients = {"invited": join(Client(), open_session, "Invited")}
     clients["guest"] = Client()
@@ -63,6 +83,8 @@ def world(open_session, run, host, other_host):
     clients["host"].force_login(host.user)
     clients["other_host"] = Client()
     clients["other_host"].force_login(other_host.user)
+    clients["github_judge"] = github_judge(standin, open_session)
+    clients["github_host"] = github_host(standin)
     return {"session": open_session, "clients": clients, "guest_code": guest_code,
             "invited_codes": own_codes(clients["invited"], open_session)}
 
@@ -75,11 +97,14 @@ def test_the_matrix_knows_every_judge_page():
     """A new judge URL must be added to the expectations below, or this fails."""
     assert sorted(name for _, name in judge_routes()) == sorted([
         "judge_home", "judge_welcome", "judge_item", "judge_frame", "judge_lock",
-        "judge_scorecard"])
+        "judge_scorecard", "github_judge_link", "github_judge_link_done"])
 
 
-NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "other_session_judge", "removed", "anonymous",
-                                        "host", "other_host"]
+NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "github_judge", "other_session_judge", "removed",
+                                        "anonymous", "host", "other_host", "github_host"]
+# Pages every judge of the session has (their own), whatever the URL's item code.
+OWN_IN_THE_SESSION = ("judge_home", "judge_welcome", "judge_lock", "github_judge_link",
+                      "github_judge_link_done")
 
 
 def test_a_judge_reaches_their_own_pages(world):
@@ -92,6 +117,9 @@ def test_a_judge_reaches_their_own_pages(world):
     assert pages["judge_frame"]["Content-Security-Policy"].startswith("sandbox")
     assert b"items have no phase-1 verdict yet" in pages["judge_lock"].content
     assert b"Your commitment" in pages["judge_welcome"].content
+    assert b"Link your GitHub account" in pages["github_judge_link"].content
+    # Without a GitHub round trip first, the confirming page has nothing to confirm: home.
+    assert pages["github_judge_link_done"]["Location"] == f"/s/{session.url_id}/"
     # The scorecard exists only after the reveal.
     assert pages["judge_scorecard"].status_code == 404
 
@@ -103,8 +131,8 @@ def test_everyone_else_gets_the_same_404_on_the_judges_item_pages(world, persona
     values = {"url_id": session.url_id, "code": world["invited_codes"][0]}
     nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
     for route, name in judge_routes():
-        if persona == "guest" and name in ("judge_home", "judge_welcome", "judge_lock"):
-            continue  # the guest's own pages in the same session; checked below
+        if persona in ("guest", "github_judge") and name in OWN_IN_THE_SESSION:
+            continue  # their own pages in the same session; checked below
         response = client.get(fill(route, **values))
         assert response.status_code == 404, (persona, name)
         assert response.content == nonexistent.content, (persona, name)
@@ -144,3 +172,35 @@ def test_judges_and_visitors_are_sent_to_sign_in_on_every_host_page(world):
             response = client.get(path)
             assert response.status_code == 302, (persona, path)
             assert response["Location"].startswith("/accounts/login/?next="), (persona, path)
+
+
+def test_a_github_judge_in_the_same_session_sees_only_their_own_items(world):
+    session = world["session"]
+    github_judge = world["clients"]["github_judge"]
+    codes = own_codes(github_judge, session)
+    assert len(codes) == 6
+    home = github_judge.get(f"/s/{session.url_id}/").content.decode()
+    assert "Link your GitHub account" not in home  # already identified by GitHub
+    for code in set(world["invited_codes"]) - set(codes):
+        assert github_judge.get(f"/s/{session.url_id}/i/{code}/").status_code == 404
+
+
+def test_signed_in_people_who_are_not_hosts_get_404_on_every_host_page(world):
+    """A judge signed in with GitHub has an account, but no host's: the host guard's 404."""
+    nonexistent = Client().get("/nonexistent/")
+    client = world["clients"]["github_judge"]
+    for route, _ in all_patterns():
+        if route.startswith("host/"):
+            response = client.get("/" + re.sub(r"<(?:\w+:)?\w+>", "1", route))
+            assert response.status_code == 404, route
+            assert response.content == nonexistent.content, route
+
+
+def test_a_github_host_sees_their_own_pages_and_nothing_of_alices(world):
+    session = world["session"]
+    client = world["clients"]["github_host"]
+    assert client.get("/host/").status_code == 200
+    assert b"hubhost" in client.get("/host/account/").content
+    for path in (f"/host/sessions/{session.pk}/", f"/host/runs/{session.run.pk}/",
+                 f"/host/sessions/{session.pk}/report/json", f"/host/sessions/{session.pk}/judges"):
+        assert client.get(path).status_code == 404, path

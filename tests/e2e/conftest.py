@@ -28,6 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from playwright.sync_api import sync_playwright
 
@@ -152,6 +153,8 @@ def e2e_server(request, transactional_db, tmp_path):
         "ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
         "STATIC_ROOT": str(tmp_path / "static"),  # unused (finders serve); present, so no warning
+        # The server's allauth talks to this run's GitHub stand-in (tests/github_standin.py).
+        "BLINDJUDGE_TEST_GITHUB_PORT": str(settings.TEST_GITHUB_STANDIN_PORT),
     })
     (tmp_path / "static").mkdir()
     stderr_path = tmp_path / "daphne.stderr"
@@ -196,13 +199,15 @@ class Observer:
       with "csp").
     - `left`: off-origin requests that went on to the network stack (routing sees only those);
       each is aborted, so nothing leaves and nothing hangs. With `let_through`, they go on to the
-      sink instead (for the positive control of the sink itself).
+      sink instead (for the positive control of the sink itself). Requests to `also_allowed`
+      origins (the GitHub stand-in, in the sign-in tests) go on; `requests` lists them.
     - `refused`: (url, failure) of requests the browser refused, e.g. "csp".
     - `dialogs`, `page_errors`, `console`: the execution detectors. Dialogs are dismissed.
     """
 
     origin: str
     let_through: bool = False
+    also_allowed: tuple = ()
     requests: list = field(default_factory=list)
     attempted: list = field(default_factory=list)
     left: list = field(default_factory=list)
@@ -215,7 +220,7 @@ class Observer:
         parts = urlsplit(url)
         if parts.scheme in ("data", "blob", "about"):
             return False  # never network; the product's CSP refuses data: loads anyway
-        return f"{parts.scheme}://{parts.netloc}" != self.origin
+        return f"{parts.scheme}://{parts.netloc}" not in (self.origin, *self.also_allowed)
 
     def attach(self, context):
         context.on("request", self._on_request)
@@ -265,9 +270,9 @@ def observed_context(browser, sink):
     contexts = []
     sink.hits.clear()
 
-    def make(origin: str, *, let_through: bool = False, **options):
+    def make(origin: str, *, let_through: bool = False, also_allowed: tuple = (), **options):
         context = browser.new_context(**options)
-        observer = Observer(origin=origin, let_through=let_through)
+        observer = Observer(origin=origin, let_through=let_through, also_allowed=also_allowed)
         observer.attach(context)
         contexts.append(context)
         return context, observer
