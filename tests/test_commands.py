@@ -123,6 +123,19 @@ def test_createhost_with_a_password_file_prints_no_password(db, tmp_path):
     assert get_user_model().objects.get(username="erin").check_password("a long enough passphrase")
 
 
+def test_createhost_set_password_gives_an_existing_host_a_new_password(host, tmp_path):
+    path = write(tmp_path, "pw.txt", "a new long passphrase\n")
+    assert call_json("createhost", "alice", "--set-password", "--password-file", path) == {
+        "host": "alice", "sign_in": f"{SITE}/accounts/login/"}
+    host.user.refresh_from_db()
+    assert host.user.check_password("a new long passphrase")
+    generated = call_json("createhost", "alice", "--set-password")["password"]
+    host.user.refresh_from_db()
+    assert host.user.check_password(generated)
+    assert refused_plain("createhost", "nobody", "--set-password") == (
+        'no host named "nobody" (create one with createhost)')
+
+
 def test_createhost_refusals(host, tmp_path):
     short = write(tmp_path, "short.txt", "Xq7#kp\n")
     assert refused("createhost", "frank", "--password-file", short) == (
@@ -480,7 +493,8 @@ def test_invite_by_name_prints_an_absolute_join_link_that_admits(session_id):
 def test_invite_by_github_lists_the_login(session_id):
     result = call_json("invite", session_id, "--github", "@octocat")
     invitation = Invitation.objects.get()
-    assert result == {"invitation": invitation.pk, "github_login": "octocat"}
+    assert result == {"invitation": invitation.pk, "github_login": "octocat",
+                      "sign_in_link": f"{SITE}/github/join/{invitation.session.url_id}/"}
     assert not Credential.objects.filter(kind=CredentialKind.JOIN).exists()
     assert refused("invite", session_id, "--github", "OctoCat", error="conflict") == (
         'GitHub login "OctoCat" is already listed for this session')

@@ -206,13 +206,19 @@ def test_sign_in_started_by_get_does_not_proceed(client, standin, open_session):
     assert standin.requests == []
 
 
-def test_removed_github_judge_is_not_readmitted(client, standin, open_session):
+def test_threat_20_removed_github_judge_stops_at_once_and_is_not_readmitted(client, standin, open_session):
     listed(open_session)
     callback, _ = sign_in(client, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))
     client.post(callback["Location"])
+    code = Judge.objects.get().assignments.first().code
     judge = judge_remove(judge=Judge.objects.get(), actor="test")
-    assert client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).status_code == 404
+    # Threat 20: every page of theirs stops at once.
+    url_id = open_session.url_id
+    for path in (f"/s/{url_id}/", f"/s/{url_id}/welcome/", f"/s/{url_id}/i/{code}/",
+                 f"/s/{url_id}/i/{code}/frame", f"/s/{url_id}/lock/", f"/s/{url_id}/github/link/"):
+        assert client.get(path).status_code == 404, path
+    assert client.post(f"/s/{url_id}/i/{code}/", {"verdict": "pass"}).status_code == 404
 
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=42, login="octocat",
