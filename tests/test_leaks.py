@@ -6,7 +6,8 @@ reviewers' families; every judge's name and reasons; the database ids of every r
 distinctive ranges first) is imported; a session on it is driven through every state (draft,
 open with a judge in phase 1, phase 2, both phases locked, closed, revealed with and without
 scorecards). At each state every judge-facing URL pattern the URL resolver knows is requested as
-each kind of visitor (the judge, a guest, a removed judge, a stranger), with the visitor's own
+each kind of visitor (the judge, a judge signed in with GitHub, a guest, a removed judge, a host
+signed in with GitHub, a stranger), with the visitor's own
 values (session URL id, item codes, join and resume tokens) and with unknown and other people's
 values (error pages), by GET and by POST; redirects are followed and every /static/ file a judge
 page references is fetched. Every body, header and cookie is scanned (tests/leakcheck.py): zero
@@ -117,6 +118,7 @@ JUDGE_NAMES = {"A": "CanaryJudgeAda JA1", "B": "CanaryJudgeBob JB2", "R": "Canar
 # H signs in with GitHub (through the local stand-in): their login and numeric id are canaries for
 # everyone else.
 GITHUB_JUDGE = {"login": "CanaryHubLoginJH6", "id": 987654321012}
+GITHUB_HOST = {"login": "CanaryHubHostOH7", "id": 987654321013}
 NEWCOMER = "Newcomer"
 ID_MODELS = [Run, Session, Builder, Copy, Reviewer, Review, Finding, Item, Assignment, Verdict,
              Judge, Invitation, Credential]
@@ -261,13 +263,25 @@ def build_world(host, bundle, *, kind="copies", display="letters", scorecards=Fa
     session = created.session
     tokens = {label: invitation_create(session=session, actor="test", name=JUDGE_NAMES[label]).join_token
               for label in ("A", "B", "R")}
-    pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(16)]
+    pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(24)]
     invitation_create(session=session, actor="test", github_login=GITHUB_JUDGE["login"])
     world = World(run=run, session=session, other=other, guest_code=created.guest_code, join_pool=pool,
                   all_join_tokens=list(pool), standin=standin)
     world.tokens.update(join_A=tokens["A"], join_B=tokens["B"], join_R=tokens["R"])
     world.personas["V"] = Persona("V", Client())
     return world
+
+
+def github_host_signs_in(world, on_response) -> Persona:
+    """O: a host of other runs, signed in with GitHub (allowlisted), visiting judge pages."""
+    o = Persona("O", Client(REMOTE_ADDR="198.51.100.40"))
+    with override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=[GITHUB_HOST["login"].lower()]):
+        callback, _ = github_standin.sign_in(o.client, world.standin, github_id=GITHUB_HOST["id"],
+                                             login=GITHUB_HOST["login"],
+                                             start_url="/accounts/host-github/")
+        done = o.client.get(callback["Location"])
+    assert done["Location"] == "/host/", done
+    return o
 
 
 def codes_of(judge_pk) -> list[str]:
@@ -305,7 +319,8 @@ def drive(world, on_response):
     """The session through every state; yields (state, personas to crawl as). Joining and judging
     by A and G go over HTTP, and `on_response` sees those responses too."""
     session = world.session
-    yield "draft", ["V"]
+    world.personas["O"] = github_host_signs_in(world, on_response)
+    yield "draft", ["V", "O"]
 
     session_open(session=session, actor="test")
     world.reload()
@@ -367,7 +382,7 @@ def drive(world, on_response):
     post_verdicts(a, world, "Ada", 1, range(half), on_response)
     post_verdicts(g, world, "Gus", 1, range(half - 1), on_response)
     post_verdicts(h, world, "Hub", 1, range(1), on_response)
-    yield "phase 1", ["A", "G", "R", "H"]
+    yield "phase 1", ["A", "G", "R", "H", "O"]
 
     post_verdicts(a, world, "Ada", 1, range(half, items), on_response)
     response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
@@ -388,7 +403,7 @@ def drive(world, on_response):
 
     session_reveal(session=session, actor="test")
     world.reload()
-    yield "revealed", ["A", "G", "H"]
+    yield "revealed", ["A", "G", "H", "O"]
 
 
 # --- Canaries ------------------------------------------------------------------------------------
