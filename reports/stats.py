@@ -10,6 +10,7 @@ Turning querysets into the arrays these functions take belongs in a selector, no
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -23,12 +24,16 @@ __all__ = [
     "RULE_OPERATORS",
     "bootstrap_judges_items",
     "cluster_bootstrap",
+    "cluster_weights",
+    "judges_items_weights",
+    "resampled_sums",
     "cohens_kappa",
     "evaluate_rule",
     "fleiss_kappa",
     "krippendorff_alpha",
     "mcnemar_exact",
     "paired_sample_size",
+    "percentile_interval",
     "wilson_interval",
 ]
 
@@ -56,8 +61,11 @@ def _check_probability(name: str, value: Any) -> float:
     return value
 
 
+@functools.lru_cache(maxsize=16)
 def _two_sided_z(confidence: float) -> float:
-    """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval."""
+    """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval.
+
+    Cached: a report asks for the same quantile for every one of its hundreds of intervals."""
     from scipy.stats import norm  # lazy: keep scipy out of processes that never compute a report
 
     return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
@@ -81,9 +89,10 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     (score interval without continuity correction).
 
     The bounds are clipped to [0, 1] against rounding, and are exactly 0 when k = 0 and exactly 1
-    when k = n, as the closed form gives. With n = 0 there is no information: returns (0.0, 1.0).
+    when k = n, as the closed form gives.
 
-    Raises ValueError unless 0 <= successes <= n are integers and 0 < confidence < 1.
+    Raises ValueError unless 0 <= successes <= n are integers, n >= 1 (with no trials there is no
+    proportion to bound: the caller reports "no items", not an interval) and 0 < confidence < 1.
     """
     successes = _check_count("successes", successes)
     n = _check_count("n", n)
@@ -91,7 +100,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ValueError(f"successes must be at most n, got successes={successes} > n={n}")
     confidence = _check_probability("confidence", confidence)
     if n == 0:
-        return (0.0, 1.0)
+        raise ValueError("wilson_interval needs n >= 1: with no trials there is no proportion")
     z = _two_sided_z(confidence)
     p = successes / n
     z2 = z * z
@@ -325,7 +334,8 @@ def krippendorff_alpha(data: Any) -> float:
 
 
 def _percentile_interval(estimates: list[float], confidence: float) -> tuple[float, float]:
-    finite = np.asarray([e for e in estimates if not math.isnan(e)], dtype=float)
+    values = np.asarray(estimates, dtype=float)
+    finite = values[~np.isnan(values)]
     if finite.size == 0:
         return (math.nan, math.nan)
     tail = (1.0 - confidence) / 2.0
@@ -434,6 +444,89 @@ def bootstrap_judges_items(
         estimates.append(float(statistic(judge_draw, item_draw)))
     low, high = _percentile_interval(estimates, confidence)
     return (point, low, high)
+
+
+def judges_items_weights(
+    n_judges: int, n_items: int, *, resamples: int = 2000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of ``bootstrap_judges_items`` as multiplicities, for statistics that are sums.
+
+    Returns (W, V): W[r, j] is how many times judge j was drawn in resample r, V[r, i] how many
+    times item i was. The draws are exactly those ``bootstrap_judges_items(…, range(n_judges),
+    range(n_items), resamples=resamples, seed=seed)`` makes (same generator, judges first), so a
+    statistic that is a ratio of weighted sums over a judges × items matrix M,
+    Σ_j Σ_i W[r, j] M[j, i] V[r, i], gives the same resampled values as evaluating it on the drawn
+    ids — in one matrix product instead of a Python call per resample (``resampled_sums``).
+
+    Raises ValueError for no judges or no items, resamples < 1 or a negative seed.
+    """
+    n_judges = _check_count("n_judges", n_judges)
+    n_items = _check_count("n_items", n_items)
+    if n_judges == 0 or n_items == 0:
+        raise ValueError("judges_items_weights needs at least one judge and one item")
+    resamples, seed, _ = _check_resampling(resamples, seed, 0.95)
+    rng = np.random.default_rng(seed)
+    judge_weights = np.empty((resamples, n_judges), dtype=np.float64)
+    item_weights = np.empty((resamples, n_items), dtype=np.float64)
+    for r in range(resamples):
+        judge_weights[r] = np.bincount(rng.integers(0, n_judges, size=n_judges), minlength=n_judges)
+        item_weights[r] = np.bincount(rng.integers(0, n_items, size=n_items), minlength=n_items)
+    return judge_weights, item_weights
+
+
+def cluster_weights(
+    item_clusters: Sequence[Hashable], *, resamples: int = 2000, seed: int = 0
+) -> np.ndarray:
+    """Item multiplicities for a cluster bootstrap: V[r, i] = times item i's cluster was drawn.
+
+    Each resample draws as many clusters as there are, with replacement, uniformly, from
+    ``numpy.random.default_rng(seed)`` (as ``cluster_bootstrap`` does, one ``integers`` call per
+    resample, clusters numbered in order of first appearance); every item of a drawn cluster comes
+    with it. Use with ``resampled_sums`` and judge weights of one.
+
+    Source: as ``cluster_bootstrap`` (Davison & Hinkley 1997, §3.8).
+
+    Raises ValueError for no items, resamples < 1 or a negative seed.
+    """
+    labels = list(item_clusters)
+    if not labels:
+        raise ValueError("cluster_weights needs at least one item")
+    resamples, seed, _ = _check_resampling(resamples, seed, 0.95)
+    number: dict[Hashable, int] = {}
+    index = np.asarray([number.setdefault(label, len(number)) for label in labels])
+    size = len(number)
+    rng = np.random.default_rng(seed)
+    weights = np.empty((resamples, len(labels)), dtype=np.float64)
+    for r in range(resamples):
+        drawn = np.bincount(rng.integers(0, size, size=size), minlength=size)
+        weights[r] = drawn[index]
+    return weights
+
+
+def resampled_sums(
+    matrices: Sequence[np.ndarray], judge_weights: np.ndarray, item_weights: np.ndarray
+) -> np.ndarray:
+    """S[m, r] = Σ_j Σ_i W[r, j] · M_m[j, i] · V[r, i] for each judges × items matrix M_m.
+
+    With W and V from ``judges_items_weights`` (or ones and ``cluster_weights``), S[m, r] is the
+    sum of M_m over resample r's drawn judges and items, duplicates counted; a pooled rate is then
+    S[numerator] / S[denominator] per resample, and its percentile interval is
+    ``percentile_interval``. One (R × J) · (J × I) product per matrix.
+    """
+    judge_weights = np.asarray(judge_weights, dtype=np.float64)
+    item_weights = np.asarray(item_weights, dtype=np.float64)
+    sums = np.empty((len(matrices), judge_weights.shape[0]), dtype=np.float64)
+    for m, matrix in enumerate(matrices):
+        by_item = judge_weights @ np.asarray(matrix, dtype=np.float64)  # R × I
+        sums[m] = np.einsum("ri,ri->r", by_item, item_weights)
+    return sums
+
+
+def percentile_interval(estimates: Any, confidence: float = 0.95) -> tuple[float, float]:
+    """The (1-confidence)/2 and (1+confidence)/2 quantiles of resampled estimates, NaN dropped
+    (the percentile interval of ``cluster_bootstrap`` and ``bootstrap_judges_items``)."""
+    confidence = _check_probability("confidence", confidence)
+    return _percentile_interval(list(np.asarray(estimates, dtype=float)), confidence)
 
 
 # --- decision rules ------------------------------------------------------------------------------
