@@ -355,8 +355,10 @@ def test_the_report_is_refused_before_the_reveal(open_session, judge):
 # --- Scores --------------------------------------------------------------------------------------
 
 def rate(k, n):
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
     low, high = stats.wilson_interval(k, n)
-    return {"k": k, "n": n, "rate": k / n if n else None, "low": low, "high": high}
+    return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
 
 
 def expected_score(recall, tnr, unknown):
@@ -384,7 +386,10 @@ def test_wilson_intervals_are_the_stats_module_s(report):
             for score in versions.values():
                 for key in ("recall", "tnr"):
                     r = score[key]
-                    assert (r["low"], r["high"]) == stats.wilson_interval(r["k"], r["n"])
+                    if r["n"] == 0:
+                        assert (r["rate"], r["low"], r["high"]) == (None, None, None)
+                    else:
+                        assert (r["low"], r["high"]) == stats.wilson_interval(r["k"], r["n"])
                     seen += 1
     # judges: 6 × 2 phases × 2 versions × 2 rates; reviewers: 5 groups × 2 versions × 2 rates
     assert seen == 6 * 2 * 2 * 2 + 5 * 2 * 2
