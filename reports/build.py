@@ -79,7 +79,7 @@ class IsoTimestamp(Func):
     def as_postgresql(self, compiler, connection, **extra):
         template = (
             "to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
-            "CASE WHEN date_part('microseconds', %(expressions)s)::bigint % 1000000 = 0 THEN '' "
+            "CASE WHEN to_char(%(expressions)s AT TIME ZONE 'UTC', 'US') = '000000' THEN '' "
             "ELSE to_char(%(expressions)s AT TIME ZONE 'UTC', '.US') END || '+00:00'"
         )
         return self.as_sql(compiler, connection, template=template, **extra)

@@ -715,3 +715,29 @@ def test_a_findings_session_report_validates_scores_and_verifies(run, schema):
         ("f1", "c2", "b1"), ("f2", "c1", "b1")}
     assert {i["key"] for i in report["protocol"]["frozen"]["items"] if "finding_sha256" in i} == {
         "f1", "f2"}
+
+
+def test_verdict_times_read_as_python_writes_them_in_iso_8601(revealed):
+    # The report has the database format the timestamps; they must be exactly what
+    # datetime.isoformat() gives, whole seconds (no fraction) and trailing zeros included.
+    from datetime import UTC, datetime
+
+    from judging.models import Verdict
+
+    session, judges = revealed
+    draft = Verdict.objects.get(assignment__judge=judges["J02"], phase=2,
+                                assignment__item__key="c1")
+    Verdict.objects.filter(pk=draft.pk).update(
+        created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        updated_at=datetime(2026, 1, 2, 3, 4, 5, 500000, tzinfo=UTC))
+    report = build_report(session)
+    expected = {
+        (v.assignment.judge.pseudonym, v.assignment.item.key, v.phase):
+        (v.created_at.isoformat(), v.updated_at.isoformat())
+        for v in Verdict.objects.filter(assignment__judge__session=session)
+        .select_related("assignment__judge", "assignment__item")
+    }
+    got = {(v["judge"], v["item"], v["phase"]): (v["created_at"], v["updated_at"])
+           for v in report["verdicts"]}
+    assert got == expected
+    assert got[("J02", "c1", 2)] == ("2026-01-02T03:04:05+00:00", "2026-01-02T03:04:05.500000+00:00")
