@@ -134,8 +134,8 @@ def answer(judge, phase, letters):
     phase_lock(judge=judge, phase=phase)
 
 
-@pytest.fixture
-def scripted(host):
+def build_scripted(host):
+    """The scripted session, revealed; returns the session."""
     run = run_import(host=host, raw=bundle(), actor="test")
     session = session_create(run=run, kind="copies", actor="test", rubric="Right?",
                              preregistration=PREREG, draw_seed=DRAW_SEED).session
@@ -150,7 +150,12 @@ def scripted(host):
     for judge, (_, second) in zip(judges, PLAN.values(), strict=True):
         answer(judge, 2, second)
     session_close(session=session, actor="test")
-    return build_report(session_reveal(session=session, actor="test"))
+    return session_reveal(session=session, actor="test")
+
+
+@pytest.fixture
+def scripted(host):
+    return build_report(build_scripted(host))
 
 
 def wilson(k, n):
