@@ -741,3 +741,12 @@ def test_verdict_times_read_as_python_writes_them_in_iso_8601(revealed):
            for v in report["verdicts"]}
     assert got == expected
     assert got[("J02", "c1", 2)] == ("2026-01-02T03:04:05+00:00", "2026-01-02T03:04:05.500000+00:00")
+
+
+def test_the_json_file_round_trips_and_puts_each_verdict_on_its_own_line(report):
+    text = to_json(report).decode("utf-8")
+    assert json.loads(text) == json.loads(json.dumps(report))
+    verdict_lines = [line for line in text.splitlines()
+                     if line.startswith('    {"judge": "J0') and '"phase": ' in line]
+    assert len(verdict_lines) == len(report["verdicts"])
+    assert text.startswith('{\n  "schema": "blindjudge.report/1",\n') and text.endswith("}\n")
