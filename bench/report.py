@@ -32,6 +32,7 @@ import platform
 import resource
 import secrets
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -194,22 +195,31 @@ def measure_report(judges: int, items: int, *, runs: int = 3) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judges", type=int, help="one size only: judges")
-    parser.add_argument("--items", type=int, help="one size only: items")
+    parser.add_argument("--judges", type=int, help="one size only, in this process: judges")
+    parser.add_argument("--items", type=int, help="one size only, in this process: items")
     parser.add_argument("--runs", type=int, default=3, help="warm builds to take the median of")
     parser.add_argument("--no-write", action="store_true", help="print only; write no result file")
     args = parser.parse_args(argv)
-    sizes = [(args.judges, args.items)] if args.judges and args.items else list(SIZES)
     _setup_django()
     from django.core.management import call_command
     from django.db import connection
 
     call_command("migrate", verbosity=0, interactive=False)
-    results = []
-    for judges, items in sizes:
-        figures = measure_report(judges, items, runs=args.runs)
-        results.append(figures)
-        print(json.dumps(figures), flush=True)
+    if args.judges and args.items:
+        sizes_results = [measure_report(args.judges, args.items, runs=args.runs)]
+        print(json.dumps(sizes_results[0]), flush=True)
+    else:
+        # Each size in a fresh process, so that its first build is a cold one (scipy not yet
+        # imported) and one size's memory does not count against the next.
+        sizes_results = []
+        for judges, items in SIZES:
+            child = subprocess.run(  # noqa: S603 - our own interpreter and script, fixed arguments
+                [sys.executable, str(Path(__file__).resolve()), "--judges", str(judges),
+                 "--items", str(items), "--runs", str(args.runs), "--no-write"],
+                check=True, capture_output=True, text=True, cwd=ROOT)
+            figures = json.loads(child.stdout.strip().splitlines()[-1])
+            sizes_results.append(figures)
+            print(json.dumps(figures), flush=True)
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
         out = RESULTS / f"report-{connection.vendor}.json"
@@ -217,7 +227,7 @@ def main(argv=None) -> int:
             "benchmark": "bench/report.py", "target": "200 judges x 500 items warm <= 2 s",
             "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "results": results,
+            "results": sizes_results,
         }, indent=2) + "\n")
         print(f"wrote {out.relative_to(ROOT)}")
     return 0
