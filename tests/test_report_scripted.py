@@ -393,3 +393,24 @@ def test_the_scripted_report_validates_against_the_schema(scripted):
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert schema_errors(schema, json.loads(to_json(scripted))) == []
+
+
+def test_a_session_nobody_judged_still_reports_and_no_rule_can_fire(run):
+    from reports.export import to_json
+    from tests.test_report import SCHEMA_PATH, schema_errors
+
+    session = session_create(run=run, kind="copies", actor="test", preregistration=PREREG).session
+    session = session_open(session=session, actor="test")
+    session_close(session=session, actor="test")
+    report = build_report(session_reveal(session=session, actor="test"))
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert schema_errors(schema, json.loads(to_json(report))) == []
+    assert report["phase_shift"]["judges"] == [] and report["phase_shift"]["pooled"] == {}
+    [protocol] = report["decision_rules"]["rule_sets"]
+    assert [(r["name"], r["fired"], r["outcome"]) for r in protocol["rules"]] == [
+        ("herding", False, "not computable"), ("models help recall", False, "not computable")]
+    assert report["sample"]["achieved"]["judges_joined"] == 0
+    from reports.html import to_html
+
+    page = to_html(report)
+    assert page.count('class="missing">not computable</td>') == 2
