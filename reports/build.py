@@ -472,42 +472,43 @@ def _build_report(session) -> dict:
         .values_list("assignment_id", "phase", "value", "kept", "reason", "seconds_spent", "locked",
                      "created_text", "updated_text")
     )
-    verdicts.sort(key=lambda v: (context[v[0]][0], v[1]))
-
     current_truth = truths["current"]
     current_class = classes["current"]
-    class_of_item = current_class.tolist()  # plain ints: numpy scalars are not JSON
     item_keys = [item.key for item in items]
-    verdict_rows = []
-    drafts = np.zeros(n_judges, dtype=np.int64)
-    locked_at = {1: ([], [], []), 2: ([], [], [])}  # phase -> (judge, item, says defective)
-    append = verdict_rows.append
-    for assignment_pk, phase, value, kept, reason, seconds, locked, created, updated in verdicts:
-        _, j, i, code, position = context[assignment_pk]
-        says_defective = value in ("fail", "real")
-        cls = class_of_item[i]
-        locked = bool(locked)  # SQLite gives 0/1 on a raw cursor
-        if locked:
-            js, is_, says = locked_at[phase]
-            js.append(j)
-            is_.append(i)
-            says.append(says_defective)
-        else:
-            drafts[j] += 1
-        append({
-            "judge": pseudonyms[j], "item": item_keys[i], "code": code, "position": position,
-            "phase": phase, "value": value, "kept": bool(kept), "reason": reason,
-            "seconds_spent": seconds, "locked": locked, "created_at": created,
-            "updated_at": updated, "truth": current_truth[i],
-            "correct": None if cls < 0 else says_defective == (cls == 1),
-        })
+    # Column-wise from here: numpy for what is counted, one comprehension for the rows (a Python
+    # loop with lookups and appends per verdict was a third of a 200,000-verdict report's time).
+    (assignment_col, phase_col, value_col, kept_col, reason_col, seconds_col, locked_col,
+     created_col, updated_col) = zip(*verdicts, strict=True) if verdicts else ((),) * 9
+    count = len(verdicts)
+    at = [context[pk] for pk in assignment_col]
+    order = np.fromiter((c[0] for c in at), dtype=np.int64, count=count)
+    phases = np.fromiter(phase_col, dtype=np.int64, count=count)
+    sort = np.lexsort((phases, order)).tolist()  # by judge, position, then phase
+    v_judge = np.fromiter((c[1] for c in at), dtype=np.int64, count=count)
+    v_item = np.fromiter((c[2] for c in at), dtype=np.int64, count=count)
+    says_defective = np.fromiter((v in ("fail", "real") for v in value_col), dtype=bool, count=count)
+    locked = np.fromiter((bool(v) for v in locked_col), dtype=bool, count=count)  # SQLite: 0/1
+    v_class = current_class[v_item]
+    correct = [None if unknown else right_
+               for unknown, right_ in zip((v_class < 0).tolist(),
+                                          (says_defective == (v_class == 1)).tolist(), strict=True)]
+    drafts = np.bincount(v_judge[~locked], minlength=n_judges)
     # says[phase][j, i]: -1 no locked verdict, 0 judged good (pass/false_alarm), 1 judged defective
     says = {}
-    for phase, (js, is_, flags) in locked_at.items():
+    for phase in (1, 2):
         matrix = np.full((n_judges, n_items), -1, dtype=np.int8)
-        matrix[np.asarray(js, dtype=np.int64), np.asarray(is_, dtype=np.int64)] = np.asarray(
-            flags, dtype=np.int8)
+        chosen = locked & (phases == phase)
+        matrix[v_judge[chosen], v_item[chosen]] = says_defective[chosen]
         says[phase] = matrix
+    judge_list, item_list, locked_list = v_judge.tolist(), v_item.tolist(), locked.tolist()
+    verdict_rows = [
+        {"judge": pseudonyms[judge_list[k]], "item": item_keys[item_list[k]],
+         "code": at[k][3], "position": at[k][4], "phase": phase_col[k], "value": value_col[k],
+         "kept": bool(kept_col[k]), "reason": reason_col[k], "seconds_spent": seconds_col[k],
+         "locked": locked_list[k], "created_at": created_col[k], "updated_at": updated_col[k],
+         "truth": current_truth[item_list[k]], "correct": correct[k]}
+        for k in sort
+    ]
     paired = (says[1] >= 0) & (says[2] >= 0)
 
     # --- per judge: recall and true-negative rate, per phase and truth version ---
