@@ -74,7 +74,7 @@ class IsoTimestamp(Func):
     Formatting 400,000 verdict timestamps in Python (parse, then isoformat) took seconds of a
     200,000-verdict report's budget; the database writes the same text as it reads the rows.
     SQLite stores Django's datetimes as "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC, so a "T" and the
-    offset make the ISO form; PostgreSQL formats in UTC, leaving out a zero fraction as Python does.
+    offset make the ISO form; PostgreSQL's text form in UTC needs its fraction padded.
     """
 
     output_field = TextField()
@@ -84,10 +84,14 @@ class IsoTimestamp(Func):
                            template="replace(%(expressions)s, ' ', 'T') || '+00:00'", **extra)
 
     def as_postgresql(self, compiler, connection, **extra):
+        # Django's connections use the UTC time zone, so the text form is
+        # "YYYY-MM-DD HH:MM:SS[.f…]+00" with trailing zeros of the fraction left out; pad it to
+        # six digits as Python does. (to_char would do it too, at twice the cost on the server.)
+        text = "(%(expressions)s)::text"
         template = (
-            "to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
-            "CASE WHEN to_char(%(expressions)s AT TIME ZONE 'UTC', 'US') = '000000' THEN '' "
-            "ELSE to_char(%(expressions)s AT TIME ZONE 'UTC', '.US') END || '+00:00'"
+            f"replace(left({text}, 19), ' ', 'T') || "
+            f"CASE WHEN substr({text}, 20, 1) = '.' "
+            f"THEN rpad(split_part(substr({text}, 20), '+', 1), 7, '0') ELSE '' END || '+00:00'"
         )
         return self.as_sql(compiler, connection, template=template, **extra)
 
