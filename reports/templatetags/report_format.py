@@ -14,14 +14,14 @@ def num(value, decimals=3):
     """A number to fixed decimals (signed where it is a change)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
-    return f"{value:.{int(decimals)}f}"
+    return f"{round(value, int(decimals)) + 0.0:.{int(decimals)}f}"  # + 0.0: no "-0.000"
 
 
 @register.filter
 def signed(value, decimals=3):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
-    return f"{value:+.{int(decimals)}f}"
+    return f"{round(value, int(decimals)) + 0.0:+.{int(decimals)}f}"
 
 
 @register.filter
