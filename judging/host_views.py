@@ -70,6 +70,7 @@ from judging.services import (
 from reports import stats
 from reports.build import DEFECTIVE, GOOD, build_report
 from reports.export import anonymise, to_csv, to_json
+from reports.html import REPORT_CSP, to_html
 
 ONCE_KEY = "host:shown-once"
 _SPECIALS = re.compile(f"[{BIDI_CLASS}{INVISIBLE_CLASS}]")
@@ -79,6 +80,7 @@ REPORT_FORMATS = {
     "json": ("json", "application/json"),
     "csv": ("csv", "text/csv; charset=utf-8"),
     "anon": ("anon.json", "application/json"),
+    "html": ("html", "text/html; charset=utf-8"),
 }
 
 
@@ -818,15 +820,24 @@ def report_download(request, session_id, fmt):
     report = build_report(session)  # Conflict (409) before the reveal
     if fmt == "csv":
         body = to_csv(report).encode("utf-8")
+    elif fmt == "html":
+        body = to_html(report).encode("utf-8")
     else:
         body = to_json(anonymise(report) if fmt == "anon" else report)
     extension, content_type = REPORT_FORMATS[fmt]
     response = HttpResponse(body, content_type=content_type)
     # Only the numeric id and a fixed extension: nothing from the run (its name is the host's
     # free text) reaches the header.
+    # The HTML report opens in the browser (saving keeps the name); the others download.
+    disposition = "inline" if fmt == "html" else "attachment"
     response["Content-Disposition"] = (
-        f'attachment; filename="blindjudge-session-{int(session.pk)}-report.{extension}"'
+        f'{disposition}; filename="blindjudge-session-{int(session.pk)}-report.{extension}"'
     )
+    if fmt == "html":
+        # The page's own policy (its one style block by hash, nothing else), set before the
+        # CSP middleware, which then leaves it alone.
+        response["Content-Security-Policy"] = REPORT_CSP
+        response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response
 

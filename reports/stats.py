@@ -10,6 +10,7 @@ Turning querysets into the arrays these functions take belongs in a selector, no
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -23,12 +24,16 @@ __all__ = [
     "RULE_OPERATORS",
     "bootstrap_judges_items",
     "cluster_bootstrap",
+    "cluster_weights",
+    "judges_items_weights",
+    "resampled_sums",
     "cohens_kappa",
     "evaluate_rule",
     "fleiss_kappa",
     "krippendorff_alpha",
     "mcnemar_exact",
     "paired_sample_size",
+    "percentile_interval",
     "wilson_interval",
 ]
 
@@ -56,8 +61,11 @@ def _check_probability(name: str, value: Any) -> float:
     return value
 
 
+@functools.lru_cache(maxsize=16)
 def _two_sided_z(confidence: float) -> float:
-    """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval."""
+    """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval.
+
+    Cached: a report asks for the same quantile for every one of its hundreds of intervals."""
     from scipy.stats import norm  # lazy: keep scipy out of processes that never compute a report
 
     return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
@@ -81,9 +89,10 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     (score interval without continuity correction).
 
     The bounds are clipped to [0, 1] against rounding, and are exactly 0 when k = 0 and exactly 1
-    when k = n, as the closed form gives. With n = 0 there is no information: returns (0.0, 1.0).
+    when k = n, as the closed form gives.
 
-    Raises ValueError unless 0 <= successes <= n are integers and 0 < confidence < 1.
+    Raises ValueError unless 0 <= successes <= n are integers, n >= 1 (with no trials there is no
+    proportion to bound: the caller reports "no items", not an interval) and 0 < confidence < 1.
     """
     successes = _check_count("successes", successes)
     n = _check_count("n", n)
@@ -91,7 +100,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ValueError(f"successes must be at most n, got successes={successes} > n={n}")
     confidence = _check_probability("confidence", confidence)
     if n == 0:
-        return (0.0, 1.0)
+        raise ValueError("wilson_interval needs n >= 1: with no trials there is no proportion")
     z = _two_sided_z(confidence)
     p = successes / n
     z2 = z * z
@@ -296,36 +305,35 @@ def krippendorff_alpha(data: Any) -> float:
         raise ValueError(f"data must be a 2-D coders × units array, got shape {values.shape}")
     if np.any(np.isinf(values)):
         raise ValueError("data must hold finite codes, with NaN for missing values")
-    coincidences: dict[tuple[float, float], float] = {}
-    for unit in values.T:
-        present = unit[~np.isnan(unit)]
-        m_u = present.size
-        if m_u < 2:
-            continue
-        codes, frequencies = np.unique(present, return_counts=True)
-        for c, n_c in zip(codes.tolist(), frequencies.tolist(), strict=True):
-            for k, n_k in zip(codes.tolist(), frequencies.tolist(), strict=True):
-                pairs = n_c * (n_c - 1) if c == k else n_c * n_k
-                if pairs:
-                    coincidences[(c, k)] = coincidences.get((c, k), 0.0) + pairs / (m_u - 1)
-    if not coincidences:
+    present = ~np.isnan(values)
+    codes, coded = np.unique(values[present], return_inverse=True)
+    if codes.size == 0:
         return math.nan
-    marginals: dict[float, float] = {}
-    for (c, _k), o_ck in coincidences.items():
-        marginals[c] = marginals.get(c, 0.0) + o_ck
-    n = sum(marginals.values())
-    if len(marginals) == 1:
+    # counts[u, c]: how many coders gave unit u code c (a units × codes table, in one bincount).
+    units = np.nonzero(present)[1]
+    counts = np.bincount(units * codes.size + coded.ravel(),
+                         minlength=values.shape[1] * codes.size).reshape(values.shape[1], codes.size)
+    m_u = counts.sum(axis=1)
+    pairable = m_u >= 2
+    if not pairable.any():
+        return math.nan
+    counts = counts[pairable].astype(np.float64)
+    m_u = m_u[pairable].astype(np.float64)
+    # o_cc = Σ_u n_uc (n_uc - 1) / (m_u - 1); n_c = Σ_u n_uc over pairable units.
+    agreeing = float((counts * (counts - 1) / (m_u - 1)[:, None]).sum())
+    n_c = counts.sum(axis=0)
+    n = float(n_c.sum())
+    if np.count_nonzero(n_c) == 1:
         return 1.0
-    observed_disagreement = sum(o for (c, k), o in coincidences.items() if c != k)
-    expected_disagreement = (n * n - sum(v * v for v in marginals.values())) / (n - 1)
-    return 1.0 - observed_disagreement / expected_disagreement
+    return 1.0 - (n - 1.0) * (n - agreeing) / (n * n - float((n_c**2).sum()))
 
 
 # --- resampling ----------------------------------------------------------------------------------
 
 
 def _percentile_interval(estimates: list[float], confidence: float) -> tuple[float, float]:
-    finite = np.asarray([e for e in estimates if not math.isnan(e)], dtype=float)
+    values = np.asarray(estimates, dtype=float)
+    finite = values[~np.isnan(values)]
     if finite.size == 0:
         return (math.nan, math.nan)
     tail = (1.0 - confidence) / 2.0
@@ -354,9 +362,10 @@ def cluster_bootstrap(
 
     ``clusters`` is a sequence of cluster payloads, each whatever ``statistic`` accepts a list of
     (e.g. the verdicts on all implementations of one function). Each of ``resamples`` draws takes
-    len(clusters) clusters with replacement, uniformly, from ``numpy.random.default_rng(seed)``, and
-    evaluates ``statistic(list_of_drawn_clusters)``. Resampling whole clusters keeps the dependence
-    inside a cluster, so the interval is not narrowed by treating correlated items as independent.
+    len(clusters) clusters with replacement, uniformly, from ``numpy.random.default_rng(seed)``
+    (all resamples drawn at once, one row each), and evaluates
+    ``statistic(list_of_drawn_clusters)``. Resampling whole clusters keeps the dependence inside a
+    cluster, so the interval is not narrowed by treating correlated items as independent.
 
     Returns (statistic on the original clusters, low, high) where low and high are the
     (1-confidence)/2 and (1+confidence)/2 quantiles of the resampled statistics (``numpy.quantile``,
@@ -379,10 +388,8 @@ def cluster_bootstrap(
     point = float(statistic(list(clusters)))
     rng = np.random.default_rng(seed)
     size = len(clusters)
-    estimates = []
-    for _ in range(resamples):
-        drawn = rng.integers(0, size, size=size)
-        estimates.append(float(statistic([clusters[i] for i in drawn])))
+    draws = rng.integers(0, size, size=(resamples, size))  # one row per resample
+    estimates = [float(statistic([clusters[i] for i in drawn])) for drawn in draws]
     low, high = _percentile_interval(estimates, confidence)
     return (point, low, high)
 
@@ -399,7 +406,8 @@ def bootstrap_judges_items(
     """Two-way bootstrap over judges AND items, for pooled effects (e.g. the phase shift).
 
     Each resample draws len(judge_ids) judges with replacement and, independently, len(item_ids)
-    items with replacement (both from one ``numpy.random.default_rng(seed)``, judges first), and
+    items with replacement (both from one ``numpy.random.default_rng(seed)``: every resample's
+    judges first, as one resamples × judges array, then every resample's items), and
     evaluates ``statistic(judge_sample, item_sample)``. Both samples are numpy arrays of the given
     ids (``np.asarray(ids)[drawn]``), duplicates included; pass ``range(n)`` as ids to receive
     integer positions for indexing a judges × items matrix (``matrix[np.ix_(j, i)]``). A pooled
@@ -426,14 +434,114 @@ def bootstrap_judges_items(
     if items.ndim != 1 or items.size == 0:
         raise ValueError("bootstrap_judges_items needs a non-empty 1-D sequence of item ids")
     point = float(statistic(judges.copy(), items.copy()))
-    rng = np.random.default_rng(seed)
-    estimates = []
-    for _ in range(resamples):
-        judge_draw = judges[rng.integers(0, judges.size, size=judges.size)]
-        item_draw = items[rng.integers(0, items.size, size=items.size)]
-        estimates.append(float(statistic(judge_draw, item_draw)))
+    judge_draws, item_draws = _two_way_draws(judges.size, items.size, resamples, seed)
+    estimates = [float(statistic(judges[j], items[i]))
+                 for j, i in zip(judge_draws, item_draws, strict=True)]
     low, high = _percentile_interval(estimates, confidence)
     return (point, low, high)
+
+
+def judges_items_weights(
+    n_judges: int, n_items: int, *, resamples: int = 2000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of ``bootstrap_judges_items`` as multiplicities, for statistics that are sums.
+
+    Returns (W, V): W[r, j] is how many times judge j was drawn in resample r, V[r, i] how many
+    times item i was. The draws are exactly those ``bootstrap_judges_items(…, range(n_judges),
+    range(n_items), resamples=resamples, seed=seed)`` makes (same generator, judges first), so a
+    statistic that is a ratio of weighted sums over a judges × items matrix M,
+    Σ_j Σ_i W[r, j] M[j, i] V[r, i], gives the same resampled values as evaluating it on the drawn
+    ids — in one matrix product instead of a Python call per resample (``resampled_sums``).
+
+    Raises ValueError for no judges or no items, resamples < 1 or a negative seed.
+    """
+    n_judges = _check_count("n_judges", n_judges)
+    n_items = _check_count("n_items", n_items)
+    if n_judges == 0 or n_items == 0:
+        raise ValueError("judges_items_weights needs at least one judge and one item")
+    resamples, seed, _ = _check_resampling(resamples, seed, 0.95)
+    judge_draws, item_draws = _two_way_draws(n_judges, n_items, resamples, seed)
+    return _multiplicities(judge_draws), _multiplicities(item_draws)
+
+
+def _two_way_draws(n_judges: int, n_items: int, resamples: int, seed: int):
+    rng = np.random.default_rng(seed)
+    judge_draws = rng.integers(0, n_judges, size=(resamples, n_judges))
+    item_draws = rng.integers(0, n_items, size=(resamples, n_items))
+    return judge_draws, item_draws
+
+
+def _multiplicities(draws: np.ndarray, size: int | None = None) -> np.ndarray:
+    """counts[r, k] = how many times k occurs in draws[r] (a bincount per row, in one call)."""
+    resamples, width = draws.shape
+    size = width if size is None else size
+    offsets = (np.arange(resamples) * size)[:, None]
+    flat = np.bincount((draws + offsets).ravel(), minlength=resamples * size)
+    return flat.reshape(resamples, size).astype(np.float64)
+
+
+def cluster_weights(
+    item_clusters: Sequence[Hashable], *, resamples: int = 2000, seed: int = 0
+) -> np.ndarray:
+    """Item multiplicities for a cluster bootstrap: V[r, i] = times item i's cluster was drawn.
+
+    Each resample draws as many clusters as there are, with replacement, uniformly, from
+    ``numpy.random.default_rng(seed)`` (as ``cluster_bootstrap`` does, clusters numbered in order of
+    first appearance); every item of a drawn cluster comes
+    with it. Use with ``resampled_sums`` and judge weights of one.
+
+    Source: as ``cluster_bootstrap`` (Davison & Hinkley 1997, §3.8).
+
+    Raises ValueError for no items, resamples < 1 or a negative seed.
+    """
+    labels = list(item_clusters)
+    if not labels:
+        raise ValueError("cluster_weights needs at least one item")
+    resamples, seed, _ = _check_resampling(resamples, seed, 0.95)
+    number: dict[Hashable, int] = {}
+    index = np.asarray([number.setdefault(label, len(number)) for label in labels])
+    size = len(number)
+    rng = np.random.default_rng(seed)
+    drawn = _multiplicities(rng.integers(0, size, size=(resamples, size)))
+    return drawn[:, index]
+
+
+def resampled_sums(
+    matrices: Sequence[np.ndarray], judge_weights: np.ndarray, item_weights: np.ndarray
+) -> np.ndarray:
+    """S[m, r] = Σ_j Σ_i W[r, j] · M_m[j, i] · V[r, i] for each judges × items matrix M_m.
+
+    With W and V from ``judges_items_weights`` (or ones and ``cluster_weights``), S[m, r] is the
+    sum of M_m over resample r's drawn judges and items, duplicates counted; a pooled rate is then
+    S[numerator] / S[denominator] per resample, and its percentile interval is
+    ``percentile_interval``. One (R × J) · (J × I) product per matrix.
+    """
+    judge_weights = np.asarray(judge_weights, dtype=np.float64)
+    item_weights = np.asarray(item_weights, dtype=np.float64)
+    # Every partial sum is a whole number no larger than Σ W[r] · Σ V[r]; while that stays below
+    # 2**24, single precision is exact and its matrix product twice as fast.
+    bound = float(np.max(judge_weights.sum(axis=1))) * float(np.max(item_weights.sum(axis=1)))
+    dtype = np.float32 if bound < 2**24 and all(_whole(m) for m in matrices) else np.float64
+    judge_weights = np.asarray(judge_weights, dtype=dtype)
+    item_weights = np.asarray(item_weights, dtype=dtype)
+    sums = np.empty((len(matrices), judge_weights.shape[0]), dtype=np.float64)
+    for m, matrix in enumerate(matrices):
+        by_item = judge_weights @ np.asarray(matrix, dtype=dtype)  # R × I
+        sums[m] = np.einsum("ri,ri->r", by_item, item_weights)
+    return sums
+
+
+def _whole(matrix) -> bool:
+    """True for a 0/1 (boolean or whole-number) matrix, the indicators single precision holds."""
+    matrix = np.asarray(matrix)
+    return matrix.dtype == np.bool_ or bool(np.all((matrix == 0) | (matrix == 1)))
+
+
+def percentile_interval(estimates: Any, confidence: float = 0.95) -> tuple[float, float]:
+    """The (1-confidence)/2 and (1+confidence)/2 quantiles of resampled estimates, NaN dropped
+    (the percentile interval of ``cluster_bootstrap`` and ``bootstrap_judges_items``)."""
+    confidence = _check_probability("confidence", confidence)
+    return _percentile_interval(list(np.asarray(estimates, dtype=float)), confidence)
 
 
 # --- decision rules ------------------------------------------------------------------------------

@@ -656,6 +656,22 @@ def test_export_report_json_csv_and_anon(open_session, session_id, tmp_path):
     assert call_json("verify_report", str(anon_path))["verified"] is True
 
 
+def test_export_report_html(open_session, session_id, tmp_path):
+    from django.utils.html import escape
+
+    from reports.html import REPORT_META_CSP
+
+    session = revealed_with_one_judge(open_session)
+    out = tmp_path / "report.html"
+    result = call_json("export_report", session_id, "--format", "html", "-o", str(out))
+    page = out.read_bytes().decode("utf-8")
+    assert result == {"session": session.pk, "format": "html", "file": str(out),
+                      "bytes": len(page.encode("utf-8"))}
+    assert page.startswith("<!DOCTYPE html>")
+    assert f'<meta http-equiv="Content-Security-Policy" content="{escape(REPORT_META_CSP)}">' in page
+    assert "Zebediah Quux" in page and "<script" not in page
+
+
 def test_export_report_to_standard_output(open_session, session_id):
     revealed_with_one_judge(open_session)
     text = call("export_report", session_id, "--format", "csv", "-o", "-")

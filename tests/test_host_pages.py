@@ -749,6 +749,25 @@ def test_report_downloads(alice, full_session):
 
 
 @pytest.mark.django_db
+def test_the_html_report_opens_in_the_browser_under_its_own_policy(alice, full_session):
+    from reports.html import REPORT_CSP
+
+    pk = full_session.pk
+    response = alice.get(url("report", session_id=pk, fmt="html"))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    assert response["Content-Disposition"] == f'inline; filename="blindjudge-session-{pk}-report.html"'
+    # Its own policy, not the site's (which would refuse the page's hashed style block).
+    assert response["Content-Security-Policy"] == REPORT_CSP
+    assert response["Cache-Control"] == "no-store"
+    assert response["Referrer-Policy"] == "no-referrer"
+    body = response.content.decode()
+    assert body.startswith("<!DOCTYPE html>") and "Leaky Judge" in body
+    assert HOSTILE_NAME not in body and "<script" not in body
+    assert url("report", session_id=pk, fmt="html") in page(alice.get(url("session", session_id=pk)))
+
+
+@pytest.mark.django_db
 def test_the_csv_download_neutralises_formulas(alice, host):
     bundle = make_bundle(reviews=[
         {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "=HYPERLINK(\"x\")"},
@@ -774,7 +793,7 @@ def test_the_csv_download_neutralises_formulas(alice, host):
 def test_no_report_before_the_reveal(alice, open_session):
     judge = invite_and_join(open_session).judge
     judge_everything(judge)
-    for fmt in ("json", "csv", "anon"):
+    for fmt in ("json", "csv", "anon", "html"):
         response = alice.get(url("report", session_id=open_session.pk, fmt=fmt))
         assert response.status_code == 409
         assert "Content-Disposition" not in response

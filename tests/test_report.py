@@ -355,8 +355,10 @@ def test_the_report_is_refused_before_the_reveal(open_session, judge):
 # --- Scores --------------------------------------------------------------------------------------
 
 def rate(k, n):
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
     low, high = stats.wilson_interval(k, n)
-    return {"k": k, "n": n, "rate": k / n if n else None, "low": low, "high": high}
+    return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
 
 
 def expected_score(recall, tnr, unknown):
@@ -384,7 +386,10 @@ def test_wilson_intervals_are_the_stats_module_s(report):
             for score in versions.values():
                 for key in ("recall", "tnr"):
                     r = score[key]
-                    assert (r["low"], r["high"]) == stats.wilson_interval(r["k"], r["n"])
+                    if r["n"] == 0:
+                        assert (r["rate"], r["low"], r["high"]) == (None, None, None)
+                    else:
+                        assert (r["low"], r["high"]) == stats.wilson_interval(r["k"], r["n"])
                     seen += 1
     # judges: 6 × 2 phases × 2 versions × 2 rates; reviewers: 5 groups × 2 versions × 2 rates
     assert seen == 6 * 2 * 2 * 2 + 5 * 2 * 2
@@ -710,3 +715,38 @@ def test_a_findings_session_report_validates_scores_and_verifies(run, schema):
         ("f1", "c2", "b1"), ("f2", "c1", "b1")}
     assert {i["key"] for i in report["protocol"]["frozen"]["items"] if "finding_sha256" in i} == {
         "f1", "f2"}
+
+
+def test_verdict_times_read_as_python_writes_them_in_iso_8601(revealed):
+    # The report has the database format the timestamps; they must be exactly what
+    # datetime.isoformat() gives, whole seconds (no fraction) and trailing zeros included.
+    from datetime import UTC, datetime
+
+    from judging.models import Verdict
+
+    session, judges = revealed
+    draft = Verdict.objects.get(assignment__judge=judges["J02"], phase=2,
+                                assignment__item__key="c1")
+    Verdict.objects.filter(pk=draft.pk).update(
+        created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        updated_at=datetime(2026, 1, 2, 3, 4, 5, 500000, tzinfo=UTC))
+    report = build_report(session)
+    expected = {
+        (v.assignment.judge.pseudonym, v.assignment.item.key, v.phase):
+        (v.created_at.isoformat(), v.updated_at.isoformat())
+        for v in Verdict.objects.filter(assignment__judge__session=session)
+        .select_related("assignment__judge", "assignment__item")
+    }
+    got = {(v["judge"], v["item"], v["phase"]): (v["created_at"], v["updated_at"])
+           for v in report["verdicts"]}
+    assert got == expected
+    assert got[("J02", "c1", 2)] == ("2026-01-02T03:04:05+00:00", "2026-01-02T03:04:05.500000+00:00")
+
+
+def test_the_json_file_round_trips_and_puts_each_verdict_on_its_own_line(report):
+    text = to_json(report).decode("utf-8")
+    assert json.loads(text) == json.loads(json.dumps(report))
+    verdict_lines = [line for line in text.splitlines()
+                     if line.startswith('    {"judge": "J0') and '"phase": ' in line]
+    assert len(verdict_lines) == len(report["verdicts"])
+    assert text.startswith('{\n  "schema": "blindjudge.report/1",\n') and text.endswith("}\n")

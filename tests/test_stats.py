@@ -18,12 +18,16 @@ from hypothesis import strategies as st
 from reports.stats import (
     bootstrap_judges_items,
     cluster_bootstrap,
+    cluster_weights,
     cohens_kappa,
     evaluate_rule,
     fleiss_kappa,
+    judges_items_weights,
     krippendorff_alpha,
     mcnemar_exact,
     paired_sample_size,
+    percentile_interval,
+    resampled_sums,
     wilson_interval,
 )
 
@@ -112,7 +116,12 @@ def test_wilson_published_values(k, n, low, high):
 def test_wilson_edges_are_exact():
     assert wilson_interval(0, 10)[0] == 0.0
     assert wilson_interval(10, 10)[1] == 1.0
-    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_wilson_with_no_trials_is_a_clear_error():
+    with pytest.raises(ValueError, match="wilson_interval needs n >= 1: with no trials there is no "
+                                         "proportion"):
+        wilson_interval(0, 0)
 
 
 def test_wilson_confidence_widens_interval():
@@ -259,7 +268,9 @@ def test_paired_sample_size_rejects_bad_input(args, message):
 
 
 def test_cohens_kappa_textbook_example():
-    # 50 items: both yes 20, A yes / B no 5, A no / B yes 10, both no 15 -> p_o 0.7, p_e 0.5.
+    # Worked example of the Wikipedia article "Cohen's kappa" (section "Simple example"): 50
+    # grant proposals read by two readers, κ = 0.40.
+    # Both yes 20, A yes / B no 5, A no / B yes 10, both no 15 -> p_o 0.7, p_e 0.5.
     a = ["yes"] * 25 + ["no"] * 25
     b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
     assert cohens_kappa(a, b) == pytest.approx(0.4, abs=1e-12)
@@ -285,7 +296,9 @@ def test_cohens_kappa_rejects_bad_input():
 
 # --- Fleiss' kappa -------------------------------------------------------------------------------
 
-FLEISS_EXAMPLE = [  # 10 subjects x 5 categories, 14 raters (the Wikipedia worked example)
+# The worked example of the Wikipedia article "Fleiss' kappa" (section "Worked example"):
+# 10 subjects x 5 categories, 14 raters, P̄ = 0.378, P̄_e = 0.213, κ = 0.210.
+FLEISS_EXAMPLE = [
     [0, 0, 0, 0, 14],
     [0, 2, 6, 4, 2],
     [0, 0, 3, 5, 6],
@@ -486,3 +499,50 @@ def test_evaluate_rule_rejects_bad_input():
         evaluate_rule(1.0, ">=", NAN)
     with pytest.raises(ValueError, match="rule value must be a number"):
         evaluate_rule("0.5", ">=", 0.0)
+
+
+# --- vectorised resampling (the report's pooled intervals) --------------------------------------
+
+
+def test_resampled_sums_give_exactly_the_two_way_bootstrap_of_a_ratio():
+    # The report computes pooled rates from weights; the same draws through the generic
+    # bootstrap_judges_items, statistic evaluated on the drawn ids, must give the same interval.
+    rng = np.random.default_rng(11)
+    correct = rng.integers(0, 2, size=(7, 23)).astype(float)
+    scored = rng.integers(0, 2, size=(7, 23)).astype(float)  # 0 = not scored (drafts, unknown)
+
+    def pooled(judges, items):
+        denominator = scored[np.ix_(judges, items)].sum()
+        return float((correct * scored)[np.ix_(judges, items)].sum() / denominator) \
+            if denominator else math.nan
+
+    expected = bootstrap_judges_items(pooled, range(7), range(23), resamples=300, seed=5)
+    weights = judges_items_weights(7, 23, resamples=300, seed=5)
+    numerator, denominator = resampled_sums([correct * scored, scored], *weights)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = numerator / denominator
+    low, high = percentile_interval(ratios)
+    assert (low, high) == pytest.approx(expected[1:], abs=1e-12)
+    assert float((correct * scored).sum() / scored.sum()) == pytest.approx(expected[0])
+
+
+def test_cluster_weights_give_exactly_the_cluster_bootstrap_of_a_ratio():
+    labels = ["f1", "f1", "f2", "f3", "f3", "f3", "f4", "f5"]
+    caught = np.array([1, 0, 1, 1, 1, 0, 0, 1], dtype=float)
+    clusters = {}
+    for label, value in zip(labels, caught, strict=True):
+        clusters.setdefault(label, []).append(value)
+    expected = cluster_bootstrap(mean_of_clusters, list(clusters.values()), resamples=400, seed=9)
+    weights = cluster_weights(labels, resamples=400, seed=9)
+    sums = resampled_sums([caught[None, :], np.ones((1, 8))], np.ones((400, 1)), weights)
+    low, high = percentile_interval(sums[0] / sums[1])
+    assert (low, high) == pytest.approx(expected[1:], abs=1e-12)
+
+
+def test_weights_reject_bad_input():
+    with pytest.raises(ValueError, match="at least one judge and one item"):
+        judges_items_weights(0, 3)
+    with pytest.raises(ValueError, match="resamples must be at least 1"):
+        judges_items_weights(2, 3, resamples=0)
+    with pytest.raises(ValueError, match="at least one item"):
+        cluster_weights([])

@@ -6,14 +6,16 @@ from django.core.management.base import CommandError
 from blindjudge.commands import HostCommand, get_session
 from reports.build import build_report
 from reports.export import anonymise, to_csv, to_json
+from reports.html import to_html
 
 
 class Command(HostCommand):
-    help = "Write a revealed session's report: json, csv (one row per verdict) or anon (pseudonyms)."
+    help = ("Write a revealed session's report: json, csv (one row per verdict), html (a standalone "
+            "page with plots) or anon (pseudonyms).")
 
     def add_command_arguments(self, parser):
         parser.add_argument("session")
-        parser.add_argument("--format", required=True, choices=["json", "csv", "anon"])
+        parser.add_argument("--format", required=True, choices=["json", "csv", "html", "anon"])
         parser.add_argument("-o", "--output", required=True, metavar="FILE",
                             help="where to write the report (- for standard output)")
 
@@ -21,6 +23,8 @@ class Command(HostCommand):
         report = build_report(get_session(session))
         if format == "csv":
             data = to_csv(report).encode("utf-8")
+        elif format == "html":
+            data = to_html(report).encode("utf-8")
         else:
             data = to_json(anonymise(report) if format == "anon" else report)
         if output == "-":

@@ -1,0 +1,178 @@
+"""The report as one standalone HTML page a person reads first: summary, interval plots, tables.
+
+The page is a single file that renders offline: no script, no external anything, one <style>
+block allowed by its hash in the page's own Content-Security-Policy (a <meta> element, so the
+policy travels with a saved file; the host's download sends the same policy as a header, plus
+frame-ancestors, which a <meta> policy cannot carry). Plots are inline SVG drawn with presentation
+attributes only (fill, stroke, x, y), which a style-src policy does not govern.
+
+Every text that came from a bundle, a judge or a host (names, reasons, the task, the
+preregistration) goes through Django's autoescaping; the SVG is built from numbers and escaped
+labels with format_html.
+"""
+
+import base64
+import hashlib
+
+from django.template.loader import render_to_string
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+REPORT_STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; color: #1f2328; margin: 0 auto; max-width: 62rem;
+       padding: 1rem; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 1rem; margin-top: 1.2rem; }
+table { border-collapse: collapse; margin: 0.5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: 2px 6px; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; background: #f6f8fa; padding: 0.5rem; border: 1px solid #d0d7de; }
+.label { font-weight: bold; color: #7a4d00; }
+.fired { font-weight: bold; color: #1a7f37; } .not-fired { color: #57606a; }
+.missing { color: #cf222e; }
+.plot { display: block; max-width: 100%; height: auto; }
+.note { color: #57606a; font-size: 0.9em; }
+.wide { overflow-x: auto; }
+""".strip()
+
+REPORT_STYLE_HASH = "sha256-" + base64.b64encode(
+    hashlib.sha256(REPORT_STYLE.encode("utf-8")).digest()
+).decode("ascii")
+
+# The policy in the page's <meta> element (no frame-ancestors: a <meta> policy may not hold it).
+REPORT_META_CSP = (
+    f"default-src 'none'; style-src '{REPORT_STYLE_HASH}'; img-src 'none'; base-uri 'none'; "
+    "form-action 'none'"
+)
+# The same policy as the download's header, which also refuses to be framed.
+REPORT_CSP = f"{REPORT_META_CSP}; frame-ancestors 'none'"
+
+# Plot geometry: label column, then the scale from PLOT_X0 to PLOT_X0 + PLOT_WIDTH.
+PLOT_X0 = 160
+PLOT_WIDTH = 400
+PLOT_ROW = 22
+PLOT_TOP = 24
+COLOURS = {"1": "#0969da", "2": "#bc4c00", "value": "#1f2328"}
+
+
+def x_of(value: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    """Horizontal position of a value on a plot's scale, to two decimals."""
+    return round(PLOT_X0 + (value - lo) / (hi - lo) * PLOT_WIDTH, 2)
+
+
+def interval_plot(rows, *, title: str, lo: float = 0.0, hi: float = 1.0):
+    """An SVG of dots (estimates) and bars (95% intervals), one row per (label, [series]).
+
+    `rows` is a list of (label, [(series, value, low, high), …]); a series is "1", "2" (phase
+    colours) or "value"; a value of None is drawn as "no items". Each dot and bar carries
+    data-row/data-series so a reader (or a test) can find it."""
+    height = PLOT_TOP + PLOT_ROW * max(len(rows), 1) + 8
+    ticks = [lo + (hi - lo) * k / 4 for k in range(5)]
+    parts = [format_html(
+        '<svg class="plot" role="img" aria-label="{}" width="{}" height="{}" viewBox="0 0 {} {}" '
+        'xmlns="http://www.w3.org/2000/svg">', title, PLOT_X0 + PLOT_WIDTH + 20, height,
+        PLOT_X0 + PLOT_WIDTH + 20, height)]
+    parts.append(format_html("<title>{}</title>", title))
+    for tick in ticks:
+        x = x_of(tick, lo, hi)
+        parts.append(format_html(
+            '<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#d0d7de" stroke-width="1"/>'
+            '<text x="{}" y="14" font-size="11" text-anchor="middle" fill="#57606a">{}</text>',
+            x, PLOT_TOP - 4, x, height - 4, x, f"{tick:g}"))
+    for index, (label, series) in enumerate(rows):
+        y_row = PLOT_TOP + PLOT_ROW * index
+        parts.append(format_html(
+            '<text x="{}" y="{}" font-size="12" text-anchor="end" fill="#1f2328">{}</text>',
+            PLOT_X0 - 8, y_row + 14, label))
+        offsets = {1: [11], 2: [7, 15]}.get(len(series), [11] * len(series))
+        for (name, value, low, high), dy in zip(series, offsets, strict=False):
+            y = y_row + dy
+            colour = COLOURS.get(name, COLOURS["value"])
+            if value is None:
+                parts.append(format_html(
+                    '<text x="{}" y="{}" font-size="11" fill="#57606a" data-row="{}" '
+                    'data-series="{}">no items</text>', PLOT_X0 + 4, y + 4, label, name))
+                continue
+            if low is not None and high is not None:
+                parts.append(format_html(
+                    '<line class="bar" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" '
+                    'stroke-width="2" data-row="{}" data-series="{}"/>',
+                    x_of(low, lo, hi), y, x_of(high, lo, hi), y, colour, label, name))
+            parts.append(format_html(
+                '<circle class="dot" cx="{}" cy="{}" r="4" fill="{}" data-row="{}" '
+                'data-series="{}"/>', x_of(value, lo, hi), y, colour, label, name))
+    parts.append(mark_safe("</svg>"))  # noqa: S308 - a literal closing tag
+    return mark_safe("".join(parts))  # noqa: S308 - every part above is format_html'd
+
+
+def _rate_series(phases: dict, key: str, version: str = "current"):
+    series = []
+    for phase in ("1", "2"):
+        rate = phases[phase][version][key]
+        series.append((phase, rate["rate"], rate["low"], rate["high"]))
+    return series
+
+
+def _judge_plots(report) -> dict:
+    rows = [(s["judge"], s) for s in report["scores"]["judges"]]
+    return {
+        key: interval_plot([(label, _rate_series(s["phases"], key)) for label, s in rows],
+                           title=f"{name} per judge, phase 1 (blue) and phase 2 (orange)")
+        for key, name in (("recall", "Recall"), ("tnr", "True-negative rate"))
+    }
+
+
+def _effects_plot(effects: dict, title: str):
+    rows = [(name, [("value", e["value"], e["low"], e["high"])]) for name, e in effects.items()
+            if name.startswith("delta_") or name.startswith("shift_")]
+    return interval_plot(rows, title=title, lo=-1.0, hi=1.0)
+
+
+def _reviewer_plot(report):
+    rows = []
+    for entry in report["scores"]["reviewers"]:
+        for group, versions in entry["groups"].items():
+            score = versions["current"]
+            rows.append((f"{entry['reviewer']} {group}", [
+                ("1", score["recall"]["rate"], score["recall"]["low"], score["recall"]["high"]),
+                ("2", score["tnr"]["rate"], score["tnr"]["low"], score["tnr"]["high"]),
+            ]))
+    return interval_plot(rows, title="Model reviewers: recall (blue) and true-negative rate "
+                                     "(orange), current truth")
+
+
+def _order_plot(order: dict, title: str):
+    rows = []
+    for third in ("first", "middle", "last"):
+        rows.append((f"{third} third", [
+            (phase, order[phase][third]["rate"], order[phase][third]["low"],
+             order[phase][third]["high"]) for phase in ("1", "2")]))
+    return interval_plot(rows, title=title)
+
+
+def to_html(report: dict) -> str:
+    pooled = report["phase_shift"]["pooled"]
+    plots = {
+        "judges": _judge_plots(report),
+        "reviewers": _reviewer_plot(report),
+        "effects": {
+            group: _effects_plot(entry["effects"], f"Pooled effects, {group} judges: estimate "
+                                 "and 95% bootstrap interval over judges and items")
+            for group, entry in pooled.items() if entry.get("effects")
+        },
+        "order": {group: _order_plot(entry["order_effects"], f"Accuracy by third of the drawn "
+                                     f"order, {group} judges, phase 1 (blue) and 2 (orange)")
+                  for group, entry in pooled.items()},
+    }
+    in_force = next((s for s in report["decision_rules"]["rule_sets"] if s["in_force"]), None)
+    commitments = format_html_join(
+        "", "<tr><td>{}</td><td class=\"hash\">{}</td><td class=\"hash\">{}</td></tr>",
+        ((j["pseudonym"], j["commitment"]["sha256"], j["commitment"]["salt"])
+         for j in report["judges"]))
+    return render_to_string("reports/report.html", {
+        "r": report, "style": mark_safe(REPORT_STYLE),  # noqa: S308 - our own constant
+        "meta_csp": REPORT_META_CSP, "plots": plots, "pooled": pooled,
+        "rules_in_force": in_force, "commitments": commitments,
+        "judges": {j["pseudonym"]: j for j in report["judges"]},
+    })

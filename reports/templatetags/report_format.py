@@ -1,0 +1,57 @@
+"""Number formats for the HTML report: a missing value reads "—", never "None" or "nan"."""
+
+import math
+
+from django import template
+
+register = template.Library()
+
+MISSING = "—"
+
+
+@register.filter
+def num(value, decimals=3):
+    """A number to fixed decimals (signed where it is a change)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return f"{round(value, int(decimals)) + 0.0:.{int(decimals)}f}"  # + 0.0: no "-0.000"
+
+
+@register.filter
+def signed(value, decimals=3):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return f"{round(value, int(decimals)) + 0.0:+.{int(decimals)}f}"
+
+
+@register.filter
+def pvalue(value):
+    """A p-value to two significant figures (3.1e-06, 0.013, 1)."""
+    if value is None:
+        return MISSING
+    return f"{value:.2g}"
+
+
+@register.filter
+def rate(value):
+    """k/n (rate) [low, high] for one of the report's rate objects."""
+    if not value or not value.get("n"):
+        return f"0/0 {MISSING}"
+    return (f"{value['k']}/{value['n']} ({value['rate']:.2f}) "
+            f"[{value['low']:.2f}, {value['high']:.2f}]")
+
+
+@register.filter
+def estimate(value):
+    """value [low, high] for one of the report's pooled estimates."""
+    if not value or value.get("value") is None:
+        return MISSING
+    low, high = value.get("low"), value.get("high")
+    interval = f" [{low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
+    return f"{value['value']:+.3f}{interval}"
+
+
+@register.filter
+def get(mapping, key):
+    """mapping[key], for keys a template cannot spell (e.g. "imported")."""
+    return (mapping or {}).get(key)
