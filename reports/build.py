@@ -693,6 +693,12 @@ def _build_report(session) -> dict:
                 "unknown": int((paired & ~known[None, :]).sum()),
             },
             "judges_by_group": {g: groups.count(g) for g in GROUPS if g in groups},
+            "judges_by_group_and_identity": {
+                g: {i: n for i in ("github", "token")
+                    if (n := sum(1 for j, jg in zip(judges, groups, strict=True)
+                                 if jg == g and j.identified_by == i))}
+                for g in GROUPS if g in groups
+            },
         },
         "note": "planned: what the frozen protocol and the invitations fix (guests are not "
                 "planned; a guest cap is a ceiling); a power calculation the host made belongs in "

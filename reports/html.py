@@ -151,6 +151,34 @@ def _order_plot(order: dict, title: str):
     return interval_plot(rows, title=title)
 
 
+IDENTITY_LABELS = {"github": "signed in with GitHub", "token": "by join link, guest code or host account"}
+GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
+                "removed": "Removed"}
+
+
+def _people_by_group_and_identity(judges) -> list[dict]:
+    """Who judged, grouped by admission (removed judges apart) and identity: GitHub judges by
+    @login, others by the name on their join link or the name they chose (pseudonyms only in the
+    anonymised export)."""
+    rows = []
+    for group, label in GROUP_LABELS.items():
+        for identity, identity_label in IDENTITY_LABELS.items():
+            members = [j for j in judges if j["group"] == group and j["identified_by"] == identity]
+            if not members:
+                continue
+            names = []
+            for j in members:
+                if j["github_login"]:
+                    names.append(f"{j['pseudonym']} @{j['github_login']}")
+                elif j["name"] and j["name"] != j["pseudonym"]:
+                    names.append(f"{j['pseudonym']} {j['name']}")
+                else:
+                    names.append(j["pseudonym"] + (" (erased)" if j["erased"] else ""))
+            rows.append({"group": label, "identity": identity_label, "count": len(members),
+                         "names": ", ".join(names)})
+    return rows
+
+
 def to_html(report: dict) -> str:
     pooled = report["phase_shift"]["pooled"]
     plots = {
@@ -170,7 +198,9 @@ def to_html(report: dict) -> str:
         "", "<tr><td>{}</td><td class=\"hash\">{}</td><td class=\"hash\">{}</td></tr>",
         ((j["pseudonym"], j["commitment"]["sha256"], j["commitment"]["salt"])
          for j in report["judges"]))
+    people = _people_by_group_and_identity(report["judges"])
     return render_to_string("reports/report.html", {
+        "people": people,
         "r": report, "style": mark_safe(REPORT_STYLE),  # noqa: S308 - our own constant
         "meta_csp": REPORT_META_CSP, "plots": plots, "pooled": pooled,
         "rules_in_force": in_force, "commitments": commitments,
