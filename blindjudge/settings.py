@@ -197,7 +197,8 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # The prefix keeps deployments (or test runs) sharing one Redis apart.
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("REDIS_CHANNEL_PREFIX", "blindjudge")},
         }
     }
 else:
@@ -260,7 +261,8 @@ CONTENT_SECURITY_POLICY = {
         "script-src": ["'self'"],
         "style-src": ["'self'"],
         "img-src": ["'self'"],
-        "connect-src": ["'self'"],
+        # The live pages' websocket; some browsers do not count ws(s): as 'self'.
+        "connect-src": ["'self'", f"{'wss' if HTTPS else 'ws'}://{_site.netloc}"],
         "frame-src": ["'self'"],
         "frame-ancestors": ["'self'"],
         "form-action": ["'self'"],
