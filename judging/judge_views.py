@@ -180,6 +180,7 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
         "seconds_spent": current.get("seconds_spent", 0),
         "is_findings": session.kind == SessionKind.FINDINGS,
         "open": session.state == SessionState.OPEN,
+        "live_phase": judge_phase(judge),
         "frame_url": reverse("judge_frame", kwargs={"url_id": session.url_id, "code": view.code}),
     }, status=status)
 
