@@ -17,6 +17,7 @@ Groups (names never reach a client):
 - `judge.<pk>`: one judge's sockets (all their tabs); only that judge's own events.
 """
 
+import asyncio
 import logging
 
 from asgiref.sync import async_to_sync
@@ -50,8 +51,16 @@ def _after_commit(build):
     def send():
         try:
             messages = build()
-            if messages:
-                async_to_sync(_send_all)(messages)
+            if not messages:
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                async_to_sync(_send_all)(messages)  # the usual case: a sync thread
+            else:
+                # Called from code running inside an event loop's own thread (no sync_to_async
+                # between): hand the sending to that loop instead of blocking it.
+                loop.create_task(_send_all(messages))
         except Exception:  # an event is a hint: the committed change stands whatever happens here
             logger.exception("live event not sent; clients catch up when they reconnect")
 
