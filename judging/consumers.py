@@ -123,7 +123,13 @@ class HostLiveConsumer(LiveConsumer):
         return {"type": "snapshot", "state": state, "totals": live_totals(rows), "judges": rows}
 
     async def live_event(self, message):
-        await self.send_json(message["event"])
+        event = message["event"]
+        if event.get("type") == "judge.changed":
+            rows = await database_sync_to_async(live_judge_rows)(self.session_id, [event["judge"]])
+            if rows:
+                await self.send_json({"type": "judge", "judge": rows[0]})
+            return
+        await self.send_json(event)
 
     async def disconnect(self, code):
         await self.leave_groups()

@@ -12,7 +12,8 @@ re-reads its state when it reconnects, so correctness never depends on an event 
 failure to send is logged and swallowed: it must never undo or fail a committed change.
 
 Groups (names never reach a client):
-- `host.session.<pk>`: the host's dashboard of one session; rows of counts and states only.
+- `host.session.<pk>`: the host's dashboard of one session: which judge changed (the consumer
+  then sends that judge's row of counts and states) and the session's state.
 - `judges.session.<pk>`: every judge socket of the session; only the session's state.
 - `judge.<pk>`: one judge's sockets (all their tabs); only that judge's own events.
 """
@@ -76,10 +77,11 @@ async def _send_all(messages):
 
 
 def _host_row(session_id: int, judge_id: int):
-    from judging.selectors import live_judge_rows
-
-    rows = live_judge_rows(session_id, judge_pks=[judge_id])
-    return [(host_group(session_id), {"type": "judge", "judge": rows[0]})] if rows else []
+    # Only which judge changed: the host's consumer reads the row when the event reaches it. Two
+    # changes of one judge committed close together (a socket closing as the next page's opens)
+    # may have their events sent in either order; a row read on delivery is never older than
+    # the last event delivered, where a row read at sending could be.
+    return [(host_group(session_id), {"type": "judge.changed", "judge": judge_id})]
 
 
 def judge_changed(judge):

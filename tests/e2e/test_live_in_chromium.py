@@ -10,8 +10,11 @@
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 import time
 
 import psycopg
@@ -184,7 +187,9 @@ def test_dashboard_follows_a_judge_and_both_pages_survive_a_sigkilled_server(tmp
                     reason="a PostgreSQL fault test (on a private cluster); runs in the PostgreSQL run")
 @pytest.mark.skipif(postgres_bin() is None, reason="needs PostgreSQL's initdb and pg_ctl")
 def test_a_postgresql_restart_mid_session_loses_no_acknowledged_verdict(tmp_path, observed_context, sink):
-    cluster = PrivatePostgres(folder=tmp_path / "pg", port=free_port(), bin=postgres_bin()).init()
+    # Its own folder directly under /tmp: the postgres user must reach it (pytest's are root-only).
+    folder = Path(tempfile.mkdtemp(prefix="blindjudge-pg-"))
+    cluster = PrivatePostgres(folder=folder, port=free_port(), bin=postgres_bin()).init()
     cluster.start()
     server = None
     try:
@@ -250,3 +255,4 @@ def test_a_postgresql_restart_mid_session_loses_no_acknowledged_verdict(tmp_path
         if server is not None:
             server.stop()
         cluster.stop("immediate")
+        shutil.rmtree(folder, ignore_errors=True)
