@@ -87,6 +87,7 @@ def cookie_of(client: Client) -> str:
 
 
 @pytest.mark.asyncio
+@pytest.mark.usefixtures("fresh_channel_layer")
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("kind,display", [("copies", "letters"), ("findings", "names")])
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)

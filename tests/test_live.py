@@ -25,7 +25,8 @@ from judging.models import Assignment, LiveSocket
 from judging.services import phase_lock, session_close, session_reopen, verdict_record
 from tests.conftest import invite_and_join
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("fresh_channel_layer")]
 
 ORIGIN = settings.SITE_URL.encode()
 TIMEOUT = 5
