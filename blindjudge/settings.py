@@ -172,6 +172,13 @@ def _database_from_url(url):
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
+    pool = env_int("DB_POOL_MAX", 0)
+    if pool and config["ENGINE"] == "django.db.backends.postgresql":
+        # Under ASGI every request runs in a thread of its own, so persistent connections
+        # (DB_CONN_MAX_AGE) are never reused; a pool per process is (Django's psycopg pool).
+        if config.get("CONN_MAX_AGE"):
+            raise ImproperlyConfigured("DB_POOL_MAX and DB_CONN_MAX_AGE exclude each other; set one")
+        config.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": pool, "timeout": 20}
     return config
 
 

@@ -172,6 +172,7 @@ class Nginx:
             # As root, workers would otherwise run as nobody and not reach the temporary folders.
             "user root;" if os.geteuid() == 0 else "",
             "worker_processes 1;",
+            "worker_rlimit_nofile 16384;",
             "daemon off;",
             f"pid {self.folder / 'nginx.pid'};",
             f"error_log {self.folder / 'error.log'} warn;",
