@@ -118,8 +118,8 @@ def seed(sockets: int) -> dict:
                      .values_list("code", flat=True))
         judges.append({"number": judge.number, "cookie": f"{cookie}={browser.session_key}",
                        "codes": codes})
-    return {"session_id": session.pk, "url_id": session.url_id, "host_cookie": f"{cookie}={store.session_key}",
-            "judges": judges}
+    return {"session_id": session.pk, "url_id": session.url_id,
+            "host_cookie": f"{cookie}={store.session_key}", "judges": judges}
 
 
 class Run:
@@ -319,8 +319,10 @@ def main():
     servers, nginx = [], None
     try:
         manage = [sys.executable, "manage.py"]
-        subprocess.run([*manage, "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
-        subprocess.run([*manage, "collectstatic", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
+        # S603: fixed argv, our own interpreter and manage.py.
+        subprocess.run([*manage, "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)  # noqa: S603
+        subprocess.run([*manage, "collectstatic", "--no-input", "-v0"],  # noqa: S603
+                       cwd=ROOT, env=env, check=True)
         seeding = time.perf_counter()
         world = seed(args.sockets)
         print(f"seeded {args.sockets} judges in {time.perf_counter() - seeding:.1f}s", flush=True)
