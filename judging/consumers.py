@@ -13,10 +13,12 @@ events. A client may send only `{"type": "ping"}` and `{"type": "refresh"}`; any
 through services, like every view.
 """
 
+import asyncio
 import json
 import time
+from functools import partial
 
-from channels.db import database_sync_to_async
+from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from accounts.guards import host_of, judge_held_by
@@ -25,6 +27,11 @@ from blindjudge.errors import NotFound
 from judging import live
 from judging.selectors import judge_live_state, live_judge_rows, live_totals, session_for_host
 from judging.services import live_socket_close, live_socket_open, live_socket_seen
+
+# Consumers run outside Django's per-request thread contexts, so "thread sensitive" calls of every
+# socket of a process would queue for one thread; these reads and small writes need no particular
+# thread, so they run side by side in the pool (each still with its own connection handling).
+database_sync_to_async = partial(_database_sync_to_async, thread_sensitive=False)
 
 MAX_FRAME_BYTES = 256  # the largest frame a client has reason to send is {"type": "refresh"}
 FLOOD_FRAMES = 20  # frames allowed per FLOOD_SECONDS; a client pings every live.PING_SECONDS
@@ -96,6 +103,8 @@ class HostLiveConsumer(LiveConsumer):
         if session is None:
             return await self.close()  # before accept: the handshake is refused, nothing sent
         self.session_id = session.pk
+        self.changed_judges: set[int] = set()
+        self.flushing = None
         await self.join_groups([live.host_group(session.pk)])
         await self.accept()
         await self.on_refresh()
@@ -125,11 +134,18 @@ class HostLiveConsumer(LiveConsumer):
     async def live_event(self, message):
         event = message["event"]
         if event.get("type") == "judge.changed":
-            rows = await database_sync_to_async(live_judge_rows)(self.session_id, [event["judge"]])
-            if rows:
-                await self.send_json({"type": "judge", "judge": rows[0]})
+            # Rows are read while further events queue up; those are then read together, once.
+            self.changed_judges.add(event["judge"])
+            if self.flushing is None or self.flushing.done():
+                self.flushing = asyncio.ensure_future(self.send_changed_rows())
             return
         await self.send_json(event)
+
+    async def send_changed_rows(self):
+        while self.changed_judges and not self.closing:
+            judges, self.changed_judges = self.changed_judges, set()
+            for row in await database_sync_to_async(live_judge_rows)(self.session_id, judges):
+                await self.send_json({"type": "judge", "judge": row})
 
     async def disconnect(self, code):
         await self.leave_groups()

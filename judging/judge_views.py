@@ -140,6 +140,17 @@ def item(request, url_id, code):
     session = judge.session
     if session.state == SessionState.REVEALED:
         raise Http404("no such page")
+    if request.method == "POST" and _wants_json(request):
+        # The autosave: only the phase is needed (the service refuses a code that is not the
+        # judge's with the same 404), not the whole item page.
+        try:
+            verdict_record(judge=judge, code=code, phase=judge_phase(judge) or 2,
+                           value=request.POST.get("verdict", ""),
+                           reason=request.POST.get("reason", ""),
+                           seconds_spent=request.POST.get("seconds_spent") or 0)
+        except ServiceError as error:
+            return JsonResponse({"saved": False, "message": error.message}, status=error.status)
+        return JsonResponse({"saved": True})
     view = judge_item(judge, code)
     if request.method == "POST":
         try:
