@@ -205,7 +205,11 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # The prefix keeps deployments (or test runs) sharing one Redis apart.
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("REDIS_CHANNEL_PREFIX", "blindjudge")},
+            # capacity: messages a slow socket may have queued before newer ones are dropped (the
+            # host's dashboard gets one per answer; every one carries a whole row, so a later one
+            # repairs a drop).
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("REDIS_CHANNEL_PREFIX", "blindjudge"),
+                       "capacity": 1000},
         }
     }
 else:
