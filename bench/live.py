@@ -176,8 +176,10 @@ class Run:
                                    additional_headers={"Cookie": judge["cookie"]}, open_timeout=60)
         except Exception as error:  # noqa: BLE001 - counted, reported
             self.refused += 1
-            self.errors[f"socket: {type(error).__name__}"] = self.errors.get(
-                f"socket: {type(error).__name__}", 0) + 1
+            response = getattr(error, "response", None)
+            what = f"socket: {type(error).__name__}" + (
+                f" {response.status_code}" if response is not None else "")
+            self.errors[what] = self.errors.get(what, 0) + 1
             return
         self.opened += 1
         self.open_now += 1
@@ -193,8 +195,11 @@ class Run:
                     started = self.pending_judge.pop((judge["number"], frame["code"]), None)
                     if started is not None:
                         self.judge_ms.append((now - started) * 1000)
-        except Exception:  # noqa: BLE001 - a socket that dropped before the end
+        except Exception as error:  # noqa: BLE001 - a socket that dropped before the end
             self.closed_early += 1
+            close = getattr(error, "rcvd", None)
+            what = f"dropped: {type(error).__name__}" + (f" {close.code}" if close is not None else "")
+            self.errors[what] = self.errors.get(what, 0) + 1
         finally:
             self.open_now -= 1
             await socket.close()
@@ -377,7 +382,7 @@ def main():
     result["aim_met"] = bool(
         args.sockets >= AIM["sockets"] and args.rate >= AIM["rate"] and args.processes == AIM["processes"]
         and run.opened == args.sockets and not run.pending_host and host.get("p99", 1e9) <= AIM["p99_ms"])
-    if logs and (run.errors or run.pending_host):
+    if logs and (run.errors or run.pending_host or run.closed_early):
         result["server_log_tails"] = logs
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / (
         "live-" + result["when"].replace(":", "").replace("-", "") + ".json")
