@@ -208,7 +208,7 @@ if REDIS_URL:
             # capacity: messages a slow socket may have queued before newer ones are dropped (the
             # host's dashboard gets one per answer; every one carries a whole row, so a later one
             # repairs a drop).
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("REDIS_CHANNEL_PREFIX", "blindjudge"),
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("REDIS_CHANNEL_PREFIX") or "blindjudge",
                        "capacity": 1000},
         }
     }
