@@ -208,8 +208,11 @@ if REDIS_URL:
             # capacity: messages a slow socket may have queued before newer ones are dropped (the
             # host's dashboard gets one per answer; every one carries a whole row, so a later one
             # repairs a drop).
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("REDIS_CHANNEL_PREFIX") or "blindjudge",
-                       "capacity": 1000},
+            # socket_timeout: a consumer waits for messages with BZPOPMIN for 5 s, and redis-py 8
+            # also times reads out at 5 s by default, so under load the empty reply could arrive
+            # "late" and kill the socket. Reads get longer than the wait.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                       "prefix": env("REDIS_CHANNEL_PREFIX") or "blindjudge", "capacity": 1000},
         }
     }
 else:

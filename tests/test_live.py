@@ -213,10 +213,11 @@ async def test_the_host_feed_carries_counts_and_states_never_verdict_values(two_
     await answer_all(ada, phase=2, value="keep")
     frames += await frames_until(feed, lambda f: f.get("judge", {}).get("answered2") == items)
     await feed.disconnect()
-    # Every new answer reached the host, as a count.
+    # The answers reached the host, as counts.
     ada_rows = [f["judge"] for f in frames if f.get("judge", {}).get("pseudonym") == "J01"]
     counts = [r["answered1"] for r in ada_rows]
-    assert counts == sorted(counts) and counts[-1] == items and len(ada_rows) >= items
+    # (Rows of changes that queue up while the consumer reads are read together: fewer rows.)
+    assert ada_rows and counts == sorted(counts) and counts[-1] == items
     assert any(r["phase1_locked"] for r in ada_rows)
     for frame in frames:
         for row in frame.get("judges", []) + ([frame["judge"]] if "judge" in frame else []):
@@ -277,7 +278,8 @@ async def test_the_host_sees_who_is_connected_now(two_judges, host):
     await frames_until(feed, lambda f: f.get("judge", {}).get("connected") == 0)
     assert await database_sync_to_async(LiveSocket.objects.count)() == 0
     await feed.send_json_to({"type": "refresh"})
-    assert (await feed.receive_json_from(timeout=TIMEOUT))["totals"]["connected"] == 0
+    snapshot = (await frames_until(feed, lambda f: f["type"] == "snapshot"))[-1]
+    assert snapshot["totals"]["connected"] == 0
     await feed.disconnect()
 
 
