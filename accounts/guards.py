@@ -5,6 +5,7 @@ same 404 as a page that does not exist. Objects are then fetched through the hos
 which give another host's ids that same 404.
 `judge_required`: the judge this browser was admitted as in the session named by the URL, or
 404 for everyone else (another judge, a removed judge, an unknown session, nobody).
+Websocket consumers use the same checks (`host_of`, `judge_held_by`) on the socket's scope.
 """
 
 from functools import wraps
@@ -15,6 +16,13 @@ from django.http import Http404
 from accounts.models import Host, Judge, JudgeStatus
 
 JUDGE_SESSION_KEY = "judge:{url_id}"
+
+
+def host_of(user) -> Host | None:
+    """The Host row of a signed-in user, or None (anonymous visitors and non-hosts alike)."""
+    if user is None or not user.is_authenticated:
+        return None
+    return Host.objects.filter(user=user).first()
 
 
 def host_required(view):
@@ -32,7 +40,13 @@ def host_required(view):
 
 
 def admitted_judge(request, url_id: str) -> Judge | None:
-    judge_pk = request.session.get(JUDGE_SESSION_KEY.format(url_id=url_id))
+    return judge_held_by(request.session, url_id)
+
+
+def judge_held_by(browser_session, url_id: str) -> Judge | None:
+    """The active judge a browser's session (a request's, or a websocket scope's) holds in the
+    session with this URL id, or None."""
+    judge_pk = browser_session.get(JUDGE_SESSION_KEY.format(url_id=url_id)) if url_id else None
     if judge_pk is None:
         return None
     return (Judge.objects.select_related("session__run")

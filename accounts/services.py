@@ -30,7 +30,7 @@ from accounts.models import (
     JudgeStatus,
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
-from judging import audit
+from judging import audit, live
 from judging.commitments import commitment_sha256
 from judging.draws import (
     Draws,
@@ -189,6 +189,7 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     audit.record("judge.admitted", actor=actor, session=session, judge=pseudonym,
                  admitted_as=admitted_as, identified_by=identified_by, items=len(mapping),
                  commitment_sha256=commitment)
+    live.judge_changed(judge)  # after commit: the host's dashboard shows the newcomer
     return Admission(judge=judge, resume_token=resume_token, commitment_sha256=commitment,
                      protocol_sha256=session.protocol_sha256)
 
@@ -441,7 +442,8 @@ def judge_remove(*, judge: Judge, actor: str) -> Judge:
     """Remove a judge from a session: their pages and credentials stop at once.
 
     Their verdicts stay and are reported apart. Side effects: marks the judge removed with the
-    time, revokes all their credentials, appends `judge.removed`. Refused after the reveal.
+    time, revokes all their credentials, appends `judge.removed`; after commit, closes their
+    websockets. Refused after the reveal.
     """
     with transaction.atomic():
         judge = _locked_judge(judge)
@@ -456,6 +458,7 @@ def judge_remove(*, judge: Judge, actor: str) -> Judge:
             revoked_at=judge.removed_at
         )
         audit.record("judge.removed", actor=actor, session=judge.session, judge=judge.pseudonym)
+        live.judge_removed(judge)  # after commit: their open sockets are told and closed
     return judge
 
 
@@ -484,6 +487,7 @@ def judge_erase(*, judge: Judge, actor: str) -> Judge:
                 and not Judge.objects.filter(user_id=former_user_id).exists()):
             get_user_model().objects.filter(pk=former_user_id).delete()
         audit.record("judge.erased", actor=actor, session=judge.session, judge=judge.pseudonym)
+        live.judge_changed(judge)
     return judge
 
 

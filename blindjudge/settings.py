@@ -173,6 +173,13 @@ def _database_from_url(url):
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
+    pool = env_int("DB_POOL_MAX", 0)
+    if pool and config["ENGINE"] == "django.db.backends.postgresql":
+        # Under ASGI every request runs in a thread of its own, so persistent connections
+        # (DB_CONN_MAX_AGE) are never reused; a pool per process is (Django's psycopg pool).
+        if config.get("CONN_MAX_AGE"):
+            raise ImproperlyConfigured("DB_POOL_MAX and DB_CONN_MAX_AGE exclude each other; set one")
+        config.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": pool, "timeout": 20}
     return config
 
 
@@ -198,7 +205,15 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # The prefix keeps deployments (or test runs) sharing one Redis apart.
+            # capacity: messages a slow socket may have queued before newer ones are dropped (the
+            # host's dashboard gets one per answer; every one carries a whole row, so a later one
+            # repairs a drop).
+            # socket_timeout: a consumer waits for messages with BZPOPMIN for 5 s, and redis-py 8
+            # also times reads out at 5 s by default, so under load the empty reply could arrive
+            # "late" and kill the socket. Reads get longer than the wait.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                       "prefix": env("REDIS_CHANNEL_PREFIX") or "blindjudge", "capacity": 1000},
         }
     }
 else:
@@ -261,7 +276,8 @@ CONTENT_SECURITY_POLICY = {
         "script-src": ["'self'"],
         "style-src": ["'self'"],
         "img-src": ["'self'"],
-        "connect-src": ["'self'"],
+        # The live pages' websocket; some browsers do not count ws(s): as 'self'.
+        "connect-src": ["'self'", f"{'wss' if HTTPS else 'ws'}://{_site.netloc}"],
         "frame-src": ["'self'"],
         "frame-ancestors": ["'self'"],
         "form-action": ["'self'"],

@@ -4,6 +4,9 @@ import os
 
 # A database URL means a shared server; the product then insists on a real secret. Tests supply one.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment-0123456789")
+# Test runs share the machine's Redis: each run (and the servers it starts, which inherit the
+# environment) uses its own channel-layer prefix, so no run ever sees another's groups.
+os.environ.setdefault("REDIS_CHANNEL_PREFIX", f"bjtest-{os.getpid()}-{os.urandom(4).hex()}")
 
 from blindjudge.settings import *  # noqa: E402,F403
 from blindjudge.settings import DATABASES  # noqa: E402

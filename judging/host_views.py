@@ -53,7 +53,7 @@ from judging.host_forms import (
 )
 from judging.models import SessionState
 from judging.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
-from judging.selectors import blinding_check, run_for_host, session_for_host
+from judging.selectors import blinding_check, live_judge_rows, run_for_host, session_for_host
 from judging.services import (
     prereg_amend,
     redactions_accept,
@@ -684,7 +684,8 @@ def guests(request, session_id):
 
 def _judge_rows(session) -> list[dict]:
     """Each judge with counts of answered items per phase: counts only, never verdict values
-    (the query reads no verdict column but the key)."""
+    (the query reads no verdict column but the key), and their sockets connected now."""
+    connected = {row["number"]: row["connected"] for row in live_judge_rows(session.pk)}
     judges = session.judges.select_related("invitation").annotate(
         items=Count("assignments", distinct=True),
         answered1=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=1),
@@ -693,15 +694,18 @@ def _judge_rows(session) -> list[dict]:
                         distinct=True),
     ).order_by("number")
     return [{"judge": j, "items": j.items, "answered1": j.answered1, "answered2": j.answered2,
-             "name": _visible(j.display_name), "active": j.status == JudgeStatus.ACTIVE}
+             "name": _visible(j.display_name), "active": j.status == JudgeStatus.ACTIVE,
+             "connected": connected.get(j.number, 0)}
             for j in judges]
 
 
 def _judges_page(request, session, error=None, status=200):
     mine = session.judges.filter(user=request.user).first()
+    rows = _judge_rows(session)
     return _render(request, "host/judges.html", {
         "session": session, "run": session.run, "tab": "judges", "error": error,
-        "rows": _judge_rows(session), "progress": _progress_summary(session),
+        "rows": rows, "progress": _progress_summary(session),
+        "connected_now": sum(1 for row in rows if row["active"] and row["connected"]),
         "my_judge": mine, "judge_path": f"/s/{session.url_id}/",
         "can_join": session.state == SessionState.OPEN and mine is None,
         "revealed": session.state == SessionState.REVEALED,

@@ -140,6 +140,17 @@ def item(request, url_id, code):
     session = judge.session
     if session.state == SessionState.REVEALED:
         raise Http404("no such page")
+    if request.method == "POST" and _wants_json(request):
+        # The autosave: only the phase is needed (the service refuses a code that is not the
+        # judge's with the same 404), not the whole item page.
+        try:
+            verdict_record(judge=judge, code=code, phase=judge_phase(judge) or 2,
+                           value=request.POST.get("verdict", ""),
+                           reason=request.POST.get("reason", ""),
+                           seconds_spent=request.POST.get("seconds_spent") or 0)
+        except ServiceError as error:
+            return JsonResponse({"saved": False, "message": error.message}, status=error.status)
+        return JsonResponse({"saved": True})
     view = judge_item(judge, code)
     if request.method == "POST":
         try:
@@ -180,6 +191,7 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
         "seconds_spent": current.get("seconds_spent", 0),
         "is_findings": session.kind == SessionKind.FINDINGS,
         "open": session.state == SessionState.OPEN,
+        "live_phase": judge_phase(judge),
         "frame_url": reverse("judge_frame", kwargs={"url_id": session.url_id, "code": view.code}),
     }, status=status)
 

@@ -352,3 +352,17 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["at", "pk"]
+
+
+class LiveSocket(models.Model):
+    """One open websocket of a judge, so the host sees who is connected now across every server
+    process. A process killed outright never deletes its rows: they stop counting once `seen_at`
+    (refreshed by the client's ping) is older than `judging.live.STALE_SECONDS`."""
+
+    channel_name = models.CharField(max_length=200, unique=True)
+    judge = models.ForeignKey("accounts.Judge", on_delete=models.CASCADE, related_name="live_sockets")
+    opened_at = models.DateTimeField(auto_now_add=True)
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["judge", "seen_at"], name="livesocket_judge_seen")]

@@ -225,3 +225,65 @@ def judge_scorecard(judge) -> dict:
     scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
                                      if i[f"phase{phase}"]) for phase in (1, 2)}
     return {"items": items, "scores": scores}
+
+
+# --- What the host's live dashboard shows --------------------------------------------------------
+
+def live_judge_rows(session_id: int, judge_pks=None) -> list[dict]:
+    """Each judge of the session as the host's dashboard shows it: who (pseudonym, name, how
+    admitted), state and counts per phase, and how many of their sockets are connected now.
+    Counts and states only: no verdict column but the phase is read, so no value can leak."""
+    from datetime import timedelta
+
+    from django.db.models import Count, OuterRef, Q, Subquery
+    from django.db.models.functions import Coalesce
+    from django.utils import timezone
+
+    from accounts.models import Judge
+    from judging.live import STALE_SECONDS
+    from judging.models import LiveSocket
+
+    fresh = timezone.now() - timedelta(seconds=STALE_SECONDS)
+    connected = (LiveSocket.objects.filter(judge=OuterRef("pk"), seen_at__gt=fresh)
+                 .order_by().values("judge").annotate(n=Count("pk")).values("n"))
+    judges = Judge.objects.filter(session_id=session_id)
+    if judge_pks is not None:
+        judges = judges.filter(pk__in=judge_pks)
+    judges = judges.annotate(
+        items=Count("assignments", distinct=True),
+        answered1=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=1),
+                        distinct=True),
+        answered2=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=2),
+                        distinct=True),
+        connected=Coalesce(Subquery(connected), 0),
+    ).order_by("number")
+    return [{
+        "number": j.number, "pseudonym": j.pseudonym,
+        "name": "" if j.erased_at else j.display_name, "github": "" if j.erased_at else j.github_login,
+        "erased": bool(j.erased_at), "admitted_as": j.admitted_as, "identified_by": j.identified_by,
+        "status": j.status, "items": j.items, "answered1": j.answered1, "answered2": j.answered2,
+        "phase1_locked": j.phase1_locked_at is not None, "phase2_locked": j.phase2_locked_at is not None,
+        "connected": j.connected,
+    } for j in judges]
+
+
+def live_totals(rows: list[dict]) -> dict:
+    active = [r for r in rows if r["status"] == "active"]
+    return {
+        "joined": len(rows), "active": len(active), "removed": len(rows) - len(active),
+        "phase1_locked": sum(r["phase1_locked"] for r in rows),
+        "phase2_locked": sum(r["phase2_locked"] for r in rows),
+        "connected": sum(1 for r in active if r["connected"]),
+    }
+
+
+def judge_live_state(judge) -> dict:
+    """What a judge's own socket says about their own session: its state, their phase and their
+    own count of answered items. Nothing of any other judge."""
+    session = judge.session
+    phase = judge_phase(judge)
+    total = Assignment.objects.filter(judge=judge).count()
+    answered = (Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+                if phase else total)
+    return {"type": "state", "state": session.state, "phase": phase, "answered": answered,
+            "total": total}

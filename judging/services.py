@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from blindjudge.errors import Conflict, Invalid, NotFound
-from judging import audit
+from judging import audit, live
 from judging.bundle import BundleError, validate_bundle
 from judging.canonical import canonical_sha256, normalise_text, sha256_hex
 from judging.draws import Draws
@@ -394,6 +394,7 @@ def session_open(*, session: Session, actor: str) -> Session:
         ])
         audit.record("session.opened", actor=actor, session=session,
                      protocol_sha256=session.protocol_sha256)
+        live.session_state_changed(session)
     return session
 
 
@@ -429,7 +430,8 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
 def session_close(*, session: Session, actor: str) -> Session:
     """Close an open session: no new verdicts, drafts or locks until it is reopened.
 
-    Side effects: moves the session to closed with the time; appends `session.closed`.
+    Side effects: moves the session to closed with the time; appends `session.closed`; tells the
+    session's open sockets (after commit, like every state change below).
     """
     return _transition(session, SessionState.OPEN, SessionState.CLOSED, actor,
                        doing="close", action="session.closed", stamp="closed_at")
@@ -465,6 +467,7 @@ def _transition(session, source, target, actor, *, doing, action, stamp=None):
             fields.append(stamp)
         session.save(update_fields=fields)
         audit.record(action, actor=actor, session=session)
+        live.session_state_changed(session)
     return session
 
 
@@ -486,7 +489,8 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
     Idempotent: saving the same verdict again changes nothing and never adds a row. In phase 2,
     `keep` records the judge's own phase-1 verdict. `seconds_spent` is the judge's running total
     on the item in this phase; the stored time never decreases, so a replay cannot lower it.
-    Side effects: creates or updates the Verdict row of (assignment, phase).
+    Side effects: creates or updates the Verdict row of (assignment, phase); after commit, tells
+    the judge's other tabs, and the host's dashboard when the item got its first verdict.
     Refuses: an unknown code (404, same as another judge's code), a closed session, a locked
     phase (409), phase 2 before the phase-1 lock (409), a value outside the session's kind.
     """
@@ -528,11 +532,13 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
                 assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
                 seconds_spent=seconds_spent,
             )
+            live.verdict_saved(judge, code=code, phase=phase, new=True)
         elif (verdict.value, verdict.kept, verdict.reason) != (value, kept, reason) or \
                 seconds_spent > verdict.seconds_spent:
             verdict.value, verdict.kept, verdict.reason = value, kept, reason
             verdict.seconds_spent = max(verdict.seconds_spent, seconds_spent)
             verdict.save(update_fields=["value", "kept", "reason", "seconds_spent", "updated_at"])
+            live.verdict_saved(judge, code=code, phase=phase, new=False)
     return verdict
 
 
@@ -543,7 +549,8 @@ def phase_lock(*, judge, phase: int):
     transaction serialises writers) so two tabs locking at once give exactly one lock: the second
     sees the first's lock and is refused with a 409, never a database error.
     Side effects: marks the phase's verdicts locked (the database trigger then refuses any change
-    to them), stamps the judge's lock time, appends a `phase.locked` audit event.
+    to them), stamps the judge's lock time, appends a `phase.locked` audit event; after commit,
+    tells the judge's other tabs and the host's dashboard.
     """
     if phase not in (1, 2):
         raise Invalid("phase: expected 1 or 2")
@@ -570,6 +577,7 @@ def phase_lock(*, judge, phase: int):
         judge.save(update_fields=[stamp])
         audit.record("phase.locked", actor=f"judge:{judge.pseudonym}", session=session,
                      judge=judge.pseudonym, phase=phase)
+        live.judge_locked(judge, phase=phase)
     return judge
 
 
@@ -630,3 +638,61 @@ def session_update_draft(
             session.save(update_fields=changed)
             audit.record("session.updated", actor=actor, session=session, fields=changed)
     return session
+
+
+# --- Live sockets (who is connected now) ---------------------------------------------------------
+
+def live_socket_open(*, judge, channel_name: str):
+    """A judge's websocket opened. Refused (NotFound) for a judge no longer active, so a socket
+    never outlives its judge's removal even if the removal's event was missed.
+
+    Side effects: records the socket with the time (and drops rows a killed process left behind
+    more than a day ago); after commit, the host's dashboard gets the judge's row.
+    """
+    from datetime import timedelta
+
+    from judging.models import LiveSocket
+
+    with transaction.atomic():
+        judge = _judge_for_update(judge)
+        now = timezone.now()
+        LiveSocket.objects.filter(seen_at__lt=now - timedelta(days=1)).delete()
+        LiveSocket.objects.update_or_create(channel_name=channel_name,
+                                            defaults={"judge": judge, "seen_at": now})
+        live.judge_changed(judge)
+    return judge
+
+
+def live_socket_seen(*, judge, channel_name: str) -> bool:
+    """The client of a judge's socket pinged: it still counts as connected. Returns False (and
+    forgets the socket) when the judge is no longer active, so the caller closes it.
+
+    Side effects: refreshes the socket's time; after commit, the host's dashboard gets the row
+    when the socket had gone stale (its process restarted, or the client slept).
+    """
+    from accounts.models import JudgeStatus
+    from judging.models import LiveSocket
+
+    now = timezone.now()
+    with transaction.atomic():
+        if not type(judge).objects.filter(pk=judge.pk, status=JudgeStatus.ACTIVE).exists():
+            LiveSocket.objects.filter(channel_name=channel_name).delete()
+            return False
+        socket = LiveSocket.objects.filter(channel_name=channel_name).first()
+        if socket is None or (now - socket.seen_at).total_seconds() > live.STALE_SECONDS:
+            LiveSocket.objects.update_or_create(channel_name=channel_name,
+                                                defaults={"judge_id": judge.pk, "seen_at": now})
+            live.judge_changed(judge)
+        else:
+            LiveSocket.objects.filter(pk=socket.pk).update(seen_at=now)
+    return True
+
+
+def live_socket_close(*, judge, channel_name: str):
+    """A judge's websocket closed. Side effects: forgets the socket; after commit, the host's
+    dashboard gets the judge's row."""
+    from judging.models import LiveSocket
+
+    with transaction.atomic():
+        if LiveSocket.objects.filter(channel_name=channel_name).delete()[0]:
+            live.judge_changed(judge)

@@ -137,3 +137,15 @@ def standin(_standin_server):
     _standin_server.requests.clear()
     yield _standin_server
     _standin_server.requests.clear()
+
+
+@pytest.fixture
+def fresh_channel_layer():
+    """A channel layer made for this test's event loop: channels keeps one per process, and the
+    Redis layer's locks belong to the loop that first used them (pytest-asyncio gives each test
+    its own)."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

@@ -325,7 +325,8 @@ def test_case_1_hostile_markup_is_literal_text_in_the_frame(hostile, client):
     assert b"xss-" not in page.content and b"evil.example" not in page.content
     parent = Elements(page.content)
     scripts = [attrs for tag, attrs, _ in parent.elements if tag == "script"]
-    assert scripts == [{"src": "/static/judge/judge.js", "defer": None}]  # no inline script
+    assert scripts == [{"src": f"/static/{name}", "defer": None}  # no inline script
+                       for name in ("judge/judge.js", "live/socket.js", "judge/live.js")]
     assert "'unsafe-inline'" not in csp(page).get("script-src", [])
 
 

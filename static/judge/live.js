@@ -1,0 +1,54 @@
+// The judge's pages react at once to their own session and their own work elsewhere: the host
+// closing or reopening the session, the reveal, a lock or a save from another tab, removal.
+// Whenever the state the server reports differs from what the page was rendered with (also
+// after a reconnection that missed events), the page re-reads it from the server.
+(function () {
+  "use strict";
+  var root = document.getElementById("live");
+  if (!root || !window.blindjudgeLive) { return; }
+  var page = root.dataset.page;
+  var state = root.dataset.state;
+  var phase = root.dataset.phase || "";
+  var answered = root.dataset.answered || "";
+  var notice = document.getElementById("live-notice");
+  var CLOSED = "The host has closed the session for now. Your saved work is kept; you can continue when it reopens.";
+  var REMOVED = "The host has removed you from this session. These pages no longer accept verdicts.";
+  var reloadTimer = null;
+
+  function say(text) { notice.textContent = text; notice.hidden = !text; }
+  function goHome() { window.location.assign(root.dataset.home); }
+  function reload() {
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(function () { window.location.reload(); }, 250);
+  }
+  function setOpen(open) {
+    state = open ? "open" : "closed";
+    document.querySelectorAll("[data-live-open]").forEach(function (element) { element.disabled = !open; });
+    document.querySelectorAll("[data-live-closed-notice]").forEach(function (element) { element.hidden = true; });
+    say(open ? "" : CLOSED);
+  }
+
+  var live = window.blindjudgeLive(root.dataset.live, {
+    status: function (status) { root.dataset.status = status; },
+    message: function (frame) {
+      if (frame.type === "state") {
+        if (frame.state === "revealed") { goHome(); }
+        else if (String(frame.phase || "") !== phase) { if (page === "home") { reload(); } else { goHome(); } }
+        else if (page === "home" && (frame.state !== state || String(frame.answered) !== answered)) { reload(); }
+        else if (frame.state !== state) { setOpen(frame.state === "open"); }
+      } else if (frame.type === "session") {
+        if (frame.state === "revealed") { goHome(); }
+        else if (page === "home") { reload(); }
+        else { setOpen(frame.state === "open"); }
+      } else if (frame.type === "locked") {
+        if (String(frame.phase) === phase) { if (page === "home") { reload(); } else { goHome(); } }
+      } else if (frame.type === "saved") {
+        if (page === "home") { reload(); }
+      } else if (frame.type === "removed") {
+        live.stop();
+        setOpen(false);
+        say(REMOVED);
+      }
+    }
+  });
+})();

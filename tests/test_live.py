@@ -1,0 +1,300 @@
+"""The live websockets through the real ASGI application (Origin check, cookies, routing,
+consumers, the configured channel layer), driven by channels' WebsocketCommunicator.
+
+Threats.md cases 20-23: a removed judge's socket stops at once; a foreign Origin is refused at the
+handshake; another judge's or session's feed is refused with nothing sent; oversized, malformed
+and flooding frames close the socket. And the host's feed carries counts and states, never a
+verdict value.
+"""
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
+from django.test import Client
+
+from accounts.guards import JUDGE_SESSION_KEY
+from accounts.services import host_create, judge_remove
+from blindjudge.asgi import application
+from judging import consumers
+from judging.models import Assignment, LiveSocket
+from judging.services import phase_lock, session_close, session_reopen, verdict_record
+from tests.conftest import invite_and_join
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("fresh_channel_layer")]
+
+ORIGIN = settings.SITE_URL.encode()
+TIMEOUT = 5
+
+
+@database_sync_to_async
+def judge_cookie(*judges) -> str:
+    """A browser session holding these judges, as the join pages leave it."""
+    store = SessionStore()
+    for judge in judges:
+        store[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge.pk
+    store.create()
+    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
+
+
+def host_cookie(host) -> str:
+    client = Client()
+    client.force_login(host.user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+def socket(path: str, cookie: str = "", origin: bytes = ORIGIN) -> WebsocketCommunicator:
+    headers = [(b"origin", origin)] if origin is not None else []
+    if cookie:
+        headers.append((b"cookie", cookie.encode()))
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+async def frames_until(communicator, predicate, limit=50) -> list[dict]:
+    """Frames received until one satisfies `predicate` (which is included)."""
+    seen = []
+    for _ in range(limit):
+        frame = json.loads(await communicator.receive_from(timeout=TIMEOUT))
+        seen.append(frame)
+        if predicate(frame):
+            return seen
+    raise AssertionError(f"no matching frame in {seen}")
+
+
+async def refused_with_nothing_sent(communicator) -> bool:
+    connected, _ = await communicator.connect(timeout=TIMEOUT)
+    nothing = await communicator.receive_nothing(timeout=0.2)
+    await communicator.disconnect()
+    return not connected and nothing
+
+
+@database_sync_to_async
+def codes(judge):
+    return list(Assignment.objects.filter(judge=judge).order_by("position").values_list("code", flat=True))
+
+
+@database_sync_to_async
+def answer_all(judge, phase=1, value="pass", reason=""):
+    for code in Assignment.objects.filter(judge=judge).order_by("position").values_list("code", flat=True):
+        verdict_record(judge=judge, code=code, phase=phase, value=value, reason=reason)
+
+
+@pytest.fixture
+def two_judges(open_session):
+    return invite_and_join(open_session, "Ada").judge, invite_and_join(open_session, "Bea").judge
+
+
+# --- Who may connect ---------------------------------------------------------------------------
+
+async def test_a_judge_gets_their_own_state_and_the_sessions_close_and_reopen(two_judges):
+    ada, _ = two_judges
+    communicator = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada))
+    connected, _ = await communicator.connect(timeout=TIMEOUT)
+    assert connected
+    state = await communicator.receive_json_from(timeout=TIMEOUT)
+    assert state == {"type": "state", "state": "open", "phase": 1, "answered": 0,
+                     "total": len(await codes(ada))}
+    await database_sync_to_async(session_close)(session=ada.session, actor="test")
+    assert await communicator.receive_json_from(timeout=TIMEOUT) == {"type": "session", "state": "closed"}
+    await database_sync_to_async(session_reopen)(session=ada.session, actor="test")
+    assert await communicator.receive_json_from(timeout=TIMEOUT) == {"type": "session", "state": "open"}
+    await communicator.disconnect()
+
+
+async def test_another_judges_or_sessions_feed_is_refused_with_nothing_sent(two_judges, run):
+    from judging.services import session_create, session_open
+
+    ada, bea = two_judges
+    other = await database_sync_to_async(
+        lambda: session_open(session=session_create(run=run, kind="copies", actor="t").session,
+                             actor="t"))()
+    cat = (await database_sync_to_async(invite_and_join)(other, "Cat")).judge
+    # Ada's browser asks for the other session (where Cat judges): refused, nothing sent.
+    assert await refused_with_nothing_sent(socket(f"/ws/s/{other.url_id}/", await judge_cookie(ada)))
+    # Nobody, an unknown session, a path that is no socket: refused alike.
+    assert await refused_with_nothing_sent(socket(f"/ws/s/{ada.session.url_id}/"))
+    assert await refused_with_nothing_sent(socket("/ws/s/nosuchsession/", await judge_cookie(ada)))
+    assert await refused_with_nothing_sent(socket("/ws/judge.1/", await judge_cookie(ada)))
+    # A judge's cookie on the host's dashboard of their session.
+    assert await refused_with_nothing_sent(
+        socket(f"/ws/host/sessions/{ada.session_id}/", await judge_cookie(ada)))
+    # Positive control: the same cookie on its own session is accepted and sent its state.
+    own = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada, cat))
+    assert (await own.connect(timeout=TIMEOUT))[0]
+    assert (await own.receive_json_from(timeout=TIMEOUT))["type"] == "state"
+    await own.disconnect()
+
+
+async def test_the_host_dashboard_is_only_the_owning_hosts(open_session, host):
+    bob = await database_sync_to_async(host_create)(username="bob", password="another long passphrase")
+    path = f"/ws/host/sessions/{open_session.pk}/"
+    assert await refused_with_nothing_sent(socket(path))
+    assert await refused_with_nothing_sent(socket(path, await database_sync_to_async(host_cookie)(bob.host)))
+    assert await refused_with_nothing_sent(socket("/ws/host/sessions/999999/",
+                                                  await database_sync_to_async(host_cookie)(host)))
+    own = socket(path, await database_sync_to_async(host_cookie)(host))
+    assert (await own.connect(timeout=TIMEOUT))[0]
+    assert (await own.receive_json_from(timeout=TIMEOUT))["type"] == "snapshot"
+    await own.disconnect()
+
+
+@pytest.mark.parametrize("origin", [b"http://evil.example", b"null", None],
+                         ids=["foreign", "null", "missing"])
+async def test_a_foreign_origin_is_refused_at_the_handshake(two_judges, origin):
+    ada, _ = two_judges
+    assert await refused_with_nothing_sent(socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada),
+                                                  origin=origin))
+    # Positive control: the site's own origin with the same cookie is accepted.
+    own = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada))
+    assert (await own.connect(timeout=TIMEOUT))[0]
+    await own.disconnect()
+
+
+# --- Frames a client sends -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("send,code", [
+    ({"bytes_data": b"\x00\x01"}, consumers.CLOSE_UNSUPPORTED),
+    ({"text_data": "{not json"}, consumers.CLOSE_BAD_DATA),
+    ({"text_data": '{"type": "subscribe", "group": "judge.1"}'}, consumers.CLOSE_POLICY),
+    ({"text_data": '["ping"]'}, consumers.CLOSE_POLICY),
+    ({"text_data": '{"type": "ping", "pad": "' + "x" * 300 + '"}'}, consumers.CLOSE_TOO_BIG),
+    ({"text_data": '"' + "é" * 200 + '"'}, consumers.CLOSE_TOO_BIG),
+], ids=["binary", "not-json", "subscribe", "not-an-object", "oversized", "oversized-utf8"])
+async def test_a_bad_frame_closes_the_socket(two_judges, send, code):
+    ada, _ = two_judges
+    communicator = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada))
+    assert (await communicator.connect(timeout=TIMEOUT))[0]
+    await communicator.receive_json_from(timeout=TIMEOUT)
+    await communicator.send_to(**send)
+    assert await communicator.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": code}
+    await communicator.disconnect(code=1000)
+
+
+async def test_a_flood_closes_the_socket_and_pings_below_the_limit_do_not(two_judges):
+    ada, _ = two_judges
+    communicator = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada))
+    assert (await communicator.connect(timeout=TIMEOUT))[0]
+    await communicator.receive_json_from(timeout=TIMEOUT)
+    for _ in range(consumers.FLOOD_FRAMES):
+        await communicator.send_json_to({"type": "ping"})
+        assert await communicator.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+    await communicator.send_json_to({"type": "ping"})
+    assert await communicator.receive_output(timeout=TIMEOUT) == {
+        "type": "websocket.close", "code": consumers.CLOSE_POLICY}
+    await communicator.disconnect(code=1000)
+
+
+# --- What the feeds carry --------------------------------------------------------------------------
+
+ROW_KEYS = {"number", "pseudonym", "name", "github", "erased", "admitted_as", "identified_by",
+            "status", "items", "answered1", "answered2", "phase1_locked", "phase2_locked", "connected"}
+
+
+async def test_the_host_feed_carries_counts_and_states_never_verdict_values(two_judges, host):
+    ada, bea = two_judges
+    feed = socket(f"/ws/host/sessions/{ada.session_id}/", await database_sync_to_async(host_cookie)(host))
+    assert (await feed.connect(timeout=TIMEOUT))[0]
+    snapshot = await feed.receive_json_from(timeout=TIMEOUT)
+    assert [r["pseudonym"] for r in snapshot["judges"]] == ["J01", "J02"]
+    assert snapshot["totals"] == {"joined": 2, "active": 2, "removed": 0, "phase1_locked": 0,
+                                  "phase2_locked": 0, "connected": 0}
+    frames = [snapshot]
+    items = len(await codes(ada))
+    await answer_all(ada, value="fail", reason="CanaryReasonAdaXYZ")
+    await answer_all(bea, value="pass", reason="CanaryReasonBeaXYZ")
+    frames += await frames_until(feed, lambda f: f.get("judge", {}).get("pseudonym") == "J02"
+                                 and f["judge"]["answered1"] == items)
+    await database_sync_to_async(phase_lock)(judge=ada, phase=1)
+    await answer_all(ada, phase=2, value="keep")
+    frames += await frames_until(feed, lambda f: f.get("judge", {}).get("answered2") == items)
+    await feed.disconnect()
+    # The answers reached the host, as counts.
+    ada_rows = [f["judge"] for f in frames if f.get("judge", {}).get("pseudonym") == "J01"]
+    counts = [r["answered1"] for r in ada_rows]
+    # (Rows of changes that queue up while the consumer reads are read together: fewer rows.)
+    assert ada_rows and counts == sorted(counts) and counts[-1] == items
+    assert any(r["phase1_locked"] for r in ada_rows)
+    for frame in frames:
+        for row in frame.get("judges", []) + ([frame["judge"]] if "judge" in frame else []):
+            assert set(row) == ROW_KEYS
+    text = json.dumps(frames).lower()
+    for value in ("pass", "fail", "keep", "canaryreason"):
+        assert value not in text, f"{value!r} reached the host's live feed"
+
+
+async def test_a_judges_socket_carries_only_their_own_events(two_judges):
+    ada, bea = two_judges
+    ada_feed = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada))
+    bea_feed = socket(f"/ws/s/{bea.session.url_id}/", await judge_cookie(bea))
+    for feed in (ada_feed, bea_feed):
+        assert (await feed.connect(timeout=TIMEOUT))[0]
+        await feed.receive_json_from(timeout=TIMEOUT)
+    await answer_all(bea, reason="CanaryReasonBea")
+    await database_sync_to_async(phase_lock)(judge=bea, phase=1)
+    bea_frames = await frames_until(bea_feed, lambda f: f["type"] == "locked")
+    assert {f["type"] for f in bea_frames} == {"saved", "locked"}
+    assert {f["code"] for f in bea_frames if f["type"] == "saved"} == set(await codes(bea))
+    assert await ada_feed.receive_nothing(timeout=0.5), "Ada's socket carried Bea's events"
+    # Ada's own save reaches Ada's other tab.
+    ada_code = (await codes(ada))[0]
+    await database_sync_to_async(verdict_record)(judge=ada, code=ada_code, phase=1, value="pass")
+    assert await ada_feed.receive_json_from(timeout=TIMEOUT) == {"type": "saved", "code": ada_code,
+                                                                 "phase": 1}
+    for feed in (ada_feed, bea_feed):
+        await feed.disconnect()
+
+
+async def test_a_removed_judges_socket_is_told_and_closed_at_once_and_cannot_return(two_judges, host):
+    ada, _ = two_judges
+    path, cookie = f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada)
+    communicator = socket(path, cookie)
+    assert (await communicator.connect(timeout=TIMEOUT))[0]
+    await communicator.receive_json_from(timeout=TIMEOUT)
+    await database_sync_to_async(judge_remove)(judge=ada, actor="test")
+    assert await communicator.receive_json_from(timeout=TIMEOUT) == {"type": "removed"}
+    assert await communicator.receive_output(timeout=TIMEOUT) == {
+        "type": "websocket.close", "code": consumers.CLOSE_REMOVED}
+    await communicator.disconnect(code=1000)
+    assert await refused_with_nothing_sent(socket(path, cookie))
+
+
+async def test_the_host_sees_who_is_connected_now(two_judges, host):
+    ada, _ = two_judges
+    feed = socket(f"/ws/host/sessions/{ada.session_id}/", await database_sync_to_async(host_cookie)(host))
+    assert (await feed.connect(timeout=TIMEOUT))[0]
+    await feed.receive_json_from(timeout=TIMEOUT)
+    tabs = [socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada)) for _ in range(2)]
+    for tab in tabs:
+        assert (await tab.connect(timeout=TIMEOUT))[0]
+    seen = await frames_until(feed, lambda f: f.get("judge", {}).get("connected") == 2)
+    assert all(f["judge"]["pseudonym"] == "J01" for f in seen)
+    for tab in tabs:
+        await tab.disconnect()
+    await frames_until(feed, lambda f: f.get("judge", {}).get("connected") == 0)
+    assert await database_sync_to_async(LiveSocket.objects.count)() == 0
+    await feed.send_json_to({"type": "refresh"})
+    snapshot = (await frames_until(feed, lambda f: f["type"] == "snapshot"))[-1]
+    assert snapshot["totals"]["connected"] == 0
+    await feed.disconnect()
+
+
+async def test_sending_an_event_never_fails_a_committed_change(two_judges, monkeypatch, settings):
+    """A channel layer that cannot be reached (Redis down) loses the hint, never the verdict."""
+    ada, _ = two_judges
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                           "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]}}}
+    from channels.layers import channel_layers
+
+    await sync_to_async(channel_layers.backends.clear)()
+    try:
+        code = (await codes(ada))[0]
+        await database_sync_to_async(verdict_record)(judge=ada, code=code, phase=1, value="pass")
+        assert await database_sync_to_async(
+            lambda: Assignment.objects.get(judge=ada, code=code).verdicts.count())() == 1
+    finally:
+        await sync_to_async(channel_layers.backends.clear)()
