@@ -91,8 +91,9 @@ def cookie_of(client: Client) -> str:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("kind,display", [("copies", "letters"), ("findings", "names")])
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
-async def test_no_canary_in_any_websocket_frame_a_judge_receives(canary_host_tx, kind, display):
-    world = await sync_to_async(build_world)(canary_host_tx, canary_bundle(), kind=kind, display=display)
+async def test_no_canary_in_any_websocket_frame_a_judge_receives(canary_host_tx, standin, kind, display):
+    world = await sync_to_async(build_world)(canary_host_tx, canary_bundle(), kind=kind, display=display,
+                                             standin=standin)
     host_client = Client()
     await sync_to_async(host_client.force_login)(canary_host_tx.user)
     dashboard = Listener("host", cookie_of(host_client), f"/ws/host/sessions/{world.session.pk}/")
