@@ -35,7 +35,10 @@ def admitted_judge(request, url_id: str) -> Judge | None:
     judge_pk = request.session.get(JUDGE_SESSION_KEY.format(url_id=url_id))
     if judge_pk is None:
         return None
+    # Every judge request starts here: leave out the session's protocol and the run's manifest,
+    # large JSON documents (an entry per item) that no judge page reads.
     return (Judge.objects.select_related("session__run")
+            .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
             .filter(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE).first())
 
 

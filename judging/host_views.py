@@ -53,7 +53,7 @@ from judging.host_forms import (
 )
 from judging.models import SessionState
 from judging.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
-from judging.selectors import blinding_check, run_for_host, session_for_host
+from judging.selectors import blinding_check, items_per_judge, run_for_host, session_for_host
 from judging.services import (
     prereg_amend,
     redactions_accept,
@@ -680,18 +680,14 @@ def guests(request, session_id):
 # --- Judges and progress -------------------------------------------------------------------------
 
 def _judge_rows(session) -> list[dict]:
-    """Each judge with counts of answered items per phase: counts only, never verdict values
-    (the query reads no verdict column but the key)."""
-    judges = session.judges.select_related("invitation").annotate(
-        items=Count("assignments", distinct=True),
-        answered1=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=1),
-                        distinct=True),
-        answered2=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=2),
-                        distinct=True),
-    ).order_by("number")
-    return [{"judge": j, "items": j.items, "answered1": j.answered1, "answered2": j.answered2,
-             "name": _visible(j.display_name), "active": j.status == JudgeStatus.ACTIVE}
-            for j in judges]
+    """Each judge with counts of answered items per phase: counts only, never verdict values.
+    The counts live on the judge row (kept by verdict_record), so the page reads one row per
+    judge however many verdicts the session holds."""
+    items = items_per_judge(session)
+    return [{"judge": j, "items": items, "answered1": j.phase1_answered,
+             "answered2": j.phase2_answered, "name": _visible(j.display_name),
+             "active": j.status == JudgeStatus.ACTIVE}
+            for j in session.judges.order_by("number")]
 
 
 def _judges_page(request, session, error=None, status=200):
