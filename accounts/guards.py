@@ -37,9 +37,13 @@ def admitted_judge(request, url_id: str) -> Judge | None:
         return None
     # Every judge request starts here: leave out the session's protocol and the run's manifest,
     # large JSON documents (an entry per item) that no judge page reads.
-    return (Judge.objects.select_related("session__run")
-            .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
-            .filter(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE).first())
+    # get() leaves out the ORDER BY that first() adds: one row by primary key needs none.
+    try:
+        return (Judge.objects.select_related("session__run")
+                .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
+                .get(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE))
+    except Judge.DoesNotExist:
+        return None
 
 
 def held_sessions(request) -> list[str]:

@@ -205,3 +205,27 @@ def test_the_progress_counts_on_the_judge_row_match_the_verdicts(judge):
     actual = {phase: Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
               for phase in (1, 2)}
     assert (judge.phase1_answered, judge.phase2_answered) == (actual[1], actual[2]) == (len(own), 1)
+
+
+# --- Memory: what a judge-serving process loads ------------------------------------------------
+
+def modules_after(code: str) -> set[str]:
+    import subprocess
+    import sys
+
+    script = ("import django, json, sys; django.setup(); " + code +
+              "; print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, env={**__import__("os").environ,
+                                           "DJANGO_SETTINGS_MODULE": "blindjudge.settings_test"})
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_a_process_serving_judges_loads_neither_numpy_nor_scipy():
+    """numpy (~15 MB resident per process) and scipy load where reports are built, never in a
+    process that has only loaded the application and its URLs. The check is first shown to see
+    numpy once the report builder is imported."""
+    assert "numpy" in modules_after("import reports.build")
+    loaded = modules_after("import blindjudge.asgi; from django.urls import resolve; "
+                           "resolve('/host/'); resolve('/s/x/i/y/')")
+    assert not loaded & {"numpy", "scipy"}
