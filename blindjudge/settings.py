@@ -172,6 +172,12 @@ def _database_from_url(url):
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
+    elif config["CONN_MAX_AGE"] == 0 and (pool := env_int("DB_POOL_MAX_SIZE", 8)):
+        # Under ASGI each request runs its database work in a thread of its own, so persistent
+        # connections do not apply (Django's docs) and every request would open a connection:
+        # a PostgreSQL backend process started, ~17 ms here (bench/). psycopg's pool, through
+        # Django's own `pool` option, hands each request a connection already open.
+        config["OPTIONS"] = {"pool": {"min_size": 2, "max_size": pool, "timeout": 10}}
     return config
 
 
