@@ -580,6 +580,32 @@ def markdown(result):
     return "\n".join(lines)
 
 
+PEER_KINDS = {"get": "item", "post": "save", "project": "progress@0"}
+
+
+def peer_table(result, peer_path):
+    """Label Studio's results (/work/shared/peer-bench's lsbench.py, JSON lines) beside ours: for
+    the same request kind and concurrency, our req/s over theirs and their p50 over ours."""
+    peer = [json.loads(line) for line in Path(peer_path).read_text().splitlines() if line.strip()]
+    peer = [r for r in peer if r.get("phase") == "load"]
+    lines = ["", f"### Label Studio on this machine ({peer[0]['ts'][:16]} UTC onwards), beside ours",
+             "", "| request | conc. | Label Studio p50 / p95 / p99 ms, req/s | "
+             + " | ".join(f"blindjudge {db['database']}" for db in result["databases"])
+             + " | " + " | ".join(f"ratio {db['database']} (req/s; p50)" for db in result["databases"])
+             + " |", "|---|---|---|" + "---|" * (2 * len(result["databases"]))]
+    for row in peer:
+        kind = PEER_KINDS.get(row["kind"])
+        ours = [next((c for c in db["cells"] if c["kind"] == kind and c["concurrency"] == row["conc"]),
+                     None) for db in result["databases"]]
+        shown = [f"{c['p50_ms']} / {c['p95_ms']} / {c['p99_ms']}, {c['rps']}" if c else "–" for c in ours]
+        ratios = [f"{c['rps'] / row['rps']:.1f}x; {row['p50_ms'] / c['p50_ms']:.1f}x" if c else "–"
+                  for c in ours]
+        lines.append(f"| {kind} (LS {row['kind']}) | {row['conc']} | {row['p50_ms']} / {row['p95_ms']} / "
+                     f"{row['p99_ms']}, {row['rps']} | " + " | ".join(shown) + " | "
+                     + " | ".join(ratios) + " |")
+    return "\n".join(lines)
+
+
 def _short(cmd):
     if "multiprocessing" in cmd:
         return "uvicorn worker" if "spawn_main" in cmd else "helper"
@@ -608,7 +634,17 @@ def main(argv=None):
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--work-dir", default=str(ROOT / "var" / "bench"))
     parser.add_argument("--out", default=None, help="JSON file (default bench/results/DATE.json)")
+    parser.add_argument("--show", default=None, metavar="RESULT.json",
+                        help="print the tables of an earlier run instead of running")
+    parser.add_argument("--peer", default=None, metavar="RESULTS.jsonl",
+                        help="Label Studio's results (peer-bench lsbench.py) to compare with")
     args = parser.parse_args(argv)
+    if args.show:
+        result = json.loads(Path(args.show).read_text())
+        print(markdown(result))
+        if args.peer:
+            print(peer_table(result, args.peer))
+        return
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
     result = {
         "started_at": now(), "duration": args.duration, "warmup": args.warmup,
@@ -629,6 +665,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     print(markdown(result))
+    if args.peer:
+        print(peer_table(result, args.peer))
     log(f"results: {out}")
 
 
