@@ -162,6 +162,11 @@ SQLITE_OPTIONS = {
 }
 
 
+# Django's SQLite backend with the process's writers queued on a lock instead of SQLite's
+# sleep-and-retry busy handler (see blindjudge/sqlite_backend/base.py).
+SQLITE_ENGINE = "blindjudge.sqlite_backend"
+
+
 def _database_from_url(url):
     scheme = urlsplit(url).scheme
     if scheme not in ("sqlite", "postgres", "postgresql"):
@@ -170,6 +175,7 @@ def _database_from_url(url):
         )
     config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
     if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["ENGINE"] = SQLITE_ENGINE
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
     elif config["CONN_MAX_AGE"] == 0 and (pool := env_int("DB_POOL_MAX_SIZE", 8)):
@@ -185,7 +191,7 @@ if EMBEDDED:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": SQLITE_ENGINE,
             "NAME": str(DATA_DIR / "blindjudge.sqlite3"),
             "OPTIONS": dict(SQLITE_OPTIONS),
             # Pinned to a file: in memory, WAL and the busy timeout would never be exercised.
