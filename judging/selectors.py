@@ -114,7 +114,7 @@ def judge_assignments(judge) -> list[dict]:
     rows = list(Assignment.objects.filter(judge=judge).order_by("position")
                 .values("pk", "code", "position"))
     answered = {}
-    for assignment_id, phase in Verdict.objects.filter(assignment__judge=judge).values_list(
+    for assignment_id, phase in Verdict.objects.filter(assignment__judge=judge).order_by().values_list(
             "assignment_id", "phase"):
         answered.setdefault(assignment_id, set()).add(phase)
     return [{"code": r["code"], "position": r["position"],
@@ -224,7 +224,7 @@ def judge_item(judge, code: str) -> JudgeItem:
         text = Finding.objects.filter(pk=place.finding_id).values_list("text", flat=True)[0]
         finding_html = inline_html(normalise(text, "text", patterns))
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
-                .values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
+                .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
     reviewer_rows, proposed, raised_by = [], None, []
     if judge.phase1_locked_at:
         labels = reviewer_labels(session)
@@ -249,7 +249,9 @@ def judge_item(judge, code: str) -> JudgeItem:
 
 def judge_copy(judge, code: str) -> tuple[str, str]:
     """(content, format) of the copy behind one of the judge's codes; nothing else."""
-    row = (Assignment.objects.filter(judge=judge, code=code)
+    # order_by(): the models' default ordering would join the judge (and sort by session and
+    # number) for what is a lookup on a unique key; every judge-path lookup clears it.
+    row = (Assignment.objects.filter(judge=judge, code=code).order_by()
            .values_list(*JUDGE_COPY_COLUMNS).first())
     if row is None:
         raise NotFound("no such item")

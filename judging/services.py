@@ -510,7 +510,8 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
         session = judge.session
         if session.state != SessionState.OPEN:
             raise Conflict(f"the session is {session.state}; verdicts are not accepted now")
-        assignment = Assignment.objects.filter(judge=judge, code=code).first()
+        # order_by(): the default ordering would join and sort for a unique-key lookup.
+        assignment = Assignment.objects.filter(judge=judge, code=code).order_by().first()
         if assignment is None:
             raise NotFound("no such item")
         allowed = verdict_values(session.kind)
@@ -528,7 +529,7 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
                 kept = True
         if value not in allowed:
             raise Invalid(f'verdict "{value}" is not one of {", ".join(allowed)}')
-        verdict = Verdict.objects.filter(assignment=assignment, phase=phase).first()
+        verdict = Verdict.objects.filter(assignment=assignment, phase=phase).order_by().first()
         if verdict is None:
             verdict = Verdict.objects.create(
                 assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
