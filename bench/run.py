@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import aiohttp
@@ -423,12 +424,15 @@ def bench_database(db, args, results_dir):
         for kind in ("item", "frame", "save"):
             cell(kind, concurrency)
     log(f"[{db}] pre-filling verdicts (services)")
-    out["prefill"] = [
-        run_python(["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
-                    "--judges", names(phase2), "--lock"], env, "prefill phase 2 judges"),
-        run_python(["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
-                    "--judges", names(phase1)], env, "prefill phase 1 judges"),
-    ]
+    prefills = [(["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
+                  "--judges", names(phase2), "--lock"], env, "prefill phase 2 judges"),
+                (["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
+                  "--judges", names(phase1)], env, "prefill phase 1 judges")]
+    if db == "postgres":  # two writers at once is PostgreSQL's normal day; SQLite takes turns
+        with ThreadPoolExecutor(2) as pool:
+            out["prefill"] = list(pool.map(lambda job: run_python(*job), prefills))
+    else:
+        out["prefill"] = [run_python(*job) for job in prefills]
     out["verdicts_for_progress"] = sum(p["verdicts"] for p in out["prefill"])
     for concurrency in args.concurrency:
         cell("phase2", concurrency)
