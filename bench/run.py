@@ -554,6 +554,40 @@ def verdicts_against_targets(db_result):
     return rows
 
 
+def target_rows(db):
+    """Issue 7's targets that one database's run can answer, each with the figure measured."""
+    cells = {(c["kind"], c["concurrency"]): c for c in db["cells"]}
+    rows = []
+
+    def add(target, figure, met):
+        rows.append((target, figure, "met" if met else "missed"))
+
+    for kind in ("item", "save"):
+        c = cells.get((kind, 1))
+        if c:
+            add(f"{kind}, one judge alone: p50 <= 10 ms", f"{c['p50_ms']} ms", c["p50_ms"] <= 10)
+    empty, full = cells.get(("progress@0", 1)), cells.get(("progress@10k", 1))
+    if empty:
+        add("progress page p50 <= 10 ms", f"{empty['p50_ms']} ms (no verdict)", empty["p50_ms"] <= 10)
+    if empty and full:
+        ratio = full["p50_ms"] / empty["p50_ms"]
+        add(f"progress at {db.get('verdicts_for_progress', '10,000+')} verdicts within 1.5x of none",
+            f"{full['p50_ms']} / {empty['p50_ms']} ms = {ratio:.2f}x", ratio <= 1.5)
+    for row in db["targets"]:
+        add(f"{row['kind']} at {row['concurrency']}: >= 60% of baseline req/s, p99 <= 1.5x, 0 errors",
+            f"{row['rps_vs_baseline']:.0%} of req/s, p99 {row['p99_vs_baseline']}x, "
+            f"{row['errors']} errors", row["meets"])
+    add("no 'database is locked'", f"{db['database_is_locked_in_log']} in the server log",
+        db["database_is_locked_in_log"] == 0)
+    add("import of 1,000 x 2 KB <= 1 s", f"{db['setup']['import_seconds']:.2f} s",
+        db["setup"]["import_seconds"] <= 1)
+    judge_peak = max(p["rss_mb"] for p in db["rss_mb"]["judge traffic"].values())
+    add("a judge-serving process <= 120 MB resident", f"{judge_peak} MB peak", judge_peak <= 120)
+    cold = db["cold_start"]["server_start_to_first_answer_s"]
+    add("cold start to first answer <= 3 s", f"{cold} s", cold <= 3)
+    return rows
+
+
 def markdown(result):
     lines = [f"Run {result['started_at']} on {result['machine']['cpus']} cores, "
              f"{result['machine']['platform']}; {result['duration']} s per cell."]
@@ -579,6 +613,9 @@ def markdown(result):
                      f"report download after reveal {db['report_download']}; "
                      f"'database is locked' in the server log: {db['database_is_locked_in_log']}; "
                      f"report build: {db['report_build']}")
+    for db in result["databases"]:
+        lines += ["", f"Targets, {db['database']}:", "", "| target | measured | |", "|---|---|---|"]
+        lines += [f"| {t} | {f} | {m} |" for t, f, m in target_rows(db)]
     size = result["install_size"]
     lines.append(f"\nRuntime install: {size.get('megabytes')} MB in {size.get('packages')} packages.")
     return "\n".join(lines)
