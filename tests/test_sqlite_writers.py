@@ -8,7 +8,7 @@ import threading
 import pytest
 from django.db import connection, connections, transaction
 
-from blindjudge.sqlite_backend.base import _WRITER
+from blindjudge.sqlite_backend.base import _WRITER, FifoLock
 from judging.models import AuditEvent
 
 pytestmark = [
@@ -80,3 +80,30 @@ def test_a_second_writer_waits_for_the_first_and_then_writes(db):
                 .values_list("details__tag", flat=True))
     assert tags == ["first", "second"]
     assert not _WRITER.locked()
+
+
+def test_waiting_writers_are_served_in_the_order_they_asked_and_a_timed_out_one_leaves_no_trace():
+    lock = FifoLock()
+    assert lock.acquire(1)
+    served = []
+
+    def writer(number):
+        assert lock.acquire(10)
+        served.append(number)
+        lock.release()
+
+    threads = []
+    for number in range(8):
+        threads.append(threading.Thread(target=writer, args=(number,)))
+        threads[-1].start()
+        while len(lock._waiters) < number + 1:  # queued before the next one asks
+            threading.Event().wait(0.001)
+    gave_up = []
+    late = threading.Thread(target=lambda: gave_up.append(FifoLock.acquire(lock, 0.05)))
+    late.start()
+    late.join()
+    assert gave_up == [False] and len(lock._waiters) == 8
+    lock.release()
+    for thread in threads:
+        thread.join(10)
+    assert served == list(range(8)) and not lock.locked()

@@ -12,11 +12,48 @@ Nothing about durability changes: same pragmas (WAL, synchronous=FULL), one fsyn
 """
 
 import threading
+from collections import deque
 
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
 
-_WRITER = threading.Lock()
+
+class FifoLock:
+    """A lock handed to its waiters in the order they asked: a plain lock lets a writer that
+    just arrived overtake one that has waited, which stretched the slowest saves' wait."""
+
+    def __init__(self):
+        self._mutex = threading.Lock()
+        self._held = False
+        self._waiters = deque()
+
+    def acquire(self, timeout: float) -> bool:
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return True
+            turn = threading.Event()
+            self._waiters.append(turn)
+        if turn.wait(timeout):
+            return True
+        with self._mutex:
+            if turn.is_set():  # handed over just as the wait ran out
+                return True
+            self._waiters.remove(turn)
+            return False
+
+    def release(self):
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().set()  # straight to the next writer; still held
+            else:
+                self._held = False
+
+    def locked(self) -> bool:
+        return self._held
+
+
+_WRITER = FifoLock()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
