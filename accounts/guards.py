@@ -49,8 +49,15 @@ def judge_held_by(browser_session, url_id: str) -> Judge | None:
     judge_pk = browser_session.get(JUDGE_SESSION_KEY.format(url_id=url_id)) if url_id else None
     if judge_pk is None:
         return None
-    return (Judge.objects.select_related("session__run")
-            .filter(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE).first())
+    # Every judge request starts here: leave out the session's protocol and the run's manifest,
+    # large JSON documents (an entry per item) that no judge page reads.
+    # get() leaves out the ORDER BY that first() adds: one row by primary key needs none.
+    try:
+        return (Judge.objects.select_related("session__run")
+                .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
+                .get(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE))
+    except Judge.DoesNotExist:
+        return None
 
 
 def held_sessions(request) -> list[str]:

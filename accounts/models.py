@@ -84,6 +84,15 @@ class Judge(models.Model):
     )
     phase1_locked_at = models.DateTimeField(null=True, blank=True)
     phase2_locked_at = models.DateTimeField(null=True, blank=True)
+    # Kept by verdict_record in the transaction that adds the verdict, under the judge's row
+    # lock, so the host's progress page reads counts without counting verdicts (its cost then
+    # stays flat as verdicts accumulate).
+    phase1_answered = models.PositiveIntegerField(
+        default=0, help_text="Items with a phase-1 verdict (a count, never a value)."
+    )
+    phase2_answered = models.PositiveIntegerField(
+        default=0, help_text="Items with a phase-2 verdict (a count, never a value)."
+    )
 
     class Meta:
         ordering = ["session", "number"]

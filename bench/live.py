@@ -316,7 +316,7 @@ def main():
         "SITE_URL": base, "ALLOWED_HOSTS": "127.0.0.1", "STATIC_ROOT": str(folder / "static"),
         "VENV": sys.prefix, "LOG_LEVEL": "ERROR",
         # A connection pool per process, as deploy/README.md recommends for PostgreSQL.
-        "DB_POOL_MAX": os.environ.get("DB_POOL_MAX", "20"),
+        "DB_POOL_MAX_SIZE": os.environ.get("DB_POOL_MAX_SIZE", "20"),
     })
     os.environ.update(env)
     load_before = list(os.getloadavg())
@@ -362,7 +362,7 @@ def main():
                     "load_average_after": list(os.getloadavg()),
                     "note": "everything on one machine: servers, nginx, PostgreSQL, Redis and this client"},
         "deployment": {"processes": args.processes, "server": "deploy/serve PORT 1 (Uvicorn)",
-                       "db_pool_max": int(env["DB_POOL_MAX"]),
+                       "db_pool_max": int(env["DB_POOL_MAX_SIZE"]),
                        "proxy": "nginx, deploy/nginx/blindjudge.conf", "database": "PostgreSQL",
                        "channel_layer": "channels_redis"},
         "parameters": {"sockets": args.sockets, "rate_per_s": args.rate, "duration_s": args.duration},

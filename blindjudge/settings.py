@@ -163,6 +163,11 @@ SQLITE_OPTIONS = {
 }
 
 
+# Django's SQLite backend with the process's writers queued on a lock instead of SQLite's
+# sleep-and-retry busy handler (see blindjudge/sqlite_backend/base.py).
+SQLITE_ENGINE = "blindjudge.sqlite_backend"
+
+
 def _database_from_url(url):
     scheme = urlsplit(url).scheme
     if scheme not in ("sqlite", "postgres", "postgresql"):
@@ -171,15 +176,19 @@ def _database_from_url(url):
         )
     config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
     if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["ENGINE"] = SQLITE_ENGINE
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
-    pool = env_int("DB_POOL_MAX", 0)
-    if pool and config["ENGINE"] == "django.db.backends.postgresql":
-        # Under ASGI every request runs in a thread of its own, so persistent connections
-        # (DB_CONN_MAX_AGE) are never reused; a pool per process is (Django's psycopg pool).
-        if config.get("CONN_MAX_AGE"):
-            raise ImproperlyConfigured("DB_POOL_MAX and DB_CONN_MAX_AGE exclude each other; set one")
-        config.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": pool, "timeout": 20}
+    elif pool := env_int("DB_POOL_MAX_SIZE", 8):
+        # Under ASGI each request runs its database work in a thread of its own, so persistent
+        # connections do not apply (Django's docs) and every request would open a connection:
+        # a PostgreSQL backend process started, ~17 ms here (bench/). psycopg's pool, through
+        # Django's own `pool` option, hands each request a connection already open.
+        if config["CONN_MAX_AGE"]:
+            raise ImproperlyConfigured(
+                "DB_POOL_MAX_SIZE and DB_CONN_MAX_AGE exclude each other: set DB_POOL_MAX_SIZE=0 "
+                "to keep connections with DB_CONN_MAX_AGE, or leave DB_CONN_MAX_AGE at 0")
+        config["OPTIONS"] = {"pool": {"min_size": 2, "max_size": pool, "timeout": 10}}
     return config
 
 
@@ -187,7 +196,7 @@ if EMBEDDED:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": SQLITE_ENGINE,
             "NAME": str(DATA_DIR / "blindjudge.sqlite3"),
             "OPTIONS": dict(SQLITE_OPTIONS),
             # Pinned to a file: in memory, WAL and the busy timeout would never be exercised.

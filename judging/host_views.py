@@ -13,6 +13,8 @@ Host pages are sent with `Cache-Control: no-store`: they hold truth labels, name
 credential.
 """
 
+import datetime
+import html
 import math
 import re
 
@@ -22,8 +24,10 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.http import HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import render
+from django.template.backends.utils import csrf_input
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
 from accounts.guards import host_required, remember_judge
 from accounts.models import AdmittedAs, Credential, CredentialKind, JudgeStatus
@@ -53,7 +57,13 @@ from judging.host_forms import (
 )
 from judging.models import SessionState
 from judging.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
-from judging.selectors import blinding_check, live_judge_rows, run_for_host, session_for_host
+from judging.selectors import (
+    blinding_check,
+    items_per_judge,
+    live_judge_rows,
+    run_for_host,
+    session_for_host,
+)
 from judging.services import (
     prereg_amend,
     redactions_accept,
@@ -67,10 +77,9 @@ from judging.services import (
     session_update_draft,
     truth_correct,
 )
-from reports import stats
-from reports.build import DEFECTIVE, GOOD, build_report
-from reports.export import anonymise, to_csv, to_json
-from reports.html import REPORT_CSP, to_html
+
+# reports (and numpy under it, ~15 MB and 0.2 s per process) load on the first page that needs
+# them — the planner, the report download — never in a process that serves only judges.
 
 ONCE_KEY = "host:shown-once"
 _SPECIALS = re.compile(f"[{BIDI_CLASS}{INVISIBLE_CLASS}]")
@@ -495,6 +504,8 @@ def planner(request, session_id):
         data = form.cleaned_data
         alpha = 0.05 if data["alpha"] is None else data["alpha"]
         power = 0.80 if data["power"] is None else data["power"]
+        from reports import stats
+
         try:
             n = stats.paired_sample_size(data["psi"], data["delta"], alpha=alpha, power=power)
         except ValueError as problem:
@@ -516,6 +527,8 @@ def planner(request, session_id):
 
 
 def _item_truths(session) -> dict:
+    from reports.build import DEFECTIVE, GOOD
+
     defective = good = unknown = 0
     for item in session.items.select_related("copy", "finding"):
         truth = item.finding.truth if item.finding_id else item.copy.truth
@@ -682,33 +695,100 @@ def guests(request, session_id):
 
 # --- Judges and progress -------------------------------------------------------------------------
 
+_NUMBER_SLOT = 987654321  # stands for a judge's number in a URL reversed once per page
+
+
+def _per_judge_urls(session) -> dict:
+    """URL templates of the per-judge actions: reversed once per page, not once per row and
+    action (reversing was a fifth of the progress page's time at 64 judges, profiled)."""
+    return {name: reverse(f"host:judge_{name}",
+                          kwargs={"session_id": session.pk, "number": _NUMBER_SLOT})
+            for name in ("reissue", "remove", "erase")}
+
+
+def _utc_minute(moment) -> str:
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%d %H:%M") if moment else ""
+
+
 def _judge_rows(session) -> list[dict]:
-    """Each judge with counts of answered items per phase: counts only, never verdict values
-    (the query reads no verdict column but the key), and their sockets connected now."""
+    """Each judge with counts of answered items per phase (counts only, never verdict values) and
+    their sockets connected now.
+    The counts live on the judge row (kept by verdict_record), so the page reads one row per
+    judge however many verdicts the session holds."""
+    items = items_per_judge(session)
+    urls = _per_judge_urls(session)
+    slot = str(_NUMBER_SLOT)
     connected = {row["number"]: row["connected"] for row in live_judge_rows(session.pk)}
-    judges = session.judges.select_related("invitation").annotate(
-        items=Count("assignments", distinct=True),
-        answered1=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=1),
-                        distinct=True),
-        answered2=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=2),
-                        distinct=True),
-    ).order_by("number")
-    return [{"judge": j, "items": j.items, "answered1": j.answered1, "answered2": j.answered2,
-             "name": _visible(j.display_name), "active": j.status == JudgeStatus.ACTIVE,
-             "connected": connected.get(j.number, 0)}
-            for j in judges]
+    return [{"judge": j, "items": items, "answered1": j.phase1_answered,
+             "answered2": j.phase2_answered, "name": _visible(j.display_name),
+             "active": j.status == JudgeStatus.ACTIVE, "connected": connected.get(j.number, 0),
+             **{f"{name}_url": url.replace(slot, str(j.number)) for name, url in urls.items()}}
+            for j in session.judges.order_by("number")]
+
+
+def _judge_row_html(row: dict, *, csrf: str, revealed: bool) -> str:
+    """One judge's table row, every value escaped. Made here rather than by the template: at
+    64 judges the template engine's per-variable cost was most of the progress page's time
+    (profiled), the page a host keeps refreshing while a session runs. `csrf` is markup."""
+    j = row["judge"]
+    e = _escape
+    if j.erased_at:
+        name = f"<em>erased {j.erased_at.astimezone(datetime.UTC):%Y-%m-%d}</em>"
+    elif j.github_login:
+        name = f"{e(row['name'])} (@{e(j.github_login)})"
+    else:
+        name = e(row["name"])
+    status = e(j.status) + (f" {_utc_minute(j.removed_at)}" if j.removed_at else "")
+    phases = [f"{answered} of {row['items']} answered<br>"
+              + (f"locked {_utc_minute(locked)}" if locked else "not locked")
+              for answered, locked in ((row["answered1"], j.phase1_locked_at),
+                                       (row["answered2"], j.phase2_locked_at))]
+    if not row["active"]:
+        connected = "–"
+    elif row["connected"]:
+        connected = "yes" + (f" ({row['connected']} tabs)" if row["connected"] > 1 else "")
+    else:
+        connected = "no"
+    who = e(j.pseudonym)
+    actions = ""
+    if row["active"] and not revealed:
+        actions += (f'<form method="post" action="{e(row["reissue_url"])}" class="inline">{csrf}'
+                    f'<button type="submit">Reissue resume link<span class="visually-hidden"> of '
+                    f'{who}</span></button></form><a class="button" href="{e(row["remove_url"])}">'
+                    f'Remove<span class="visually-hidden"> {who}</span>…</a>')
+    if not j.erased_at:
+        actions += (f'<a class="button" href="{e(row["erase_url"])}">Erase identity'
+                    f'<span class="visually-hidden"> of {who}</span>…</a>')
+    # The data- attributes are what static/host/live.js updates in place.
+    return (f'<tr data-judge="{j.number}" data-status="{e(j.status)}" '
+            f'data-connected="{row["connected"]}" '
+            f'data-locked1="{str(bool(j.phase1_locked_at)).lower()}" '
+            f'data-locked2="{str(bool(j.phase2_locked_at)).lower()}">'
+            f'<th scope="row">{who}</th><td data-cell="name">{name}</td><td>{e(j.admitted_as)}</td>'
+            f'<td>{e(j.identified_by)}</td><td data-cell="status">{status}</td>'
+            f'<td data-cell="phase1">{phases[0]}</td><td data-cell="phase2">{phases[1]}</td>'
+            f'<td data-cell="connected">{connected}</td><td>{_utc_minute(j.joined_at)}</td>'
+            f'<td class="row-actions" data-cell="actions">{actions}</td></tr>\n')
+
+
+def _escape(value) -> str:
+    return html.escape(str(value), quote=True)
 
 
 def _judges_page(request, session, error=None, status=200):
-    mine = session.judges.filter(user=request.user).first()
     rows = _judge_rows(session)
+    revealed = session.state == SessionState.REVEALED
+    csrf = csrf_input(request)
+    mine = session.judges.filter(user=request.user).first()
     return _render(request, "host/judges.html", {
         "session": session, "run": session.run, "tab": "judges", "error": error,
         "rows": rows, "progress": _progress_summary(session),
         "connected_now": sum(1 for row in rows if row["active"] and row["connected"]),
+        "row_html": mark_safe("".join(  # noqa: S308 - every value in a row is escaped
+            _judge_row_html(row, csrf=csrf, revealed=revealed) for row in rows)),
         "my_judge": mine, "judge_path": f"/s/{session.url_id}/",
         "can_join": session.state == SessionState.OPEN and mine is None,
-        "revealed": session.state == SessionState.REVEALED,
+        "revealed": revealed,
     }, status=status)
 
 
@@ -821,6 +901,10 @@ def report_download(request, session_id, fmt):
     session = session_for_host(host=request.host, session_id=session_id)
     if fmt not in REPORT_FORMATS:
         raise NotFound(f"no report format {fmt!r}")
+    from reports.build import build_report
+    from reports.export import anonymise, to_csv, to_json
+    from reports.html import REPORT_CSP, to_html
+
     report = build_report(session)  # Conflict (409) before the reveal
     if fmt == "csv":
         body = to_csv(report).encode("utf-8")

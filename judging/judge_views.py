@@ -20,7 +20,14 @@ from blindjudge.links import resume_link
 from judging.models import SessionKind, SessionState
 from judging.normalise import normalise
 from judging.rendering import FRAME_CSP, copy_html, frame_document
-from judging.selectors import judge_assignments, judge_copy, judge_item, judge_phase, judge_scorecard
+from judging.selectors import (
+    judge_assignments,
+    judge_copy,
+    judge_item,
+    judge_item_place,
+    judge_phase,
+    judge_scorecard,
+)
 from judging.services import KEEP, phase_lock, verdict_record, verdict_values
 
 WELCOME_KEY = "welcome:{url_id}"
@@ -140,42 +147,39 @@ def item(request, url_id, code):
     session = judge.session
     if session.state == SessionState.REVEALED:
         raise Http404("no such page")
-    if request.method == "POST" and _wants_json(request):
-        # The autosave: only the phase is needed (the service refuses a code that is not the
-        # judge's with the same 404), not the whole item page.
-        try:
-            verdict_record(judge=judge, code=code, phase=judge_phase(judge) or 2,
-                           value=request.POST.get("verdict", ""),
-                           reason=request.POST.get("reason", ""),
-                           seconds_spent=request.POST.get("seconds_spent") or 0)
-        except ServiceError as error:
-            return JsonResponse({"saved": False, "message": error.message}, status=error.status)
-        return JsonResponse({"saved": True})
-    view = judge_item(judge, code)
     if request.method == "POST":
-        try:
-            verdict_record(judge=judge, code=code, phase=view.phase,
-                           value=request.POST.get("verdict", ""),
-                           reason=request.POST.get("reason", ""),
-                           seconds_spent=request.POST.get("seconds_spent") or 0)
-        except ServiceError as error:
-            if _wants_json(request):
-                return JsonResponse({"saved": False, "message": error.message}, status=error.status)
-            if not isinstance(error, Invalid):
-                raise
-            return _item_page(request, judge, view, error=error.message, status=400,
-                              posted=request.POST)
+        return _save_verdict(request, judge, url_id, code)
+    return _item_page(request, judge, judge_item(judge, code))
+
+
+def _save_verdict(request, judge, url_id, code):
+    """A verdict save (the page's autosave or its form). It needs the phase, which the judge row
+    already holds, and for the form the neighbouring codes: never the whole item view with its
+    phase-2 reviewer rows, built only when a refused form is shown again."""
+    phase = judge_phase(judge) or 2
+    try:
+        verdict_record(judge=judge, code=code, phase=phase,
+                       value=request.POST.get("verdict", ""),
+                       reason=request.POST.get("reason", ""),
+                       seconds_spent=request.POST.get("seconds_spent") or 0)
+    except ServiceError as error:
         if _wants_json(request):
-            return JsonResponse({"saved": True})
-        go = request.POST.get("go", "next")
-        if go == "previous" and view.previous_code:
-            return redirect("judge_item", url_id=url_id, code=view.previous_code)
-        if go == "next" and view.next_code:
-            return redirect("judge_item", url_id=url_id, code=view.next_code)
-        if go == "stay":
-            return redirect("judge_item", url_id=url_id, code=code)
-        return redirect("judge_home", url_id=url_id)
-    return _item_page(request, judge, view)
+            return JsonResponse({"saved": False, "message": error.message}, status=error.status)
+        if not isinstance(error, Invalid):
+            raise
+        return _item_page(request, judge, judge_item(judge, code), error=error.message,
+                          status=400, posted=request.POST)
+    if _wants_json(request):
+        return JsonResponse({"saved": True})
+    go = request.POST.get("go", "next")
+    if go == "stay":
+        return redirect("judge_item", url_id=url_id, code=code)
+    if go in ("previous", "next"):
+        place = judge_item_place(judge, code)
+        target = place.previous_code if go == "previous" else place.next_code
+        if target:
+            return redirect("judge_item", url_id=url_id, code=target)
+    return redirect("judge_home", url_id=url_id)
 
 
 def _item_page(request, judge, view, *, error=None, status=200, posted=None):
@@ -221,14 +225,15 @@ def lock(request, url_id):
     phase = judge_phase(judge)
     if phase is None or judge.session.state == SessionState.REVEALED:
         raise Http404("no such page")
-    assignments = judge_assignments(judge)
-    missing = [a for a in assignments if phase not in a["answered"]]
     error = None
     if request.method == "POST":
         if request.POST.get("confirm") == "yes":
+            # The service checks every item is answered; the list below is only for the page.
             phase_lock(judge=judge, phase=phase)
             return redirect("judge_home", url_id=url_id)
         error = "Tick the box to confirm: locked verdicts can never be changed."
+    assignments = judge_assignments(judge)
+    missing = [a for a in assignments if phase not in a["answered"]]
     return render(request, "judge/lock.html", {
         "judge": judge, "session": judge.session, "phase": phase, "missing": missing,
         "total": len(assignments), "error": error,

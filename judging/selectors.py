@@ -3,11 +3,14 @@ NotFound as an id that does not exist."""
 
 from dataclasses import dataclass
 
+from django.db import connection
+
 from blindjudge.errors import NotFound
 from judging.blinding import find_name_matches
 from judging.models import (
     Assignment,
     Finding,
+    Item,
     Review,
     Reviewer,
     ReviewerDisplay,
@@ -19,10 +22,16 @@ from judging.models import (
 from judging.normalise import normalise, strip_metadata
 from judging.rendering import inline_html
 
+# The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
+# of KB at 1,000 items) that almost no page reads; decoding them on every request cost more than
+# the page itself. Deferred, they load on first access (one query) where they are needed.
+HEAVY_SESSION_FIELDS = ("protocol", "run__manifest", "run__request_keys")
+
 
 def session_for_host(*, host, session_id) -> Session:
     try:
-        return Session.objects.select_related("run").get(pk=int(session_id), run__host=host)
+        return (Session.objects.select_related("run").defer(*HEAVY_SESSION_FIELDS)
+                .get(pk=int(session_id), run__host=host))
     except (Session.DoesNotExist, ValueError, TypeError):
         raise NotFound(f"no session {session_id}") from None
 
@@ -77,6 +86,13 @@ def blinding_check(session: Session) -> dict:
             "copies": copies, "builders": list(per_builder.values())}
 
 
+def items_per_judge(session: Session) -> int:
+    """How many items each judge of the session has: the session's items per judge, or all of
+    them (the allocation at joining, accounts.services._admit, gives every judge exactly that)."""
+    items = session.items.count()
+    return min(session.items_per_judge or items, items)
+
+
 # --- What a judge may see --------------------------------------------------------------------
 # Built from explicit column lists that hold no builder, family, bundle id of a copy, truth or
 # defect note: blinding is a property of these queries, not of a template that forgets a field.
@@ -98,7 +114,7 @@ def judge_assignments(judge) -> list[dict]:
     rows = list(Assignment.objects.filter(judge=judge).order_by("position")
                 .values("pk", "code", "position"))
     answered = {}
-    for assignment_id, phase in Verdict.objects.filter(assignment__judge=judge).values_list(
+    for assignment_id, phase in Verdict.objects.filter(assignment__judge=judge).order_by().values_list(
             "assignment_id", "phase"):
         answered.setdefault(assignment_id, set()).add(phase)
     return [{"code": r["code"], "position": r["position"],
@@ -150,6 +166,49 @@ def _letters(index: int) -> str:
     return label
 
 
+@dataclass(frozen=True)
+class ItemPlace:
+    """Where one of the judge's codes sits in their order, and what it points at."""
+
+    assignment_id: int
+    code: str
+    position: int
+    total: int
+    previous_code: str | None
+    next_code: str | None
+    copy_id: int
+    finding_id: int | None
+
+
+# One statement, written out: the ORM spent longer compiling the three correlated subqueries
+# than the database took to run them (profiled; this runs on every item page and form save).
+# Every lookup is on a unique index: (judge, code), then (judge, position) twice.
+_PLACE_SQL = """
+SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
+       (SELECT COUNT(*) FROM {assignment} s WHERE s.judge_id = a.judge_id),
+       (SELECT s.code FROM {assignment} s WHERE s.judge_id = a.judge_id
+                                            AND s.position = a.position - 1),
+       (SELECT s.code FROM {assignment} s WHERE s.judge_id = a.judge_id
+                                            AND s.position = a.position + 1)
+  FROM {assignment} a JOIN {item} i ON i.id = a.item_id
+ WHERE a.judge_id = %s AND a.code = %s
+"""
+
+
+def judge_item_place(judge, code: str) -> ItemPlace:
+    """The judge's item under `code` with its neighbours' codes and the judge's item count, in
+    one indexed query, whatever the number of items."""
+    sql = _PLACE_SQL.format(assignment=connection.ops.quote_name(Assignment._meta.db_table),
+                            item=connection.ops.quote_name(Item._meta.db_table))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [judge.pk, code])
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("no such item")
+    return ItemPlace(*row[:3], total=row[5], previous_code=row[6], next_code=row[7],
+                     copy_id=row[3], finding_id=row[4])
+
+
 def judge_item(judge, code: str) -> JudgeItem:
     """One of the judge's items under its code, in the judge's current phase.
 
@@ -158,37 +217,31 @@ def judge_item(judge, code: str) -> JudgeItem:
     """
     session = judge.session
     phase = judge_phase(judge) or 2
-    rows = list(Assignment.objects.filter(judge=judge).order_by("position")
-                .values("pk", "code", "position", "item__copy_id", "item__finding_id"))
-    index = next((i for i, r in enumerate(rows) if r["code"] == code), None)
-    if index is None:
-        raise NotFound("no such item")
-    row = rows[index]
+    place = judge_item_place(judge, code)
     patterns = session.redaction_patterns
     finding_html = None
-    if row["item__finding_id"]:
-        text = Finding.objects.filter(pk=row["item__finding_id"]).values_list("text", flat=True)[0]
+    if place.finding_id:
+        text = Finding.objects.filter(pk=place.finding_id).values_list("text", flat=True)[0]
         finding_html = inline_html(normalise(text, "text", patterns))
-    verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=row["pk"]).values(
-        "phase", "value", "reason", "seconds_spent", "kept", "locked")}
+    verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
+                .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
     reviewer_rows, proposed, raised_by = [], None, []
     if judge.phase1_locked_at:
         labels = reviewer_labels(session)
-        if row["item__finding_id"]:
-            finding = Finding.objects.get(pk=row["item__finding_id"])
+        if place.finding_id:
+            finding = Finding.objects.get(pk=place.finding_id)
             proposed = finding.proposed_verdict
             raised_by = sorted(labels[r] for r in finding.raised_by.values_list("pk", flat=True))
         else:
-            for review in (Review.objects.filter(copy_id=row["item__copy_id"])
+            for review in (Review.objects.filter(copy_id=place.copy_id)
                            .order_by("reviewer__position").values("reviewer_id", "verdict",
                                                                    "reason")):
                 reviewer_rows.append(ReviewerRow(
                     label=labels[review["reviewer_id"]], verdict=review["verdict"],
                     reason_html=inline_html(normalise(review["reason"], "text", patterns))))
     return JudgeItem(
-        code=row["code"], position=row["position"], total=len(rows), phase=phase,
-        previous_code=rows[index - 1]["code"] if index > 0 else None,
-        next_code=rows[index + 1]["code"] if index + 1 < len(rows) else None,
+        code=place.code, position=place.position, total=place.total, phase=phase,
+        previous_code=place.previous_code, next_code=place.next_code,
         finding_html=finding_html, verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
         reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
     )
@@ -196,7 +249,9 @@ def judge_item(judge, code: str) -> JudgeItem:
 
 def judge_copy(judge, code: str) -> tuple[str, str]:
     """(content, format) of the copy behind one of the judge's codes; nothing else."""
-    row = (Assignment.objects.filter(judge=judge, code=code)
+    # order_by(): the models' default ordering would join the judge (and sort by session and
+    # number) for what is a lookup on a unique key; every judge-path lookup clears it.
+    row = (Assignment.objects.filter(judge=judge, code=code).order_by()
            .values_list(*JUDGE_COPY_COLUMNS).first())
     if row is None:
         raise NotFound("no such item")

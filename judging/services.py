@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from blindjudge.errors import Conflict, Invalid, NotFound
@@ -476,7 +477,11 @@ def _transition(session, source, target, actor, *, doing, action, stamp=None):
 def _judge_for_update(judge):
     from accounts.models import Judge, JudgeStatus
 
-    judge = Judge.objects.select_for_update(of=("self",)).select_related("session").get(pk=judge.pk)
+    # The run comes along for the audit event of a lock; the session's protocol and the run's
+    # manifest (an entry per item each) are needed by neither a verdict nor a lock.
+    judge = (Judge.objects.select_for_update(of=("self",)).select_related("session__run")
+             .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
+             .get(pk=judge.pk))
     if judge.status != JudgeStatus.ACTIVE:
         raise NotFound("no such judge")
     return judge
@@ -489,8 +494,9 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
     Idempotent: saving the same verdict again changes nothing and never adds a row. In phase 2,
     `keep` records the judge's own phase-1 verdict. `seconds_spent` is the judge's running total
     on the item in this phase; the stored time never decreases, so a replay cannot lower it.
-    Side effects: creates or updates the Verdict row of (assignment, phase); after commit, tells
-    the judge's other tabs, and the host's dashboard when the item got its first verdict.
+    Side effects: creates or updates the Verdict row of (assignment, phase); a new row adds one
+    to the judge's answered count of that phase; after commit, tells the judge's other tabs, and
+    the host's dashboard when the item got its first verdict.
     Refuses: an unknown code (404, same as another judge's code), a closed session, a locked
     phase (409), phase 2 before the phase-1 lock (409), a value outside the session's kind.
     """
@@ -508,7 +514,8 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
         session = judge.session
         if session.state != SessionState.OPEN:
             raise Conflict(f"the session is {session.state}; verdicts are not accepted now")
-        assignment = Assignment.objects.filter(judge=judge, code=code).first()
+        # order_by(): the default ordering would join and sort for a unique-key lookup.
+        assignment = Assignment.objects.filter(judge=judge, code=code).order_by().first()
         if assignment is None:
             raise NotFound("no such item")
         allowed = verdict_values(session.kind)
@@ -526,12 +533,14 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
                 kept = True
         if value not in allowed:
             raise Invalid(f'verdict "{value}" is not one of {", ".join(allowed)}')
-        verdict = Verdict.objects.filter(assignment=assignment, phase=phase).first()
+        verdict = Verdict.objects.filter(assignment=assignment, phase=phase).order_by().first()
         if verdict is None:
             verdict = Verdict.objects.create(
                 assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
                 seconds_spent=seconds_spent,
             )
+            answered = f"phase{phase}_answered"
+            type(judge).objects.filter(pk=judge.pk).update(**{answered: F(answered) + 1})
             live.verdict_saved(judge, code=code, phase=phase, new=True)
         elif (verdict.value, verdict.kept, verdict.reason) != (value, kept, reason) or \
                 seconds_spent > verdict.seconds_spent:

@@ -70,7 +70,7 @@ def test_the_embedded_default_is_sqlite_in_memory_channels_and_debug_off(tmp_pat
         "settings.DATABASES['default']['OPTIONS']['transaction_mode'], "
         "settings.CHANNEL_LAYERS['default']['BACKEND'], sorted(settings.ALLOWED_HOSTS)",
         {}, tmp_path)
-    assert values == ("False django.db.backends.sqlite3 IMMEDIATE "
+    assert values == ("False blindjudge.sqlite_backend IMMEDIATE "
                       "channels.layers.InMemoryChannelLayer ['127.0.0.1', 'localhost']")
     # Its secret key was generated once, kept private, and is reused.
     key_file = tmp_path / "data" / "secret_key"

@@ -1,0 +1,102 @@
+"""Profile the hot requests in one process, with the queries each runs (pyinstrument, bench extra).
+
+    DJANGO_SETTINGS_MODULE=bench.settings BLINDJUDGE_DATA_DIR=DIR \\
+        .venv/bin/python -m bench.profile_requests FIXTURE.json [--repeat 200] [--html DIR]
+
+FIXTURE.json is what `python -m bench.fixture setup` wrote for the database in that environment
+(pre-fill one judge to the phase-1 lock first to profile the phase-2 page). Each request kind is
+sent `--repeat` times through Django's test client (the whole middleware stack, no server), timed,
+and profiled; the first request's SQL is printed so query counts and plans can be read.
+"""
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from pyinstrument import Profiler  # noqa: E402
+
+from accounts.models import Judge  # noqa: E402
+from bench.run import CSRF  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("fixture")
+    parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--html", default=None)
+    parser.add_argument("--kinds", default="item,frame,save,phase2,progress")
+    args = parser.parse_args()
+    fixture = json.load(open(args.fixture))
+    url_id = fixture["url_id"]
+    judges = fixture["judges"]
+    locked = {j.pk for j in Judge.objects.filter(phase1_locked_at__isnull=False)}
+    phase1 = next(j for j in judges if j["pk"] not in locked)
+    phase2 = next((j for j in judges if j["pk"] in locked), None)
+    host = os.environ.get("SITE_URL", "http://127.0.0.1").split("//")[1].split(":")[0]
+
+    def client_for(sessionid):
+        client = Client(HTTP_HOST=host, enforce_csrf_checks=True)
+        client.cookies["sessionid"] = sessionid
+        client.cookies["csrftoken"] = CSRF
+        return client
+
+    counter = {"n": 0}
+
+    def request(kind):
+        counter["n"] += 1
+        n = counter["n"]
+        if kind == "progress":
+            return client_for(fixture["host_sessionid"]).get(
+                f"/host/sessions/{fixture['session_id']}/judges")
+        judge = phase2 if kind == "phase2" else phase1
+        code = judge["codes"][n % len(judge["codes"])]
+        client = client_for(judge["sessionid"])
+        if kind == "frame":
+            return client.get(f"/s/{url_id}/i/{code}/frame")
+        if kind == "save":
+            return client.post(f"/s/{url_id}/i/{code}/", {"verdict": ("pass", "fail")[n % 2],
+                                                          "seconds_spent": str(n)},
+                               HTTP_ACCEPT="application/json", HTTP_X_CSRFTOKEN=CSRF)
+        return client.get(f"/s/{url_id}/i/{code}/")
+
+    for kind in args.kinds.split(","):
+        if kind == "phase2" and phase2 is None:
+            print("phase2: no judge has locked phase 1; skipped")
+            continue
+        with CaptureQueriesContext(connection) as queries:
+            response = request(kind)
+        assert response.status_code == 200, (kind, response.status_code, response.content[:300])
+        print(f"\n=== {kind}: {len(queries)} queries")
+        for q in queries.captured_queries:
+            print(f"  {q['time']}s  {q['sql'][:220]}")
+        started = time.perf_counter()
+        for _ in range(args.repeat):
+            request(kind)
+        print(f"{kind}: {1000 * (time.perf_counter() - started) / args.repeat:.2f} ms per request "
+              f"(in-process, not profiled)")
+        profiler = Profiler(interval=0.001)
+        started = time.perf_counter()
+        profiler.start()
+        for _ in range(args.repeat):
+            request(kind)
+        profiler.stop()
+        print(f"{kind}: {1000 * (time.perf_counter() - started) / args.repeat:.2f} ms per request "
+              f"(in-process, profiled)")
+        print(profiler.output_text(unicode=False, color=False, show_all=False))
+        if args.html:
+            os.makedirs(args.html, exist_ok=True)
+            with open(os.path.join(args.html, f"{kind}.html"), "w") as out:
+                out.write(profiler.output_html())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""Query discipline on the judge's paths and the host's progress page (issue 7).
+
+Each request kind runs the same small number of queries whether the session has 1 item and 1
+judge or 50 items and 20 judges, and every lookup those queries make is served by an index. Query
+plans are read from the database itself (EXPLAIN QUERY PLAN on SQLite; EXPLAIN with sequential
+scans disabled on PostgreSQL, under which only a missing index still gives a Seq Scan); the
+detector is first shown to fire on lookups by unindexed columns.
+"""
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from accounts.guards import JUDGE_SESSION_KEY
+from accounts.models import Judge
+from judging.models import Assignment, Verdict
+from judging.services import (
+    phase_lock,
+    run_import,
+    session_close,
+    session_create,
+    session_open,
+    session_reveal,
+    verdict_record,
+)
+from tests.conftest import invite_and_join
+
+# Queries per request, the same at both sizes. Lower is fine (lower the figure here); higher
+# means a judge request started to grow a query.
+EXPECTED = {
+    "item page": 4,
+    "copy frame": 3,
+    "verdict save (autosave)": 9,
+    "verdict save (form, next)": 9,
+    "lock": 10,
+    "phase-2 page": 6,
+    "scorecard": 3,
+    "host progress": 8,
+}
+SIZES = [(1, 1), (50, 20)]  # (items, judges)
+
+
+def sized_bundle(items: int) -> bytes:
+    copies = [{"id": f"c{i}", "builder": f"b{i % 2}", "format": "text",
+               "content": f"def f{i}(x):\n    return x + {i}\n",
+               "truth": ("known_good", "seeded_defect")[i % 2]} for i in range(items)]
+    return json.dumps({
+        "format": "blindjudge.run/1",
+        "run": {"name": "sized", "task": "Write f."},
+        "builders": [{"id": "b0", "model": "m-zero", "family": "Zero Lab"},
+                     {"id": "b1", "model": "m-one", "family": "One Lab"}],
+        "copies": copies,
+        "reviewers": [{"id": "r1", "model": "rev-one", "family": "Rev Lab"},
+                      {"id": "r2", "model": "rev-two", "family": "Rev Lab"}],
+        "reviews": [{"reviewer": r, "copy": c["id"], "verdict": "pass", "reason": "looks fine"}
+                    for c in copies for r in ("r1", "r2")],
+    }).encode("utf-8")
+
+
+def judge_client(session, judge) -> Client:
+    client = Client()
+    browser = client.session
+    browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
+    browser.save()
+    return client
+
+
+def codes(judge):
+    return list(judge.assignments.order_by("position").values_list("code", flat=True))
+
+
+def answer_all(judge, phase):
+    for code in codes(judge):
+        verdict_record(judge=judge, code=code, phase=phase, value="pass")
+
+
+def count(client_call) -> tuple[int, list[str]]:
+    with CaptureQueriesContext(connection) as queries:
+        response = client_call()
+    assert response.status_code in (200, 302), (response.status_code, response.content[:300])
+    return len(queries), [q["sql"] for q in queries.captured_queries]
+
+
+def measure(host, items: int, judges: int) -> dict:
+    """Queries of every request kind for the first judge of a fresh session of this size (the
+    other judges have answered phase 1, so the tables hold rows that are not the judge's)."""
+    run = run_import(host=host, raw=sized_bundle(items), actor="test")
+    session = session_create(run=run, kind="copies", actor="test", scorecards=True).session
+    session = session_open(session=session, actor="test")
+    everyone = [invite_and_join(session, name=f"Judge {n}").judge for n in range(judges)]
+    for other in everyone[1:]:
+        answer_all(other, 1)
+    judge = everyone[0]
+    own = codes(judge)
+    middle = own[len(own) // 2]
+    client = judge_client(session, judge)
+    page = f"/s/{session.url_id}/i/{middle}/"
+    host_client = Client()
+    host_client.force_login(host.user)
+    measured, sql = {}, {}
+
+    def take(kind, call):
+        measured[kind], sql[kind] = count(call)
+
+    take("item page", lambda: client.get(page))
+    take("copy frame", lambda: client.get(page + "frame"))
+    take("verdict save (autosave)", lambda: client.post(
+        page, {"verdict": "fail", "seconds_spent": "3"}, HTTP_ACCEPT="application/json"))
+    take("verdict save (form, next)", lambda: client.post(
+        page, {"verdict": "pass", "seconds_spent": "4", "go": "next"}))
+    take("host progress", lambda: host_client.get(f"/host/sessions/{session.pk}/judges"))
+    answer_all(judge, 1)
+    take("lock", lambda: client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"}))
+    take("phase-2 page", lambda: client.get(page))
+    answer_all(judge, 2)
+    phase_lock(judge=Judge.objects.get(pk=judge.pk), phase=2)
+    session_reveal(session=session_close(session=session, actor="test"), actor="test")
+    take("scorecard", lambda: client.get(f"/s/{session.url_id}/scorecard/"))
+    return {"counts": measured, "sql": sql}
+
+
+@pytest.mark.django_db
+def test_each_judge_request_and_the_progress_page_run_a_constant_small_number_of_queries(host):
+    small, large = (measure(host, items, judges)["counts"] for items, judges in SIZES)
+    assert small == large, f"query counts grow with the session: {small} vs {large}"
+    assert small == EXPECTED
+
+
+# --- Indexes ---------------------------------------------------------------------------------
+
+def unindexed_lookups(sql: str) -> list[str]:
+    """Plan steps of `sql` that read a whole table or a whole index instead of looking rows up
+    by an index: SQLite's `SCAN table` (a lookup is `SEARCH`); PostgreSQL's Seq Scan, or an Index
+    Scan without an Index Cond (with sequential scans off, the planner walks a whole index
+    instead)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("EXPLAIN QUERY PLAN " + sql)
+            details = [row[-1] for row in cursor.fetchall()]
+            return [d for d in details if d.startswith("SCAN ") and d != "SCAN CONSTANT ROW"]
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql)
+        plan = cursor.fetchone()[0]
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+    found = []
+
+    def walk(node):
+        kind = node["Node Type"]
+        if kind == "Seq Scan" or (kind in ("Index Scan", "Index Only Scan")
+                                  and "Index Cond" not in node):
+            found.append(f"{kind} on {node.get('Relation Name')} {node.get('Filter', '')}")
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan[0]["Plan"])
+    return found
+
+
+def plan_of(queryset) -> str:
+    with CaptureQueriesContext(connection) as queries:
+        list(queryset)
+    return queries.captured_queries[-1]["sql"]
+
+
+@pytest.mark.django_db
+def test_the_index_check_flags_a_lookup_by_an_unindexed_column(judge):
+    """The detector, shown to fire: neither a verdict's reason nor an assignment's order key has
+    an index, and a lookup by either is reported."""
+    assert unindexed_lookups(plan_of(Verdict.objects.filter(reason="x")))
+    assert unindexed_lookups(plan_of(Assignment.objects.filter(order_key="x")))
+    assert not unindexed_lookups(plan_of(Assignment.objects.filter(judge=judge, code="x")))
+
+
+@pytest.mark.django_db
+def test_every_lookup_on_the_judge_paths_and_the_progress_page_uses_an_index(host):
+    sql = measure(host, *SIZES[1])["sql"]
+    problems = {}
+    for kind, statements in sql.items():
+        for statement in statements:
+            if not statement.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE")):
+                continue
+            found = unindexed_lookups(statement)
+            if found:
+                problems.setdefault(kind, []).append((statement[:300], found))
+    assert not problems
+
+
+@pytest.mark.django_db
+def test_the_progress_counts_on_the_judge_row_match_the_verdicts(judge):
+    """Saving again, keeping in phase 2 and changing a value add no count; new verdicts do."""
+    own = codes(judge)
+    verdict_record(judge=judge, code=own[0], phase=1, value="pass")
+    verdict_record(judge=judge, code=own[0], phase=1, value="fail", seconds_spent=9)
+    verdict_record(judge=judge, code=own[1], phase=1, value="pass")
+    judge.refresh_from_db()
+    assert (judge.phase1_answered, judge.phase2_answered) == (2, 0)
+    answer_all(judge, 1)
+    phase_lock(judge=judge, phase=1)
+    verdict_record(judge=judge, code=own[0], phase=2, value="keep")
+    verdict_record(judge=judge, code=own[0], phase=2, value="pass")
+    judge.refresh_from_db()
+    actual = {phase: Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+              for phase in (1, 2)}
+    assert (judge.phase1_answered, judge.phase2_answered) == (actual[1], actual[2]) == (len(own), 1)
+
+
+# --- Memory: what a judge-serving process loads ------------------------------------------------
+
+def modules_after(code: str) -> set[str]:
+    import subprocess
+    import sys
+
+    script = ("import django, json, sys; django.setup(); " + code +
+              "; print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, env={**__import__("os").environ,
+                                           "DJANGO_SETTINGS_MODULE": "blindjudge.settings_test"})
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_a_process_serving_judges_loads_neither_numpy_nor_scipy():
+    """numpy (~15 MB resident per process) and scipy load where reports are built, never in a
+    process that has only loaded the application and its URLs. The check is first shown to see
+    numpy once the report builder is imported."""
+    assert "numpy" in modules_after("import reports.build")
+    loaded = modules_after("import blindjudge.asgi; from django.urls import resolve; "
+                           "resolve('/host/'); resolve('/s/x/i/y/')")
+    assert not loaded & {"numpy", "scipy"}
