@@ -38,7 +38,7 @@ EXPECTED = {
     "lock": 10,
     "phase-2 page": 6,
     "scorecard": 3,
-    "host progress": 8,
+    "host progress": 9,  # with the live page's count of each judge's sockets connected now
 }
 SIZES = [(1, 1), (50, 20)]  # (items, judges)
 
