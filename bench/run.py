@@ -356,7 +356,8 @@ def database_env(db, args, port, work):
                LOG_LEVEL="WARNING")
     if db == "postgres":
         env.update(DATABASE_URL=args.pg_url, REDIS_URL=args.redis_url,
-                   SECRET_KEY=secrets.token_urlsafe(50))
+                   SECRET_KEY=secrets.token_urlsafe(50),
+                   DB_POOL_MAX_SIZE=os.environ.get("DB_POOL_MAX_SIZE", "8"))
     return env
 
 
