@@ -15,9 +15,16 @@
   var REMOVED = "The host has removed you from this session. These pages no longer accept verdicts.";
   var reloadTimer = null;
 
+  // Once this page submits a form (a save, the lock) it is leaving: the event its own submission
+  // causes must not start a second navigation that aborts the first.
+  var leaving = false;
+  document.addEventListener("submit", function (event) { if (!event.defaultPrevented) { leaving = true; } });
+  window.addEventListener("pageshow", function () { leaving = false; });
+
   function say(text) { notice.textContent = text; notice.hidden = !text; }
-  function goHome() { window.location.assign(root.dataset.home); }
+  function goHome() { if (!leaving) { window.location.assign(root.dataset.home); } }
   function reload() {
+    if (leaving) { return; }
     clearTimeout(reloadTimer);
     reloadTimer = setTimeout(function () { window.location.reload(); }, 250);
   }
