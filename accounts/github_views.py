@@ -23,7 +23,7 @@ from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -43,13 +43,9 @@ from accounts.services import (
     judge_github_link,
 )
 from blindjudge.errors import Refused, ServiceError
+from judging.host_views import SeeOther
 from judging.judge_views import _admit as admitted_response
 from judging.models import Session
-
-
-class SeeOther(HttpResponseRedirect):
-    status_code = 303
-
 
 # The start pages' form is answered by a redirect to GitHub; browsers apply `form-action` to it.
 GITHUB_WEB_URL = settings.SOCIALACCOUNT_PROVIDERS["github"].get(
@@ -200,8 +196,6 @@ def _host_account_page(request, *, status=200, error=None, verified=None):
     return render(request, "accounts/host_account.html", {
         "github_login": _github_identity(account)[1] if account else None,
         "has_password": request.user.has_usable_password(),
-        "allowlisted": bool(account) and _github_identity(account)[1].lower()
-        in settings.BLINDJUDGE_HOST_GITHUB_ALLOWLIST,
         "verified": verified, "error": error,
     }, status=status)
 
