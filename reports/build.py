@@ -675,6 +675,10 @@ def _build_report(session) -> dict:
     for builder in builders:
         redactions.setdefault(builder.bundle_id, 0)
 
+    by_group_and_identity = {g: Counter() for g in GROUPS if g in groups}
+    for judge, group in zip(judges, groups, strict=True):
+        by_group_and_identity[group][judge.identified_by] += 1
+
     invitations = session.invitations.count()
     planned_per_judge = session.items_per_judge or n_items
     sample = {
@@ -694,10 +698,7 @@ def _build_report(session) -> dict:
             },
             "judges_by_group": {g: groups.count(g) for g in GROUPS if g in groups},
             "judges_by_group_and_identity": {
-                g: {i: n for i in ("github", "token")
-                    if (n := sum(1 for j, jg in zip(judges, groups, strict=True)
-                                 if jg == g and j.identified_by == i))}
-                for g in GROUPS if g in groups
+                g: dict(identities) for g, identities in by_group_and_identity.items()
             },
         },
         "note": "planned: what the frozen protocol and the invitations fix (guests are not "
