@@ -17,11 +17,13 @@ from django.urls import reverse
 from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
 from accounts.services import (
     GITHUB_REFUSAL,
+    LINK_BOTH_HOLD_VERDICTS,
+    github_judge_join,
     invitation_create,
     judge_erase,
     judge_remove,
 )
-from judging.services import session_create
+from judging.services import session_create, verdict_record
 from tests import github_standin
 
 CALLBACK = github_standin.CALLBACK
@@ -342,6 +344,14 @@ def verify_on_github(client, standin, session, *, github_id, login):
     return callback
 
 
+def github_judge_in(session, login="octocat", github_id=42):
+    """Someone already judging the session by GitHub sign-in (their account made as allauth would)."""
+    listed(session, login)
+    user = get_user_model().objects.create(username=login)
+    return github_judge_join(session=session, github_id=github_id, github_login=login,
+                             user=user).judge
+
+
 def first_code(judge):
     return judge.assignments.order_by("position").first().code
 
@@ -403,13 +413,7 @@ def test_link_pages_are_the_judges_alone(client, standin, open_session):
 
 
 def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, open_session):
-    from accounts.services import LINK_BOTH_HOLD_VERDICTS, github_judge_join
-    from judging.services import verdict_record
-
-    listed(open_session, "octocat")
-    gh_user = get_user_model().objects.create(username="octocat")
-    github_judge = github_judge_join(session=open_session, github_id=42, github_login="octocat",
-                                     user=gh_user).judge
+    github_judge = github_judge_in(open_session)
     verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
     judge = token_judge(client, open_session)
     verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
@@ -426,13 +430,8 @@ def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, 
 
 def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client, standin,
                                                                           open_session):
-    from accounts.services import github_judge_join
-    from judging.services import verdict_record
-
-    listed(open_session, "octocat")
-    gh_user = get_user_model().objects.create(username="octocat")
-    github_judge = github_judge_join(session=open_session, github_id=42, github_login="octocat",
-                                     user=gh_user).judge
+    github_judge = github_judge_in(open_session)
+    gh_user = github_judge.user
     judge = token_judge(client, open_session)
     verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
 
@@ -450,13 +449,7 @@ def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client,
 
 def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(client, standin,
                                                                           open_session):
-    from accounts.services import github_judge_join
-    from judging.services import verdict_record
-
-    listed(open_session, "octocat")
-    gh_user = get_user_model().objects.create(username="octocat")
-    github_judge = github_judge_join(session=open_session, github_id=42, github_login="octocat",
-                                     user=gh_user).judge
+    github_judge = github_judge_in(open_session)
     verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
     judge = token_judge(client, open_session)
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
