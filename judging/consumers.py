@@ -19,6 +19,7 @@ import time
 from functools import partial
 
 from channels.db import database_sync_to_async as _database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from accounts.guards import host_of, judge_held_by
@@ -51,10 +52,34 @@ class LiveConsumer(AsyncWebsocketConsumer):
     allowed_types = frozenset({"ping", "refresh"})
     groups_joined: tuple = ()
 
+    async def dispatch(self, message):
+        # `disconnect` runs only when the server delivers the client's close. A client that hangs
+        # up while the consumer is mid-work (a tab navigating away during the handshake) makes the
+        # server's next `send` raise instead (Uvicorn's ClientDisconnected) and the consumer ends
+        # without it, so what this socket recorded is forgotten here, as the error passes. Not in
+        # a `finally` around the whole consumer: Channels' teardown first cancels the channel
+        # layer's pending receive, and with channels_redis that cancellation can wait until the
+        # process's next message arrives.
+        try:
+            await super().dispatch(message)
+        except StopConsumer:
+            raise
+        except BaseException:
+            await self.forget()
+            raise
+
     async def websocket_connect(self, message):
         self.frame_times = []
         self.closing = False
         await super().websocket_connect(message)
+
+    async def disconnect(self, code):
+        await self.forget()
+
+    async def forget(self):
+        """Undo what this socket recorded; runs at least once however the socket ends, so it
+        must be safe to run twice."""
+        await self.leave_groups()
 
     async def receive(self, text_data=None, bytes_data=None):
         if self.closing:
@@ -147,8 +172,11 @@ class HostLiveConsumer(LiveConsumer):
             for row in await database_sync_to_async(live_judge_rows)(self.session_id, judges):
                 await self.send_json({"type": "judge", "judge": row})
 
-    async def disconnect(self, code):
-        await self.leave_groups()
+    async def forget(self):
+        flushing, self.flushing = getattr(self, "flushing", None), None
+        if flushing is not None:
+            flushing.cancel()
+        await super().forget()
 
 
 class JudgeLiveConsumer(LiveConsumer):
@@ -205,11 +233,11 @@ class JudgeLiveConsumer(LiveConsumer):
             return await self.removed()
         await self.send_json(event)
 
-    async def disconnect(self, code):
-        await self.leave_groups()
-        if self.judge is not None:
-            await database_sync_to_async(live_socket_close)(judge=self.judge,
-                                                            channel_name=self.channel_name)
+    async def forget(self):
+        await super().forget()
+        judge, self.judge = self.judge, None
+        if judge is not None:
+            await database_sync_to_async(live_socket_close)(judge=judge, channel_name=self.channel_name)
 
 
 class NoSuchSocket(AsyncWebsocketConsumer):

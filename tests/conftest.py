@@ -96,6 +96,28 @@ def invite_and_join(session, name="Judge Dredd"):
     return join_token_exchange(token=invited.join_token)
 
 
+def judge_cookie(*judges) -> str:
+    """A browser session holding these judges, as the join pages leave it, as a Cookie header."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from accounts.guards import JUDGE_SESSION_KEY
+
+    store = SessionStore()
+    for judge in judges:
+        store[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge.pk
+    store.create()
+    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
+
+
+def host_cookie(host) -> str:
+    """A browser session signed in as this host, as a Cookie header."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(host.user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
 @pytest.fixture
 def admission(open_session):
     return invite_and_join(open_session)

@@ -94,13 +94,16 @@ class ServeProcess:
                 pass
             self.process.wait(timeout=10)
 
-    def stop(self):
+    def stop(self) -> int | None:
+        """SIGTERM, as systemd stops it; SIGKILL if it is not gone in 10 s. Returns the exit
+        status (negative: the signal that ended it)."""
         if self.alive():
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.kill()
+        return self.process.returncode if self.process is not None else None
 
     def log(self) -> str:
         try:

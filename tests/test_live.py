@@ -14,16 +14,14 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.contrib.sessions.backends.db import SessionStore
-from django.test import Client
 
-from accounts.guards import JUDGE_SESSION_KEY
 from accounts.services import host_create, judge_remove
 from blindjudge.asgi import application
 from judging import consumers
 from judging.models import Assignment, LiveSocket
 from judging.services import phase_lock, session_close, session_reopen, verdict_record
-from tests.conftest import invite_and_join
+from tests.conftest import host_cookie, invite_and_join
+from tests.conftest import judge_cookie as judge_cookie_sync
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("fresh_channel_layer")]
@@ -32,20 +30,7 @@ ORIGIN = settings.SITE_URL.encode()
 TIMEOUT = 5
 
 
-@database_sync_to_async
-def judge_cookie(*judges) -> str:
-    """A browser session holding these judges, as the join pages leave it."""
-    store = SessionStore()
-    for judge in judges:
-        store[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge.pk
-    store.create()
-    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
-
-
-def host_cookie(host) -> str:
-    client = Client()
-    client.force_login(host.user)
-    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+judge_cookie = database_sync_to_async(judge_cookie_sync)
 
 
 def socket(path: str, cookie: str = "", origin: bytes = ORIGIN) -> WebsocketCommunicator:

@@ -18,14 +18,13 @@ from urllib.parse import urlencode
 import pytest
 from django.conf import settings
 from django.db import connection
-from django.test import Client
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from accounts.models import Throttle
 from accounts.services import guests_configure, resume_token_reissue
 from judging.models import Assignment
-from tests.conftest import invite_and_join
+from tests.conftest import host_cookie, invite_and_join
 from tests.deployment import (
     Nginx,
     ServeProcess,
@@ -119,12 +118,6 @@ def deployment(transactional_db, tmp_path, static_root):
 
 def upstream(headers) -> str:
     return headers.get("X-Test-Upstream", "")
-
-
-def host_cookie(host) -> str:
-    client = Client()
-    client.force_login(host.user)
-    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
 
 
 def test_nginx_serves_static_files_itself_and_refuses_a_foreign_origins_websocket(deployment, open_session,

@@ -177,7 +177,10 @@ def test_host_judge_and_guest_end_to_end_by_keyboard(e2e_server, observed_contex
     assert len(seconds) == 2 * 2 * 8
     assert all(READING_MS / 1000 <= s < 120 for s in seconds), seconds
 
-    # After the reveal the judge's resume path leads only to their own scorecard.
+    # The reveal takes the judge's open page to their scorecard by itself (its live socket);
+    # waiting for that first keeps the test's own navigation from racing it. Afterwards the
+    # judge's resume path leads only to their own scorecard.
+    expect(judge_page.get_by_role("heading", name="Your scorecard")).to_be_visible()
     judge_page.goto(e2e_server.url(f"/s/{session.url_id}/"))
     expect(judge_page.get_by_role("heading", name="Your scorecard")).to_be_visible()
     card_codes = set(judge_page.locator("main table td:first-child").all_inner_texts())
