@@ -215,16 +215,18 @@ REDIS_URL = env("REDIS_URL", "")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # Redis pub/sub: a group_send is one PUBLISH and each process reads every message
+            # from one subscription, where the list-based layer (channels_redis.core) spends
+            # several round trips per message behind one receive lock per process; that lock
+            # queued the host's dashboard by seconds at 50 verdicts/s (bench/README.md). What
+            # pub/sub gives up, delivery to a process that is not listening, nothing here relies
+            # on: a socket that reconnects re-reads the state.
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             # The prefix keeps deployments (or test runs) sharing one Redis apart.
-            # capacity: messages a slow socket may have queued before newer ones are dropped (the
-            # host's dashboard gets one per answer; every one carries a whole row, so a later one
-            # repairs a drop).
-            # socket_timeout: a consumer waits for messages with BZPOPMIN for 5 s, and redis-py 8
-            # also times reads out at 5 s by default, so under load the empty reply could arrive
-            # "late" and kill the socket. Reads get longer than the wait.
+            # socket_timeout: redis-py 8 times reads out at 5 s by default; a loaded server must
+            # not drop its subscription for a slow reply.
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
-                       "prefix": env("REDIS_CHANNEL_PREFIX") or "blindjudge", "capacity": 1000},
+                       "prefix": env("REDIS_CHANNEL_PREFIX") or "blindjudge"},
         }
     }
 else:

@@ -271,7 +271,7 @@ async def test_the_host_sees_who_is_connected_now(two_judges, host):
 async def test_sending_an_event_never_fails_a_committed_change(two_judges, monkeypatch, settings):
     """A channel layer that cannot be reached (Redis down) loses the hint, never the verdict."""
     ada, _ = two_judges
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                                            "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]}}}
     from channels.layers import channel_layers
 

@@ -8,10 +8,12 @@ import socket
 import time
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from websockets.sync.client import connect as ws_connect
 
 from judging.models import LiveSocket
+from judging.services import session_close, session_reopen
 from tests.conftest import host_cookie, invite_and_join, judge_cookie
 from tests.deployment import ServeProcess, free_port, serve_env
 
@@ -64,3 +66,25 @@ def test_a_socket_whose_client_hangs_up_mid_handshake_is_forgotten(open_session,
     # LiveConsumer.dispatch); a restart still ends by itself (Uvicorn exits by the signal it
     # handled), never needing SIGKILL.
     assert stopped == -signal.SIGTERM, f"deploy/serve ended with {stopped}:\n{server.log()[-3000:]}"
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason=(
+    "a change made in another process reaches sockets only through the Redis channel layer (runs "
+    "in the PostgreSQL + Redis run)"))
+def test_a_change_made_outside_the_server_reaches_its_sockets(open_session, host, tmp_path):
+    """What a management command does: a service called in a process with no event loop of its
+    own (this test's) sends its event through Redis to the server process holding the sockets."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = ServeProcess(port=port, log_path=tmp_path / "serve.log", env=serve_env(site_url=base, extra={
+        "BLINDJUDGE_TEST_DATABASE_NAME": str(connection.settings_dict["NAME"])})).start()
+    try:
+        with ws_connect(f"ws://127.0.0.1:{port}/ws/host/sessions/{open_session.pk}/", origin=base,
+                        additional_headers={"Cookie": host_cookie(host)}, open_timeout=10) as feed:
+            assert json.loads(feed.recv(timeout=10))["type"] == "snapshot"
+            session_close(session=open_session, actor="test")
+            assert json.loads(feed.recv(timeout=10)) == {"type": "session", "state": "closed"}
+            session_reopen(session=open_session, actor="test")
+            assert json.loads(feed.recv(timeout=10)) == {"type": "session", "state": "open"}
+    finally:
+        server.stop()
