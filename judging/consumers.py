@@ -14,13 +14,14 @@ through services, like every view.
 """
 
 import asyncio
+import contextvars
 import json
 import time
-from functools import partial
 
-from channels.db import database_sync_to_async as _database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import connections
 
 from accounts.guards import host_of, judge_held_by
 from accounts.models import Judge, JudgeStatus
@@ -29,10 +30,30 @@ from judging import live
 from judging.selectors import judge_live_state, live_judge_rows, live_totals, session_for_host
 from judging.services import live_socket_close, live_socket_open, live_socket_seen
 
-# Consumers run outside Django's per-request thread contexts, so "thread sensitive" calls of every
-# socket of a process would queue for one thread; these reads and small writes need no particular
-# thread, so they run side by side in the pool (each still with its own connection handling).
-database_sync_to_async = partial(_database_sync_to_async, thread_sensitive=False)
+
+def database_sync_to_async(func):
+    """`func` (database work) in a worker thread, side by side with other sockets' calls, on
+    database connections of its own that are closed (or back in the pool) when it returns.
+
+    Not Channels' `database_sync_to_async`: its "thread sensitive" calls of every socket of a
+    process queue for one thread. And not simply its `thread_sensitive=False` form: Django keeps
+    connections in a context-local, and asgiref carries the caller's context into the worker
+    thread, so two calls made from one task (a consumer and the task it spawned, a test and the
+    consumer it drives) shared one connection object from two threads at once; with the
+    PostgreSQL pool, connections went missing from it until it ran dry. Here each call runs in an
+    empty context, so Django makes it connections no other call can see.
+    """
+
+    def in_own_context(*args, **kwargs):
+        def call():
+            try:
+                return func(*args, **kwargs)
+            finally:
+                connections.close_all()
+
+        return contextvars.Context().run(call)
+
+    return sync_to_async(in_own_context, thread_sensitive=False)
 
 MAX_FRAME_BYTES = 256  # the largest frame a client has reason to send is {"type": "refresh"}
 FLOOD_FRAMES = 20  # frames allowed per FLOOD_SECONDS; a client pings every live.PING_SECONDS
