@@ -61,7 +61,7 @@ def test_production_transport_settings(tmp_path):
         "settings.SECURE_CROSS_ORIGIN_OPENER_POLICY, settings.X_FRAME_OPTIONS, "
         "settings.CHANNEL_LAYERS['default']['BACKEND']", PRODUCTION, tmp_path)
     assert values == ("False True True True 31536000 ['judge.example.org'] same-origin DENY "
-                      "channels_redis.core.RedisChannelLayer")
+                      "channels_redis.pubsub.RedisPubSubChannelLayer")
 
 
 def test_the_embedded_default_is_sqlite_in_memory_channels_and_debug_off(tmp_path):
