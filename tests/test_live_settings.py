@@ -22,18 +22,23 @@ def test_the_redis_channel_layer_takes_its_prefix_from_the_environment(tmp_path)
     assert default == "blindjudge"
 
 
-def test_a_postgresql_pool_per_process_on_request_and_never_with_persistent_connections(tmp_path):
-    assert printed_setting('settings.DATABASES["default"].get("OPTIONS", {}).get("pool")',
-                           PRODUCTION, tmp_path) == "None"
+def test_a_postgresql_pool_per_process_by_default_and_never_with_persistent_connections(tmp_path):
+    default = printed_setting('settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"], '
+                              'settings.DATABASES["default"]["CONN_HEALTH_CHECKS"]',
+                              {**PRODUCTION, "DB_POOL_MAX_SIZE": ""}, tmp_path)  # unset
+    assert default == "8 True"  # each pooled connection tried before it is handed out
     pool = printed_setting('settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"]',
                            {**PRODUCTION, "DB_POOL_MAX_SIZE": "12"}, tmp_path)
     assert pool == "12"
-    both = manage("check", env={**PRODUCTION, "DB_POOL_MAX_SIZE": "12", "DB_CONN_MAX_AGE": "60"},
-                  tmp_path=tmp_path)
+    off = printed_setting('settings.DATABASES["default"].get("OPTIONS", {}).get("pool")',
+                          {**PRODUCTION, "DB_POOL_MAX_SIZE": "0"}, tmp_path)
+    assert off == "None"
+    both = manage("check", env={**PRODUCTION, "DB_CONN_MAX_AGE": "60"}, tmp_path=tmp_path)
     assert both.returncode != 0
     assert "DB_POOL_MAX_SIZE and DB_CONN_MAX_AGE exclude each other" in both.stderr
     persistent = printed_setting('settings.DATABASES["default"]["CONN_MAX_AGE"]',
-                                 {**PRODUCTION, "DB_CONN_MAX_AGE": "60"}, tmp_path)
+                                 {**PRODUCTION, "DB_POOL_MAX_SIZE": "0", "DB_CONN_MAX_AGE": "60"},
+                                 tmp_path)
     assert persistent == "60"
 
 
