@@ -60,7 +60,7 @@ from judging.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
 from judging.selectors import (
     blinding_check,
     items_per_judge,
-    live_judge_rows,
+    live_connected_counts,
     run_for_host,
     session_for_host,
 )
@@ -718,10 +718,10 @@ def _judge_rows(session) -> list[dict]:
     items = items_per_judge(session)
     urls = _per_judge_urls(session)
     slot = str(_NUMBER_SLOT)
-    connected = {row["number"]: row["connected"] for row in live_judge_rows(session.pk)}
+    connected = live_connected_counts(session.pk)
     return [{"judge": j, "items": items, "answered1": j.phase1_answered,
              "answered2": j.phase2_answered, "name": _visible(j.display_name),
-             "active": j.status == JudgeStatus.ACTIVE, "connected": connected.get(j.number, 0),
+             "active": j.status == JudgeStatus.ACTIVE, "connected": connected.get(j.pk, 0),
              **{f"{name}_url": url.replace(slot, str(j.number)) for name, url in urls.items()}}
             for j in session.judges.order_by("number")]
 

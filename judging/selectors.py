@@ -287,10 +287,12 @@ def judge_scorecard(judge) -> dict:
 def live_judge_rows(session_id: int, judge_pks=None) -> list[dict]:
     """Each judge of the session as the host's dashboard shows it: who (pseudonym, name, how
     admitted), state and counts per phase, and how many of their sockets are connected now.
-    Counts and states only: no verdict column but the phase is read, so no value can leak."""
+    Counts and states only: the answered counts are the ones `verdict_record` keeps on the judge
+    row, so no verdict is read at all, and the cost does not grow with the verdicts (this runs
+    for the progress page and for every change the host's socket is told of)."""
     from datetime import timedelta
 
-    from django.db.models import Count, OuterRef, Q, Subquery
+    from django.db.models import Count, OuterRef, Subquery
     from django.db.models.functions import Coalesce
     from django.utils import timezone
 
@@ -298,28 +300,40 @@ def live_judge_rows(session_id: int, judge_pks=None) -> list[dict]:
     from judging.live import STALE_SECONDS
     from judging.models import LiveSocket
 
+    session = Session.objects.only("pk", "items_per_judge").get(pk=session_id)
+    items = items_per_judge(session)
     fresh = timezone.now() - timedelta(seconds=STALE_SECONDS)
     connected = (LiveSocket.objects.filter(judge=OuterRef("pk"), seen_at__gt=fresh)
                  .order_by().values("judge").annotate(n=Count("pk")).values("n"))
     judges = Judge.objects.filter(session_id=session_id)
     if judge_pks is not None:
         judges = judges.filter(pk__in=judge_pks)
-    judges = judges.annotate(
-        items=Count("assignments", distinct=True),
-        answered1=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=1),
-                        distinct=True),
-        answered2=Count("assignments__verdicts", filter=Q(assignments__verdicts__phase=2),
-                        distinct=True),
-        connected=Coalesce(Subquery(connected), 0),
-    ).order_by("number")
+    judges = judges.annotate(connected=Coalesce(Subquery(connected), 0)).order_by("number")
     return [{
         "number": j.number, "pseudonym": j.pseudonym,
         "name": "" if j.erased_at else j.display_name, "github": "" if j.erased_at else j.github_login,
         "erased": bool(j.erased_at), "admitted_as": j.admitted_as, "identified_by": j.identified_by,
-        "status": j.status, "items": j.items, "answered1": j.answered1, "answered2": j.answered2,
+        "status": j.status, "items": items, "answered1": j.phase1_answered,
+        "answered2": j.phase2_answered,
         "phase1_locked": j.phase1_locked_at is not None, "phase2_locked": j.phase2_locked_at is not None,
         "connected": j.connected,
     } for j in judges]
+
+
+def live_connected_counts(session_id: int) -> dict[int, int]:
+    """Sockets connected now per judge of the session (judge pk -> count), as the dashboard
+    counts them: those pinged within live.STALE_SECONDS."""
+    from datetime import timedelta
+
+    from django.db.models import Count
+    from django.utils import timezone
+
+    from judging.live import STALE_SECONDS
+    from judging.models import LiveSocket
+
+    fresh = timezone.now() - timedelta(seconds=STALE_SECONDS)
+    return dict(LiveSocket.objects.filter(judge__session_id=session_id, seen_at__gt=fresh)
+                .order_by().values("judge").annotate(n=Count("pk")).values_list("judge", "n"))
 
 
 def live_totals(rows: list[dict]) -> dict:
