@@ -55,6 +55,7 @@ def database_sync_to_async(func):
 
     return sync_to_async(in_own_context, thread_sensitive=False)
 
+
 MAX_FRAME_BYTES = 256  # the largest frame a client has reason to send is {"type": "refresh"}
 FLOOD_FRAMES = 20  # frames allowed per FLOOD_SECONDS; a client pings every live.PING_SECONDS
 FLOOD_SECONDS = 10
@@ -79,8 +80,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         # server's next `send` raise instead (Uvicorn's ClientDisconnected) and the consumer ends
         # without it, so what this socket recorded is forgotten here, as the error passes. Not in
         # a `finally` around the whole consumer: Channels' teardown first cancels the channel
-        # layer's pending receive, and with channels_redis that cancellation can wait until the
-        # process's next message arrives.
+        # layer's pending receive, and with channels_redis's list layer that cancellation could
+        # wait until the process's next message arrived.
         try:
             await super().dispatch(message)
         except StopConsumer:
