@@ -284,26 +284,33 @@ def judge_scorecard(judge) -> dict:
 
 # --- What the host's live dashboard shows --------------------------------------------------------
 
+def _sockets_connected_now():
+    """The sockets the dashboard counts as connected: pinged within live.STALE_SECONDS (one whose
+    process was killed without closing it stops counting then)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from judging.live import STALE_SECONDS
+    from judging.models import LiveSocket
+
+    return LiveSocket.objects.filter(seen_at__gt=timezone.now() - timedelta(seconds=STALE_SECONDS))
+
+
 def live_judge_rows(session_id: int, judge_pks=None) -> list[dict]:
     """Each judge of the session as the host's dashboard shows it: who (pseudonym, name, how
     admitted), state and counts per phase, and how many of their sockets are connected now.
     Counts and states only: the answered counts are the ones `verdict_record` keeps on the judge
     row, so no verdict is read at all, and the cost does not grow with the verdicts (this runs
     for the progress page and for every change the host's socket is told of)."""
-    from datetime import timedelta
-
     from django.db.models import Count, OuterRef, Subquery
     from django.db.models.functions import Coalesce
-    from django.utils import timezone
 
     from accounts.models import Judge
-    from judging.live import STALE_SECONDS
-    from judging.models import LiveSocket
 
     session = Session.objects.only("pk", "items_per_judge").get(pk=session_id)
     items = items_per_judge(session)
-    fresh = timezone.now() - timedelta(seconds=STALE_SECONDS)
-    connected = (LiveSocket.objects.filter(judge=OuterRef("pk"), seen_at__gt=fresh)
+    connected = (_sockets_connected_now().filter(judge=OuterRef("pk"))
                  .order_by().values("judge").annotate(n=Count("pk")).values("n"))
     judges = Judge.objects.filter(session_id=session_id)
     if judge_pks is not None:
@@ -321,18 +328,10 @@ def live_judge_rows(session_id: int, judge_pks=None) -> list[dict]:
 
 
 def live_connected_counts(session_id: int) -> dict[int, int]:
-    """Sockets connected now per judge of the session (judge pk -> count), as the dashboard
-    counts them: those pinged within live.STALE_SECONDS."""
-    from datetime import timedelta
-
+    """Sockets connected now per judge of the session (judge pk -> count)."""
     from django.db.models import Count
-    from django.utils import timezone
 
-    from judging.live import STALE_SECONDS
-    from judging.models import LiveSocket
-
-    fresh = timezone.now() - timedelta(seconds=STALE_SECONDS)
-    return dict(LiveSocket.objects.filter(judge__session_id=session_id, seen_at__gt=fresh)
+    return dict(_sockets_connected_now().filter(judge__session_id=session_id)
                 .order_by().values("judge").annotate(n=Count("pk")).values_list("judge", "n"))
 
 
