@@ -23,6 +23,7 @@ from accounts.services import guest_join, guests_configure, host_join, judge_rem
 from blindjudge.errors import Conflict
 from judging.commitments import commitment_sha256
 from judging.draws import ITEM_CODE_ALPHABET, draw_order
+from judging.models import Session
 from judging.services import (
     phase_lock,
     prereg_amend,
@@ -190,11 +191,18 @@ def answer(judge, phase, plan, reasons=None, seconds=None):
                        reason=(reasons or {}).get(item, ""), seconds_spent=(seconds or {}).get(item, 0))
 
 
-def build_revealed(host):
-    """The realistic revealed session; returns (session, judges by pseudonym)."""
+def build_revealed(host, draw_seed="", url_id=""):
+    """The realistic revealed session; returns (session, judges by pseudonym).
+
+    With a pinned `draw_seed` every draw (allocation, orders, codes, salts, guest code) replays;
+    a given `url_id` replaces the session's random one before anything hashes it.
+    """
     run = run_import(host=host, raw=bundle_bytes(realistic_bundle()), actor="test")
     session = session_create(run=run, kind="copies", actor="test", rubric="Is add() right?",
-                             preregistration=PREREG, scorecards=True).session
+                             preregistration=PREREG, scorecards=True, draw_seed=draw_seed).session
+    if url_id:
+        Session.objects.filter(pk=session.pk).update(url_id=url_id)
+        session.refresh_from_db()
     session = redactions_accept(session=session, patterns=["Gemini"], actor="test")
     session = session_open(session=session, actor="test")
     guest_code = guests_configure(session=session, actor="test", allow=True, cap=3).guest_code
