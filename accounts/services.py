@@ -30,9 +30,8 @@ from accounts.models import (
     JudgeStatus,
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
-from judging import audit, live
-from judging.commitments import commitment_sha256
-from judging.draws import (
+from content.commitments import commitment_sha256
+from content.draws import (
     Draws,
     balanced_pick,
     canonical_guest_code,
@@ -41,6 +40,7 @@ from judging.draws import (
     new_guest_code,
     order_key,
 )
+from judging import audit, live
 from judging.models import Assignment, Session, SessionState, Verdict
 from judging.services import check_guest_cap, checked_text
 

@@ -41,6 +41,8 @@ from accounts.services import (
 )
 from blindjudge import links
 from blindjudge.errors import Conflict, Invalid, NotFound, ServiceError
+from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
+from content.truth import DEFECTIVE, GOOD
 from judging.host_forms import (
     AmendForm,
     BundleUploadForm,
@@ -56,7 +58,6 @@ from judging.host_forms import (
     add_service_error,
 )
 from judging.models import SessionState
-from judging.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
 from judging.selectors import (
     blinding_check,
     items_per_judge,
@@ -527,8 +528,6 @@ def planner(request, session_id):
 
 
 def _item_truths(session) -> dict:
-    from reports.build import DEFECTIVE, GOOD
-
     defective = good = unknown = 0
     for item in session.items.select_related("copy", "finding"):
         truth = item.finding.truth if item.finding_id else item.copy.truth

@@ -17,16 +17,15 @@ from accounts.selectors import judge_by_resume_token
 from accounts.services import AlreadyAdmitted, guest_join, join_token_exchange
 from blindjudge.errors import Invalid, Refused, ServiceError
 from blindjudge.links import resume_link
+from content.normalise import normalise
+from content.rendering import FRAME_CSP, copy_html, frame_document
 from judging.models import SessionKind, SessionState
-from judging.normalise import normalise
-from judging.rendering import FRAME_CSP, copy_html, frame_document
 from judging.selectors import (
     judge_assignments,
     judge_copy,
     judge_item,
     judge_item_place,
     judge_phase,
-    judge_scorecard,
 )
 from judging.services import KEEP, phase_lock, verdict_record, verdict_values
 
@@ -243,6 +242,10 @@ def lock(request, url_id):
 @never_cache
 @judge_required
 def scorecard(request, url_id):
+    # The one report a judge sees, after the reveal; reports pull in numpy, which a process that
+    # serves judges never loads otherwise (tests/test_query_counts.py).
+    from reports.scorecard import judge_scorecard  # noqa: PLC0415 - numpy stays out of judge start-up
+
     judge = request.judge
     card = judge_scorecard(judge)
     return render(request, "judge/scorecard.html", {"judge": judge, "session": judge.session,

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from django.db import connection
 
 from blindjudge.errors import NotFound
-from judging.blinding import find_name_matches
+from content.blinding import find_name_matches
+from content.normalise import normalise, strip_metadata
+from content.rendering import inline_html
 from judging.models import (
     Assignment,
     Finding,
@@ -16,11 +18,8 @@ from judging.models import (
     ReviewerDisplay,
     Run,
     Session,
-    SessionState,
     Verdict,
 )
-from judging.normalise import normalise, strip_metadata
-from judging.rendering import inline_html
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
 # of KB at 1,000 items) that almost no page reads; decoding them on every request cost more than
@@ -256,30 +255,6 @@ def judge_copy(judge, code: str) -> tuple[str, str]:
     if row is None:
         raise NotFound("no such item")
     return row
-
-
-def judge_scorecard(judge) -> dict:
-    """After the reveal, where the host allowed it: the judge's own verdicts, the truth, their
-    scores. Nothing of any other judge."""
-    from reports.build import is_correct, score  # reports are built rarely; keep them out of start-up
-
-    session = judge.session
-    if session.state != SessionState.REVEALED or not session.scorecards:
-        raise NotFound("no scorecard")
-    rows = {}
-    for v in (Verdict.objects.filter(assignment__judge=judge, locked=True)
-              .order_by("assignment__position")
-              .values("assignment__code", "assignment__position", "phase", "value",
-                      "assignment__item__copy__truth", "assignment__item__finding__truth")):
-        truth = v["assignment__item__finding__truth"] or v["assignment__item__copy__truth"]
-        entry = rows.setdefault(v["assignment__code"], {
-            "code": v["assignment__code"], "position": v["assignment__position"],
-            "truth": truth, "phase1": None, "phase2": None})
-        entry[f"phase{v['phase']}"] = {"value": v["value"], "correct": is_correct(v["value"], truth)}
-    items = sorted(rows.values(), key=lambda r: r["position"])
-    scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
-                                     if i[f"phase{phase}"]) for phase in (1, 2)}
-    return {"items": items, "scores": scores}
 
 
 # --- What the host's live dashboard shows --------------------------------------------------------

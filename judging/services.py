@@ -14,10 +14,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from blindjudge.errors import Conflict, Invalid, NotFound
+from content.bundle import BundleError, validate_bundle
+from content.canonical import canonical_sha256, normalise_text, sha256_hex
+from content.draws import Draws
+from content.normalise import PatternError, compile_patterns
+from content.rules import RulesError, parse_rules
 from judging import audit, live
-from judging.bundle import BundleError, validate_bundle
-from judging.canonical import canonical_sha256, normalise_text, sha256_hex
-from judging.draws import Draws
 from judging.models import (
     Assignment,
     Builder,
@@ -37,8 +39,6 @@ from judging.models import (
     TruthCorrection,
     Verdict,
 )
-from judging.normalise import PatternError, compile_patterns
-from judging.rules import RulesError, parse_rules
 
 PROTOCOL_VERSION = 1
 MAX_REASON_CHARS = 10_000

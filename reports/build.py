@@ -26,8 +26,9 @@ from django.utils import timezone
 
 from accounts.models import AdmittedAs, JudgeStatus
 from blindjudge.errors import Conflict
+from content.normalise import normalise
+from content.truth import is_correct, truth_class
 from judging.models import Assignment, SessionKind, SessionState, Verdict
-from judging.normalise import normalise
 from reports import stats
 
 REPORT_SCHEMA = "blindjudge.report/1"
@@ -38,9 +39,6 @@ AGREEMENT_LABEL = "reported, never used to decide"
 RESAMPLES = 2000
 BOOTSTRAP_SEED = 0  # fixed, so building the report twice gives the same intervals
 THIRDS = ("first", "middle", "last")
-
-DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
-GOOD = {"known_good", "tests_pass", "false_alarm"}
 
 BLINDING_STATEMENT = (
     "Judges saw each item under a random code, in an order drawn for them, rendered through one "
@@ -94,24 +92,6 @@ class IsoTimestamp(Func):
             f"THEN rpad(split_part(substr({text}, 20), '+', 1), 7, '0') ELSE '' END || '+00:00'"
         )
         return self.as_sql(compiler, connection, template=template, **extra)
-
-
-def truth_class(truth: str) -> str | None:
-    """'defective', 'good', or None for unknown truth (never scored)."""
-    if truth in DEFECTIVE:
-        return "defective"
-    if truth in GOOD:
-        return "good"
-    return None
-
-
-def is_correct(verdict: str, truth: str) -> bool | None:
-    """Whether a verdict matches truth; None when truth is unknown."""
-    cls = truth_class(truth)
-    if cls is None:
-        return None
-    says_defective = verdict in ("fail", "real")
-    return says_defective == (cls == "defective")
 
 
 def _rate(k: int, n: int) -> dict:

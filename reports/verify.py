@@ -9,9 +9,9 @@ report's copies.
 
 from collections import defaultdict
 
-from judging.canonical import canonical_sha256
-from judging.commitments import commitment_sha256
-from judging.draws import draw_order, order_key
+from content.canonical import canonical_sha256
+from content.commitments import commitment_sha256
+from content.draws import draw_order, order_key
 
 
 def verify(report: dict) -> tuple[list[str], int]:

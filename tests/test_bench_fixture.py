@@ -10,7 +10,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import Judge
 from bench.fixture import make_bundle, prefill, reveal, setup
-from judging.bundle import validate_bundle
+from content.bundle import validate_bundle
 
 
 def test_the_benchmark_bundle_is_valid_and_about_two_kilobytes_a_copy():

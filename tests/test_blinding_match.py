@@ -5,7 +5,7 @@ It only reports; the host then accepts patterns. Pure functions: no database.
 
 import pytest
 
-from judging.blinding import KNOWN_PRODUCT_NAMES, Match, find_name_matches, name_terms
+from content.blinding import KNOWN_PRODUCT_NAMES, Match, find_name_matches, name_terms
 
 BUILDERS = [
     {"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"},

@@ -1,4 +1,4 @@
-"""Run bundles (judging/bundle.py): validation, seal checks, run manifest. Pure, no database."""
+"""Run bundles (content/bundle.py): validation, seal checks, run manifest. Pure, no database."""
 
 import copy as copylib
 import hashlib
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from judging.bundle import (
+from content.bundle import (
     DEFAULT_REQUEST_KEYS,
     BundleError,
     SealResult,
@@ -23,7 +23,7 @@ from judging.bundle import (
     schema,
     validate_bundle,
 )
-from judging.canonical import canonical_sha256
+from content.canonical import canonical_sha256
 
 LIMITS = {"max_bundle_bytes": 1_000_000, "max_copy_bytes": 10_000}
 
@@ -179,12 +179,12 @@ def test_bundle_error_survives_pickling():
 
 def test_schema_is_valid_draft_2020_12():
     Draft202012Validator.check_schema(schema())
-    shipped = Path(__file__).parents[1] / "judging" / "schemas" / "run-bundle-1.schema.json"
+    shipped = Path(__file__).parents[1] / "content" / "schemas" / "run-bundle-1.schema.json"
     assert json.loads(shipped.read_text("utf-8")) == schema()
 
 
 def test_module_imports_no_django():
-    code = "import sys, judging.bundle; print(sorted(m for m in sys.modules if 'django' in m))"
+    code = "import sys, content.bundle; print(sorted(m for m in sys.modules if 'django' in m))"
     out = subprocess.run(  # noqa: S603 - fixed arguments
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
         cwd=Path(__file__).parents[1],

@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from blindjudge.errors import Invalid
-from judging.canonical import canonical_sha256, sha256_hex
+from content.canonical import canonical_sha256, sha256_hex
 from judging.models import AuditEvent, Builder, Copy, Finding, Review, Reviewer, Run
 from judging.services import run_import
 from tests.conftest import bundle_bytes, make_bundle

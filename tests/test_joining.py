@@ -25,8 +25,8 @@ from accounts.services import (
     resume_token_revoke,
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
-from judging.commitments import commitment_sha256
-from judging.draws import ITEM_CODE_ALPHABET, draw_order
+from content.commitments import commitment_sha256
+from content.draws import ITEM_CODE_ALPHABET, draw_order
 from judging.models import Assignment, AuditEvent
 from judging.services import session_close, session_create, session_open
 from tests.conftest import invite_and_join

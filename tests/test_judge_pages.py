@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from accounts.services import guests_configure, invitation_create
+from content.rendering import FRAME_STYLE_HASH
 from judging.models import Verdict
-from judging.rendering import FRAME_STYLE_HASH
 from judging.services import session_close, session_reveal
 
 

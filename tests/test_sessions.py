@@ -4,7 +4,7 @@ reveal, truth corrections."""
 import pytest
 
 from blindjudge.errors import Conflict, Invalid, NotFound
-from judging.canonical import canonical_sha256
+from content.canonical import canonical_sha256
 from judging.models import AuditEvent, Session, TruthCorrection
 from judging.selectors import run_for_host, session_for_host
 from judging.services import (

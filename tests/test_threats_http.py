@@ -36,8 +36,8 @@ from accounts.services import (
     resume_token_revoke,
 )
 from blindjudge.errors import Invalid, NotFound
+from content.rendering import ALLOWED_TAGS, FRAME_STYLE
 from judging.models import AuditEvent, Verdict
-from judging.rendering import ALLOWED_TAGS, FRAME_STYLE
 from judging.selectors import session_for_host
 from judging.services import (
     phase_lock,

@@ -11,8 +11,8 @@ from django.urls import path
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from blindjudge.urls import urlpatterns as product_urlpatterns
+from content.rendering import FRAME_CSP, frame_document
 from judging.demo import HOSTILE_MARKDOWN
-from judging.rendering import FRAME_CSP, frame_document
 
 BEACON = "http://beacon.example.invalid"
 

@@ -1,7 +1,7 @@
 """Finding names that could unblind a judge, for the host's blinding check.
 
 Pure: no Django, no database. `find_name_matches` only *reports*: it never changes text. The
-host reads the report and accepts patterns, which `judging.normalise` then redacts; nothing in
+host reads the report and accepts patterns, which `content.normalise` then redacts; nothing in
 content is redacted without that acceptance (`import openai` stays in code unless the host asks).
 
 Three kinds of name are looked for, case-insensitively and also across invisible characters
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from judging.normalise import FoldedText, normalise_line_endings, show_controls, term_regex
+from content.normalise import FoldedText, normalise_line_endings, show_controls, term_regex
 
 __all__ = ["KNOWN_PRODUCT_NAMES", "Match", "name_terms", "find_name_matches"]
 

@@ -4,7 +4,7 @@ Shared by the services that store the hashes and by `verify_report`, which recom
 published report alone. Pure: no Django.
 """
 
-from judging.canonical import canonical_sha256
+from content.canonical import canonical_sha256
 
 COMMITMENT_VERSION = 1
 

@@ -4,7 +4,7 @@ Pure: no Django, no database. ``validate_bundle`` checks a bundle's raw bytes co
 anything is written and either returns a ``ValidatedBundle`` or raises ``BundleError`` holding every
 problem found, each naming its place (``copies[3].builder: unknown builder "b9"``). It never raises
 anything else, whatever the bytes. The published structural contract is
-``judging/schemas/run-bundle-1.schema.json`` (JSON Schema draft 2020-12); the rules a schema cannot
+``content/schemas/run-bundle-1.schema.json`` (JSON Schema draft 2020-12); the rules a schema cannot
 express (unique ids, references, one review per reviewer and copy, text content, size limits) are
 checked here.
 
@@ -33,7 +33,7 @@ Run manifest (published in reports; every hash is lowercase hex SHA-256)::
       "findings":  {<finding id>: <canonical_sha256(finding object)>, ...}
     }
 
-``canonical_sha256`` is ``judging.canonical``'s: SHA-256 of canonical JSON (keys sorted, no
+``canonical_sha256`` is ``content.canonical``'s: SHA-256 of canonical JSON (keys sorted, no
 whitespace, UTF-8, strings NFC with LF line endings) of the object exactly as it appears in the
 bundle (optional fields included only where present). Absent ``reviewers``/``reviews``/
 ``findings`` give empty maps. The manifest's own hash is ``canonical_sha256(manifest)``. A copy's
@@ -53,7 +53,7 @@ from importlib import resources
 
 from jsonschema import Draft202012Validator
 
-from judging.canonical import canonical_sha256, sha256_hex
+from content.canonical import canonical_sha256, sha256_hex
 
 FORMAT = "blindjudge.run/1"
 DEFAULT_REQUEST_KEYS = ["candidate_text", "reviewer_profile", "evidence_refs"]
@@ -323,7 +323,7 @@ def _depth(value) -> int:
 
 @cache
 def _published_schema() -> dict:
-    return json.loads(resources.files("judging").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
+    return json.loads(resources.files("content").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
 
 
 def _inline_refs(node, defs: dict):

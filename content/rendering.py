@@ -1,7 +1,7 @@
 """Rendering model output for judges: one template, inert text, marks made visible.
 
 Everything a judge sees of a copy, a finding text or a review reason comes through here, after
-`judging.normalise` (metadata stripped, accepted patterns redacted, invisible, bidi and
+`content.normalise` (metadata stripped, accepted patterns redacted, invisible, bidi and
 mixed-script characters turned into marks). Copies are rendered into a standalone HTML document
 served inside `<iframe sandbox>` with a CSP of `sandbox; default-src 'none'` plus the hash of the
 one style block below; nothing in it can run, navigate or load.
@@ -15,7 +15,7 @@ import bleach
 from django.utils.html import escape
 from markdown_it import MarkdownIt
 
-from judging.normalise import Normalised, Segment
+from content.normalise import Normalised, Segment
 
 FRAME_STYLE = """
 body { margin: 0; padding: 0.75rem; font: 15px/1.5 system-ui, sans-serif; color: #1b1f24;

@@ -1,0 +1,29 @@
+"""The truth vocabulary: which truth labels count as defective and which as good, and whether a
+verdict matches them. Unknown truth is never scored.
+
+The labels themselves are the models' enums (judging.models.CopyTruth, FindingTruth); they are
+repeated here as plain strings so that this module, like all of content/, needs no Django.
+"""
+
+DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
+GOOD = {"known_good", "tests_pass", "false_alarm"}
+
+# The verdict values that say "this item is defective" (copies: fail; findings: the finding is real).
+SAYS_DEFECTIVE = ("fail", "real")
+
+
+def truth_class(truth: str) -> str | None:
+    """'defective', 'good', or None for unknown truth (never scored)."""
+    if truth in DEFECTIVE:
+        return "defective"
+    if truth in GOOD:
+        return "good"
+    return None
+
+
+def is_correct(verdict: str, truth: str) -> bool | None:
+    """Whether a verdict matches truth; None when truth is unknown."""
+    cls = truth_class(truth)
+    if cls is None:
+        return None
+    return (verdict in SAYS_DEFECTIVE) == (cls == "defective")

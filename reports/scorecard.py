@@ -1,0 +1,33 @@
+"""A judge's own scorecard, after the reveal and only where the host allowed scorecards.
+
+The one piece of a report a judge may see: their own locked verdicts beside the truth, and their
+recall and true-negative rate with Wilson intervals, scored exactly as the host's report scores
+them. Nothing of any other judge, of the builders or of the model reviewers.
+"""
+
+from blindjudge.errors import NotFound
+from content.truth import is_correct
+from judging.models import SessionState, Verdict
+from reports.build import score
+
+
+def judge_scorecard(judge) -> dict:
+    """After the reveal, where the host allowed it: the judge's own verdicts, the truth, their
+    scores. Nothing of any other judge."""
+    session = judge.session
+    if session.state != SessionState.REVEALED or not session.scorecards:
+        raise NotFound("no scorecard")
+    rows = {}
+    for v in (Verdict.objects.filter(assignment__judge=judge, locked=True)
+              .order_by("assignment__position")
+              .values("assignment__code", "assignment__position", "phase", "value",
+                      "assignment__item__copy__truth", "assignment__item__finding__truth")):
+        truth = v["assignment__item__finding__truth"] or v["assignment__item__copy__truth"]
+        entry = rows.setdefault(v["assignment__code"], {
+            "code": v["assignment__code"], "position": v["assignment__position"],
+            "truth": truth, "phase1": None, "phase2": None})
+        entry[f"phase{v['phase']}"] = {"value": v["value"], "correct": is_correct(v["value"], truth)}
+    items = sorted(rows.values(), key=lambda r: r["position"])
+    scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
+                                     if i[f"phase{phase}"]) for phase in (1, 2)}
+    return {"items": items, "scores": scores}
