@@ -32,7 +32,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.adapters import forget_verified_github_identity, verified_github_identity
 from accounts.context import github_sign_in_enabled
 from accounts.guards import host_required, judge_required, remember_judge
-from accounts.services import (
+from blindjudge.errors import Refused, ServiceError
+from judging.host_views import SeeOther
+from judging.judge_views import _admit as admitted_response
+from judging.models import Session
+from judging.services import (
     GITHUB_REFUSAL,
     HOST_GITHUB_REFUSAL,
     Admission,
@@ -42,10 +46,6 @@ from accounts.services import (
     host_github_unlink,
     judge_github_link,
 )
-from blindjudge.errors import Refused, ServiceError
-from judging.host_views import SeeOther
-from judging.judge_views import _admit as admitted_response
-from judging.models import Session
 
 # The start pages' form is answered by a redirect to GitHub; browsers apply `form-action` to it.
 GITHUB_WEB_URL = settings.SOCIALACCOUNT_PROVIDERS["github"].get(

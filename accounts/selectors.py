@@ -4,8 +4,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Credential, CredentialKind, Judge, JudgeStatus
-from accounts.services import RESUME_REFUSAL, token_sha256
 from blindjudge.errors import Refused
+from judging.services import RESUME_REFUSAL, token_sha256
 
 
 def judge_by_resume_token(token: str) -> Judge:

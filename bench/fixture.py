@@ -75,9 +75,15 @@ def setup(items: int, judges: int, per_judge: int | None) -> dict:
     from django.test import Client
 
     from accounts.guards import JUDGE_SESSION_KEY
-    from accounts.services import host_create, invitation_create, join_token_exchange
     from judging.models import Assignment
-    from judging.services import run_import, session_create, session_open
+    from judging.services import (
+        host_create,
+        invitation_create,
+        join_token_exchange,
+        run_import,
+        session_create,
+        session_open,
+    )
 
     raw = json.dumps(make_bundle(items)).encode("utf-8")
     host = host_create(username=f"bench-{secrets.token_hex(4)}").host

@@ -92,10 +92,16 @@ def seed(sockets: int) -> dict:
     from django.contrib.sessions.backends.db import SessionStore
 
     from accounts.guards import JUDGE_SESSION_KEY
-    from accounts.services import host_create, invitation_create, join_token_exchange
     from judging.demo import DEMO_RUBRIC, demo_bundle
     from judging.models import Assignment
-    from judging.services import run_import, session_create, session_open
+    from judging.services import (
+        host_create,
+        invitation_create,
+        join_token_exchange,
+        run_import,
+        session_create,
+        session_open,
+    )
 
     host = host_create(username="bench-host").host
     run = run_import(host=host, raw=json.dumps(demo_bundle()).encode("utf-8"), actor="bench")

@@ -90,9 +90,11 @@ def setup_session(judges: int, items: int, seed: int = 7):
     from django.db import transaction
 
     from accounts.models import Host
-    from accounts.services import host_create, invitation_create, join_token_exchange
     from judging.models import Assignment, Verdict
     from judging.services import (
+        host_create,
+        invitation_create,
+        join_token_exchange,
         phase_lock,
         run_import,
         session_close,

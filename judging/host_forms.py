@@ -9,9 +9,8 @@ import re
 
 from django import forms
 
-from accounts.services import MAX_DISPLAY_NAME
 from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
-from judging.services import MAX_GUEST_CAP
+from judging.services import MAX_DISPLAY_NAME, MAX_GUEST_CAP
 
 TEXTAREA = forms.Textarea(attrs={"rows": 6})
 

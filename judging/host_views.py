@@ -31,14 +31,6 @@ from django.utils.safestring import mark_safe
 
 from accounts.guards import host_required, remember_judge
 from accounts.models import AdmittedAs, Credential, CredentialKind, JudgeStatus
-from accounts.services import (
-    guests_configure,
-    host_join,
-    invitation_create,
-    judge_erase,
-    judge_remove,
-    resume_token_reissue,
-)
 from blindjudge import links
 from blindjudge.errors import Conflict, Invalid, NotFound, ServiceError
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
@@ -66,9 +58,15 @@ from judging.selectors import (
     session_for_host,
 )
 from judging.services import (
+    guests_configure,
+    host_join,
+    invitation_create,
+    judge_erase,
+    judge_remove,
     prereg_amend,
     redactions_accept,
     redactions_withdraw,
+    resume_token_reissue,
     run_import,
     session_close,
     session_create,

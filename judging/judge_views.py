@@ -14,7 +14,6 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.guards import held_sessions, judge_required, remember_judge
 from accounts.selectors import judge_by_resume_token
-from accounts.services import AlreadyAdmitted, guest_join, join_token_exchange
 from blindjudge.errors import Invalid, Refused, ServiceError
 from blindjudge.links import resume_link
 from content.normalise import normalise
@@ -27,7 +26,15 @@ from judging.selectors import (
     judge_item_place,
     judge_phase,
 )
-from judging.services import KEEP, phase_lock, verdict_record, verdict_values
+from judging.services import (
+    KEEP,
+    AlreadyAdmitted,
+    guest_join,
+    join_token_exchange,
+    phase_lock,
+    verdict_record,
+    verdict_values,
+)
 
 WELCOME_KEY = "welcome:{url_id}"
 VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm",

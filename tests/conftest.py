@@ -10,9 +10,15 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from accounts.services import host_create, invitation_create, join_token_exchange
 from judging import immutability
-from judging.services import run_import, session_create, session_open
+from judging.services import (
+    host_create,
+    invitation_create,
+    join_token_exchange,
+    run_import,
+    session_create,
+    session_open,
+)
 from tests import github_standin
 
 GOOD = "def add(a, b):\n    return a + b\n"

@@ -22,10 +22,12 @@ from django.test import override_settings
 
 from accounts import selectors
 from accounts.models import Credential, CredentialKind, Host, Invitation, Judge
-from accounts.services import GUEST_REFUSAL, guest_join, join_token_exchange
 from blindjudge.errors import Refused
 from judging.models import AuditEvent, Run, Session, TruthCorrection
 from judging.services import (
+    GUEST_REFUSAL,
+    guest_join,
+    join_token_exchange,
     phase_lock,
     session_close,
     session_open,

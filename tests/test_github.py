@@ -15,15 +15,16 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
-from accounts.services import (
+from judging.services import (
     GITHUB_REFUSAL,
     LINK_BOTH_HOLD_VERDICTS,
     github_judge_join,
     invitation_create,
     judge_erase,
     judge_remove,
+    session_create,
+    verdict_record,
 )
-from judging.services import session_create, verdict_record
 from tests import github_standin
 
 CALLBACK = github_standin.CALLBACK
@@ -499,7 +500,7 @@ def test_host_links_github_then_signs_in_with_it_and_unlinks(client, standin, ho
 
 def test_host_cannot_link_a_github_account_that_belongs_to_a_judge(client, standin, host,
                                                                    open_session):
-    from accounts.services import GITHUB_LINKED_ELSEWHERE
+    from judging.services import GITHUB_LINKED_ELSEWHERE
 
     listed(open_session, "octocat")
     judge_browser = Client()
@@ -552,8 +553,7 @@ def test_without_an_oauth_app_the_start_pages_say_so(client, host, open_session)
 
 def test_report_names_github_judges_by_login_and_groups_by_admission_and_identity(client, standin,
                                                                                   open_session):
-    from accounts.services import guest_join, guests_configure
-    from judging.services import session_close, session_reveal
+    from judging.services import guest_join, guests_configure, session_close, session_reveal
     from reports.build import build_report
     from reports.export import anonymise, to_csv, to_json
     from reports.html import to_html

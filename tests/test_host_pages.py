@@ -25,7 +25,6 @@ from django.urls import reverse
 from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
 from accounts.selectors import judge_by_resume_token
-from accounts.services import guest_join, join_token_exchange
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging import host_urls
 from judging.models import (
@@ -38,6 +37,8 @@ from judging.models import (
     TruthCorrection,
 )
 from judging.services import (
+    guest_join,
+    join_token_exchange,
     phase_lock,
     run_import,
     session_close,

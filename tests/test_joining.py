@@ -11,7 +11,11 @@ from django.utils import timezone
 
 from accounts import selectors
 from accounts.models import AdmittedAs, Credential, CredentialKind, IdentifiedBy, Invitation, Judge
-from accounts.services import (
+from blindjudge.errors import Conflict, Invalid, NotFound, Refused
+from content.commitments import commitment_sha256
+from content.draws import ITEM_CODE_ALPHABET, draw_order
+from judging.models import Assignment, AuditEvent
+from judging.services import (
     GUEST_REFUSAL,
     JOIN_REFUSAL,
     guest_join,
@@ -23,12 +27,10 @@ from accounts.services import (
     judge_remove,
     resume_token_reissue,
     resume_token_revoke,
+    session_close,
+    session_create,
+    session_open,
 )
-from blindjudge.errors import Conflict, Invalid, NotFound, Refused
-from content.commitments import commitment_sha256
-from content.draws import ITEM_CODE_ALPHABET, draw_order
-from judging.models import Assignment, AuditEvent
-from judging.services import session_close, session_create, session_open
 from tests.conftest import invite_and_join
 
 

@@ -6,10 +6,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from accounts.services import guests_configure, invitation_create
 from content.rendering import FRAME_STYLE_HASH
 from judging.models import Verdict
-from judging.services import session_close, session_reveal
+from judging.services import guests_configure, invitation_create, session_close, session_reveal
 
 
 def join_by_link(client, session, name="Ada"):

@@ -38,13 +38,6 @@ from django.test import Client, override_settings
 from django.urls import Resolver404, resolve
 
 from accounts.models import Credential, Invitation, Judge
-from accounts.services import (
-    host_create,
-    invitation_create,
-    join_token_exchange,
-    judge_remove,
-    resume_token_reissue,
-)
 from judging.models import (
     Assignment,
     Builder,
@@ -61,7 +54,12 @@ from judging.models import (
 from judging.selectors import judge_phase
 from judging.services import (
     KEEP,
+    host_create,
+    invitation_create,
+    join_token_exchange,
+    judge_remove,
     phase_lock,
+    resume_token_reissue,
     run_import,
     session_close,
     session_create,

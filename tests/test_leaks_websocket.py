@@ -22,8 +22,8 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from accounts.models import Judge
-from accounts.services import host_create, judge_remove
 from blindjudge.asgi import application
+from judging.services import host_create, judge_remove
 from tests.leakcheck import Scanner
 from tests.test_leaks import (
     JUDGE_NAMES,

@@ -15,11 +15,17 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
-from accounts.services import host_create, judge_remove
 from blindjudge.asgi import application
 from judging import consumers
 from judging.models import Assignment, LiveSocket
-from judging.services import phase_lock, session_close, session_reopen, verdict_record
+from judging.services import (
+    host_create,
+    judge_remove,
+    phase_lock,
+    session_close,
+    session_reopen,
+    verdict_record,
+)
 from tests.conftest import host_cookie, invite_and_join
 from tests.conftest import judge_cookie as judge_cookie_sync
 

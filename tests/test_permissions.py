@@ -12,8 +12,7 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from accounts.services import guests_configure, invitation_create, judge_remove
-from judging.services import session_create, session_open
+from judging.services import guests_configure, invitation_create, judge_remove, session_create, session_open
 from tests import github_standin
 
 JUDGE_PREFIX = "s/<str:url_id>/"

@@ -19,12 +19,15 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from accounts.models import Judge
-from accounts.services import guest_join, guests_configure, host_join, judge_remove
 from blindjudge.errors import Conflict
 from content.commitments import commitment_sha256
 from content.draws import ITEM_CODE_ALPHABET, draw_order
 from judging.models import Session
 from judging.services import (
+    guest_join,
+    guests_configure,
+    host_join,
+    judge_remove,
     phase_lock,
     prereg_amend,
     redactions_accept,

@@ -15,10 +15,11 @@ import json
 import numpy as np
 import pytest
 
-from accounts.services import guest_join, guests_configure
 from blindjudge.errors import Invalid
 from judging.models import Session
 from judging.services import (
+    guest_join,
+    guests_configure,
     phase_lock,
     prereg_amend,
     run_import,

@@ -22,8 +22,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from accounts.models import Throttle
-from accounts.services import guests_configure, resume_token_reissue
 from judging.models import Assignment
+from judging.services import guests_configure, resume_token_reissue
 from tests.conftest import host_cookie, invite_and_join
 from tests.deployment import (
     Nginx,

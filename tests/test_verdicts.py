@@ -2,10 +2,9 @@
 
 import pytest
 
-from accounts.services import judge_remove
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging.models import Verdict
-from judging.services import phase_lock, session_close, session_reopen, verdict_record
+from judging.services import judge_remove, phase_lock, session_close, session_reopen, verdict_record
 from tests.conftest import invite_and_join
 
 

@@ -7,8 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from accounts.models import AdmittedAs, IdentifiedBy, Judge
-from accounts.services import invitation_create
-from judging.services import session_open
+from judging.services import invitation_create, session_open
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

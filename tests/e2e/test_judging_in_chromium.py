@@ -11,10 +11,12 @@ from urllib.parse import urljoin
 import pytest
 from playwright.sync_api import expect
 
-from accounts.services import guests_configure, host_create, invitation_create
 from judging.demo import DEMO_PREREGISTRATION, DEMO_RUBRIC, demo_bundle
 from judging.models import Session, Verdict
 from judging.services import (
+    guests_configure,
+    host_create,
+    invitation_create,
     redactions_accept,
     run_import,
     session_create,
@@ -647,7 +649,7 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
     session = session_create(run=run, kind="copies", actor="test", rubric=DEMO_RUBRIC,
                              preregistration=DEMO_PREREGISTRATION, guests_allowed=True).session
     session = session_open(session=session, actor="test")
-    from accounts.services import join_token_exchange
+    from judging.services import join_token_exchange
 
     join_token_exchange(token=invitation_create(session=session, actor="test",
                                                 name="A Judge With A Rather Long Name").join_token)

@@ -22,10 +22,9 @@ from django.conf import settings
 from django.db import connection
 from playwright.sync_api import expect
 
-from accounts.services import host_create, invitation_create
 from judging.demo import DEMO_RUBRIC, demo_bundle
 from judging.models import Verdict
-from judging.services import run_import, session_create, session_open
+from judging.services import host_create, invitation_create, run_import, session_create, session_open
 from tests.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
 
 HOST_PASSWORD = "live host passphrase 1"

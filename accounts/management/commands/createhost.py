@@ -1,8 +1,8 @@
 from django.core.management.base import CommandError
 
-from accounts.services import host_create, host_password_set
 from blindjudge.commands import HostCommand, get_host, read_text_file
 from blindjudge.links import host_sign_in
+from judging.services import host_create, host_password_set
 
 
 class Command(HostCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import CommandError
 
-from accounts.services import UNSET, guests_configure
 from blindjudge.commands import HostCommand, get_session
 from blindjudge.links import guest_page
+from judging.services import UNSET, guests_configure
 
 
 class Command(HostCommand):

@@ -1,6 +1,6 @@
-from accounts.services import invitation_create
 from blindjudge.commands import HostCommand, get_session
 from blindjudge.links import github_join_link, join_link
+from judging.services import invitation_create
 
 
 class Command(HostCommand):

@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
 from accounts.models import Judge
-from accounts.services import judge_erase, judge_remove, resume_token_reissue
 from blindjudge.commands import HostCommand, get_session
 from blindjudge.links import resume_link
+from judging.services import judge_erase, judge_remove, resume_token_reissue
 
 
 class Command(HostCommand):

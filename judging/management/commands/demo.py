@@ -1,11 +1,18 @@
 import json
 
 from accounts.models import Host
-from accounts.services import host_create, host_password_set, invitation_create
 from blindjudge.commands import HostCommand
 from blindjudge.links import guest_page, host_sign_in, join_link
 from judging.demo import DEMO_PREREGISTRATION, DEMO_RUBRIC, demo_bundle
-from judging.services import redactions_accept, run_import, session_create, session_open
+from judging.services import (
+    host_create,
+    host_password_set,
+    invitation_create,
+    redactions_accept,
+    run_import,
+    session_create,
+    session_open,
+)
 
 
 class Command(HostCommand):

@@ -1,0 +1,159 @@
+"""Every state change: one keyword-only function each, grouped by what it changes.
+
+Views, websocket consumers and management commands call these and never write the ORM themselves.
+Each docstring lists the function's side effects. Refusals are `blindjudge.errors` exceptions, which
+callers turn into an HTTP status, a closed socket or a command error with the same message.
+
+    runs        importing a bundle, correcting truth
+    sessions    the draft, redactions, guests, opening, amendments, close / reopen / reveal
+    admission   joining: join link, guest code, GitHub, the host; credentials stored hashed
+    judges      after joining: resume links, removal, erasure, linking GitHub
+    verdicts    recording a verdict, locking a phase
+    sockets     which websockets are connected now
+    hosts       host accounts and their GitHub links
+    checks      the limits every service holds its inputs to
+
+Callers import from this package; the modules are its rooms.
+"""
+
+from judging.services.admission import (
+    GITHUB_REFUSAL,
+    GUEST_REFUSAL,
+    JOIN_REFUSAL,
+    RESUME_REFUSAL,
+    Admission,
+    AlreadyAdmitted,
+    Invited,
+    github_judge_join,
+    guest_join,
+    host_join,
+    invitation_create,
+    join_token_exchange,
+    token_sha256,
+)
+from judging.services.checks import (
+    MAX_DISPLAY_NAME,
+    MAX_GUEST_CAP,
+    MAX_REASON_CHARS,
+    MAX_TEXT_CHARS,
+    check_guest_cap,
+    checked_text,
+)
+from judging.services.hosts import (
+    GITHUB_LINKED_ELSEWHERE,
+    HOST_GITHUB_REFUSAL,
+    HostCreated,
+    host_create,
+    host_from_github,
+    host_github_link,
+    host_github_unlink,
+    host_password_set,
+)
+from judging.services.judges import (
+    LINK_BOTH_HOLD_VERDICTS,
+    GitHubLinked,
+    judge_erase,
+    judge_github_link,
+    judge_remove,
+    resume_token_reissue,
+    resume_token_revoke,
+)
+from judging.services.runs import (
+    run_import,
+    truth_correct,
+)
+from judging.services.sessions import (
+    PROTOCOL_VERSION,
+    UNCHANGED,
+    UNSET,
+    GuestSettings,
+    SessionCreated,
+    guests_configure,
+    prereg_amend,
+    protocol_of,
+    redactions_accept,
+    redactions_withdraw,
+    session_close,
+    session_create,
+    session_open,
+    session_reopen,
+    session_reveal,
+    session_update_draft,
+)
+from judging.services.sockets import (
+    live_socket_close,
+    live_socket_open,
+    live_socket_seen,
+)
+from judging.services.verdicts import (
+    COPY_VERDICTS,
+    FINDING_VERDICTS,
+    KEEP,
+    phase_lock,
+    verdict_record,
+    verdict_values,
+)
+
+__all__ = [
+    "Admission",
+    "AlreadyAdmitted",
+    "COPY_VERDICTS",
+    "FINDING_VERDICTS",
+    "GITHUB_LINKED_ELSEWHERE",
+    "GITHUB_REFUSAL",
+    "GUEST_REFUSAL",
+    "GitHubLinked",
+    "GuestSettings",
+    "HOST_GITHUB_REFUSAL",
+    "HostCreated",
+    "Invited",
+    "JOIN_REFUSAL",
+    "KEEP",
+    "LINK_BOTH_HOLD_VERDICTS",
+    "MAX_DISPLAY_NAME",
+    "MAX_GUEST_CAP",
+    "MAX_REASON_CHARS",
+    "MAX_TEXT_CHARS",
+    "PROTOCOL_VERSION",
+    "RESUME_REFUSAL",
+    "SessionCreated",
+    "UNCHANGED",
+    "UNSET",
+    "check_guest_cap",
+    "checked_text",
+    "github_judge_join",
+    "guest_join",
+    "guests_configure",
+    "host_create",
+    "host_from_github",
+    "host_github_link",
+    "host_github_unlink",
+    "host_join",
+    "host_password_set",
+    "invitation_create",
+    "join_token_exchange",
+    "judge_erase",
+    "judge_github_link",
+    "judge_remove",
+    "live_socket_close",
+    "live_socket_open",
+    "live_socket_seen",
+    "phase_lock",
+    "prereg_amend",
+    "protocol_of",
+    "redactions_accept",
+    "redactions_withdraw",
+    "resume_token_reissue",
+    "resume_token_revoke",
+    "run_import",
+    "session_close",
+    "session_create",
+    "session_open",
+    "session_reopen",
+    "session_reveal",
+    "session_update_draft",
+    "token_sha256",
+    "truth_correct",
+    "verdict_record",
+    "verdict_values",
+]

@@ -1,0 +1,320 @@
+"""Admission: a judge joins by join link, guest code, GitHub sign-in or as the host.
+
+Admitting a judge allocates their items, draws their order and codes and stores their commitment,
+all in one transaction. Every credential is stored hashed.
+"""
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from accounts import throttle
+from accounts.models import (
+    AdmittedAs,
+    Credential,
+    CredentialKind,
+    Host,
+    IdentifiedBy,
+    Invitation,
+    Judge,
+    JudgeStatus,
+)
+from blindjudge.errors import Conflict, Invalid, NotFound, Refused
+from content.commitments import commitment_sha256
+from content.draws import (
+    Draws,
+    balanced_pick,
+    canonical_guest_code,
+    draw_item_codes,
+    draw_order,
+    order_key,
+)
+from judging import audit, live
+from judging.models import (
+    Assignment,
+    Session,
+    SessionState,
+)
+from judging.services.checks import clean_display_name
+
+JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
+GUEST_REFUSAL = "That guest code was not accepted."
+RESUME_REFUSAL = "This resume link is not valid. Ask the host for a new one."
+
+
+def token_sha256(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_credential(kind: str, *, session, token: str, **fields) -> Credential:
+    return Credential.objects.create(
+        kind=kind, session=session, token_sha256=token_sha256(token), **fields
+    )
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What a newly admitted judge is shown once: the resume token and the two hashes."""
+
+    judge: Judge
+    resume_token: str
+    commitment_sha256: str
+    protocol_sha256: str
+
+
+def _admit(session: Session, *, admitted_as: str, identified_by: str, display_name: str,
+           actor: str, user=None, github_id=None, github_login: str = "") -> Admission:
+    """Admit one judge to an open session. Must run inside transaction.atomic().
+
+    The session row is locked so concurrent admissions get distinct numbers and a balanced
+    allocation (each sees the counts the previous one left).
+    """
+    session = (Session.objects.select_for_update(of=("self",)).select_related("run")
+               .get(pk=session.pk))
+    if session.state != SessionState.OPEN:
+        raise Conflict(f"the session is {session.state}; joining is possible while it is open")
+    number = session.joined_judges + 1
+    draws = Draws(session.draw_seed)
+    order_seed = draws.hex(f"judge:{number}:order")
+    salt = draws.hex(f"judge:{number}:salt")
+
+    items = {item.key: item for item in session.items.select_related("copy__builder")}
+    keys = list(items)
+    if session.items_per_judge and session.items_per_judge < len(keys):
+        counts = dict(
+            Assignment.objects.filter(item__session=session, judge__status=JudgeStatus.ACTIVE)
+            .values_list("item__key").annotate(n=Count("id")).values_list("item__key", "n")
+        )
+        keys = balanced_pick(keys, counts, session.items_per_judge, session.allocation_seed,
+                             number)
+    ordered = draw_order(order_seed, keys)
+    codes = draw_item_codes(draws, f"judge:{number}:codes", len(ordered))
+
+    pseudonym = f"J{number:02d}"
+    mapping = [
+        {"position": position, "code": code, "item": key, "copy": items[key].copy.bundle_id,
+         "builder": items[key].copy.builder.bundle_id}
+        for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)
+    ]
+    commitment = commitment_sha256(
+        session_url_id=session.url_id, pseudonym=pseudonym, order_seed=order_seed, salt=salt,
+        assignments=mapping,
+    )
+    try:
+        with transaction.atomic():
+            judge = Judge.objects.create(
+                session=session, number=number, pseudonym=pseudonym, admitted_as=admitted_as,
+                identified_by=identified_by, display_name=display_name, user=user,
+                github_id=github_id, github_login=github_login, order_seed=order_seed,
+                commitment_salt=salt, commitment_sha256=commitment,
+            )
+    except IntegrityError:
+        raise Conflict("you have already joined this session") from None
+    Assignment.objects.bulk_create(
+        Assignment(judge=judge, item=items[m["item"]], code=m["code"], position=m["position"],
+                   order_key=order_key(order_seed, m["item"]))
+        for m in mapping
+    )
+    session.joined_judges = number
+    session.save(update_fields=["joined_judges"])
+    resume_token = secrets.token_urlsafe(32)
+    issue_credential(CredentialKind.RESUME, session=session, judge=judge, token=resume_token)
+    audit.record("judge.admitted", actor=actor, session=session, judge=pseudonym,
+                 admitted_as=admitted_as, identified_by=identified_by, items=len(mapping),
+                 commitment_sha256=commitment)
+    live.judge_changed(judge)  # after commit: the host's dashboard shows the newcomer
+    return Admission(judge=judge, resume_token=resume_token, commitment_sha256=commitment,
+                     protocol_sha256=session.protocol_sha256)
+
+
+@dataclass(frozen=True)
+class Invited:
+    invitation: Invitation
+    join_token: str
+    expires_at: object
+
+
+def invitation_create(*, session: Session, actor: str, name: str = "",
+                      github_login: str = "") -> Invited:
+    """Invite one named person to a session by a join link (or list a GitHub login).
+
+    Side effects: creates the Invitation and, for a named invitee, a single-use join token
+    (stored hashed) that expires after BLINDJUDGE_JOIN_TOKEN_DAYS; appends `judge.invited`
+    (without the name). Refused after the session has closed for good (revealed).
+    """
+    if bool(name.strip()) == bool(github_login.strip()):
+        raise Invalid("invite: give either a name or a GitHub login")
+    if session.state == SessionState.REVEALED:
+        raise Conflict("the session is revealed; nobody can join it now")
+    token = None
+    expires_at = None
+    with transaction.atomic():
+        if github_login.strip():
+            login = github_login.strip().lstrip("@")
+            if Invitation.objects.filter(session=session, github_login__iexact=login).exists():
+                raise Conflict(f'GitHub login "{login}" is already listed for this session')
+            invitation = Invitation.objects.create(session=session, github_login=login)
+        else:
+            invitation = Invitation.objects.create(session=session,
+                                                   name=clean_display_name(name))
+            token = secrets.token_urlsafe(32)
+            expires_at = timezone.now() + timedelta(days=settings.BLINDJUDGE_JOIN_TOKEN_DAYS)
+            issue_credential(CredentialKind.JOIN, session=session, invitation=invitation, token=token,
+                   expires_at=expires_at)
+        audit.record("judge.invited", actor=actor, session=session, invitation=invitation.pk,
+                     by="github" if github_login.strip() else "join_link")
+    return Invited(invitation=invitation, join_token=token, expires_at=expires_at)
+
+
+def join_token_exchange(*, token: str) -> Admission:
+    """Exchange a join token, once, for admission as an invited judge identified by token.
+
+    Side effects: marks the token used (the same token is then refused), creates the Judge with
+    their assignments, commitment and resume token, links the invitation to the judge.
+    Refuses an unknown, used, revoked or expired token with one message (JOIN_REFUSAL); refuses
+    while the session is not open without using the token up.
+    """
+    with transaction.atomic():
+        credential = (
+            Credential.objects.select_for_update(of=("self",))
+            .select_related("invitation", "session")
+            .filter(kind=CredentialKind.JOIN, token_sha256=token_sha256(token or ""))
+            .first()
+        )
+        now = timezone.now()
+        if (credential is None or credential.used_at or credential.revoked_at
+                or (credential.expires_at and credential.expires_at <= now)):
+            raise Refused(JOIN_REFUSAL)
+        admission = _admit(
+            credential.session, admitted_as=AdmittedAs.INVITED, identified_by=IdentifiedBy.TOKEN,
+            display_name=credential.invitation.name, actor="join_link",
+        )
+        credential.used_at = now
+        credential.judge = admission.judge
+        credential.save(update_fields=["used_at", "judge"])
+        credential.invitation.judge = admission.judge
+        credential.invitation.save(update_fields=["judge"])
+    return admission
+
+
+class AlreadyAdmitted(Exception):  # noqa: N818 - an outcome, not an error
+    """The browser already holds a judge in the session this code opens (a replayed join)."""
+
+    def __init__(self, url_id: str):
+        super().__init__(url_id)
+        self.url_id = url_id
+
+
+def guest_join(*, code: str, display_name: str, client_address: str,
+               held_sessions: frozenset[str] = frozenset()) -> Admission:
+    """Join a session as a guest with its guest code.
+
+    `held_sessions` are the session URL ids the caller's browser already judges in: a replayed
+    join into one of them raises AlreadyAdmitted instead of admitting a second guest.
+
+    Every refusal (wrong code, guests not allowed, cap reached, session not open, too many wrong
+    attempts from this address) gives the same Refused(GUEST_REFUSAL). Wrong codes are counted per
+    client address in the database, which every server process shares; past
+    BLINDJUDGE_GUEST_ATTEMPTS in a window even a right code is refused.
+    Side effects: counts a wrong attempt (committed even though the call fails); on success
+    creates the guest Judge with assignments, commitment and resume token.
+    """
+    display_name = clean_display_name(display_name)
+    throttle_key = f"guest-code:{client_address}"
+    if throttle.exceeded(throttle_key, limit=settings.BLINDJUDGE_GUEST_ATTEMPTS,
+                         window_seconds=settings.BLINDJUDGE_GUEST_WINDOW_SECONDS):
+        raise Refused(GUEST_REFUSAL)
+    credential = (
+        Credential.objects.select_related("session")
+        .filter(kind=CredentialKind.GUEST, revoked_at__isnull=True,
+                token_sha256=token_sha256(canonical_guest_code(code or "")))
+        .first()
+    )
+    if credential is None:
+        throttle.hit(throttle_key, window_seconds=settings.BLINDJUDGE_GUEST_WINDOW_SECONDS)
+        raise Refused(GUEST_REFUSAL)
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=credential.session_id)
+        if not session.guests_allowed or session.state != SessionState.OPEN:
+            raise Refused(GUEST_REFUSAL)
+        if session.url_id in held_sessions:
+            raise AlreadyAdmitted(session.url_id)
+        if session.guest_cap is not None:
+            guests = Judge.objects.filter(session=session, admitted_as=AdmittedAs.GUEST).count()
+            if guests >= session.guest_cap:
+                raise Refused(GUEST_REFUSAL)
+        return _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
+                      display_name=display_name, actor="guest_code")
+
+
+def host_join(*, session: Session, host: Host) -> Admission:
+    """The session's own host joins as a judge; their verdicts are reported as self-blinded.
+
+    Side effects: creates the host's Judge (admitted as host, bound to their account) with
+    assignments, commitment and resume token. Refused for another host's session (404) and when
+    the host already judges it.
+    """
+    if session.run.host_id != host.pk:
+        raise NotFound(f"no session {session.pk}")
+    with transaction.atomic():
+        return _admit(session, admitted_as=AdmittedAs.HOST, identified_by=IdentifiedBy.TOKEN,
+                      display_name=host.user.get_username(), user=host.user,
+                      actor=f"host:{host.user.get_username()}")
+
+
+GITHUB_REFUSAL = ("You are not invited to this session with this GitHub account. If you should be, "
+                  "ask the host to list your GitHub login.")
+
+
+def github_judge_join(*, session: Session | None, github_id: int, github_login: str,
+                      user) -> Admission | Judge:
+    """A person signed in with GitHub enters a session as a judge.
+
+    Returns the existing Judge when this GitHub account (by numeric id) already judges the session,
+    whatever its login is now; otherwise admits them (an Admission) when their login is listed for
+    the session on an invitation not yet used by another GitHub account. Everything else (no such
+    session, not listed, listed for another account, removed from the session) is refused with one
+    message, GITHUB_REFUSAL, which says nothing about the session.
+    Side effects: for a returning judge, updates their GitHub login when it changed, binds the
+    account when the judge had none (a token judge who linked GitHub) and appends
+    `judge.github_signin`; for a new one, creates the Judge (admitted as invited, identified by
+    github, bound to the GitHub id and the account) with assignments, commitment and resume token,
+    links the invitation to it and appends `judge.admitted`. The audit log never holds the login.
+    """
+    login = (github_login or "").strip()
+    if session is None or not github_id or not login:
+        raise Refused(GITHUB_REFUSAL)
+    with transaction.atomic():
+        judge = (Judge.objects.select_for_update(of=("self",)).select_related("session")
+                 .filter(session=session, github_id=github_id).first())
+        if judge is not None:
+            if judge.status != JudgeStatus.ACTIVE:
+                raise Refused(GITHUB_REFUSAL)
+            changed = []
+            if judge.github_login != login:
+                judge.github_login = login
+                changed.append("github_login")
+            if judge.user_id is None and user is not None:
+                judge.user = user  # a token judge who linked GitHub, signing in for the first time
+                changed.append("user")
+            if changed:
+                judge.save(update_fields=changed)
+            audit.record("judge.github_signin", actor="github", session=judge.session,
+                         judge=judge.pseudonym)
+            return judge
+        invitation = (Invitation.objects.select_for_update()
+                      .filter(session=session, github_login__iexact=login).first())
+        if invitation is None or invitation.judge_id is not None:
+            raise Refused(GITHUB_REFUSAL)
+        admission = _admit(session, admitted_as=AdmittedAs.INVITED,
+                           identified_by=IdentifiedBy.GITHUB, display_name="", actor="github",
+                           user=user, github_id=github_id, github_login=login)
+        invitation.judge = admission.judge
+        invitation.save(update_fields=["judge"])
+    return admission

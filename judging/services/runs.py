@@ -1,0 +1,138 @@
+"""Runs: importing a bundle whole, correcting a truth label later."""
+
+
+from django.conf import settings
+from django.db import transaction
+
+from blindjudge.errors import Conflict, Invalid, NotFound
+from content.bundle import BundleError, validate_bundle
+from content.canonical import sha256_hex
+from judging import audit
+from judging.models import (
+    Builder,
+    Copy,
+    CopyTruth,
+    Finding,
+    FindingTruth,
+    Review,
+    Reviewer,
+    Run,
+    TruthCorrection,
+)
+from judging.services.checks import checked_text
+
+
+def run_import(*, host, raw: bytes, actor: str) -> Run:
+    """Validate a run bundle whole, then write it as one run, or write nothing at all.
+
+    Side effects: creates the Run with its manifest and hashes, its Builders, Copies, Reviewers,
+    Reviews (each marked sealed, failed with the reason, or absent) and Findings, in one
+    transaction; appends a `run.imported` audit event.
+    Raises Invalid whose message lists every problem in the bundle, one per line, each naming its
+    place (`copies[3].builder: unknown builder "b9"`).
+    """
+    try:
+        bundle = validate_bundle(
+            raw,
+            max_bundle_bytes=settings.BLINDJUDGE_MAX_BUNDLE_BYTES,
+            max_copy_bytes=settings.BLINDJUDGE_MAX_COPY_BYTES,
+        )
+    except BundleError as error:
+        raise Invalid(str(error)) from None
+    data = bundle.data
+    with transaction.atomic():
+        run = Run.objects.create(
+            host=host, name=data["run"]["name"], task=data["run"]["task"], format=data["format"],
+            request_keys=bundle.request_keys, bundle_sha256=bundle.raw_sha256,
+            manifest=bundle.manifest, manifest_sha256=bundle.manifest_sha256,
+        )
+        builders = {
+            b["id"]: Builder(run=run, bundle_id=b["id"], model=b["model"], family=b["family"],
+                             position=i)
+            for i, b in enumerate(data["builders"])
+        }
+        Builder.objects.bulk_create(builders.values())
+        copies = {
+            c["id"]: Copy(
+                run=run, bundle_id=c["id"], builder=builders[c["builder"]], format=c["format"],
+                content=c["content"], content_sha256=sha256_hex(c["content"].encode("utf-8")),
+                imported_truth=c["truth"], truth=c["truth"], defect=c.get("defect", ""),
+                cluster=c.get("cluster", ""), position=i,
+            )
+            for i, c in enumerate(data["copies"])
+        }
+        Copy.objects.bulk_create(copies.values())
+        reviewers = {
+            r["id"]: Reviewer(run=run, bundle_id=r["id"], model=r["model"], family=r["family"],
+                              position=i)
+            for i, r in enumerate(data.get("reviewers", []))
+        }
+        Reviewer.objects.bulk_create(reviewers.values())
+        Review.objects.bulk_create(
+            Review(
+                run=run, reviewer=reviewers[r["reviewer"]], copy=copies[r["copy"]],
+                verdict=r["verdict"], reason=r.get("reason", ""),
+                authorship_guess=r.get("authorship_guess", ""),
+                request=r.get("request") or "", request_sha256=r.get("request_sha256") or "",
+                seal=seal.outcome, seal_reason=seal.reason, position=i,
+            )
+            for i, (r, seal) in enumerate(zip(data.get("reviews", []), bundle.seals, strict=True))
+        )
+        findings = {
+            f["id"]: Finding(
+                run=run, bundle_id=f["id"], copy=copies[f["copy"]], text=f["text"],
+                proposed_verdict=f["proposed_verdict"], imported_truth=f["truth"],
+                truth=f["truth"], position=i,
+            )
+            for i, f in enumerate(data.get("findings", []))
+        }
+        Finding.objects.bulk_create(findings.values())
+        raised = Finding.raised_by.through
+        raised.objects.bulk_create(
+            raised(finding=findings[f["id"]], reviewer=reviewers[reviewer_id])
+            for f in data.get("findings", [])
+            for reviewer_id in dict.fromkeys(f["raised_by"])
+        )
+        audit.record(
+            "run.imported", actor=actor, run=run, bundle_sha256=bundle.raw_sha256,
+            manifest_sha256=bundle.manifest_sha256, copies=len(copies), findings=len(findings),
+        )
+    return run
+
+
+def truth_correct(*, run: Run, item: str, truth: str, note: str, actor: str) -> TruthCorrection:
+    """Correct the truth label of one copy or finding (by bundle id); both versions are kept.
+
+    Side effects: updates the current truth of the copy or finding, appends a dated
+    TruthCorrection with the old and new labels and the note, and a `truth.corrected` audit event.
+    Allowed at any time, the reveal included: the report scores under both versions.
+    """
+    note = checked_text(note, field="note").strip()
+    if not note:
+        raise Invalid("--note: say why the label is corrected")
+    with transaction.atomic():
+        target = Copy.objects.select_for_update().filter(run=run, bundle_id=item).first()
+        choices = CopyTruth
+        if target is None:
+            target = Finding.objects.select_for_update().filter(run=run, bundle_id=item).first()
+            choices = FindingTruth
+        if target is None:
+            raise NotFound(f'run {run.pk} has no copy or finding "{item}"')
+        if truth not in choices.values:
+            raise Invalid(
+                f'truth "{truth}" is not one of {", ".join(choices.values)} '
+                f"for a {'copy' if choices is CopyTruth else 'finding'}"
+            )
+        if target.truth == truth:
+            raise Conflict(f'"{item}" is already labelled {truth}')
+        correction = TruthCorrection.objects.create(
+            run=run, copy=target if choices is CopyTruth else None,
+            finding=target if choices is FindingTruth else None,
+            old_truth=target.truth, new_truth=truth, note=note,
+        )
+        target.truth = truth
+        target.save(update_fields=["truth"])
+        audit.record(
+            "truth.corrected", actor=actor, run=run, item=item, old=correction.old_truth, new=truth,
+        )
+    return correction

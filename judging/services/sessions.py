@@ -1,0 +1,420 @@
+"""Sessions: creating and editing the draft, redactions, guest settings, opening (the protocol
+freezes), amendments, and the states draft -> open <-> closed -> revealed.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import (
+    Credential,
+    CredentialKind,
+)
+from blindjudge.errors import Conflict, Invalid
+from content.canonical import canonical_sha256, sha256_hex
+from content.draws import (
+    Draws,
+    new_guest_code,
+)
+from content.normalise import PatternError, compile_patterns
+from content.rules import RulesError, parse_rules
+from judging import audit, live
+from judging.models import (
+    Item,
+    PreregAmendment,
+    ReviewerDisplay,
+    Run,
+    Session,
+    SessionKind,
+    SessionState,
+    Verdict,
+)
+from judging.services.admission import issue_credential
+from judging.services.checks import check_guest_cap, checked_text
+
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SessionCreated:
+    session: Session
+    guest_code: str | None
+
+
+def _check_reviewer_names_allowed(run: Run):
+    builder_names = set()
+    for model, family in run.builders.values_list("model", "family"):
+        builder_names |= {model.casefold(), family.casefold()}
+    clashes = [
+        r.bundle_id for r in run.reviewers.all()
+        if r.model.casefold() in builder_names or r.family.casefold() in builder_names
+    ]
+    if clashes:
+        raise Invalid(
+            "reviewer display: model names would name a builder (reviewer "
+            + ", ".join(f'"{c}"' for c in clashes)
+            + " shares a model or family with a builder); use Reviewer A, B, … instead"
+        )
+
+
+def _check_rules(text: str, place: str) -> list[dict]:
+    try:
+        return parse_rules(text)
+    except RulesError as error:
+        raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
+
+
+def session_create(
+    *, run: Run, kind: str, actor: str, rubric: str = "", preregistration: str = "",
+    items_per_judge: int | None = None, guests_allowed: bool = False,
+    guest_cap: int | None = None, reviewer_display: str = ReviewerDisplay.LETTERS,
+    scorecards: bool = False, draw_seed: str = "",
+) -> SessionCreated:
+    """Create a draft session on a run, with one item per copy (or per finding).
+
+    Side effects: creates the Session (random URL id, allocation seed drawn and stored) and its
+    Items; issues the guest code when guests are allowed (see judging.services.guests_configure);
+    appends a `session.created` audit event.
+    Refuses a findings session on a run without findings, items per judge outside 1..items, model
+    names as reviewer labels when they would name a builder, malformed decision rules, a
+    malformed draw seed.
+    """
+    if kind not in SessionKind.values:
+        raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
+    if reviewer_display not in ReviewerDisplay.values:
+        raise Invalid(
+            f'reviewer display "{reviewer_display}" is not one of '
+            f'{", ".join(ReviewerDisplay.values)}'
+        )
+    if draw_seed:
+        try:
+            if len(bytes.fromhex(draw_seed)) != 32:
+                raise ValueError
+        except ValueError:
+            raise Invalid("draw seed: expected 64 hexadecimal characters") from None
+    rubric = checked_text(rubric, field="rubric")
+    preregistration = checked_text(preregistration, field="preregistration")
+    if kind == SessionKind.FINDINGS:
+        sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
+        if not sources:
+            raise Invalid(f"run {run.pk} has no findings; a findings session needs some")
+    else:
+        sources = [(c, None, c.bundle_id) for c in run.copies.all()]
+    if items_per_judge is not None and not 1 <= items_per_judge <= len(sources):
+        raise Invalid(
+            f"items per judge: {items_per_judge} is outside 1..{len(sources)} "
+            f"(the session has {len(sources)} items)"
+        )
+    check_guest_cap(guest_cap)
+    if reviewer_display == ReviewerDisplay.NAMES:
+        _check_reviewer_names_allowed(run)
+    _check_rules(preregistration, "preregistration")
+
+    draws = Draws(draw_seed)
+    with transaction.atomic():
+        session = Session.objects.create(
+            run=run, url_id=Draws().symbols("url", "abcdefghijkmnpqrstuvwxyz23456789", 22),
+            kind=kind, rubric=rubric, preregistration=preregistration,
+            items_per_judge=items_per_judge, guest_cap=guest_cap,
+            reviewer_display=reviewer_display, scorecards=scorecards, draw_seed=draw_seed,
+            allocation_seed=draws.hex("allocation"),
+        )
+        Item.objects.bulk_create(
+            Item(session=session, copy=copy, finding=finding, key=key)
+            for copy, finding, key in sources
+        )
+        audit.record("session.created", actor=actor, session=session, kind=kind,
+                     items=len(sources), items_per_judge=items_per_judge)
+        guest_code = None
+        if guests_allowed:
+            guest_code = guests_configure(session=session, allow=True, actor=actor).guest_code
+    return SessionCreated(session=session, guest_code=guest_code)
+
+
+def _locked_session(session: Session) -> Session:
+    """Re-read the session row under a row lock (serialises state changes on PostgreSQL;
+    SQLite's IMMEDIATE transactions already serialise every writer)."""
+    return Session.objects.select_for_update().get(pk=session.pk)
+
+
+def _require_state(session: Session, *states: str, doing: str):
+    if session.state not in states:
+        raise Conflict(f"cannot {doing}: session {session.pk} is {session.state}")
+
+
+def redactions_accept(*, session: Session, patterns: list[str], actor: str) -> Session:
+    """Accept content patterns to redact (literal, or `re:` + regex) on a draft session.
+
+    Side effects: adds the patterns (deduplicated, in order) to the session's redaction list;
+    appends a `redactions.accepted` audit event. Refused once the session has opened (the
+    patterns are part of the frozen protocol) and for empty or invalid patterns.
+    """
+    patterns = [checked_text(p, field="pattern") for p in patterns]
+    try:
+        compile_patterns(patterns)
+    except PatternError as error:
+        raise Invalid(str(error)) from None
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="change redactions")
+        added = [p for p in dict.fromkeys(patterns) if p not in session.redaction_patterns]
+        session.redaction_patterns = session.redaction_patterns + added
+        session.save(update_fields=["redaction_patterns"])
+        audit.record("redactions.accepted", actor=actor, session=session, patterns=added)
+    return session
+
+
+def redactions_withdraw(*, session: Session, patterns: list[str], actor: str) -> Session:
+    """Withdraw accepted patterns from a draft session.
+
+    Side effects: removes the patterns from the session's list; appends a `redactions.withdrawn`
+    audit event. Refused once the session has opened, and for a pattern that was not accepted.
+    """
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="change redactions")
+        unknown = [p for p in patterns if p not in session.redaction_patterns]
+        if unknown:
+            raise Invalid("not an accepted pattern: " + ", ".join(repr(p) for p in unknown))
+        session.redaction_patterns = [p for p in session.redaction_patterns if p not in patterns]
+        session.save(update_fields=["redaction_patterns"])
+        audit.record("redactions.withdrawn", actor=actor, session=session, patterns=patterns)
+    return session
+
+
+def protocol_of(session: Session) -> dict:
+    """The protocol as it freezes at opening.
+
+    It holds what judges are asked and how (task, rubric, items by key and content hash, items per
+    judge, redactions, reviewer display, preregistration and rules, allocation seed) and nothing
+    of truth or builder identity, so it can be shown by hash to judges.
+    """
+    items = []
+    for item in session.items.select_related("copy", "finding").order_by("key"):
+        entry = {"key": item.key, "copy_sha256": item.copy.content_sha256}
+        if item.finding_id:
+            entry["finding_sha256"] = sha256_hex(item.finding.text.encode("utf-8"))
+        items.append(entry)
+    return {
+        "blindjudge_protocol": PROTOCOL_VERSION,
+        "kind": session.kind,
+        "task": session.run.task,
+        "rubric": session.rubric,
+        "items": items,
+        "items_per_judge": session.items_per_judge,
+        "redaction_patterns": session.redaction_patterns,
+        "reviewer_display": session.reviewer_display,
+        "scorecards": session.scorecards,
+        "preregistration": session.preregistration,
+        "decision_rules": parse_rules(session.preregistration),
+        "allocation_seed": session.allocation_seed,
+    }
+
+
+def session_open(*, session: Session, actor: str) -> Session:
+    """Open a draft session: its protocol freezes.
+
+    Side effects: validates the decision rules (unknown metrics or operators are refused here,
+    never at report time); stores the protocol as canonical JSON with its SHA-256 and the time;
+    moves the session to open; appends a `session.opened` audit event with the protocol hash.
+    """
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="open")
+        rules = _check_rules(session.preregistration, "preregistration")
+        protocol = protocol_of(session)
+        session.protocol = protocol
+        session.protocol_sha256 = canonical_sha256(protocol)
+        session.decision_rules = rules
+        session.state = SessionState.OPEN
+        session.opened_at = timezone.now()
+        session.save(update_fields=[
+            "protocol", "protocol_sha256", "decision_rules", "state", "opened_at",
+        ])
+        audit.record("session.opened", actor=actor, session=session,
+                     protocol_sha256=session.protocol_sha256)
+        live.session_state_changed(session)
+    return session
+
+
+def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
+    """Add a dated amendment to an opened session's preregistration (the frozen text stays).
+
+    Side effects: stores the amendment with its hash and time, marked before or after the first
+    verdict in the session; if it holds a `rules` block, those rules replace the rules in force
+    (validated now); appends a `prereg.amended` audit event. Refused on drafts (edit the
+    preregistration itself) and after the reveal.
+    """
+    text = checked_text(text, field="amendment").strip()
+    if not text:
+        raise Invalid("amendment: the text is empty")
+    rules = _check_rules(text, "amendment")
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.OPEN, SessionState.CLOSED, doing="amend")
+        before = not Verdict.objects.filter(assignment__judge__session=session).exists()
+        amendment = PreregAmendment.objects.create(
+            session=session, text=text, text_sha256=sha256_hex(text.encode("utf-8")),
+            decision_rules=rules or None, before_first_verdict=before,
+        )
+        if rules:
+            session.decision_rules = rules
+            session.save(update_fields=["decision_rules"])
+        audit.record("prereg.amended", actor=actor, session=session,
+                     text_sha256=amendment.text_sha256, before_first_verdict=before,
+                     replaces_rules=bool(rules))
+    return amendment
+
+
+def session_close(*, session: Session, actor: str) -> Session:
+    """Close an open session: no new verdicts, drafts or locks until it is reopened.
+
+    Side effects: moves the session to closed with the time; appends `session.closed`; tells the
+    session's open sockets (after commit, like every state change below).
+    """
+    return _transition(session, SessionState.OPEN, SessionState.CLOSED, actor,
+                       doing="close", action="session.closed", stamp="closed_at")
+
+
+def session_reopen(*, session: Session, actor: str) -> Session:
+    """Reopen a closed session (possible until the reveal).
+
+    Side effects: moves the session back to open; appends `session.reopened`.
+    """
+    return _transition(session, SessionState.CLOSED, SessionState.OPEN, actor,
+                       doing="reopen", action="session.reopened")
+
+
+def session_reveal(*, session: Session, actor: str) -> Session:
+    """Reveal a closed session. Irreversible.
+
+    Side effects: moves the session to revealed with the time, which publishes the mapping and
+    the commitment salts in the report and ends judging; appends `session.revealed`.
+    """
+    return _transition(session, SessionState.CLOSED, SessionState.REVEALED, actor,
+                       doing="reveal", action="session.revealed", stamp="revealed_at")
+
+
+def _transition(session, source, target, actor, *, doing, action, stamp=None):
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, source, doing=doing)
+        session.state = target
+        fields = ["state"]
+        if stamp:
+            setattr(session, stamp, timezone.now())
+            fields.append(stamp)
+        session.save(update_fields=fields)
+        audit.record(action, actor=actor, session=session)
+        live.session_state_changed(session)
+    return session
+
+
+UNCHANGED = object()
+
+
+def session_update_draft(
+    *, session: Session, actor: str, rubric=UNCHANGED, preregistration=UNCHANGED,
+    items_per_judge=UNCHANGED, reviewer_display=UNCHANGED, scorecards=UNCHANGED,
+) -> Session:
+    """Change a draft session's rubric, preregistration, items per judge, reviewer display or
+    scorecards; a field left UNCHANGED keeps its value.
+
+    Validation is session_create's: text normalised and bounded, items per judge within 1..items
+    (None means all), model names as reviewer labels refused where they would name a builder,
+    malformed decision rules refused. Everything is checked before anything is written.
+    Side effects: updates the given fields of the session; appends a `session.updated` audit
+    event naming the changed fields (never their text). Refused once the session has opened (the
+    protocol is frozen; amend the preregistration instead).
+    """
+    changes = {}
+    if rubric is not UNCHANGED:
+        changes["rubric"] = checked_text(rubric, field="rubric")
+    if preregistration is not UNCHANGED:
+        changes["preregistration"] = checked_text(preregistration, field="preregistration")
+        _check_rules(changes["preregistration"], "preregistration")
+    if reviewer_display is not UNCHANGED:
+        if reviewer_display not in ReviewerDisplay.values:
+            raise Invalid(
+                f'reviewer display "{reviewer_display}" is not one of '
+                f'{", ".join(ReviewerDisplay.values)}'
+            )
+        if reviewer_display == ReviewerDisplay.NAMES:
+            _check_reviewer_names_allowed(session.run)
+        changes["reviewer_display"] = reviewer_display
+    if scorecards is not UNCHANGED:
+        changes["scorecards"] = bool(scorecards)
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="edit the draft")
+        if items_per_judge is not UNCHANGED:
+            items = session.items.count()
+            if items_per_judge is not None and (
+                    isinstance(items_per_judge, bool) or not isinstance(items_per_judge, int)):
+                raise Invalid("items per judge: expected a whole number (or empty for all)")
+            if items_per_judge is not None and not 1 <= items_per_judge <= items:
+                raise Invalid(
+                    f"items per judge: {items_per_judge} is outside 1..{items} "
+                    f"(the session has {items} items)"
+                )
+            changes["items_per_judge"] = items_per_judge
+        changed = [name for name, value in changes.items() if getattr(session, name) != value]
+        for name in changed:
+            setattr(session, name, changes[name])
+        if changed:
+            session.save(update_fields=changed)
+            audit.record("session.updated", actor=actor, session=session, fields=changed)
+    return session
+
+
+UNSET = object()
+
+
+@dataclass(frozen=True)
+class GuestSettings:
+    session: Session
+    guest_code: str | None  # set only when a new code was issued by this call
+
+
+def guests_configure(*, session: Session, actor: str, allow: bool | None = None,
+                     cap=UNSET, rotate: bool = False) -> GuestSettings:
+    """Allow or deny guests, cap their number, rotate the guest code.
+
+    A code is stored only hashed, so it is shown once, when issued: allowing guests issues one if
+    none is active, and rotating replaces it (the old one stops working at once). Denying guests
+    revokes the active code. Side effects: updates the session's guest settings, issues or
+    revokes guest-code credentials, appends `guests.configured`.
+    """
+    if cap is not UNSET:
+        check_guest_cap(cap)
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=session.pk)
+        if session.state == SessionState.REVEALED:
+            raise Conflict("the session is revealed; guest settings no longer apply")
+        fields = []
+        if allow is not None:
+            session.guests_allowed = allow
+            fields.append("guests_allowed")
+        if cap is not UNSET:
+            session.guest_cap = cap
+            fields.append("guest_cap")
+        if rotate and not session.guests_allowed:
+            raise Conflict("guests are not allowed in this session; allow them first")
+        if fields:
+            session.save(update_fields=fields)
+        active = Credential.objects.filter(session=session, kind=CredentialKind.GUEST,
+                                           revoked_at__isnull=True)
+        code = None
+        now = timezone.now()
+        if not session.guests_allowed:
+            active.update(revoked_at=now)
+        elif rotate or not active.exists():
+            active.update(revoked_at=now)
+            draws = Draws()  # guest codes are credentials: always from the OS CSPRNG
+            code = new_guest_code(draws, "guest")
+            issue_credential(CredentialKind.GUEST, session=session, token=code)
+        audit.record("guests.configured", actor=actor, session=session,
+                     allowed=session.guests_allowed, cap=session.guest_cap,
+                     new_code=code is not None)
+    return GuestSettings(session=session, guest_code=code)

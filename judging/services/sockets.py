@@ -1,0 +1,58 @@
+"""Live sockets: which of a judge's websockets are connected now, for the host's dashboard."""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import JudgeStatus
+from judging import live
+from judging.models import LiveSocket
+from judging.services.verdicts import judge_for_update
+
+
+def live_socket_open(*, judge, channel_name: str):
+    """A judge's websocket opened. Refused (NotFound) for a judge no longer active, so a socket
+    never outlives its judge's removal even if the removal's event was missed.
+
+    Side effects: records the socket with the time (and drops rows a killed process left behind
+    more than a day ago); after commit, the host's dashboard gets the judge's row.
+    """
+    with transaction.atomic():
+        judge = judge_for_update(judge)
+        now = timezone.now()
+        LiveSocket.objects.filter(seen_at__lt=now - timedelta(days=1)).delete()
+        LiveSocket.objects.update_or_create(channel_name=channel_name,
+                                            defaults={"judge": judge, "seen_at": now})
+        live.judge_changed(judge)
+    return judge
+
+
+def live_socket_seen(*, judge, channel_name: str) -> bool:
+    """The client of a judge's socket pinged: it still counts as connected. Returns False (and
+    forgets the socket) when the judge is no longer active, so the caller closes it.
+
+    Side effects: refreshes the socket's time; after commit, the host's dashboard gets the row
+    when the socket had gone stale (its process restarted, or the client slept).
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        if not type(judge).objects.filter(pk=judge.pk, status=JudgeStatus.ACTIVE).exists():
+            LiveSocket.objects.filter(channel_name=channel_name).delete()
+            return False
+        socket = LiveSocket.objects.filter(channel_name=channel_name).first()
+        if socket is None or (now - socket.seen_at).total_seconds() > live.STALE_SECONDS:
+            LiveSocket.objects.update_or_create(channel_name=channel_name,
+                                                defaults={"judge_id": judge.pk, "seen_at": now})
+            live.judge_changed(judge)
+        else:
+            LiveSocket.objects.filter(pk=socket.pk).update(seen_at=now)
+    return True
+
+
+def live_socket_close(*, judge, channel_name: str):
+    """A judge's websocket closed. Side effects: forgets the socket; after commit, the host's
+    dashboard gets the judge's row."""
+    with transaction.atomic():
+        if LiveSocket.objects.filter(channel_name=channel_name).delete()[0]:
+            live.judge_changed(judge)
