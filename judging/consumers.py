@@ -27,7 +27,9 @@ from accounts.guards import host_of, judge_held_by
 from accounts.models import Judge, JudgeStatus
 from blindjudge.errors import NotFound
 from judging import live
-from judging.selectors import judge_live_state, live_judge_rows, live_totals, session_for_host
+from judging.selectors.host import session_for_host
+from judging.selectors.judge import judge_live_state
+from judging.selectors.live import live_judge_rows, live_totals
 from judging.services import live_socket_close, live_socket_open, live_socket_seen
 
 

@@ -50,13 +50,8 @@ from judging.host_forms import (
     add_service_error,
 )
 from judging.models import SessionState
-from judging.selectors import (
-    blinding_check,
-    items_per_judge,
-    live_connected_counts,
-    run_for_host,
-    session_for_host,
-)
+from judging.selectors.host import blinding_check, items_per_judge, run_for_host, session_for_host
+from judging.selectors.live import live_connected_counts
 from judging.services import (
     guests_configure,
     host_join,

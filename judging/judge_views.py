@@ -13,14 +13,14 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
 
 from accounts.guards import held_sessions, judge_required, remember_judge
-from accounts.selectors import judge_by_resume_token
 from blindjudge.errors import Invalid, Refused, ServiceError
 from blindjudge.links import resume_link
 from content.normalise import normalise
 from content.rendering import FRAME_CSP, copy_html, frame_document
 from judging.models import SessionKind, SessionState
-from judging.selectors import (
+from judging.selectors.judge import (
     judge_assignments,
+    judge_by_resume_token,
     judge_copy,
     judge_item,
     judge_item_place,

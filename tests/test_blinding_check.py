@@ -3,7 +3,7 @@ names could unblind, and what the accepted patterns redact (counted per builder)
 
 import json
 
-from judging.selectors import blinding_check
+from judging.selectors.host import blinding_check
 from judging.services import redactions_accept, run_import, session_create
 from tests.conftest import make_bundle
 

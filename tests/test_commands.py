@@ -20,10 +20,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from accounts import selectors
 from accounts.models import Credential, CredentialKind, Host, Invitation, Judge
 from blindjudge.errors import Refused
 from judging.models import AuditEvent, Run, Session, TruthCorrection
+from judging.selectors import judge as selectors
 from judging.services import (
     GUEST_REFUSAL,
     guest_join,

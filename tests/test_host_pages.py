@@ -24,7 +24,6 @@ from django.urls import reverse
 
 from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
-from accounts.selectors import judge_by_resume_token
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging import host_urls
 from judging.models import (
@@ -36,6 +35,7 @@ from judging.models import (
     SessionState,
     TruthCorrection,
 )
+from judging.selectors.judge import judge_by_resume_token
 from judging.services import (
     guest_join,
     join_token_exchange,

@@ -9,12 +9,12 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from accounts import selectors
 from accounts.models import AdmittedAs, Credential, CredentialKind, IdentifiedBy, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
 from content.commitments import commitment_sha256
 from content.draws import ITEM_CODE_ALPHABET, draw_order
 from judging.models import Assignment, AuditEvent
+from judging.selectors import judge as selectors
 from judging.services import (
     GUEST_REFUSAL,
     JOIN_REFUSAL,

@@ -51,7 +51,7 @@ from judging.models import (
     SessionKind,
     Verdict,
 )
-from judging.selectors import judge_phase
+from judging.selectors.judge import judge_phase
 from judging.services import (
     KEEP,
     host_create,

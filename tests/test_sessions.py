@@ -6,7 +6,7 @@ import pytest
 from blindjudge.errors import Conflict, Invalid, NotFound
 from content.canonical import canonical_sha256
 from judging.models import AuditEvent, Session, TruthCorrection
-from judging.selectors import run_for_host, session_for_host
+from judging.selectors.host import run_for_host, session_for_host
 from judging.services import (
     prereg_amend,
     redactions_accept,

@@ -29,7 +29,7 @@ from accounts.models import Credential, Judge
 from blindjudge.errors import Invalid, NotFound
 from content.rendering import ALLOWED_TAGS, FRAME_STYLE
 from judging.models import AuditEvent, Verdict
-from judging.selectors import session_for_host
+from judging.selectors.host import session_for_host
 from judging.services import (
     GUEST_REFUSAL,
     JOIN_REFUSAL,

@@ -27,7 +27,7 @@ from judging.models import (
     Session,
     Verdict,
 )
-from judging.selectors import judge_copy
+from judging.selectors.judge import judge_copy
 from tests.leakcheck import encode
 
 

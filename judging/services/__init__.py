@@ -58,10 +58,7 @@ from judging.services.judges import (
     resume_token_reissue,
     resume_token_revoke,
 )
-from judging.services.runs import (
-    run_import,
-    truth_correct,
-)
+from judging.services.runs import run_import, truth_correct
 from judging.services.sessions import (
     PROTOCOL_VERSION,
     UNCHANGED,
@@ -80,11 +77,7 @@ from judging.services.sessions import (
     session_reveal,
     session_update_draft,
 )
-from judging.services.sockets import (
-    live_socket_close,
-    live_socket_open,
-    live_socket_seen,
-)
+from judging.services.sockets import live_socket_close, live_socket_open, live_socket_seen
 from judging.services.verdicts import (
     COPY_VERDICTS,
     FINDING_VERDICTS,

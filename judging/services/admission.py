@@ -27,20 +27,9 @@ from accounts.models import (
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
 from content.commitments import commitment_sha256
-from content.draws import (
-    Draws,
-    balanced_pick,
-    canonical_guest_code,
-    draw_item_codes,
-    draw_order,
-    order_key,
-)
+from content.draws import Draws, balanced_pick, canonical_guest_code, draw_item_codes, draw_order, order_key
 from judging import audit, live
-from judging.models import (
-    Assignment,
-    Session,
-    SessionState,
-)
+from judging.models import Assignment, Session, SessionState
 from judging.services.checks import clean_display_name
 
 JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
@@ -61,7 +50,6 @@ def issue_credential(kind: str, *, session, token: str, **fields) -> Credential:
 @dataclass(frozen=True)
 class Admission:
     """What a newly admitted judge is shown once: the resume token and the two hashes."""
-
     judge: Judge
     resume_token: str
     commitment_sha256: str
@@ -205,7 +193,6 @@ def join_token_exchange(*, token: str) -> Admission:
 
 class AlreadyAdmitted(Exception):  # noqa: N818 - an outcome, not an error
     """The browser already holds a judge in the session this code opens (a replayed join)."""
-
     def __init__(self, url_id: str):
         super().__init__(url_id)
         self.url_id = url_id

@@ -10,9 +10,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from accounts.models import (
-    Host,
-)
+from accounts.models import Host
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging import audit
 

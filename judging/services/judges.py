@@ -7,21 +7,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import (
-    Credential,
-    CredentialKind,
-    Host,
-    IdentifiedBy,
-    Invitation,
-    Judge,
-    JudgeStatus,
-)
+from accounts.models import Credential, CredentialKind, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging import audit, live
-from judging.models import (
-    SessionState,
-    Verdict,
-)
+from judging.models import SessionState, Verdict
 from judging.services.admission import GITHUB_REFUSAL, issue_credential
 
 

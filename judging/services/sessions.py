@@ -7,16 +7,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import (
-    Credential,
-    CredentialKind,
-)
+from accounts.models import Credential, CredentialKind
 from blindjudge.errors import Conflict, Invalid
 from content.canonical import canonical_sha256, sha256_hex
-from content.draws import (
-    Draws,
-    new_guest_code,
-)
+from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
 from content.rules import RulesError, parse_rules
 from judging import audit, live

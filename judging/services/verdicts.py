@@ -7,12 +7,7 @@ from django.utils import timezone
 from accounts.models import Judge, JudgeStatus
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
-from judging.models import (
-    Assignment,
-    SessionKind,
-    SessionState,
-    Verdict,
-)
+from judging.models import Assignment, SessionKind, SessionState, Verdict
 from judging.services.checks import MAX_REASON_CHARS, checked_text
 
 COPY_VERDICTS = ("pass", "fail")

@@ -1,5 +1,5 @@
 from blindjudge.commands import HostCommand, get_session
-from judging.selectors import blinding_check
+from judging.selectors.host import blinding_check
 from judging.services import redactions_accept, redactions_withdraw
 
 

@@ -1,0 +1,212 @@
+"""What a judge may see, and nothing else.
+
+Every query here lists its columns, and none of them is a builder, a family, a copy's bundle id,
+a truth label or a defect note: blinding is a property of these queries, not of a template that
+forgets a field. Judge-facing modules (judge/) import these selectors and no others.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Credential, CredentialKind, Judge, JudgeStatus
+from blindjudge.errors import NotFound, Refused
+from content.normalise import normalise
+from content.rendering import inline_html
+from judging.models import Assignment, Finding, Item, Review, Reviewer, ReviewerDisplay, Verdict
+from judging.services import RESUME_REFUSAL, token_sha256
+
+# Built from explicit column lists that hold no builder, family, bundle id of a copy, truth or
+# defect note: blinding is a property of these queries, not of a template that forgets a field.
+
+JUDGE_COPY_COLUMNS = ("item__copy__content", "item__copy__format")
+
+
+def judge_phase(judge) -> int | None:
+    """The phase the judge is in: 1, 2, or None when both are locked."""
+    if not judge.phase1_locked_at:
+        return 1
+    if not judge.phase2_locked_at:
+        return 2
+    return None
+
+
+def judge_assignments(judge) -> list[dict]:
+    """The judge's codes in their drawn order, each with the phases answered so far."""
+    rows = list(Assignment.objects.filter(judge=judge).order_by("position")
+                .values("pk", "code", "position"))
+    answered = {}
+    for assignment_id, phase in Verdict.objects.filter(assignment__judge=judge).order_by().values_list(
+            "assignment_id", "phase"):
+        answered.setdefault(assignment_id, set()).add(phase)
+    return [{"code": r["code"], "position": r["position"],
+             "answered": answered.get(r["pk"], set())} for r in rows]
+
+
+@dataclass(frozen=True)
+class ReviewerRow:
+    label: str
+    verdict: str
+    reason_html: str
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    code: str
+    position: int
+    total: int
+    phase: int
+    previous_code: str | None
+    next_code: str | None
+    finding_html: str | None
+    verdict: dict | None
+    phase1_verdict: dict | None
+    reviewer_rows: list
+    proposed_verdict: str | None
+    raised_by: list
+
+
+def reviewer_labels(session) -> dict[int, str]:
+    """Reviewer pk → the label judges see in phase 2, as the host chose."""
+    reviewers = Reviewer.objects.filter(run_id=session.run_id).order_by("position").values(
+        "pk", "model")
+    labels = {}
+    for index, reviewer in enumerate(reviewers):
+        if session.reviewer_display == ReviewerDisplay.NAMES:
+            labels[reviewer["pk"]] = reviewer["model"]
+        else:
+            labels[reviewer["pk"]] = f"Reviewer {_letters(index)}"
+    return labels
+
+
+def _letters(index: int) -> str:
+    label = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        label = chr(65 + remainder) + label
+    return label
+
+
+@dataclass(frozen=True)
+class ItemPlace:
+    """Where one of the judge's codes sits in their order, and what it points at."""
+    assignment_id: int
+    code: str
+    position: int
+    total: int
+    previous_code: str | None
+    next_code: str | None
+    copy_id: int
+    finding_id: int | None
+
+
+# One statement, written out: the ORM spent longer compiling the three correlated subqueries
+# than the database took to run them (profiled; this runs on every item page and form save).
+# Every lookup is on a unique index: (judge, code), then (judge, position) twice.
+_PLACE_SQL = """
+SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
+       (SELECT COUNT(*) FROM {assignment} s WHERE s.judge_id = a.judge_id),
+       (SELECT s.code FROM {assignment} s WHERE s.judge_id = a.judge_id
+                                            AND s.position = a.position - 1),
+       (SELECT s.code FROM {assignment} s WHERE s.judge_id = a.judge_id
+                                            AND s.position = a.position + 1)
+  FROM {assignment} a JOIN {item} i ON i.id = a.item_id
+ WHERE a.judge_id = %s AND a.code = %s
+"""
+
+
+def judge_item_place(judge, code: str) -> ItemPlace:
+    """The judge's item under `code` with its neighbours' codes and the judge's item count, in
+    one indexed query, whatever the number of items."""
+    sql = _PLACE_SQL.format(assignment=connection.ops.quote_name(Assignment._meta.db_table),
+                            item=connection.ops.quote_name(Item._meta.db_table))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [judge.pk, code])
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("no such item")
+    return ItemPlace(*row[:3], total=row[5], previous_code=row[6], next_code=row[7],
+                     copy_id=row[3], finding_id=row[4])
+
+
+def judge_item(judge, code: str) -> JudgeItem:
+    """One of the judge's items under its code, in the judge's current phase.
+
+    Phase-2 material (reviewers' verdicts and reasons, a finding's proposed verdict and who raised
+    it) is read only once phase 1 is locked; before that, none of it is queried at all.
+    """
+    session = judge.session
+    phase = judge_phase(judge) or 2
+    place = judge_item_place(judge, code)
+    patterns = session.redaction_patterns
+    finding_html = None
+    if place.finding_id:
+        text = Finding.objects.filter(pk=place.finding_id).values_list("text", flat=True)[0]
+        finding_html = inline_html(normalise(text, "text", patterns))
+    verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
+                .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
+    reviewer_rows, proposed, raised_by = [], None, []
+    if judge.phase1_locked_at:
+        labels = reviewer_labels(session)
+        if place.finding_id:
+            # Two columns, never the finding's row: its truth and bundle id stay in the database.
+            proposed = (Finding.objects.filter(pk=place.finding_id)
+                        .values_list("proposed_verdict", flat=True)[0])
+            raised_by = sorted(labels[r] for r in Finding.raised_by.through.objects
+                               .filter(finding_id=place.finding_id)
+                               .values_list("reviewer_id", flat=True))
+        else:
+            for review in (Review.objects.filter(copy_id=place.copy_id)
+                           .order_by("reviewer__position").values("reviewer_id", "verdict",
+                                                                   "reason")):
+                reviewer_rows.append(ReviewerRow(
+                    label=labels[review["reviewer_id"]], verdict=review["verdict"],
+                    reason_html=inline_html(normalise(review["reason"], "text", patterns))))
+    return JudgeItem(
+        code=place.code, position=place.position, total=place.total, phase=phase,
+        previous_code=place.previous_code, next_code=place.next_code,
+        finding_html=finding_html, verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
+        reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
+    )
+
+
+def judge_copy(judge, code: str) -> tuple[str, str]:
+    """(content, format) of the copy behind one of the judge's codes; nothing else."""
+    # order_by(): the models' default ordering would join the judge (and sort by session and
+    # number) for what is a lookup on a unique key; every judge-path lookup clears it.
+    row = (Assignment.objects.filter(judge=judge, code=code).order_by()
+           .values_list(*JUDGE_COPY_COLUMNS).first())
+    if row is None:
+        raise NotFound("no such item")
+    return row
+
+
+def judge_live_state(judge) -> dict:
+    """What a judge's own socket says about their own session: its state, their phase and their
+    own count of answered items. Nothing of any other judge."""
+    session = judge.session
+    phase = judge_phase(judge)
+    total = Assignment.objects.filter(judge=judge).count()
+    answered = (Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+                if phase else total)
+    return {"type": "state", "state": session.state, "phase": phase, "answered": answered,
+            "total": total}
+
+
+def judge_by_resume_token(token: str) -> Judge:
+    """The active judge a resume token belongs to. Unknown, revoked, expired and removed all give
+    the same Refused, so a revoked link looks exactly like one that never existed."""
+    credential = (
+        Credential.objects.select_related("judge__session")
+        .only("judge__status", "judge__session__url_id")
+        .filter(kind=CredentialKind.RESUME, token_sha256=token_sha256(token or ""),
+                revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+        .first()
+    )
+    if credential is None or credential.judge.status != JudgeStatus.ACTIVE:
+        raise Refused(RESUME_REFUSAL)
+    return credential.judge
