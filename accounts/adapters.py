@@ -1,5 +1,7 @@
 """allauth adapters: nobody signs up by themselves. Hosts are created with `createhost`; GitHub
-sign-in (issue 4) opens only where a login is listed."""
+sign-in opens only where a login is listed: on the hosts' allowlist here, or invited to judge an
+open session (judge.adapters, the adapter in settings; accounts sits below the judging domain and
+never imports it)."""
 
 import time
 
@@ -8,9 +10,6 @@ from allauth.account.utils import user_username
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.providers.base import AuthProcess
 from django.conf import settings
-
-from accounts.models import Invitation, Judge, JudgeStatus
-from judging.models import SessionState
 
 # Where a "verify only" GitHub sign-in (linking an identity, below) leaves what GitHub vouched for.
 VERIFIED_GITHUB_KEY = "github:verified"
@@ -47,19 +46,10 @@ def github_id_of(sociallogin) -> int | None:
 
 
 def github_login_is_listed(login: str, github_id: int | None = None) -> bool:
-    """On the hosts' allowlist, listed by a host for a session that is open now, or already bound
-    (by numeric id) to an active judge of an open session, e.g. a token judge who linked GitHub."""
+    """On the hosts' allowlist. Judges' logins are the judging domain's to list: see
+    judge.adapters, which extends the sign-up adapter below with them."""
     login = login.strip().lower()
-    if not login:
-        return False
-    if login in settings.BLINDJUDGE_HOST_GITHUB_ALLOWLIST:
-        return True
-    if github_id and Judge.objects.filter(github_id=github_id, status=JudgeStatus.ACTIVE,
-                                          session__state=SessionState.OPEN).exists():
-        return True
-    return Invitation.objects.filter(
-        github_login__iexact=login, session__state=SessionState.OPEN
-    ).exists()
+    return bool(login) and login in settings.BLINDJUDGE_HOST_GITHUB_ALLOWLIST
 
 
 def verified_github_identity(request) -> dict | None:
@@ -76,13 +66,16 @@ def forget_verified_github_identity(request) -> None:
 
 
 class ListedGitHubSocialAccountAdapter(DefaultSocialAccountAdapter):
-    """A first GitHub sign-in creates an account only for a listed login (see above); everyone
-    else sees allauth's "sign-up closed" page. Whether a signed-in person may judge a given session
-    or host is decided afterwards by the services, never here. No token is kept
+    """A first GitHub sign-in creates an account only for a listed login (`is_listed`); everyone
+    else sees allauth's "sign-up closed" page. Whether a signed-in person may judge a given
+    session or host is decided afterwards by the services, never here. No token is kept
     (SOCIALACCOUNT_STORE_TOKENS is off)."""
 
     def is_open_for_signup(self, request, sociallogin):
-        return github_login_is_listed(github_login_of(sociallogin), github_id_of(sociallogin))
+        return self.is_listed(github_login_of(sociallogin), github_id_of(sociallogin))
+
+    def is_listed(self, login: str, github_id: int | None) -> bool:
+        return github_login_is_listed(login, github_id)
 
     def pre_social_login(self, request, sociallogin):
         """A sign-in started with allauth's

@@ -1,4 +1,4 @@
-"""The ASGI application: Django's HTTP handling, and the live websockets (judging/routing.py).
+"""The ASGI application: Django's HTTP handling, and the live websockets (blindjudge/routing.py).
 
 Websockets pass the Origin check first (`AllowedHostsOriginValidator`: a page on another site
 cannot open a socket with the visitor's cookies), then the session and user are read from the
@@ -16,7 +16,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from judging.routing import websocket_urlpatterns  # noqa: E402
+from blindjudge.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": django_asgi_app,

@@ -112,6 +112,8 @@ INSTALLED_APPS = [
     "csp",
     "accounts",
     "judging",
+    "host",
+    "judge",
     "reports",
 ]
 
@@ -249,7 +251,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/host/"
 ACCOUNT_ADAPTER = "accounts.adapters.ClosedSignupAccountAdapter"
-SOCIALACCOUNT_ADAPTER = "accounts.adapters.ListedGitHubSocialAccountAdapter"
+SOCIALACCOUNT_ADAPTER = "judge.adapters.InvitedGitHubSocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"

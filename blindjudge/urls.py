@@ -1,11 +1,15 @@
+"""The site's URLs: the judge's pages at the root, the host's under /host/, allauth's under
+/accounts/. Only this module and blindjudge/routing.py import the page packages (host, judge)."""
+
 from django.urls import include, path
 
-from judging import judge_views
+from host.urls import account_urlpatterns
+from judge import views as judge_views
 
 urlpatterns = [
     path("", judge_views.home, name="home"),
-    path("", include("judging.judge_urls")),
-    path("host/", include("judging.host_urls")),
-    path("", include("accounts.github_urls")),
+    path("", include("judge.urls")),
+    path("host/", include("host.urls")),
+    path("", include(account_urlpatterns)),
     path("accounts/", include("allauth.urls")),
 ]

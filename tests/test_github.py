@@ -349,7 +349,7 @@ def github_judge_in(session, login="octocat", github_id=42):
     """Someone already judging the session by GitHub sign-in (their account made as allauth would)."""
     listed(session, login)
     user = get_user_model().objects.create(username=login)
-    return github_judge_join(session=session, github_id=github_id, github_login=login,
+    return github_judge_join(url_id=session.url_id, github_id=github_id, github_login=login,
                              user=user).judge
 
 

@@ -3,7 +3,7 @@ and what is never shown (verdict values before the reveal). Also the draft-editi
 
 Personas (conftest): `host` (alice) owns the run; `other_host` (bob) must see nothing of it;
 a signed-in account that is not a host; anonymous. Every URL comes from the resolver
-(`judging.host_urls.urlpatterns`), so a new page cannot be left out of the permission matrix.
+(`host.urls.urlpatterns`), so a new page cannot be left out of the permission matrix.
 Negative tests plant data that could leak before asserting its absence.
 """
 
@@ -25,7 +25,7 @@ from django.urls import reverse
 from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
 from blindjudge.errors import Conflict, Invalid, Refused
-from judging import host_urls
+from host import urls as host_urls
 from judging.models import (
     AuditEvent,
     Copy,

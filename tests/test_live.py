@@ -16,7 +16,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from blindjudge.asgi import application
-from judging import consumers
+from judging import live_consumer as consumers
 from judging.models import Assignment, LiveSocket
 from judging.services import (
     host_create,

@@ -259,7 +259,23 @@ GITHUB_REFUSAL = ("You are not invited to this session with this GitHub account.
                   "ask the host to list your GitHub login.")
 
 
-def github_judge_join(*, session: Session | None, github_id: int, github_login: str,
+def github_login_invited(login: str, github_id: int | None = None) -> bool:
+    """Whether a GitHub account may sign up to judge: its login is listed by a host for a session
+    that is open now, or its numeric id is already bound to an active judge of an open session
+    (a token judge who linked GitHub). Whether it may judge a given session is github_judge_join's
+    to decide."""
+    login = login.strip().lower()
+    if not login:
+        return False
+    if github_id and Judge.objects.filter(github_id=github_id, status=JudgeStatus.ACTIVE,
+                                          session__state=SessionState.OPEN).exists():
+        return True
+    return Invitation.objects.filter(
+        github_login__iexact=login, session__state=SessionState.OPEN
+    ).exists()
+
+
+def github_judge_join(*, url_id: str, github_id: int, github_login: str,
                       user) -> Admission | Judge:
     """A person signed in with GitHub enters a session as a judge.
 
@@ -275,6 +291,7 @@ def github_judge_join(*, session: Session | None, github_id: int, github_login: 
     links the invitation to it and appends `judge.admitted`. The audit log never holds the login.
     """
     login = (github_login or "").strip()
+    session = Session.objects.filter(url_id=url_id).first() if url_id else None
     if session is None or not github_id or not login:
         raise Refused(GITHUB_REFUSAL)
     with transaction.atomic():

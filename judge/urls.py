@@ -3,7 +3,7 @@ judge's own codes, judges by the server-side session only."""
 
 from django.urls import path
 
-from judging import judge_views as views
+from judge import github, views
 
 urlpatterns = [
     path("join/<str:token>", views.join, name="join"),
@@ -15,4 +15,8 @@ urlpatterns = [
     path("s/<str:url_id>/i/<str:code>/frame", views.frame, name="judge_frame"),
     path("s/<str:url_id>/lock/", views.lock, name="judge_lock"),
     path("s/<str:url_id>/scorecard/", views.scorecard, name="judge_scorecard"),
+    path("github/join/<str:url_id>/", github.judge_start, name="github_judge_start"),
+    path("github/join/<str:url_id>/done/", github.judge_done, name="github_judge_done"),
+    path("s/<str:url_id>/github/link/", github.judge_link_start, name="github_judge_link"),
+    path("s/<str:url_id>/github/link/done/", github.judge_link_done, name="github_judge_link_done"),
 ]

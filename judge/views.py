@@ -2,7 +2,8 @@
 
 Guards first in every view: `judge_required` answers 404 to anyone but the judge this browser was
 admitted as in the session the URL names. What a judge sees comes only from the judge selectors
-in judging/selectors.py, which never read builder identity or truth. Every change is a service.
+(judging/selectors/judge.py), which never read builder identity or truth. Every change is a
+service.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse
@@ -45,7 +46,7 @@ def home(request):
     return render(request, "home.html", {"judge_sessions": held_sessions(request)})
 
 
-def _admit(request, admission):
+def show_admission(request, admission):
     """Bind the browser to the new judge and keep what must be shown once for the welcome page."""
     judge = admission.judge
     remember_judge(request, judge)
@@ -63,7 +64,7 @@ def join(request, token):
     # GET only shows a button: a link preview or a prefetch must not use the single-use token.
     if request.method == "GET":
         return render(request, "judge/join.html")
-    return _admit(request, join_token_exchange(token=token))
+    return show_admission(request, join_token_exchange(token=token))
 
 
 @never_cache
@@ -83,7 +84,7 @@ def guest(request):
     if request.method == "POST":
         context.update(code=request.POST.get("code", "")[:64], name=request.POST.get("name", "")[:200])
         try:
-            return _admit(request, guest_join(code=context["code"], display_name=context["name"],
+            return show_admission(request, guest_join(code=context["code"], display_name=context["name"],
                                               client_address=request.META.get("REMOTE_ADDR", ""),
                                               held_sessions=frozenset(held_sessions(request))))
         except AlreadyAdmitted as replay:
@@ -257,4 +258,3 @@ def scorecard(request, url_id):
     card = judge_scorecard(judge)
     return render(request, "judge/scorecard.html", {"judge": judge, "session": judge.session,
                                                     "card": card})
-

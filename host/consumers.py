@@ -1,0 +1,72 @@
+"""The host's live dashboard of a session over a websocket: counts and states, never verdict values.
+
+Accepted only for the host who owns the session (`accounts.guards.host_of` on the socket's user);
+the rows come from the live selectors, the same ones the progress page reads.
+"""
+
+import asyncio
+
+from accounts.guards import host_of
+from blindjudge.errors import NotFound
+from judging import live
+from judging.live_consumer import LiveConsumer, database_sync_to_async
+from judging.selectors.host import session_for_host
+from judging.selectors.live import live_judge_rows, live_totals
+
+
+class HostLiveConsumer(LiveConsumer):
+    """`/ws/host/sessions/<id>/`: the host's dashboard of one of their own sessions."""
+    async def connect(self):
+        session = await database_sync_to_async(self._owned_session)()
+        if session is None:
+            return await self.close()  # before accept: the handshake is refused, nothing sent
+        self.session_id = session.pk
+        self.changed_judges: set[int] = set()
+        self.flushing = None
+        await self.join_groups([live.host_group(session.pk)])
+        await self.accept()
+        await self.on_refresh()
+
+    def _owned_session(self):
+        host = host_of(self.scope.get("user"))
+        if host is None:
+            return None
+        try:
+            return session_for_host(host=host, session_id=self.scope["url_route"]["kwargs"]["session_id"])
+        except NotFound:
+            return None
+
+    async def on_ping(self):
+        await self.send_json({"type": "pong"})
+
+    async def on_refresh(self):
+        await self.send_json(await database_sync_to_async(self._snapshot)())
+
+    def _snapshot(self):
+        from judging.models import Session
+
+        state = Session.objects.filter(pk=self.session_id).values_list("state", flat=True).first()
+        rows = live_judge_rows(self.session_id)
+        return {"type": "snapshot", "state": state, "totals": live_totals(rows), "judges": rows}
+
+    async def live_event(self, message):
+        event = message["event"]
+        if event.get("type") == "judge.changed":
+            # Rows are read while further events queue up; those are then read together, once.
+            self.changed_judges.add(event["judge"])
+            if self.flushing is None or self.flushing.done():
+                self.flushing = asyncio.ensure_future(self.send_changed_rows())
+            return
+        await self.send_json(event)
+
+    async def send_changed_rows(self):
+        while self.changed_judges and not self.closing:
+            judges, self.changed_judges = self.changed_judges, set()
+            for row in await database_sync_to_async(live_judge_rows)(self.session_id, judges):
+                await self.send_json({"type": "judge", "judge": row})
+
+    async def forget(self):
+        flushing, self.flushing = getattr(self, "flushing", None), None
+        if flushing is not None:
+            flushing.cancel()
+        await super().forget()

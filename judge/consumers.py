@@ -1,0 +1,72 @@
+"""A judge's own live feed: their session's state and their own saves and locks, for every tab they
+have open. Accepted only for the judge this browser was admitted as in the session the path names
+(`accounts.guards.judge_held_by`); nothing of any other judge is ever sent.
+"""
+
+from accounts.guards import judge_held_by
+from accounts.models import Judge, JudgeStatus
+from blindjudge.errors import NotFound
+from judging import live
+from judging.live_consumer import CLOSE_REMOVED, LiveConsumer, database_sync_to_async
+from judging.selectors.judge import judge_live_state
+from judging.services import live_socket_close, live_socket_open, live_socket_seen
+
+
+class JudgeLiveConsumer(LiveConsumer):
+    """`/ws/s/<url_id>/`: one judge's own feed in the session the path names."""
+    judge = None
+
+    async def connect(self):
+        judge = await database_sync_to_async(self._held_judge)()
+        if judge is None:
+            return await self.close()  # another judge's session, a removed judge, nobody
+        await self.join_groups([live.judge_group(judge.pk), live.judges_group(judge.session_id)])
+        try:
+            self.judge = await database_sync_to_async(live_socket_open)(
+                judge=judge, channel_name=self.channel_name)
+        except NotFound:  # removed between the check and now
+            await self.leave_groups()
+            return await self.close()
+        await self.accept()
+        # Read after joining the groups: an event racing the snapshot is never lost, at worst
+        # repeated by it.
+        await self.on_refresh()
+
+    def _held_judge(self):
+        browser_session = self.scope.get("session")
+        if browser_session is None:
+            return None
+        return judge_held_by(browser_session, self.scope["url_route"]["kwargs"]["url_id"])
+
+    async def on_ping(self):
+        if not await database_sync_to_async(live_socket_seen)(judge=self.judge,
+                                                                channel_name=self.channel_name):
+            return await self.removed()
+        await self.send_json({"type": "pong"})
+
+    async def on_refresh(self):
+        state = await database_sync_to_async(self._state)()
+        if state is None:
+            return await self.removed()
+        await self.send_json(state)
+
+    def _state(self):
+        judge = (Judge.objects.select_related("session")
+                 .filter(pk=self.judge.pk, status=JudgeStatus.ACTIVE).first())
+        return judge_live_state(judge) if judge else None
+
+    async def removed(self):
+        await self.send_json({"type": "removed"})
+        await self.refuse(CLOSE_REMOVED)
+
+    async def live_event(self, message):
+        event = message["event"]
+        if event.get("type") == "removed":
+            return await self.removed()
+        await self.send_json(event)
+
+    async def forget(self):
+        await super().forget()
+        judge, self.judge = self.judge, None
+        if judge is not None:
+            await database_sync_to_async(live_socket_close)(judge=judge, channel_name=self.channel_name)
