@@ -6,7 +6,7 @@ import sys
 
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindjudge.settings")
-    from django.core.management import execute_from_command_line
+    from django.core.management import execute_from_command_line  # noqa: PLC0415 - once the settings module is chosen
 
     execute_from_command_line(sys.argv)
 

@@ -22,7 +22,7 @@ import time
 
 def _django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-    import django
+    import django  # noqa: PLC0415 - Django loads only where the script needs the database
 
     django.setup()
 
@@ -70,13 +70,13 @@ def make_bundle(items: int, *, copy_bytes: int = 2048, reviewers: int = 3) -> di
 
 def setup(items: int, judges: int, per_judge: int | None) -> dict:
     _django()
-    from django.conf import settings
-    from django.contrib.sessions.backends.db import SessionStore
-    from django.test import Client
+    from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
+    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
+    from django.test import Client  # noqa: PLC0415 - needs django.setup() first
 
-    from accounts.guards import JUDGE_SESSION_KEY
-    from judging.models import Assignment
-    from judging.services import (
+    from accounts.guards import JUDGE_SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
+    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
         host_create,
         invitation_create,
         join_token_exchange,
@@ -124,8 +124,8 @@ def prefill(fixture: dict, phase: int, pseudonyms: list[str], lock: bool) -> dic
     versions of one row that no pruning could reclaim while it ran, which then slowed the
     progress page — an artefact, not what judges do.)"""
     _django()
-    from accounts.models import Judge
-    from judging.services import phase_lock, verdict_record
+    from accounts.models import Judge  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import phase_lock, verdict_record  # noqa: PLC0415 - needs django.setup() first
 
     started = time.perf_counter()
     saved = 0
@@ -144,8 +144,8 @@ def prefill(fixture: dict, phase: int, pseudonyms: list[str], lock: bool) -> dic
 
 def reveal(fixture: dict) -> dict:
     _django()
-    from judging.models import Session, Verdict
-    from judging.services import session_close, session_reveal
+    from judging.models import Session, Verdict  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import session_close, session_reveal  # noqa: PLC0415 - needs django.setup() first
 
     session = Session.objects.get(pk=fixture["session_id"])
     session = session_close(session=session, actor="bench")

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import os
 import platform
+import resource
 import secrets
 import shutil
 import subprocess
@@ -40,6 +42,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import psycopg
+from websockets.asyncio.client import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -67,16 +72,12 @@ def database_url(admin_url: str, name: str) -> str:
 
 
 def recreate_database(admin_url: str, name: str):
-    import psycopg
-
     with psycopg.connect(admin_url.replace("postgres://", "postgresql://", 1), autocommit=True) as db:
         db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         db.execute(f'CREATE DATABASE "{name}"')
 
 
 def drop_database(admin_url: str, name: str):
-    import psycopg
-
     with psycopg.connect(admin_url.replace("postgres://", "postgresql://", 1), autocommit=True) as db:
         db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
@@ -84,17 +85,17 @@ def drop_database(admin_url: str, name: str):
 def seed(sockets: int) -> dict:
     """One host, the demo run, an open copies session and `sockets` admitted judges, each with a
     browser session (cookie) as the join page leaves it."""
-    import django
+    import django  # noqa: PLC0415 - Django loads only where the script needs the database
 
     django.setup()
-    from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
+    from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
+    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
 
-    from accounts.guards import JUDGE_SESSION_KEY
-    from judging.demo import DEMO_RUBRIC, demo_bundle
-    from judging.models import Assignment
-    from judging.services import (
+    from accounts.guards import JUDGE_SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
+    from judging.demo import DEMO_RUBRIC, demo_bundle  # noqa: PLC0415 - needs django.setup() first
+    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
         host_create,
         invitation_create,
         join_token_exchange,
@@ -150,8 +151,6 @@ class Run:
     # --- sockets -----------------------------------------------------------------------------
 
     async def host_socket(self, ready: asyncio.Event, done: asyncio.Event):
-        from websockets.asyncio.client import connect
-
         async with connect(f"{self.ws_base}/ws/host/sessions/{self.world['session_id']}/",
                            origin=self.base, additional_headers={"Cookie": self.world["host_cookie"]},
                            open_timeout=30, max_queue=None) as socket:
@@ -175,8 +174,6 @@ class Run:
                             self.host_after_ack_ms.append((now - acked) * 1000)
 
     async def judge_socket(self, judge: dict, done: asyncio.Event):
-        from websockets.asyncio.client import connect
-
         try:
             socket = await connect(f"{self.ws_base}/ws/s/{self.world['url_id']}/", origin=self.base,
                                    additional_headers={"Cookie": judge["cookie"]}, open_timeout=60)
@@ -213,8 +210,6 @@ class Run:
     # --- verdicts ----------------------------------------------------------------------------
 
     def post_verdict(self, judge: dict, code: str) -> tuple[int, float, float]:
-        import http.client
-
         port = urlsplit(self.base).port
         body = urlencode({"verdict": "pass", "seconds_spent": "1", "go": "stay",
                           "csrfmiddlewaretoken": self.csrf})
@@ -296,8 +291,6 @@ class Run:
 
 
 def main():
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 16384), hard))  # a socket is a file
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -85,30 +85,3 @@ def read_text_file(path: str, what: str) -> str:
         # Not text; and PostgreSQL refuses NUL in text columns with a database error.
         raise CommandError(f"{what}: {path} holds a NUL byte at character {text.index(chr(0))}")
     return text
-
-
-def get_session(session_id):
-    from judging.models import Session
-
-    try:
-        return Session.objects.select_related("run").get(pk=int(session_id))
-    except (Session.DoesNotExist, ValueError):
-        raise CommandError(f"no session {session_id}") from None
-
-
-def get_run(run_id):
-    from judging.models import Run
-
-    try:
-        return Run.objects.get(pk=int(run_id))
-    except (Run.DoesNotExist, ValueError):
-        raise CommandError(f"no run {run_id}") from None
-
-
-def get_host(username):
-    from accounts.models import Host
-
-    try:
-        return Host.objects.select_related("user").get(user__username=username)
-    except Host.DoesNotExist:
-        raise CommandError(f'no host named "{username}" (create one with createhost)') from None

@@ -1,6 +1,7 @@
 """Test settings: the production settings module, with only what tests need changed."""
 
 import os
+import socket
 
 # A database URL means a shared server; the product then insists on a real secret. Tests supply one.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment-0123456789")
@@ -35,8 +36,6 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 # GitHub sign-in runs against a local stand-in (tests/github_standin.py) on 127.0.0.1. allauth reads
 # GITHUB_URL once, at import, so the port is chosen here: BLINDJUDGE_TEST_GITHUB_PORT, or a free one.
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]

@@ -10,9 +10,9 @@ one style block below; nothing in it can run, navigate or load.
 import base64
 import hashlib
 import re
+from html import escape
 
 import bleach
-from django.utils.html import escape
 from markdown_it import MarkdownIt
 
 from content.normalise import Normalised, Segment

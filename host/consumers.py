@@ -11,7 +11,7 @@ from blindjudge.errors import NotFound
 from judging import live
 from judging.live_consumer import LiveConsumer, database_sync_to_async
 from judging.selectors.host import session_for_host
-from judging.selectors.live import live_judge_rows, live_totals
+from judging.selectors.live import live_judge_rows, live_snapshot
 
 
 class HostLiveConsumer(LiveConsumer):
@@ -43,11 +43,7 @@ class HostLiveConsumer(LiveConsumer):
         await self.send_json(await database_sync_to_async(self._snapshot)())
 
     def _snapshot(self):
-        from judging.models import Session
-
-        state = Session.objects.filter(pk=self.session_id).values_list("state", flat=True).first()
-        rows = live_judge_rows(self.session_id)
-        return {"type": "snapshot", "state": state, "totals": live_totals(rows), "judges": rows}
+        return live_snapshot(self.session_id)
 
     async def live_event(self, message):
         event = message["event"]

@@ -4,11 +4,10 @@ have open. Accepted only for the judge this browser was admitted as in the sessi
 """
 
 from accounts.guards import judge_held_by
-from accounts.models import Judge, JudgeStatus
 from blindjudge.errors import NotFound
 from judging import live
 from judging.live_consumer import CLOSE_REMOVED, LiveConsumer, database_sync_to_async
-from judging.selectors.judge import judge_live_state
+from judging.selectors.judge import judge_live_state_if_active
 from judging.services import live_socket_close, live_socket_open, live_socket_seen
 
 
@@ -51,9 +50,7 @@ class JudgeLiveConsumer(LiveConsumer):
         await self.send_json(state)
 
     def _state(self):
-        judge = (Judge.objects.select_related("session")
-                 .filter(pk=self.judge.pk, status=JudgeStatus.ACTIVE).first())
-        return judge_live_state(judge) if judge else None
+        return judge_live_state_if_active(self.judge.pk)
 
     async def removed(self):
         await self.send_json({"type": "removed"})

@@ -358,7 +358,7 @@ def _authorship(reviews, reviewers, builders, copy_by_pk, builder_by_pk) -> dict
 def _above_chance(k: int, n: int, chance: float | None) -> float | None:
     if not n or chance is None or chance >= 1:
         return None
-    from scipy.stats import binomtest  # lazy, as in reports.stats
+    from scipy.stats import binomtest  # noqa: PLC0415 - lazy, as in reports.stats
 
     return float(binomtest(k, n, chance, alternative="greater").pvalue)
 

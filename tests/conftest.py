@@ -7,9 +7,13 @@ import copy
 import json
 
 import pytest
+from channels.layers import channel_layers
 from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
+from django.test import Client
 
+from accounts.guards import JUDGE_SESSION_KEY
 from judging import immutability
 from judging.services import (
     host_create,
@@ -104,9 +108,6 @@ def invite_and_join(session, name="Judge Dredd"):
 
 def judge_cookie(*judges) -> str:
     """A browser session holding these judges, as the join pages leave it, as a Cookie header."""
-    from django.contrib.sessions.backends.db import SessionStore
-
-    from accounts.guards import JUDGE_SESSION_KEY
 
     store = SessionStore()
     for judge in judges:
@@ -117,8 +118,6 @@ def judge_cookie(*judges) -> str:
 
 def host_cookie(host) -> str:
     """A browser session signed in as this host, as a Cookie header."""
-    from django.test import Client
-
     client = Client()
     client.force_login(host.user)
     return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
@@ -172,8 +171,6 @@ def fresh_channel_layer():
     """A channel layer made for this test's event loop: channels keeps one per process, and the
     Redis layer's locks belong to the loop that first used them (pytest-asyncio gives each test
     its own)."""
-    from channels.layers import channel_layers
-
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()

@@ -31,7 +31,11 @@ import html
 import re
 import zlib
 from dataclasses import dataclass
-from urllib.parse import unquote_to_bytes
+from html.parser import HTMLParser
+from urllib.parse import quote, unquote_to_bytes
+
+from django.urls import URLResolver, get_resolver
+from django.urls.resolvers import RegexPattern
 
 FORMS = ("raw", "core", "base64", "hex", "url", "html", "json", "token")
 
@@ -292,16 +296,11 @@ class Route:
     regex: bool  # a regular-expression pattern somewhere along the way (cannot be filled)
 
     def fill(self, values: dict[str, str]) -> str:
-        from urllib.parse import quote
-
         return "/" + _PARAM.sub(lambda m: quote(values[m.group("name")], safe=""), self.route)
 
 
 def walk_routes(patterns=None, prefix: str = "", regex: bool = False) -> list[Route]:
     """Every URL pattern of the current URL configuration, includes followed."""
-    from django.urls import URLResolver, get_resolver
-    from django.urls.resolvers import RegexPattern
-
     if patterns is None:
         patterns = get_resolver().url_patterns
     routes = []
@@ -326,8 +325,6 @@ URL_ATTRIBUTES = {"href", "src", "action", "formaction", "poster", "srcset", "pi
 
 def page_urls(body: bytes) -> list[tuple[str, str, str]]:
     """(tag, attribute, value) of every URL-bearing attribute in an HTML page."""
-    from html.parser import HTMLParser
-
     found = []
 
     class Parser(HTMLParser):

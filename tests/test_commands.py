@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
+from django.utils.html import escape
 
 from accounts.models import Credential, CredentialKind, Host, Invitation, Judge
 from blindjudge.errors import Refused
@@ -29,13 +31,16 @@ from judging.services import (
     guest_join,
     join_token_exchange,
     phase_lock,
+    run_import,
     session_close,
+    session_create,
     session_open,
     session_reveal,
     verdict_record,
 )
 from reports.build import build_report
 from reports.export import CSV_COLUMNS, to_json
+from reports.html import REPORT_META_CSP
 from tests.conftest import bundle_bytes, invite_and_join, make_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,8 +262,6 @@ def test_import_run_refuses_missing_files_directories_and_unknown_hosts(host, tm
 
 def _unclashing_run(host):
     """A run whose reviewers share no model or family with a builder (so names may be shown)."""
-    from judging.services import run_import
-
     bundle = make_bundle()
     bundle["reviewers"][1].update(model="deepseek-v3", family="DeepSeek")
     return run_import(host=host, raw=bundle_bytes(bundle), actor="test")
@@ -342,8 +345,6 @@ def test_create_session_refuses_bad_rules(run, tmp_path):
 
 @pytest.fixture
 def leaky_draft(host):
-    from judging.services import run_import, session_create
-
     bundle = make_bundle()
     bundle["copies"][2]["content"] = "# Claude wrote this\ndef add(a, b):\n    return a + b\n"
     run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
@@ -659,9 +660,6 @@ def test_export_report_json_csv_and_anon(open_session, session_id, tmp_path):
 
 
 def test_export_report_html(open_session, session_id, tmp_path):
-    from django.utils.html import escape
-
-    from reports.html import REPORT_META_CSP
 
     session = revealed_with_one_judge(open_session)
     out = tmp_path / "report.html"
@@ -808,8 +806,6 @@ def cli_env(tmp_path_factory):
     server = os.environ.get("DATABASE_URL", "")
     dropped = None
     if server.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
         name = f"bj_cli_{secrets.token_hex(6)}"
         admin_url = server.rsplit("/", 1)[0] + "/postgres"
         with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -822,8 +818,6 @@ def cli_env(tmp_path_factory):
     assert done.returncode == 0, done.stderr
     yield env
     if dropped:
-        import psycopg
-
         with psycopg.connect(dropped[0], autocommit=True) as conn:
             conn.execute(f'DROP DATABASE "{dropped[1]}" WITH (FORCE)')
 
@@ -840,7 +834,6 @@ def count_rows(env, table):
     if url.startswith("sqlite:///"):
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
             return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    import psycopg
 
     with psycopg.connect(url) as conn:
         return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

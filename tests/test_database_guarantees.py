@@ -9,6 +9,7 @@ from django.db import DatabaseError, connection, connections, transaction
 from blindjudge.errors import Conflict
 from judging.models import AuditEvent, Verdict
 from judging.services import phase_lock, verdict_record
+from tests.conftest import invite_and_join
 
 
 def _lock_ready(judge):
@@ -74,8 +75,6 @@ def test_sqlite_runs_in_wal_mode_with_immediate_transactions():
 def test_two_locks_at_once_give_exactly_one_lock(open_session):
     """Case 26, on the real database with two connections: exactly one lock succeeds; the other
     gets the service's 409 refusal, never a database error."""
-    from tests.conftest import invite_and_join
-
     judge = invite_and_join(open_session).judge
     _lock_ready(judge)
     barrier = threading.Barrier(2)

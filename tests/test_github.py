@@ -16,15 +16,23 @@ from django.urls import reverse
 
 from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
 from judging.services import (
+    GITHUB_LINKED_ELSEWHERE,
     GITHUB_REFUSAL,
     LINK_BOTH_HOLD_VERDICTS,
     github_judge_join,
+    guest_join,
+    guests_configure,
     invitation_create,
     judge_erase,
     judge_remove,
+    session_close,
     session_create,
+    session_reveal,
     verdict_record,
 )
+from reports.build import build_report
+from reports.export import anonymise, to_csv, to_json
+from reports.html import to_html
 from tests import github_standin
 
 CALLBACK = github_standin.CALLBACK
@@ -500,8 +508,6 @@ def test_host_links_github_then_signs_in_with_it_and_unlinks(client, standin, ho
 
 def test_host_cannot_link_a_github_account_that_belongs_to_a_judge(client, standin, host,
                                                                    open_session):
-    from judging.services import GITHUB_LINKED_ELSEWHERE
-
     listed(open_session, "octocat")
     judge_browser = Client()
     callback, _ = sign_in(judge_browser, standin, github_id=42, login="octocat",
@@ -553,11 +559,6 @@ def test_without_an_oauth_app_the_start_pages_say_so(client, host, open_session)
 
 def test_report_names_github_judges_by_login_and_groups_by_admission_and_identity(client, standin,
                                                                                   open_session):
-    from judging.services import guest_join, guests_configure, session_close, session_reveal
-    from reports.build import build_report
-    from reports.export import anonymise, to_csv, to_json
-    from reports.html import to_html
-
     listed(open_session, "octocat")
     callback, _ = sign_in(client, standin, github_id=42, login="octocat",
                           start_url=start_url(open_session))

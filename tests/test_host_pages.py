@@ -49,6 +49,7 @@ from judging.services import (
     truth_correct,
     verdict_record,
 )
+from reports.html import REPORT_CSP
 from tests.conftest import BAD, bundle_bytes, invite_and_join, make_bundle
 
 HOSTILE_NAME = '../../etc/passwd"; rm -rf /\r\nX-Injected: 1'
@@ -751,8 +752,6 @@ def test_report_downloads(alice, full_session):
 
 @pytest.mark.django_db
 def test_the_html_report_opens_in_the_browser_under_its_own_policy(alice, full_session):
-    from reports.html import REPORT_CSP
-
     pk = full_session.pk
     response = alice.get(url("report", session_id=pk, fmt="html"))
     assert response.status_code == 200

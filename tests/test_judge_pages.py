@@ -4,6 +4,8 @@ headers, the scorecard."""
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 from django.urls import reverse
 
 from content.rendering import FRAME_STYLE_HASH
@@ -119,8 +121,6 @@ def test_guests_join_on_the_guest_page_with_one_refusal_for_everything(client, o
 
 
 def test_resume_links_work_on_another_device(client, open_session):
-    from django.test import Client
-
     join_by_link(client, open_session)
     link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
                      client.get(f"/s/{open_session.url_id}/welcome/").content.decode()).group(1)
@@ -152,14 +152,11 @@ def test_nobody_signs_up_by_themselves(client, db):
     assert b"the sign up is currently closed" in page.content
     client.post("/accounts/signup/", {"username": "mallory", "password1": "x" * 20,
                                       "password2": "x" * 20})
-    from django.contrib.auth import get_user_model
 
     assert not get_user_model().objects.filter(username="mallory").exists()
 
 
 def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(client, open_session):
-    from django.test import Client
-
     join_by_link(client, open_session)
     link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
                      client.get(f"/s/{open_session.url_id}/welcome/").content.decode()).group(1)

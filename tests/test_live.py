@@ -12,6 +12,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
@@ -23,6 +24,8 @@ from judging.services import (
     judge_remove,
     phase_lock,
     session_close,
+    session_create,
+    session_open,
     session_reopen,
     verdict_record,
 )
@@ -98,8 +101,6 @@ async def test_a_judge_gets_their_own_state_and_the_sessions_close_and_reopen(tw
 
 
 async def test_another_judges_or_sessions_feed_is_refused_with_nothing_sent(two_judges, run):
-    from judging.services import session_create, session_open
-
     ada, bea = two_judges
     other = await database_sync_to_async(
         lambda: session_open(session=session_create(run=run, kind="copies", actor="t").session,
@@ -279,7 +280,6 @@ async def test_sending_an_event_never_fails_a_committed_change(two_judges, monke
     ada, _ = two_judges
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                                            "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]}}}
-    from channels.layers import channel_layers
 
     await sync_to_async(channel_layers.backends.clear)()
     try:

@@ -8,6 +8,8 @@ detector is first shown to fire on lookups by unindexed columns.
 """
 
 import json
+import subprocess
+import sys
 
 import pytest
 from django.db import connection
@@ -210,9 +212,6 @@ def test_the_progress_counts_on_the_judge_row_match_the_verdicts(judge):
 # --- Memory: what a judge-serving process loads ------------------------------------------------
 
 def modules_after(code: str) -> set[str]:
-    import subprocess
-    import sys
-
     script = ("import django, json, sys; django.setup(); " + code +
               "; print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -13,6 +13,7 @@ import csv
 import hashlib
 import io
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from accounts.models import Judge
 from blindjudge.errors import Conflict
 from content.commitments import commitment_sha256
 from content.draws import ITEM_CODE_ALPHABET, draw_order
-from judging.models import Session
+from judging.models import Session, Verdict
 from judging.services import (
     guest_join,
     guests_configure,
@@ -731,9 +732,7 @@ def test_a_findings_session_report_validates_scores_and_verifies(run, schema):
 def test_verdict_times_read_as_python_writes_them_in_iso_8601(revealed):
     # The report has the database format the timestamps; they must be exactly what
     # datetime.isoformat() gives, whole seconds (no fraction) and trailing zeros included.
-    from datetime import UTC, datetime
 
-    from judging.models import Verdict
 
     session, judges = revealed
     draft = Verdict.objects.get(assignment__judge=judges["J02"], phase=2,

@@ -13,6 +13,7 @@ from accounts.models import Judge
 from judging.models import Run, Session
 from reports.build import build_report
 from reports.html import PLOT_WIDTH, PLOT_X0, REPORT_CSP, REPORT_META_CSP, to_html
+from tests.test_report import build_revealed
 from tests.test_report_scripted import scripted  # noqa: F401 - the fixture
 
 HOSTILE = '<script>alert(1)</script><img src="http://evil.example/x.png">'
@@ -71,7 +72,6 @@ def test_one_style_block_allowed_by_its_hash_and_nothing_that_loads_or_runs(scri
 
 def test_untrusted_text_is_escaped(host):
     # A run name and a judge's name are free text; both reach the page only escaped.
-    from tests.test_report import build_revealed
 
     session, judges = build_revealed(host)
     Run.objects.filter(pk=session.run_id).update(name=HOSTILE)

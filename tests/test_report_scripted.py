@@ -31,7 +31,10 @@ from judging.services import (
 )
 from reports import stats
 from reports.build import build_report
+from reports.export import to_json
+from reports.html import to_html
 from tests.conftest import invite_and_join
+from tests.test_report import SCHEMA_PATH, schema_errors
 
 DRAW_SEED = "5eed" * 16
 WILSON = {  # (k, n) -> (low, high), 6 decimals
@@ -390,17 +393,11 @@ def test_an_unknown_metric_is_refused_when_the_session_opens(run):
 
 
 def test_the_scripted_report_validates_against_the_schema(scripted):
-    from reports.export import to_json
-    from tests.test_report import SCHEMA_PATH, schema_errors
-
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert schema_errors(schema, json.loads(to_json(scripted))) == []
 
 
 def test_a_session_nobody_judged_still_reports_and_no_rule_can_fire(run):
-    from reports.export import to_json
-    from tests.test_report import SCHEMA_PATH, schema_errors
-
     session = session_create(run=run, kind="copies", actor="test", preregistration=PREREG).session
     session = session_open(session=session, actor="test")
     session_close(session=session, actor="test")
@@ -412,7 +409,6 @@ def test_a_session_nobody_judged_still_reports_and_no_rule_can_fire(run):
     assert [(r["name"], r["fired"], r["outcome"]) for r in protocol["rules"]] == [
         ("herding", False, "not computable"), ("models help recall", False, "not computable")]
     assert report["sample"]["achieved"]["judges_joined"] == 0
-    from reports.html import to_html
 
     page = to_html(report)
     assert page.count('class="missing">not computable</td>') == 2

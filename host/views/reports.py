@@ -21,9 +21,9 @@ def report_download(request, session_id, fmt):
     session = session_for_host(host=request.host, session_id=session_id)
     if fmt not in REPORT_FORMATS:
         raise NotFound(f"no report format {fmt!r}")
-    from reports.build import build_report
-    from reports.export import anonymise, to_csv, to_json
-    from reports.html import REPORT_CSP, to_html
+    from reports.build import build_report  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
+    from reports.export import anonymise, to_csv, to_json  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
+    from reports.html import REPORT_CSP, to_html  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
 
     report = build_report(session)  # Conflict (409) before the reveal
     if fmt == "csv":

@@ -210,3 +210,11 @@ def judge_by_resume_token(token: str) -> Judge:
     if credential is None or credential.judge.status != JudgeStatus.ACTIVE:
         raise Refused(RESUME_REFUSAL)
     return credential.judge
+
+
+def judge_live_state_if_active(judge_pk: int) -> dict | None:
+    """judge_live_state of the judge as the database has them now; None once they are removed."""
+    judge = (Judge.objects.select_related("session")
+             .only("pk", "phase1_locked_at", "phase2_locked_at", "session__state")
+             .filter(pk=judge_pk, status=JudgeStatus.ACTIVE).first())
+    return judge_live_state(judge) if judge else None

@@ -59,3 +59,11 @@ def live_totals(rows: list[dict]) -> dict:
         "phase2_locked": sum(r["phase2_locked"] for r in rows),
         "connected": sum(1 for r in active if r["connected"]),
     }
+
+
+def live_snapshot(session_id: int) -> dict:
+    """The whole dashboard at once, as a (re)connecting host socket is sent it: the session's
+    state, the totals and every judge's row."""
+    state = Session.objects.filter(pk=session_id).values_list("state", flat=True).first()
+    rows = live_judge_rows(session_id)
+    return {"type": "snapshot", "state": state, "totals": live_totals(rows), "judges": rows}

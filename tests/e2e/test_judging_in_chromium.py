@@ -17,6 +17,7 @@ from judging.services import (
     guests_configure,
     host_create,
     invitation_create,
+    join_token_exchange,
     redactions_accept,
     run_import,
     session_create,
@@ -649,7 +650,6 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
     session = session_create(run=run, kind="copies", actor="test", rubric=DEMO_RUBRIC,
                              preregistration=DEMO_PREREGISTRATION, guests_allowed=True).session
     session = session_open(session=session, actor="test")
-    from judging.services import join_token_exchange
 
     join_token_exchange(token=invitation_create(session=session, actor="test",
                                                 name="A Judge With A Rather Long Name").join_token)

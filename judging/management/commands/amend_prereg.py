@@ -1,4 +1,5 @@
-from blindjudge.commands import HostCommand, get_session, read_text_file
+from blindjudge.commands import HostCommand, read_text_file
+from judging.management.lookups import get_session
 from judging.services import prereg_amend
 
 

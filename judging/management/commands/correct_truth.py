@@ -1,4 +1,5 @@
-from blindjudge.commands import HostCommand, get_run
+from blindjudge.commands import HostCommand
+from judging.management.lookups import get_run
 from judging.services import truth_correct
 
 

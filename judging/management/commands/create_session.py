@@ -1,5 +1,6 @@
-from blindjudge.commands import HostCommand, get_run, read_text_file
+from blindjudge.commands import HostCommand, read_text_file
 from blindjudge.links import guest_page
+from judging.management.lookups import get_run
 from judging.models import ReviewerDisplay
 from judging.services import session_create
 

@@ -2,8 +2,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import CommandError
+from django.db.models import Count
 
-from blindjudge.commands import HostCommand, get_host
+from blindjudge.commands import HostCommand
+from judging.management.lookups import get_host
 from judging.services import run_import
 
 
@@ -45,6 +47,4 @@ class Command(HostCommand):
 
 
 def _count_seals(run):
-    from django.db.models import Count
-
     return run.reviews.values_list("seal").annotate(n=Count("id")).values_list("seal", "n")

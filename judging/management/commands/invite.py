@@ -1,5 +1,6 @@
-from blindjudge.commands import HostCommand, get_session
+from blindjudge.commands import HostCommand
 from blindjudge.links import github_join_link, join_link
+from judging.management.lookups import get_session
 from judging.services import invitation_create
 
 

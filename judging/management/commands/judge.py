@@ -1,8 +1,9 @@
 from django.core.management.base import CommandError
 
 from accounts.models import Judge
-from blindjudge.commands import HostCommand, get_session
+from blindjudge.commands import HostCommand
 from blindjudge.links import resume_link
+from judging.management.lookups import get_session
 from judging.services import judge_erase, judge_remove, resume_token_reissue
 
 

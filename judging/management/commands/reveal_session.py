@@ -1,4 +1,5 @@
-from blindjudge.commands import HostCommand, get_session
+from blindjudge.commands import HostCommand
+from judging.management.lookups import get_session
 from judging.services import session_reveal
 
 

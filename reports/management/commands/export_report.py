@@ -3,7 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from blindjudge.commands import HostCommand, get_session
+from blindjudge.commands import HostCommand
+from judging.management.lookups import get_session
 from reports.build import build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.html import to_html
