@@ -626,7 +626,7 @@ PEER_KINDS = {"get": "item", "post": "save", "project": "progress@0"}
 
 
 def peer_table(result, peer_path):
-    """Label Studio's results (/work/shared/peer-bench's lsbench.py, JSON lines) beside ours: for
+    """Label Studio's results (the peer benchmark's JSON lines, bench/README.md) beside ours: for
     the same request kind and concurrency, our req/s over theirs and their p50 over ours."""
     peer = [json.loads(line) for line in Path(peer_path).read_text().splitlines() if line.strip()]
     peer = [r for r in peer if r.get("phase") == "load"]
@@ -679,7 +679,7 @@ def main(argv=None):
     parser.add_argument("--show", default=None, metavar="RESULT.json",
                         help="print the tables of an earlier run instead of running")
     parser.add_argument("--peer", default=None, metavar="RESULTS.jsonl",
-                        help="Label Studio's results (peer-bench lsbench.py) to compare with")
+                        help="Label Studio's results (JSON lines, bench/README.md) to compare with")
     args = parser.parse_args(argv)
     if args.show:
         result = json.loads(Path(args.show).read_text())

@@ -1,6 +1,7 @@
 """Shared fixtures: personas, bundles and sessions built through the real services.
 
-Personas (style-anchors): `host` (alice) owns the run; `other_host` (bob) must see nothing of it.
+Personas, named as in healthchecks' tests: `host` (alice) owns the run; `other_host` (bob) must see
+nothing of it.
 """
 
 import copy

@@ -1,4 +1,4 @@
-"""The canary scanner (threats.md case 12): finds planted values in every byte a client receives.
+"""The canary scanner (docs/threats.md case 12): finds planted values in every byte a client receives.
 
 A canary is a distinctive value planted where a judge must never see it (a builder's model name, a
 bundle id, a defect note, another judge's reason, a database id). `Scanner.scan_response` looks

@@ -1,4 +1,4 @@
-"""The host's command line (product.md "The host's command line"; threats.md cases 7, 8, 31):
+"""The host's command line (README.md "The host's command line"; docs/threats.md cases 7, 8, 31):
 every host command through call_command, its plain and `--json` output, its refusals (a
 CommandError with the service's message; with `--json` also {"ok": false, ...} on stdout), and a
 few real processes to show commands never prompt and exit non-zero on bad input."""

@@ -1,5 +1,5 @@
 """What the database itself guarantees, on whichever database the suite runs on: immutability
-triggers, WAL on SQLite, and exactly one lock when two requests race (threats.md case 26)."""
+triggers, WAL on SQLite, and exactly one lock when two requests race (docs/threats.md case 26)."""
 
 import threading
 

@@ -1,7 +1,7 @@
 """Sign-in with GitHub (issue 4), a full OAuth dance against a local stand-in for GitHub.
 
-Threats 17 (session key changes at sign-in) and 18 (missing or wrong `state`, or a sign-in started
-by GET, gives no session) each have their own tests here.
+docs/threats.md cases 17 (session key changes at sign-in) and 18 (missing or wrong `state`, or a
+sign-in started by GET, gives no session) each have their own tests here.
 """
 
 from urllib.parse import parse_qs, urlsplit

@@ -807,7 +807,7 @@ def test_no_report_before_the_reveal(alice, open_session):
 
 @pytest.mark.django_db
 def test_a_forged_cross_site_post_is_refused(host, draft):
-    """threats.md case 28: a POST without the CSRF token changes nothing."""
+    """docs/threats.md case 28: a POST without the CSRF token changes nothing."""
     forger = Client(enforce_csrf_checks=True)
     forger.force_login(host.user)
     for name in ("session_open", "session_edit"):

@@ -1,4 +1,4 @@
-"""Importing a run through the service: all or nothing (threats.md cases 7, 8, 31), seal outcomes
+"""Importing a run through the service: all or nothing (docs/threats.md cases 7, 8, 31), seal outcomes
 stored per review, the manifest recomputable."""
 
 import json

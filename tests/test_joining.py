@@ -1,5 +1,5 @@
 """Joining as services: join links, guest codes, the host as judge, resume tokens, removal and
-erasure (threats.md cases 13, 15, 16 at the service level)."""
+erasure (docs/threats.md cases 13, 15, 16 at the service level)."""
 
 import hashlib
 from collections import Counter

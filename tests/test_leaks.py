@@ -1,4 +1,4 @@
-"""Leak canaries over every judge-facing URL in every session state (threats.md cases 10, 12, 12a).
+"""Leak canaries over every judge-facing URL in every session state (docs/threats.md cases 10, 12, 12a).
 
 A bundle whose host-only values are distinctive canaries (builders' models and families, bundle
 ids of builders, copies, findings and reviewers, defect notes, the run's name, authorship guesses,

@@ -1,5 +1,5 @@
 """The canary crawl of tests/test_leaks.py, extended to every websocket frame a judge receives
-(threats.md case 12: "… JSON, websocket frames …").
+(docs/threats.md case 12: "… JSON, websocket frames …").
 
 The same canary world is driven through every state by the same driver (`drive`: judges join
 over HTTP, a rival judge races ahead and locks, another is removed, drafts, locks, close, reveal).

@@ -1,7 +1,7 @@
 """The live websockets through the real ASGI application (Origin check, cookies, routing,
 consumers, the configured channel layer), driven by channels' WebsocketCommunicator.
 
-Threats.md cases 20-23: a removed judge's socket stops at once; a foreign Origin is refused at the
+docs/threats.md cases 20-23: a removed judge's socket stops at once; a foreign Origin is refused at the
 handshake; another judge's or session's feed is refused with nothing sent; oversized, malformed
 and flooding frames close the socket. And the host's feed carries counts and states, never a
 verdict value.

@@ -1,6 +1,6 @@
 """The normaliser: metadata stripped, patterns redacted, hidden characters made visible.
 
-Threats 5 and 6: bidi controls and zero-width characters are shown and counted, never silently
+docs/threats.md cases 5 and 6: bidi controls and zero-width characters are shown and counted, never silently
 removed; mixed-script tokens are flagged; ordinary non-ASCII text is left alone. Pure functions:
 no database.
 """

@@ -1,9 +1,9 @@
 """The permission matrix: every URL the resolver knows, walked by every persona.
 
-Personas (style-anchors): the host (alice), another host (bob), a host signed in with GitHub, an
-invited judge, a judge signed in with GitHub, a guest, a judge of another session, a removed judge,
-and an anonymous visitor. Each cell asserts behaviour: what
-the page shows, or that the refusal is the same 404 a URL that does not exist gives.
+Personas (as in tests/conftest.py): the host (alice), another host (bob), a host signed in with
+GitHub, an invited judge, a judge signed in with GitHub, a guest, a judge of another session, a
+removed judge, and an anonymous visitor. Each cell asserts behaviour: what the page shows, or that
+the refusal is the same 404 a URL that does not exist gives.
 """
 
 import re

@@ -1,5 +1,5 @@
 """The revealed report: its schema, scores, mapping, commitments, CSV, anonymised export and
-verification (product.md "The revealed report"; threats.md case 32).
+verification (README.md "The report"; docs/threats.md case 32).
 
 One realistic session is built through the services only: six judges of every admission (four
 invited, one of whom is removed after locking phase 1 and one who never locks; a guest; the host),
@@ -62,7 +62,7 @@ PREREG = """We expect herding.
 ```
 """
 
-# Formula-like text planted in reasons (CSV injection, threats.md case 32).
+# Formula-like text planted in reasons (CSV injection, docs/threats.md case 32).
 FORMULA_REASONS = {
     "c1": "=1+2",
     "c2": "+SUM(A1:A9)",

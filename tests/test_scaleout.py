@@ -5,7 +5,7 @@
   Redis channel layer: skipped on the embedded default, where one process is the design).
 - nginx serves the static files itself and passes websockets, refusing a foreign Origin.
 - The guest-code rate limit keys on the client address nginx reports, not on anything the client
-  sends, and holds across both processes (threats.md case 15).
+  sends, and holds across both processes (docs/threats.md case 15).
 """
 
 import http.client

@@ -1,4 +1,4 @@
-"""Configuration is safe by default and fails loudly (threats.md case 33).
+"""Configuration is safe by default and fails loudly (docs/threats.md case 33).
 
 Settings are read once per process, so each case runs `manage.py` in a fresh subprocess with its
 own environment.

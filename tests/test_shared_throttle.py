@@ -1,4 +1,4 @@
-"""Case 15: wrong guest codes counted in a store every server process shares.
+"""docs/threats.md case 15: wrong guest codes counted in a store every server process shares.
 
 Another OS process makes the wrong attempts against the same database; this process then finds
 the address blocked. Per-process memory would let each process count from zero.

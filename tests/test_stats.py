@@ -1,7 +1,10 @@
 """Tests for reports.stats: pure functions, no database.
 
-Test vectors are the figures published in the seed articles (shared/seeds/000_*, 002_*) and the
-worked examples of the papers each function cites.
+Test vectors are the figures published in two articles on model reviewers, each figure quoted
+beside its vector below: "seed 000" is "Test Whether a Prior Verdict Anchors Your AI Reviewer"
+(McNemar on discordant pairs, Wilson intervals, the paired sample size); "seed 002" is a
+preregistered experiment on 200 OWASP Benchmark slices (paired McNemar as the decision rule).
+Also the worked examples of the papers each function cites.
 """
 
 import math

@@ -1,4 +1,4 @@
-"""threats.md over HTTP, with Django's test client: cases 1–11, 13–17, 19, 24–28, and case 33's
+"""docs/threats.md over HTTP, with Django's test client: cases 1–11, 13–17, 19, 24–28, and case 33's
 "no tracebacks shown". One test per case, named after it. (Case 12 and 12a: tests/test_leaks.py.)
 
 Every detector here (the frame's element and attribute checker, the CSP check, the traceback

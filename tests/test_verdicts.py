@@ -1,4 +1,4 @@
-"""The verdict state machine at the service level: threats.md cases 24, 25, 27."""
+"""The verdict state machine at the service level: docs/threats.md cases 24, 25, 27."""
 
 import pytest
 

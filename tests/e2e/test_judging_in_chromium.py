@@ -1,4 +1,4 @@
-"""End to end in real Chromium against a real Daphne process (issue 3; threats.md cases 1–7).
+"""End to end in real Chromium against a real Daphne process (issue 3; docs/threats.md cases 1–7).
 
 The detectors are shown to fire on deliberately unsafe test-only pages first; only then does their
 silence on the product's pages count. See tests/e2e/conftest.py for the harness and the Observer.
@@ -245,7 +245,7 @@ def test_findings_drafts_autosave_and_the_finding_text_stays_inert(e2e_server, o
 
 
 def test_a_five_megabyte_copy_leaves_the_item_page_responsive(e2e_server, observed_context, sink):
-    """threats.md case 7, within the limit: the page loads, the whole copy is there, and a key press
+    """docs/threats.md case 7, within the limit: the page loads, the whole copy is there, and a key press
     registers and autosaves (behaviour, not timings)."""
     lines, size, number = [], 0, 0
     limit = 5 * 1024 * 1024 - 4096

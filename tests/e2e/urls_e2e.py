@@ -1,5 +1,5 @@
 """Test-only URLconf: the product's URLs plus deliberately unsafe pages for the detectors'
-positive controls (threats.md: every detector must be shown to fire before its silence counts).
+positive controls (docs/threats.md: every detector must be shown to fire before its silence counts).
 
 Served only by the end-to-end server process (DJANGO_SETTINGS_MODULE=tests.e2e.settings_e2e);
 it lives under tests/ and never ships.
@@ -59,7 +59,7 @@ def framing_page(sandbox: str, src: str):
 urlpatterns = [
     path("__e2e__/unsafe/", unsafe_page),
     path("__e2e__/raw-copy/", raw_copy),
-    # The sandbox attribute alone: scripts stop, but loads still leave (stack-notes.md).
+    # The sandbox attribute alone: scripts stop, but loads still leave (docs/stack.md).
     path("__e2e__/sandbox-only/", framing_page("sandbox", "/__e2e__/raw-copy/")),
     # A frame allowed to run scripts: alert() is suppressed (no allow-modals), so a dialog
     # detector is blind there; only the console shows it. The product frame never allows scripts.
