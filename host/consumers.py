@@ -1,17 +1,18 @@
 """The host's live dashboard of a session over a websocket: counts and states, never verdict values.
 
 Accepted only for the host who owns the session (`accounts.guards.host_of` on the socket's user);
-the rows come from the live selectors, the same ones the progress page reads.
+each judge's row comes from host/judge_rows.py, as on the progress page: its data and its HTML.
 """
 
 import asyncio
 
 from accounts.guards import host_of
 from blindjudge.errors import NotFound
+from host.judge_rows import judge_rows
 from judging import live
 from judging.live_consumer import LiveConsumer, database_sync_to_async
 from judging.selectors.host import session_for_host
-from judging.selectors.live import live_judge_rows, live_snapshot
+from judging.selectors.live import live_totals, session_state
 
 
 class HostLiveConsumer(LiveConsumer):
@@ -43,7 +44,10 @@ class HostLiveConsumer(LiveConsumer):
         await self.send_json(await database_sync_to_async(self._snapshot)())
 
     def _snapshot(self):
-        return live_snapshot(self.session_id)
+        rows = judge_rows(self.session_id)
+        live = [row["judge"] for row in rows]
+        return {"type": "snapshot", "state": session_state(self.session_id), "totals": live_totals(live),
+                "judges": live, "html": [row["html"] for row in rows]}
 
     async def live_event(self, message):
         event = message["event"]
@@ -58,8 +62,8 @@ class HostLiveConsumer(LiveConsumer):
     async def send_changed_rows(self):
         while self.changed_judges and not self.closing:
             judges, self.changed_judges = self.changed_judges, set()
-            for row in await database_sync_to_async(live_judge_rows)(self.session_id, judges):
-                await self.send_json({"type": "judge", "judge": row})
+            for row in await database_sync_to_async(judge_rows)(self.session_id, judges):
+                await self.send_json({"type": "judge", "judge": row["judge"], "html": row["html"]})
 
     async def forget(self):
         flushing, self.flushing = getattr(self, "flushing", None), None

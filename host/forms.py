@@ -8,6 +8,7 @@ page shows it above the fields and keeps everything the host typed.
 import re
 
 from django import forms
+from django.conf import settings
 
 from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
 from judging.services import MAX_DISPLAY_NAME, MAX_GUEST_CAP
@@ -35,6 +36,14 @@ class BundleUploadForm(HostForm):
         label="Run bundle (JSON file, format blindjudge.run/1)",
         help_text="The whole bundle is checked before anything is written; every problem is listed.",
     )
+
+    def clean_bundle(self):
+        upload = self.cleaned_data["bundle"]
+        limit = settings.BLINDJUDGE_MAX_BUNDLE_BYTES
+        if upload.size > limit:
+            # Read nothing of a file we would refuse anyway.
+            raise forms.ValidationError(f"bundle: {upload.size} bytes exceeds the limit of {limit} bytes")
+        return upload
 
 
 class _SessionSettings(HostForm):

@@ -184,6 +184,18 @@ def paired_sample_size(psi: float, delta: float, alpha: float = 0.05, power: flo
     return max(1, math.ceil(n - 1e-9))
 
 
+def paired_sample_plan(psi: float, delta: float, alpha: float = 0.05, power: float = 0.80) -> dict:
+    """paired_sample_size with its working shown, as the host's planner prints it: the two z
+    values and n before rounding up. Raises ValueError as paired_sample_size does."""
+    n = paired_sample_size(psi, delta, alpha=alpha, power=power)
+    from scipy.stats import norm  # noqa: PLC0415 - lazy, see module docstring
+
+    z_alpha, z_power = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+    exact = (z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta ** 2)) ** 2 / delta ** 2
+    return {"n": n, "psi": psi, "delta": delta, "alpha": alpha, "power": power,
+            "z_alpha": z_alpha, "z_power": z_power, "exact": exact}
+
+
 # --- agreement -----------------------------------------------------------------------------------
 
 

@@ -2,25 +2,18 @@
 sample-size planner.
 """
 
-import math
-
-from django.contrib import messages
-
 from accounts.guards import host_required
-from blindjudge.errors import Conflict, Invalid
-from content.truth import DEFECTIVE, GOOD
-from host.forms import PlannerForm, RedactionAcceptForm, add_service_error
+from host.forms import PlannerForm, RedactionAcceptForm
 from host.views.common import (
     SPECIAL_CHARACTERS,
-    SeeOther,
     actor_of,
-    not_post,
+    host_change,
     render_host_page,
     session_url,
     visible,
 )
 from judging.models import SessionState
-from judging.selectors.host import blinding_check, session_for_host
+from judging.selectors.host import blinding_check, item_truth_counts, session_for_host
 from judging.services import redactions_accept, redactions_withdraw
 
 
@@ -58,39 +51,25 @@ def blinding(request, session_id):
 def redactions(request, session_id):
     """Accept patterns (from the form, or one suggested match) or withdraw one."""
     session = session_for_host(host=request.host, session_id=session_id)
-    if request.method != "POST":
-        return not_post()
     action = request.POST.get("action")
+    pattern = request.POST.get("pattern", "")
     form = None
-    try:
+
+    def change(data):
         if action == "withdraw":
-            pattern = request.POST.get("pattern", "")
-            session = redactions_withdraw(session=session, patterns=[pattern],
-                                          actor=actor_of(request))
-            messages.success(request, f"Pattern withdrawn: {pattern}")
-        elif action == "suggest":
-            pattern = request.POST.get("pattern", "")
-            session = redactions_accept(session=session, patterns=[pattern], actor=actor_of(request))
-            messages.success(request, f"Pattern accepted: {pattern}")
-        else:
-            form = RedactionAcceptForm(request.POST)
-            if not form.is_valid():
-                return _blinding_page(request, session, accept_form=form, status=400)
-            patterns = form.cleaned_data["patterns"]
-            session = redactions_accept(session=session, patterns=patterns, actor=actor_of(request))
-            messages.success(request, f"{len(patterns)} pattern(s) accepted.")
-    except (Invalid, Conflict) as error:
-        if form is not None:
-            add_service_error(form, error.message)
-        return _blinding_page(request, session, accept_form=form, error=error.message,
-                              status=error.status)
-    return SeeOther(session_url(session, "blinding"))
+            redactions_withdraw(session=session, patterns=[pattern], actor=actor_of(request))
+            return f"Pattern withdrawn: {pattern}", session_url(session, "blinding")
+        if action == "suggest":
+            redactions_accept(session=session, patterns=[pattern], actor=actor_of(request))
+            return f"Pattern accepted: {pattern}", session_url(session, "blinding")
+        redactions_accept(session=session, patterns=data["patterns"], actor=actor_of(request))
+        return f"{len(data['patterns'])} pattern(s) accepted.", session_url(session, "blinding")
 
-
-def _z(p: float) -> float:
-    from scipy.stats import norm  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
-
-    return float(norm.ppf(p))
+    if action not in ("withdraw", "suggest"):
+        form = RedactionAcceptForm(request.POST)
+    return host_change(request, form=form, change=change, refusal_on_both=True,
+                       page=lambda form=None, **shown: _blinding_page(request, session,
+                                                                      accept_form=form, **shown))
 
 
 @host_required
@@ -103,37 +82,13 @@ def planner(request, session_id):
         data = form.cleaned_data
         alpha = 0.05 if data["alpha"] is None else data["alpha"]
         power = 0.80 if data["power"] is None else data["power"]
-        from reports import stats  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
+        from reports import stats  # noqa: PLC0415 - reports and numpy load only where the host needs them
 
         try:
-            n = stats.paired_sample_size(data["psi"], data["delta"], alpha=alpha, power=power)
+            result = stats.paired_sample_plan(data["psi"], data["delta"], alpha=alpha, power=power)
         except ValueError as problem:
             error = str(problem)
-        else:
-            z_a, z_b = _z(1 - alpha / 2), _z(power)
-            psi, delta = data["psi"], data["delta"]
-            result = {
-                "n": n, "psi": psi, "delta": delta, "alpha": alpha, "power": power,
-                "z_alpha": z_a, "z_power": z_b,
-                "exact": (z_a * math.sqrt(psi) + z_b * math.sqrt(psi - delta ** 2)) ** 2
-                / delta ** 2,
-            }
-    truths = _item_truths(session)
     return render_host_page(request, "host/planner.html", {
         "session": session, "run": session.run, "tab": "planner", "form": form,
-        "result": result, "error": error, "truths": truths,
+        "result": result, "error": error, "truths": item_truth_counts(session),
     }, status=400 if error or (form.is_bound and not form.is_valid()) else 200)
-
-
-def _item_truths(session) -> dict:
-    defective = good = unknown = 0
-    for item in session.items.select_related("copy", "finding"):
-        truth = item.finding.truth if item.finding_id else item.copy.truth
-        if truth in DEFECTIVE:
-            defective += 1
-        elif truth in GOOD:
-            good += 1
-        else:
-            unknown += 1
-    return {"defective": defective, "good": good, "unknown": unknown,
-            "per_judge": session.items_per_judge or defective + good + unknown}

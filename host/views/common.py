@@ -1,19 +1,18 @@
-"""What every host page shares: the rendering (no-store, the shown-once credential), the 303 after
-a POST, the actor named in the audit log, untrusted text made visible.
+"""What every host page shares: the rendering (no-store, the shown-once credential), the one shape
+of a change (POST, form, service, 303), the actor named in the audit log, untrusted text made
+visible.
 """
 
 import re
 
-from django.db.models import Count, Q
+from django.contrib import messages
 from django.http import HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
-from accounts.models import JudgeStatus
+from blindjudge.errors import Conflict, Invalid
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
-
-# reports (and numpy under it, ~15 MB and 0.2 s per process) load on the first page that needs
-# them — the planner, the report download — never in a process that serves only judges.
+from host.forms import add_service_error
 
 ONCE_KEY = "host:shown-once"
 SPECIAL_CHARACTERS = re.compile(f"[{BIDI_CLASS}{INVISIBLE_CLASS}]")
@@ -28,7 +27,7 @@ def actor_of(request) -> str:
 
 
 def show_once(request, **payload):
-    """Keep a credential for the next page only (see the module docstring)."""
+    """Keep a credential for the next page only (see host/views/__init__.py)."""
     request.session[ONCE_KEY] = payload
 
 
@@ -43,6 +42,37 @@ def not_post():
     return HttpResponseNotAllowed(["POST"])
 
 
+def host_change(request, *, change, page, form=None, refusals=(Invalid, Conflict),
+                refused_on_page=(), refusal_on_both=False):
+    """The one shape of every change a host makes from a page.
+
+    Only a POST (anything else: 405). When the change has a form, it must validate, or `page`
+    shows again with it (400). Then `change(cleaned_data)` calls one service and returns the
+    message to show and the URL to go to, and the answer is a 303 there. A refusal among
+    `refusals` shows `page` again with the service's message and status: on the form, when there
+    is one, so the host finds it beside what they typed, and on the page otherwise. Refusals of a
+    type in `refused_on_page` go on the page even beside a form (the form no longer applies: the
+    draft it edits has opened); with `refusal_on_both` the message goes on the page and the form.
+
+    `page(form=..., error=..., status=...)` renders the page the change was made from.
+    """
+    if request.method != "POST":
+        return not_post()
+    if form is not None and not form.is_valid():
+        return page(form=form, status=400)
+    try:
+        message, url = change(form.cleaned_data if form is not None else None)
+    except refusals as error:
+        if form is None or isinstance(error, refused_on_page):
+            return page(error=error.message, status=error.status)
+        add_service_error(form, error.message)
+        if refusal_on_both:
+            return page(form=form, error=error.message, status=error.status)
+        return page(form=form, status=error.status)
+    messages.success(request, message)
+    return SeeOther(url)
+
+
 def visible(text: str) -> str:
     """Untrusted one-line text (model output) with bidi and invisible characters shown."""
     return show_controls(text or "")
@@ -52,19 +82,8 @@ def session_url(session, name="session") -> str:
     return reverse(f"host:{name}", kwargs={"session_id": session.pk})
 
 
-def progress_summary(session) -> dict:
-    judges = session.judges.aggregate(
-        joined=Count("id"),
-        active=Count("id", filter=Q(status=JudgeStatus.ACTIVE)),
-        removed=Count("id", filter=Q(status=JudgeStatus.REMOVED)),
-        phase1_locked=Count("id", filter=Q(phase1_locked_at__isnull=False)),
-        phase2_locked=Count("id", filter=Q(phase2_locked_at__isnull=False)),
-    )
-    return judges
-
-
 def confirm_page(request, *, session, tab, title, consequences, action, button, form,
-                  status=200):
+                 status=200):
     return render_host_page(request, "host/confirm.html", {
         "session": session, "run": session.run, "tab": tab, "title": title,
         "consequences": consequences, "action": action, "button": button, "form": form,

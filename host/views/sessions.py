@@ -2,24 +2,15 @@
 to the preregistration.
 """
 
-from django.contrib import messages
 from django.urls import reverse
 
 from accounts.guards import host_required
-from blindjudge.errors import Conflict, Invalid, ServiceError
-from host.forms import AmendForm, ConfirmForm, DraftForm, PlannerForm, add_service_error
-from host.views.common import (
-    SeeOther,
-    actor_of,
-    confirm_page,
-    not_post,
-    progress_summary,
-    render_host_page,
-    session_url,
-)
+from blindjudge.errors import Conflict, ServiceError
+from host.forms import AmendForm, ConfirmForm, DraftForm, PlannerForm
+from host.views.common import actor_of, confirm_page, host_change, render_host_page, session_url
 from host.views.reports import REPORT_FORMATS
 from judging.models import SessionState
-from judging.selectors.host import session_for_host
+from judging.selectors.host import session_events, session_for_host, session_progress
 from judging.services import (
     prereg_amend,
     session_close,
@@ -44,17 +35,14 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
     context = {
         "session": session, "run": session.run, "tab": "overview", "error": error,
         "item_count": session.items.count(),
-        "progress": progress_summary(session),
+        "progress": session_progress(session),
         "draft_form": (draft_form or _draft_form_for(session)) if state == SessionState.DRAFT
         else None,
         "amend_form": (amend_form or AmendForm())
         if state in (SessionState.OPEN, SessionState.CLOSED) else None,
         "amendments": list(session.amendments.all()),
         "planner_form": PlannerForm(),
-        "events": [
-            {"event": e, "details": "; ".join(f"{k}={v}" for k, v in sorted(e.details.items()))}
-            for e in session.auditevent_set.order_by("-at", "-pk")[:100]
-        ],
+        "events": session_events(session),
         "report_formats": list(REPORT_FORMATS) if state == SessionState.REVEALED else [],
     }
     return render_host_page(request, "host/session.html", context, status=status)
@@ -69,39 +57,32 @@ def session_detail(request, session_id):
 @host_required
 def session_edit(request, session_id):
     session = session_for_host(host=request.host, session_id=session_id)
-    if request.method != "POST":
-        return not_post()
-    form = DraftForm(request.POST)
-    if not form.is_valid():
-        return _session_page(request, session, draft_form=form, status=400)
-    data = form.cleaned_data
-    try:
+
+    def change(data):
         session_update_draft(
             session=session, actor=actor_of(request), rubric=data["rubric"],
             preregistration=data["preregistration"], items_per_judge=data["items_per_judge"],
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
         )
-    except Conflict as error:  # no longer a draft: the editor is gone, say why
-        return _session_page(request, session, error=error.message, status=error.status)
-    except Invalid as error:
-        add_service_error(form, error.message)
-        return _session_page(request, session, draft_form=form, status=error.status)
-    messages.success(request, "Draft saved.")
-    return SeeOther(session_url(session))
+        return "Draft saved.", session_url(session)
+
+    # A Conflict means the session is no longer a draft: the editor is gone, so say why on the page.
+    return host_change(request, form=DraftForm(request.POST), change=change, refused_on_page=(Conflict,),
+                       page=lambda form=None, **shown: _session_page(request, session, draft_form=form,
+                                                                     **shown))
 
 
 def _transition_view(service, done: str):
     @host_required
     def view(request, session_id):
         session = session_for_host(host=request.host, session_id=session_id)
-        if request.method != "POST":
-            return not_post()
-        try:
-            session = service(session=session, actor=actor_of(request))
-        except ServiceError as error:
-            return _session_page(request, session, error=error.message, status=error.status)
-        messages.success(request, done.format(session=session))
-        return SeeOther(session_url(session))
+
+        def change(_):
+            changed = service(session=session, actor=actor_of(request))
+            return done.format(session=changed), session_url(changed)
+
+        return host_change(request, change=change, refusals=(ServiceError,),
+                           page=lambda **shown: _session_page(request, session, **shown))
 
     view.__name__ = service.__name__ + "_view"
     return view
@@ -137,33 +118,26 @@ def session_reveal_view(request, session_id):
     }
     if request.method != "POST":
         return confirm_page(request, form=form, **page)
-    if not form.is_valid():
-        return confirm_page(request, form=form, status=400, **page)
-    try:
-        session = session_reveal(session=session, actor=actor_of(request))
-    except ServiceError as error:
-        add_service_error(form, error.message)
-        return confirm_page(request, form=form, status=error.status, **page)
-    messages.success(request, f"Session {session.pk} is revealed; the report is ready.")
-    return SeeOther(session_url(session))
+
+    def change(_):
+        revealed = session_reveal(session=session, actor=actor_of(request))
+        return f"Session {revealed.pk} is revealed; the report is ready.", session_url(revealed)
+
+    return host_change(request, form=form, change=change, refusals=(ServiceError,),
+                       page=lambda form, status, error=None: confirm_page(request, form=form,
+                                                                          status=status, **page))
 
 
 @host_required
 def prereg_amend_view(request, session_id):
     session = session_for_host(host=request.host, session_id=session_id)
-    if request.method != "POST":
-        return not_post()
-    form = AmendForm(request.POST)
-    if not form.is_valid():
-        return _session_page(request, session, amend_form=form, status=400)
-    try:
-        amendment = prereg_amend(session=session, text=form.cleaned_data["text"],
-                                 actor=actor_of(request))
-    except Conflict as error:  # a draft (edit the preregistration itself) or revealed
-        return _session_page(request, session, error=error.message, status=error.status)
-    except Invalid as error:
-        add_service_error(form, error.message)
-        return _session_page(request, session, amend_form=form, status=error.status)
-    when = "before" if amendment.before_first_verdict else "after"
-    messages.success(request, f"Amendment recorded ({when} the first verdict).")
-    return SeeOther(session_url(session) + "#amendments")
+
+    def change(data):
+        amendment = prereg_amend(session=session, text=data["text"], actor=actor_of(request))
+        when = "before" if amendment.before_first_verdict else "after"
+        return f"Amendment recorded ({when} the first verdict).", session_url(session) + "#amendments"
+
+    # A Conflict: a draft (edit the preregistration itself) or a revealed session; said on the page.
+    return host_change(request, form=AmendForm(request.POST), change=change, refused_on_page=(Conflict,),
+                       page=lambda form=None, **shown: _session_page(request, session, amend_form=form,
+                                                                     **shown))

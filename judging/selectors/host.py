@@ -2,9 +2,15 @@
 an id that does not exist.
 """
 
+from django.db.models import Count, Q
+from django.db.models.functions import Length
+from django.utils import timezone
+
+from accounts.models import AdmittedAs, Credential, CredentialKind, JudgeStatus
 from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
 from content.normalise import normalise, strip_metadata
+from content.truth import DEFECTIVE, GOOD
 from judging.models import Run, Session
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
@@ -76,3 +82,129 @@ def items_per_judge(session: Session) -> int:
     them (the allocation at joining, judging.services._admit, gives every judge exactly that)."""
     items = session.items.count()
     return min(session.items_per_judge or items, items)
+
+
+def runs_of_host(host):
+    """The host's runs, newest first, with their copy and finding counts and their sessions."""
+    return (host.runs.order_by("-imported_at", "-pk")
+            .annotate(copy_count=Count("copies", distinct=True),
+                      finding_count=Count("findings", distinct=True))
+            .prefetch_related("sessions"))
+
+
+def run_overview(run: Run) -> dict:
+    """Everything a run's page lists: builders, copies (their size, never their content),
+    reviewers, reviews, findings, truth corrections and the sessions on the run."""
+    # Copies can be megabytes each: count their characters in the database, load none.
+    return {
+        "builders": list(run.builders.all()),
+        "copies": list(run.copies.select_related("builder").defer("content")
+                       .annotate(characters=Length("content"))),
+        "reviewers": list(run.reviewers.all()),
+        "reviews": list(run.reviews.select_related("reviewer", "copy")),
+        "findings": list(run.findings.select_related("copy").prefetch_related("raised_by")),
+        "corrections": list(run.truth_corrections.select_related("copy", "finding")),
+        "sessions": list(run.sessions.annotate(judge_count=Count("judges")).order_by("pk")),
+    }
+
+
+def run_item(run: Run, kind: str, position: int):
+    """The run's copy or finding at a position (as the run's page numbers them)."""
+    item = (run.copies if kind == "copy" else run.findings).filter(position=position).first()
+    if item is None:
+        raise NotFound(f"run {run.pk} has no {kind} {position}")
+    return item
+
+
+def truth_history(run: Run, kind: str, item):
+    return run.truth_corrections.filter(**{kind: item})
+
+
+def session_progress(session: Session) -> dict:
+    """How many judges joined, are active, were removed, locked each phase."""
+    return session.judges.aggregate(
+        joined=Count("id"),
+        active=Count("id", filter=Q(status=JudgeStatus.ACTIVE)),
+        removed=Count("id", filter=Q(status=JudgeStatus.REMOVED)),
+        phase1_locked=Count("id", filter=Q(phase1_locked_at__isnull=False)),
+        phase2_locked=Count("id", filter=Q(phase2_locked_at__isnull=False)),
+    )
+
+
+def session_events(session: Session, limit: int = 100) -> list[dict]:
+    """The session's audit log, newest first, each event's details as one line."""
+    return [
+        {"event": e, "details": "; ".join(f"{k}={v}" for k, v in sorted(e.details.items()))}
+        for e in session.auditevent_set.order_by("-at", "-pk")[:limit]
+    ]
+
+
+def item_truth_counts(session: Session) -> dict:
+    """The session's items by truth class, and how many each judge gets (for the planner)."""
+    defective = good = unknown = 0
+    for item in session.items.select_related("copy", "finding"):
+        truth = item.finding.truth if item.finding_id else item.copy.truth
+        if truth in DEFECTIVE:
+            defective += 1
+        elif truth in GOOD:
+            good += 1
+        else:
+            unknown += 1
+    return {"defective": defective, "good": good, "unknown": unknown,
+            "per_judge": session.items_per_judge or defective + good + unknown}
+
+
+def invitation_rows(session: Session) -> list[dict]:
+    """Each invitation with where it stands: joined (as whom), waiting for GitHub sign-in, or its
+    join link's state. Never the link itself: it exists in clear only when it is issued."""
+    join_links = {
+        c.invitation_id: c for c in Credential.objects.filter(
+            session=session, kind=CredentialKind.JOIN).order_by("pk")
+    }
+    now = timezone.now()
+    rows = []
+    for invitation in session.invitations.select_related("judge").order_by("pk"):
+        credential = join_links.get(invitation.pk)
+        if invitation.judge_id:
+            status_text = f"joined as {invitation.judge.pseudonym}"
+        elif invitation.github_login:
+            status_text = "waiting for GitHub sign-in"
+        elif credential is None or credential.revoked_at:
+            status_text = "link revoked"
+        elif credential.used_at:
+            status_text = "link used"
+        elif credential.expires_at and credential.expires_at <= now:
+            status_text = "link expired"
+        else:
+            status_text = "link not used yet"
+        rows.append({
+            "invitation": invitation, "status": status_text,
+            "expires_at": credential.expires_at if credential else None,
+            "by": "GitHub login" if invitation.github_login else "join link",
+        })
+    return rows
+
+
+def guest_overview(session: Session) -> dict:
+    """Whether a guest code is active now, and how many guests joined."""
+    return {
+        "has_code": Credential.objects.filter(session=session, kind=CredentialKind.GUEST,
+                                              revoked_at__isnull=True).exists(),
+        "guests": session.judges.filter(admitted_as=AdmittedAs.GUEST).count(),
+    }
+
+
+def judge_of_session(session: Session, number: int):
+    judge = session.judges.filter(number=number).first()
+    if judge is None:
+        raise NotFound(f"session {session.pk} has no judge {number}")
+    return judge
+
+
+def judge_held_by_host(session: Session, user):
+    """The host's own judge in their session, if they joined it."""
+    return session.judges.filter(user=user).first()
+
+
+def judges_in_order(session: Session):
+    return session.judges.order_by("number")

@@ -14,75 +14,31 @@
   function setText(element, text) {
     if (element && element.textContent !== text) { element.textContent = text; }
   }
-  function connectedText(judge) {
-    if (judge.status !== "active") { return "–"; }
-    if (!judge.connected) { return "no"; }
-    return judge.connected > 1 ? "yes (" + judge.connected + " tabs)" : "yes";
+  // Rows come drawn by the server (host/_judge_row.html, the template the page itself uses); a
+  // row's forms get this page's CSRF input, which the socket does not carry.
+  var csrf = root.querySelector("input[name=csrfmiddlewaretoken]");
+  function withoutCsrf(row) {
+    var copy = row.cloneNode(true);
+    copy.querySelectorAll("input[name=csrfmiddlewaretoken]").forEach(function (input) { input.remove(); });
+    return copy.outerHTML;
   }
-  function nameText(judge) {
-    if (judge.erased) { return "erased"; }
-    return judge.name + (judge.github ? " (@" + judge.github + ")" : "");
-  }
-  function link(template, number, text, hidden) {
-    var a = document.createElement("a");
-    a.className = "button";
-    a.href = template.replace("/0/", "/" + number + "/");
-    a.textContent = text;
-    var span = document.createElement("span");
-    span.className = "visually-hidden";
-    span.textContent = hidden;
-    a.appendChild(span);
-    a.appendChild(document.createTextNode("…"));
-    return a;
-  }
-  function newRow(judge) {
-    var tr = document.createElement("tr");
-    tr.dataset.judge = String(judge.number);
-    var th = document.createElement("th");
-    th.scope = "row";
-    th.textContent = judge.pseudonym;
-    tr.appendChild(th);
-    [["name"], [null, judge.admitted_as], [null, judge.identified_by], ["status"], ["phase1"], ["phase2"],
-     ["connected"], [null, "just now"], ["actions"]].forEach(function (cell) {
-      var td = document.createElement("td");
-      if (cell[0]) { td.dataset.cell = cell[0]; } else { td.textContent = cell[1]; }
-      tr.appendChild(td);
+  function showRow(judge, html) {
+    var drawn = document.createElement("template");
+    drawn.innerHTML = html.trim();
+    var row = drawn.content.firstElementChild;
+    if (!row) { return; }
+    var shown = tbody.querySelector('tr[data-judge="' + judge.number + '"]');
+    // An unchanged row stays as it is, so a focused button in it keeps the focus.
+    if (shown && withoutCsrf(shown) === row.outerHTML) { return; }
+    row.querySelectorAll("form").forEach(function (form) {
+      if (csrf) { form.prepend(csrf.cloneNode()); }
     });
-    var actions = tr.querySelector("[data-cell=actions]");
-    actions.className = "row-actions";
-    actions.appendChild(link(root.dataset.removeUrl, judge.number, "Remove", " " + judge.pseudonym));
-    actions.appendChild(document.createTextNode(" "));
-    actions.appendChild(link(root.dataset.eraseUrl, judge.number, "Erase identity", " of " + judge.pseudonym));
-    tbody.appendChild(tr);
-    document.getElementById("judges-wrap").hidden = false;
-    document.getElementById("nobody").hidden = true;
-    return tr;
-  }
-  function showJudge(judge) {
-    var tr = tbody.querySelector('tr[data-judge="' + judge.number + '"]') || newRow(judge);
-    tr.dataset.status = judge.status;
-    tr.dataset.connected = String(judge.connected);
-    tr.dataset.locked1 = String(judge.phase1_locked);
-    tr.dataset.locked2 = String(judge.phase2_locked);
-    var cell = function (name) { return tr.querySelector('[data-cell="' + name + '"]'); };
-    var nameCell = cell("name");
-    if (!judge.erased || nameCell.textContent.indexOf("erased") !== 0) { setText(nameCell, nameText(judge)); }
-    var statusCell = cell("status");
-    if (statusCell.textContent.split(" ")[0] !== judge.status) { setText(statusCell, judge.status); }
-    [1, 2].forEach(function (phase) {
-      var phaseCell = cell("phase" + phase);
-      var count = judge["answered" + phase] + " of " + judge.items + " answered";
-      var locked = judge["phase" + phase + "_locked"];
-      var shown = phaseCell.textContent;
-      // Unchanged: keep what is shown (the server renders the lock time).
-      if (shown.indexOf(count) === 0 && (shown.slice(count.length).indexOf("locked") === 0) === locked) { return; }
-      phaseCell.textContent = count;
-      phaseCell.appendChild(document.createElement("br"));
-      phaseCell.appendChild(document.createTextNode(locked ? "locked" : "not locked"));
-    });
-    setText(cell("connected"), connectedText(judge));
-    if (judge.status !== "active") {
-      cell("actions").querySelectorAll("form, a[href$='/remove']").forEach(function (e) { e.remove(); });
+    if (shown) {
+      shown.replaceWith(row);
+    } else {
+      tbody.appendChild(row);
+      document.getElementById("judges-wrap").hidden = false;
+      document.getElementById("nobody").hidden = true;
     }
   }
   function showTotals() {
@@ -110,10 +66,10 @@
     message: function (frame) {
       if (frame.type === "snapshot") {
         showState(frame.state);
-        frame.judges.forEach(showJudge);
+        frame.judges.forEach(function (judge, index) { showRow(judge, frame.html[index]); });
         showTotals();
       } else if (frame.type === "judge") {
-        showJudge(frame.judge);
+        showRow(frame.judge, frame.html);
         showTotals();
       } else if (frame.type === "session") {
         showState(frame.state);
