@@ -18,6 +18,7 @@ from judging.services import (
     session_open,
     session_reopen,
     session_reveal,
+    session_update_draft,
     truth_correct,
     verdict_record,
 )
@@ -64,6 +65,26 @@ def test_session_create_refusals(run, kwargs, message):
         session_create(run=run, actor="test", **kwargs)
     assert message in error.value.message
     assert not Session.objects.exists()
+
+
+@pytest.mark.parametrize("setting, value", [
+    ("items_per_judge", 0), ("items_per_judge", 7), ("items_per_judge", True),
+    ("items_per_judge", "3"), ("reviewer_display", "names"), ("reviewer_display", "emoji"),
+    ("preregistration", '```rules\n[{"name": "x", "metric": "vibes", "op": ">=", "threshold": 1}]\n```\n'),
+    ("rubric", "x" * 200_001), ("preregistration", "nul \x00 here"),
+])
+def test_creating_and_editing_a_draft_refuse_a_setting_with_the_same_message(run, setting, value):
+    """The draft's settings are checked in one place: creating a session with a bad value and
+    editing a draft to it give one message, and neither writes anything."""
+    with pytest.raises(Invalid) as created:
+        session_create(run=run, kind="copies", actor="test", **{setting: value})
+    draft = session_create(run=run, kind="copies", actor="test").session
+    with pytest.raises(Invalid) as edited:
+        session_update_draft(session=draft, actor="test", **{setting: value})
+    assert edited.value.message == created.value.message
+    draft.refresh_from_db()
+    assert getattr(draft, setting) != value
+    assert Session.objects.count() == 1
 
 
 def test_reviewer_names_are_allowed_where_no_reviewer_names_a_builder(host):

@@ -59,6 +59,34 @@ def _check_rules(text: str, place: str) -> list[dict]:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 
 
+# The draft's settings, each checked in one place for session_create and session_update_draft.
+
+def _checked_preregistration(text: str) -> str:
+    """Text as stored, with its block of decision rules (if any) well formed."""
+    text = checked_text(text, field="preregistration")
+    _check_rules(text, "preregistration")
+    return text
+
+
+def _checked_reviewer_display(value: str, run: Run) -> str:
+    if value not in ReviewerDisplay.values:
+        raise Invalid(f'reviewer display "{value}" is not one of {", ".join(ReviewerDisplay.values)}')
+    if value == ReviewerDisplay.NAMES:
+        _check_reviewer_names_allowed(run)
+    return value
+
+
+def _checked_items_per_judge(value, items: int) -> int | None:
+    """None (every judge gets every item) or a whole number in 1..items."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid("items per judge: expected a whole number (or empty for all)")
+    if not 1 <= value <= items:
+        raise Invalid(f"items per judge: {value} is outside 1..{items} (the session has {items} items)")
+    return value
+
+
 def session_create(
     *, run: Run, kind: str, actor: str, rubric: str = "", preregistration: str = "",
     items_per_judge: int | None = None, guests_allowed: bool = False,
@@ -76,11 +104,7 @@ def session_create(
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
-    if reviewer_display not in ReviewerDisplay.values:
-        raise Invalid(
-            f'reviewer display "{reviewer_display}" is not one of '
-            f'{", ".join(ReviewerDisplay.values)}'
-        )
+    reviewer_display = _checked_reviewer_display(reviewer_display, run)
     if draw_seed:
         try:
             if len(bytes.fromhex(draw_seed)) != 32:
@@ -88,22 +112,15 @@ def session_create(
         except ValueError:
             raise Invalid("draw seed: expected 64 hexadecimal characters") from None
     rubric = checked_text(rubric, field="rubric")
-    preregistration = checked_text(preregistration, field="preregistration")
+    preregistration = _checked_preregistration(preregistration)
     if kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
         if not sources:
             raise Invalid(f"run {run.pk} has no findings; a findings session needs some")
     else:
         sources = [(c, None, c.bundle_id) for c in run.copies.all()]
-    if items_per_judge is not None and not 1 <= items_per_judge <= len(sources):
-        raise Invalid(
-            f"items per judge: {items_per_judge} is outside 1..{len(sources)} "
-            f"(the session has {len(sources)} items)"
-        )
+    items_per_judge = _checked_items_per_judge(items_per_judge, len(sources))
     check_guest_cap(guest_cap)
-    if reviewer_display == ReviewerDisplay.NAMES:
-        _check_reviewer_names_allowed(run)
-    _check_rules(preregistration, "preregistration")
 
     draws = Draws(draw_seed)
     with transaction.atomic():
@@ -326,33 +343,16 @@ def session_update_draft(
     if rubric is not UNCHANGED:
         changes["rubric"] = checked_text(rubric, field="rubric")
     if preregistration is not UNCHANGED:
-        changes["preregistration"] = checked_text(preregistration, field="preregistration")
-        _check_rules(changes["preregistration"], "preregistration")
+        changes["preregistration"] = _checked_preregistration(preregistration)
     if reviewer_display is not UNCHANGED:
-        if reviewer_display not in ReviewerDisplay.values:
-            raise Invalid(
-                f'reviewer display "{reviewer_display}" is not one of '
-                f'{", ".join(ReviewerDisplay.values)}'
-            )
-        if reviewer_display == ReviewerDisplay.NAMES:
-            _check_reviewer_names_allowed(session.run)
-        changes["reviewer_display"] = reviewer_display
+        changes["reviewer_display"] = _checked_reviewer_display(reviewer_display, session.run)
     if scorecards is not UNCHANGED:
         changes["scorecards"] = bool(scorecards)
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="edit the draft")
         if items_per_judge is not UNCHANGED:
-            items = session.items.count()
-            if items_per_judge is not None and (
-                    isinstance(items_per_judge, bool) or not isinstance(items_per_judge, int)):
-                raise Invalid("items per judge: expected a whole number (or empty for all)")
-            if items_per_judge is not None and not 1 <= items_per_judge <= items:
-                raise Invalid(
-                    f"items per judge: {items_per_judge} is outside 1..{items} "
-                    f"(the session has {items} items)"
-                )
-            changes["items_per_judge"] = items_per_judge
+            changes["items_per_judge"] = _checked_items_per_judge(items_per_judge, session.items.count())
         changed = [name for name, value in changes.items() if getattr(session, name) != value]
         for name in changed:
             setattr(session, name, changes[name])
