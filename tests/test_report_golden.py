@@ -33,15 +33,12 @@ ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d
 DATABASE_ID = re.compile(r'("(?:run|session)": \{\s*"id": )\d+')
 
 
-def random_by_design(session) -> dict[str, str]:
-    """The values that differ between two builds of the same session, each with its placeholder."""
-    return {session.url_id: "<session-url-id>"}
-
-
 def pinned(text: str, session) -> str:
-    for value, placeholder in random_by_design(session).items():
-        text = text.replace(value, placeholder)
+    """The export with what differs between two builds of the same session replaced: the URL id,
+    the database ids (in the JSON, and the session's in the HTML's title and heading), times."""
+    text = text.replace(session.url_id, "<session-url-id>")
     text = DATABASE_ID.sub(r"\1<database-id>", text)
+    text = re.sub(rf"\bsession {session.pk}\b", "session <database-id>", text)
     return ISO_TIME.sub("<time>", text)
 
 
