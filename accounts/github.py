@@ -16,6 +16,7 @@ from allauth.socialaccount.providers.base import AuthProcess
 from csp.decorators import csp_update
 from django.conf import settings
 from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
 
 from accounts.context import github_sign_in_enabled
 
@@ -34,6 +35,13 @@ def github_configured(view):
         return view(request, *args, **kwargs)
 
     return checked
+
+
+def github_sign_in_page(view):
+    """A page that starts a GitHub sign-in: it answers plainly when GitHub is not set up, shows its
+    button on GET and starts the sign-in on POST, whose answer, a redirect to GitHub, its form is
+    allowed to follow."""
+    return github_configured(allow_github_form_redirect(require_http_methods(["GET", "POST"])(view)))
 
 
 def start_github_sign_in(request, next_url: str, process=AuthProcess.LOGIN):

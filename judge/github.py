@@ -18,23 +18,15 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from accounts.adapters import forget_verified_github_identity, verified_github_identity
-from accounts.github import (
-    allow_github_form_redirect,
-    github_account,
-    github_configured,
-    github_identity,
-    start_github_sign_in,
-)
+from accounts.github import github_account, github_identity, github_sign_in_page, start_github_sign_in
 from accounts.guards import judge_required, remember_judge
 from blindjudge.errors import ServiceError
 from judge.views import show_admission
 from judging.services import Admission, github_judge_join, judge_github_link
 
 
-@github_configured
 @never_cache
-@allow_github_form_redirect
-@require_http_methods(["GET", "POST"])
+@github_sign_in_page
 def judge_start(request, url_id):
     """The same page for every URL id: it must not tell whether a session exists."""
     if request.method == "POST":
@@ -63,9 +55,7 @@ def judge_done(request, url_id):
 
 @never_cache
 @judge_required
-@github_configured
-@allow_github_form_redirect
-@require_http_methods(["GET", "POST"])
+@github_sign_in_page
 def judge_link_start(request, url_id):
     judge = request.judge
     if request.method == "POST":

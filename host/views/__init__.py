@@ -2,8 +2,9 @@
 planner), invitations (and guests), judges (and progress), reports, account; common.py holds what
 they share.
 
-Every view starts with `@host_required`, then fetches its run or session through the host
-selectors, so another host's ids are the same 404 as ids that do not exist, whatever the method.
+Every view starts with its guard: `common.for_host_session` or `common.for_host_run` (a signed-in
+host, then their own session or run through the host selectors, so another host's ids are the
+same 404 as ids that do not exist, whatever the method), or plain `host_required`.
 Changes are POSTs (with CSRF) that call one service each and redirect (303) with a message, all
 through `common.host_change`. A refusal re-shows the page with the message and everything the
 host typed, with the refusal's status; anything else a service raises is rendered by

@@ -12,23 +12,15 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.adapters import forget_verified_github_identity, verified_github_identity
-from accounts.github import (
-    allow_github_form_redirect,
-    github_account,
-    github_configured,
-    github_identity,
-    start_github_sign_in,
-)
+from accounts.github import github_account, github_identity, github_sign_in_page, start_github_sign_in
 from accounts.guards import host_required
 from blindjudge.errors import Refused, ServiceError
 from host.views.common import SeeOther
 from judging.services import HOST_GITHUB_REFUSAL, host_from_github, host_github_link, host_github_unlink
 
 
-@github_configured
 @never_cache
-@allow_github_form_redirect
-@require_http_methods(["GET", "POST"])
+@github_sign_in_page
 def host_start(request):
     if request.method == "POST":
         return start_github_sign_in(request, reverse("github_host_done"))
@@ -68,9 +60,7 @@ def host_account(request):
 
 @never_cache
 @host_required
-@github_configured
-@allow_github_form_redirect
-@require_http_methods(["GET", "POST"])
+@github_sign_in_page
 def host_link_start(request):
     if request.method == "POST":
         return start_github_sign_in(request, reverse("host_github_link_done"),

@@ -2,18 +2,18 @@
 sample-size planner.
 """
 
-from accounts.guards import host_required
 from host.forms import PlannerForm, RedactionAcceptForm
 from host.views.common import (
     SPECIAL_CHARACTERS,
     actor_of,
+    for_host_session,
     host_change,
     render_host_page,
     session_url,
     visible,
 )
 from judging.models import SessionState
-from judging.selectors.host import blinding_check, item_truth_counts, session_for_host
+from judging.selectors.host import blinding_check, item_truth_counts
 from judging.services import redactions_accept, redactions_withdraw
 
 
@@ -41,16 +41,14 @@ def _blinding_page(request, session, accept_form=None, error=None, status=200):
     }, status=status)
 
 
-@host_required
-def blinding(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def blinding(request, session):
     return _blinding_page(request, session)
 
 
-@host_required
-def redactions(request, session_id):
+@for_host_session
+def redactions(request, session):
     """Accept patterns (from the form, or one suggested match) or withdraw one."""
-    session = session_for_host(host=request.host, session_id=session_id)
     action = request.POST.get("action")
     pattern = request.POST.get("pattern", "")
     form = None
@@ -72,9 +70,8 @@ def redactions(request, session_id):
                                                                       accept_form=form, **shown))
 
 
-@host_required
-def planner(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def planner(request, session):
     form = PlannerForm(request.GET or None)
     result = None
     error = None

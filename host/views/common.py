@@ -4,15 +4,18 @@ visible.
 """
 
 import re
+from functools import wraps
 
 from django.contrib import messages
 from django.http import HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
+from accounts.guards import host_required
 from blindjudge.errors import Conflict, Invalid
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, show_controls
 from host.forms import add_service_error
+from judging.selectors.host import run_for_host, session_for_host
 
 ONCE_KEY = "host:shown-once"
 SPECIAL_CHARACTERS = re.compile(f"[{BIDI_CLASS}{INVISIBLE_CLASS}]")
@@ -20,6 +23,27 @@ SPECIAL_CHARACTERS = re.compile(f"[{BIDI_CLASS}{INVISIBLE_CLASS}]")
 
 class SeeOther(HttpResponseRedirect):
     status_code = 303
+
+
+def for_host_session(view):
+    """Guards first: a signed-in host (`host_required`), then their own session by the id in the
+    URL, which the view receives; another host's id is the same 404 as one that does not exist."""
+    @host_required
+    @wraps(view)
+    def guarded(request, session_id, *args, **kwargs):
+        return view(request, session_for_host(host=request.host, session_id=session_id), *args, **kwargs)
+
+    return guarded
+
+
+def for_host_run(view):
+    """As for_host_session, for a run of the host's own."""
+    @host_required
+    @wraps(view)
+    def guarded(request, run_id, *args, **kwargs):
+        return view(request, run_for_host(host=request.host, run_id=run_id), *args, **kwargs)
+
+    return guarded
 
 
 def actor_of(request) -> str:

@@ -3,13 +3,13 @@
 
 from django.contrib import messages
 
-from accounts.guards import host_required
 from blindjudge import links
 from blindjudge.errors import Conflict, Invalid
 from host.forms import GuestCapForm, InviteGithubForm, InviteNameForm, add_service_error
 from host.views.common import (
     SeeOther,
     actor_of,
+    for_host_session,
     host_change,
     not_post,
     render_host_page,
@@ -17,7 +17,7 @@ from host.views.common import (
     show_once,
 )
 from judging.models import SessionState
-from judging.selectors.host import guest_overview, invitation_rows, session_for_host
+from judging.selectors.host import guest_overview, invitation_rows
 from judging.services import guests_configure, invitation_create
 
 
@@ -31,15 +31,13 @@ def _invitations_page(request, session, name_form=None, github_form=None, status
     }, status=status)
 
 
-@host_required
-def invitations(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def invitations(request, session):
     return _invitations_page(request, session)
 
 
-@host_required
-def invite_name(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def invite_name(request, session):
 
     def change(data):
         invited = invitation_create(session=session, actor=actor_of(request), name=data["name"])
@@ -53,11 +51,10 @@ def invite_name(request, session_id):
                                                                          name_form=form, **shown))
 
 
-@host_required
-def invite_github(request, session_id):
+@for_host_session
+def invite_github(request, session):
     """A list of logins, each listed or refused on its own: not host_change's one change, since
     what was listed stays done while the refused logins come back in the box with their reasons."""
-    session = session_for_host(host=request.host, session_id=session_id)
     if request.method != "POST":
         return not_post()
     form = InviteGithubForm(request.POST)
@@ -98,9 +95,8 @@ GUEST_ACTIONS = {"allow": {"allow": True}, "deny": {"allow": False}, "rotate": {
                  "cap": {}}
 
 
-@host_required
-def guests(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def guests(request, session):
     if request.method != "POST":
         return _guests_page(request, session)
     action = request.POST.get("action")

@@ -5,13 +5,14 @@ the host may do to a judge: reissue a resume link, remove, erase; the host judgi
 from django.template.backends.utils import csrf_input
 from django.utils.safestring import mark_safe
 
-from accounts.guards import host_required, remember_judge
+from accounts.guards import remember_judge
 from blindjudge import links
 from host.forms import ConfirmForm
 from host.judge_rows import judge_rows
 from host.views.common import (
     actor_of,
     confirm_page,
+    for_host_session,
     host_change,
     render_host_page,
     session_url,
@@ -19,7 +20,7 @@ from host.views.common import (
     visible,
 )
 from judging.models import SessionState
-from judging.selectors.host import judge_held_by_host, judge_of_session, session_for_host, session_progress
+from judging.selectors.host import judge_held_by_host, judge_of_session, session_progress
 from judging.services import host_join, judge_erase, judge_remove, resume_token_reissue
 
 
@@ -39,15 +40,13 @@ def _judges_page(request, session, error=None, status=200):
     }, status=status)
 
 
-@host_required
-def judges(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def judges(request, session):
     return _judges_page(request, session)
 
 
-@host_required
-def judge_reissue(request, session_id, number):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def judge_reissue(request, session, number):
     judge = judge_of_session(session, number)
 
     def change(_):
@@ -62,9 +61,8 @@ def judge_reissue(request, session_id, number):
 
 def _judge_confirm_view(service, *, verb: str, button: str, label: str, consequences: list[str],
                         done: str):
-    @host_required
-    def view(request, session_id, number):
-        session = session_for_host(host=request.host, session_id=session_id)
+    @for_host_session
+    def view(request, session, number):
         judge = judge_of_session(session, number)
         form = ConfirmForm(request.POST if request.method == "POST" else None,
                            label=label.format(judge=judge))
@@ -111,11 +109,10 @@ judge_erase_view = _judge_confirm_view(
 )
 
 
-@host_required
-def host_join_view(request, session_id):
+@for_host_session
+def host_join_view(request, session):
     """The host judges their own session: admitted, bound to this browser, shown their resume
     link, commitment and the protocol hash once, then sent to the judge's pages."""
-    session = session_for_host(host=request.host, session_id=session_id)
 
     def change(_):
         admission = host_join(session=session, host=request.host)

@@ -3,9 +3,8 @@
 
 from django.http import HttpResponse
 
-from accounts.guards import host_required
 from blindjudge.errors import NotFound
-from judging.selectors.host import session_for_host
+from host.views.common import for_host_session
 
 # format in the URL -> (file name extension, content type)
 REPORT_FORMATS = {
@@ -16,9 +15,8 @@ REPORT_FORMATS = {
 }
 
 
-@host_required
-def report_download(request, session_id, fmt):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def report_download(request, session, fmt):
     if fmt not in REPORT_FORMATS:
         raise NotFound(f"no report format {fmt!r}")
     from reports.build import build_report  # noqa: PLC0415 - reports and numpy load only in a process that serves the host

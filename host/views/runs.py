@@ -8,8 +8,16 @@ from accounts.guards import host_required
 from blindjudge import links
 from blindjudge.errors import Invalid
 from host.forms import BundleUploadForm, SessionCreateForm, TruthForm
-from host.views.common import actor_of, host_change, render_host_page, session_url, show_once, visible
-from judging.selectors.host import run_for_host, run_item, run_overview, runs_of_host, truth_history
+from host.views.common import (
+    actor_of,
+    for_host_run,
+    host_change,
+    render_host_page,
+    session_url,
+    show_once,
+    visible,
+)
+from judging.selectors.host import run_item, run_overview, runs_of_host, truth_history
 from judging.services import run_import, session_create, truth_correct
 
 
@@ -58,15 +66,13 @@ def _run_page(request, run, form=None, status=200, error=None):
     return render_host_page(request, "host/run.html", context, status=status)
 
 
-@host_required
-def run_detail(request, run_id):
-    run = run_for_host(host=request.host, run_id=run_id)
+@for_host_run
+def run_detail(request, run):
     return _run_page(request, run)
 
 
-@host_required
-def session_create_view(request, run_id):
-    run = run_for_host(host=request.host, run_id=run_id)
+@for_host_run
+def session_create_view(request, run):
 
     def change(data):
         created = session_create(
@@ -94,9 +100,8 @@ def _truth_page(request, run, kind, item, form=None, status=200, error=None):
     return render_host_page(request, "host/truth.html", context, status=status)
 
 
-@host_required
-def truth_correct_view(request, run_id, kind, position):
-    run = run_for_host(host=request.host, run_id=run_id)
+@for_host_run
+def truth_correct_view(request, run, kind, position):
     item = run_item(run, kind, position)
     if request.method != "POST":
         return _truth_page(request, run, kind, item)

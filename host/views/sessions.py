@@ -4,13 +4,19 @@ to the preregistration.
 
 from django.urls import reverse
 
-from accounts.guards import host_required
 from blindjudge.errors import Conflict, ServiceError
 from host.forms import AmendForm, ConfirmForm, DraftForm, PlannerForm
-from host.views.common import actor_of, confirm_page, host_change, render_host_page, session_url
+from host.views.common import (
+    actor_of,
+    confirm_page,
+    for_host_session,
+    host_change,
+    render_host_page,
+    session_url,
+)
 from host.views.reports import REPORT_FORMATS
 from judging.models import SessionState
-from judging.selectors.host import session_events, session_for_host, session_progress
+from judging.selectors.host import session_events, session_progress
 from judging.services import (
     prereg_amend,
     session_close,
@@ -48,15 +54,13 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
     return render_host_page(request, "host/session.html", context, status=status)
 
 
-@host_required
-def session_detail(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def session_detail(request, session):
     return _session_page(request, session)
 
 
-@host_required
-def session_edit(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def session_edit(request, session):
 
     def change(data):
         session_update_draft(
@@ -73,9 +77,8 @@ def session_edit(request, session_id):
 
 
 def _transition_view(service, done: str):
-    @host_required
-    def view(request, session_id):
-        session = session_for_host(host=request.host, session_id=session_id)
+    @for_host_session
+    def view(request, session):
 
         def change(_):
             changed = service(session=session, actor=actor_of(request))
@@ -100,9 +103,8 @@ session_reopen_view = _transition_view(
 REVEAL_LABEL = "I understand that the reveal cannot be undone"
 
 
-@host_required
-def session_reveal_view(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def session_reveal_view(request, session):
     form = ConfirmForm(request.POST if request.method == "POST" else None, label=REVEAL_LABEL)
     page = {
         "session": session, "tab": "overview", "title": f"Reveal session {session.pk}?",
@@ -128,9 +130,8 @@ def session_reveal_view(request, session_id):
                                                                           status=status, **page))
 
 
-@host_required
-def prereg_amend_view(request, session_id):
-    session = session_for_host(host=request.host, session_id=session_id)
+@for_host_session
+def prereg_amend_view(request, session):
 
     def change(data):
         amendment = prereg_amend(session=session, text=data["text"], actor=actor_of(request))

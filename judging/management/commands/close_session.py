@@ -1,17 +1,7 @@
-from blindjudge.commands import HostCommand
-from judging.management.lookups import get_session
+from judging.management.transition import SessionTransitionCommand
 from judging.services import session_close
 
 
-class Command(HostCommand):
+class Command(SessionTransitionCommand):
     help = "Close an open session: no new verdicts until it is reopened."
-
-    def add_command_arguments(self, parser):
-        parser.add_argument("session")
-
-    def run(self, *, session, **options):
-        session = session_close(session=get_session(session), actor="cli")
-        result = {"session": session.pk, "state": session.state}
-        if session.protocol_sha256:
-            result["protocol_sha256"] = session.protocol_sha256
-        return result
+    transition = staticmethod(session_close)
