@@ -24,17 +24,15 @@ from django.db import connections
 from django.db.models import Func, TextField
 from django.utils import timezone
 
-from accounts.models import AdmittedAs, JudgeStatus
 from blindjudge.errors import Conflict
 from content.normalise import normalise
 from content.truth import is_correct, truth_class
 from judging.models import Assignment, SessionKind, SessionState, Verdict
 from reports import stats
+from reports.scoring import GROUPS, MAIN_GROUP, judge_group, rate, score
 
 REPORT_SCHEMA = "blindjudge.report/1"
 
-GROUPS = ("invited", "guest", "self_blinded_host", "removed")
-MAIN_GROUP = "invited"  # decision rules are evaluated on this group's pooled figures
 AGREEMENT_LABEL = "reported, never used to decide"
 RESAMPLES = 2000
 BOOTSTRAP_SEED = 0  # fixed, so building the report twice gives the same intervals
@@ -92,40 +90,6 @@ class IsoTimestamp(Func):
             f"THEN rpad(split_part(substr({text}, 20), '+', 1), 7, '0') ELSE '' END || '+00:00'"
         )
         return self.as_sql(compiler, connection, template=template, **extra)
-
-
-def _rate(k: int, n: int) -> dict:
-    """k/n with its Wilson 95% interval; with n = 0 there is nothing to bound (all null)."""
-    if n == 0:
-        return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
-    low, high = stats.wilson_interval(k, n)
-    return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
-
-
-def score(pairs) -> dict:
-    """Recall and true-negative rate over (verdict, truth) pairs; unknown truth counted apart."""
-    caught = defective = true_negative = good = unknown = 0
-    for verdict, truth in pairs:
-        cls = truth_class(truth)
-        if cls is None:
-            unknown += 1
-        elif cls == "defective":
-            defective += 1
-            caught += is_correct(verdict, truth)
-        else:
-            good += 1
-            true_negative += is_correct(verdict, truth)
-    return {"recall": _rate(caught, defective), "tnr": _rate(true_negative, good),
-            "unknown_truth": unknown}
-
-
-def judge_group(judge) -> str:
-    """Reported apart: removed judges, the host (self-blinded), guests; invited judges are main."""
-    if judge.status == JudgeStatus.REMOVED:
-        return "removed"
-    return {AdmittedAs.HOST: "self_blinded_host", AdmittedAs.GUEST: "guest"}.get(
-        judge.admitted_as, "invited"
-    )
 
 
 @lru_cache(maxsize=4096)
@@ -265,7 +229,7 @@ def _order_effects(says_by_phase, right_by_phase, known, thirds) -> dict:
         scored = (says_by_phase[phase] >= 0) & known[None, :]
         right = scored & right_by_phase[phase]
         out[str(phase)] = {
-            name: _rate(int((right & (thirds == t)).sum()), int((scored & (thirds == t)).sum()))
+            name: rate(int((right & (thirds == t)).sum()), int((scored & (thirds == t)).sum()))
             for t, name in enumerate(THIRDS)
         }
     return out
@@ -339,9 +303,9 @@ def _authorship(reviews, reviewers, builders, copy_by_pk, builder_by_pk) -> dict
         family_right = sum(1 for _, f in guesses if f)
         return {
             "guesses": n,
-            "model": {**_rate(model_right, n), "chance": chance_model,
+            "model": {**rate(model_right, n), "chance": chance_model,
                       "p_value": _above_chance(model_right, n, chance_model)},
-            "family": {**_rate(family_right, n), "chance": chance_family,
+            "family": {**rate(family_right, n), "chance": chance_family,
                        "p_value": _above_chance(family_right, n, chance_family)},
         }
 
@@ -384,7 +348,7 @@ def _reviewer_pairs(reviewers, main_reviews, copy_by_pk) -> list[dict]:
                 good += 1
                 passed += not either_failed
         pairs.append({"reviewers": [first.bundle_id, second.bundle_id], "copies": len(common),
-                      "catch_rate": _rate(caught, defective), "tnr": _rate(passed, good)})
+                      "catch_rate": rate(caught, defective), "tnr": rate(passed, good)})
     return pairs
 
 
@@ -522,8 +486,8 @@ def _build_report(session) -> dict:
             for version in truth_versions:
                 caught, defective_n, passed, good_n, unknown_n = per_judge[(version, phase)]
                 entry["phases"][str(phase)][version] = {
-                    "recall": _rate(int(caught[j]), int(defective_n[j])),
-                    "tnr": _rate(int(passed[j]), int(good_n[j])),
+                    "recall": rate(int(caught[j]), int(defective_n[j])),
+                    "tnr": rate(int(passed[j]), int(good_n[j])),
                     "unknown_truth": int(unknown_n[j]),
                 }
         judge_scores.append(entry)
