@@ -20,15 +20,14 @@ from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
-from django.db import connections
-from django.db.models import Func, TextField
 from django.utils import timezone
 
 from blindjudge.errors import Conflict
 from content.normalise import normalise
 from content.truth import is_correct, truth_class
-from judging.models import Assignment, SessionKind, SessionState, Verdict
+from judging.models import SessionKind, SessionState
 from reports import stats
+from reports.loading import load_report_data
 from reports.scoring import GROUPS, MAIN_GROUP, judge_group, rate, score
 
 REPORT_SCHEMA = "blindjudge.report/1"
@@ -49,47 +48,6 @@ BLINDING_STATEMENT = (
 
 def _iso(value):
     return value.isoformat() if value else None
-
-
-def _raw_rows(queryset) -> list[tuple]:
-    """The queryset's rows as the database driver returns them, unordered.
-
-    Skips Django's per-value converters and its chunked fetching, which cost a large report
-    hundreds of milliseconds; the columns read this way are text, numbers and SQLite's 0/1 for
-    booleans (the caller makes those bool), never values that need converting."""
-    compiler = queryset.order_by().query.get_compiler(using=queryset.db)
-    sql, params = compiler.as_sql()
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-class IsoTimestamp(Func):
-    """A timestamp column as the text datetime.isoformat() gives for it in UTC, made by the database.
-
-    Formatting 400,000 verdict timestamps in Python (parse, then isoformat) took seconds of a
-    200,000-verdict report's budget; the database writes the same text as it reads the rows.
-    SQLite stores Django's datetimes as "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC, so a "T" and the
-    offset make the ISO form; PostgreSQL's text form in UTC needs its fraction padded.
-    """
-
-    output_field = TextField()
-
-    def as_sqlite(self, compiler, connection, **extra):
-        return self.as_sql(compiler, connection,
-                           template="replace(%(expressions)s, ' ', 'T') || '+00:00'", **extra)
-
-    def as_postgresql(self, compiler, connection, **extra):
-        # Django's connections use the UTC time zone, so the text form is
-        # "YYYY-MM-DD HH:MM:SS[.f…]+00" with trailing zeros of the fraction left out; pad it to
-        # six digits as Python does. (to_char would do it too, at twice the cost on the server.)
-        text = "(%(expressions)s)::text"
-        template = (
-            f"replace(left({text}, 19), ' ', 'T') || "
-            f"CASE WHEN substr({text}, 20, 1) = '.' "
-            f"THEN rpad(split_part(substr({text}, 20), '+', 1), 7, '0') ELSE '' END || '+00:00'"
-        )
-        return self.as_sql(compiler, connection, template=template, **extra)
 
 
 @lru_cache(maxsize=4096)
@@ -371,106 +329,46 @@ def build_report(session) -> dict:
 def _build_report(session) -> dict:
     if session.state != SessionState.REVEALED:
         raise Conflict(f"session {session.pk} is {session.state}; the report exists after the reveal")
-    run = session.run
-    builders = list(run.builders.all())
-    builder_by_pk = {b.pk: b for b in builders}
-    copies = list(run.copies.all())
-    copy_by_pk = {c.pk: c for c in copies}
-    reviewers = list(run.reviewers.all())
-    reviewer_by_pk = {r.pk: r for r in reviewers}
-    findings = list(run.findings.prefetch_related("raised_by"))
-    finding_by_pk = {f.pk: f for f in findings}
-    corrections = list(run.truth_corrections.select_related("copy", "finding"))
-    judges = list(session.judges.order_by("number"))
-    judge_index = {j.pk: n for n, j in enumerate(judges)}
-    groups = [judge_group(j) for j in judges]
-    items = list(session.items.order_by("key"))
-    item_index = {item.pk: n for n, item in enumerate(items)}
-    targets = [finding_by_pk[i.finding_id] if i.finding_id else copy_by_pk[i.copy_id] for i in items]
-    truths = {"current": [t.truth for t in targets], "imported": [t.imported_truth for t in targets]}
-    # (name, truth per item) — scores under the imported truth too once a label was corrected
-    truth_versions = ["current"] + (["imported"] if corrections else [])
-    classes = {
-        version: np.array([{"defective": 1, "good": 0}.get(truth_class(t), -1) for t in truths[version]],
-                          dtype=np.int8)
-        for version in truth_versions
-    }
+    data = load_report_data(session)
+    bundle, v = data.bundle, data.verdicts
+    run = bundle.run
+    builders, builder_by_pk = bundle.builders, bundle.builder_by_pk
+    copies, copy_by_pk = bundle.copies, bundle.copy_by_pk
+    reviewers, reviewer_by_pk = bundle.reviewers, bundle.reviewer_by_pk
+    findings, corrections = bundle.findings, bundle.corrections
+    judges, judge_index = data.judges.rows, data.judges.index
+    groups, pseudonyms = data.judges.groups, data.judges.pseudonyms
+    items, item_keys = data.items.rows, data.items.keys
+    truth_versions, classes = data.items.versions, data.items.classes
     n_judges, n_items = len(judges), len(items)
-
-    assignments = _raw_rows(
-        Assignment.objects.filter(judge__session=session)
-        .values_list("pk", "judge_id", "item_id", "code", "position", "order_key")
-    )
-    assignments.sort(key=lambda a: (judge_index[a[1]], a[4]))
-    positions = np.zeros((n_judges, n_items), dtype=np.int64)
-    assigned = np.zeros(n_judges, dtype=np.int64)
-    pseudonyms = [j.pseudonym for j in judges]
-    # assignment pk -> (order in the report, judge index, item index, code, position)
-    context = {}
-    for order, (assignment_pk, judge_pk, item_pk, code, position, _) in enumerate(assignments):
-        j = judge_index[judge_pk]
-        i = item_index[item_pk]
-        positions[j, i] = position
-        assigned[j] += 1
-        context[assignment_pk] = (order, j, i, code, position)
-    # Third of the drawn order each assignment falls in: 0 first, 1 middle, 2 last.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        thirds = np.where(positions > 0, ((positions - 1) * 3) // np.maximum(assigned, 1)[:, None], -1)
-
-    verdicts = _raw_rows(
-        Verdict.objects.filter(assignment__judge__session=session)
-        .annotate(created_text=IsoTimestamp("created_at"), updated_text=IsoTimestamp("updated_at"))
-        .values_list("assignment_id", "phase", "value", "kept", "reason", "seconds_spent", "locked",
-                     "created_text", "updated_text")
-    )
-    current_truth = truths["current"]
+    assignments, thirds = data.assignments.rows, data.assignments.thirds
+    says, paired, right = v.says, v.paired, v.right
+    current_truth = data.items.truths["current"]
     current_class = classes["current"]
-    item_keys = [item.key for item in items]
-    # Column-wise from here: numpy for what is counted, one comprehension for the rows (a Python
-    # loop with lookups and appends per verdict was a third of a 200,000-verdict report's time).
-    (assignment_col, phase_col, value_col, kept_col, reason_col, seconds_col, locked_col,
-     created_col, updated_col) = zip(*verdicts, strict=True) if verdicts else ((),) * 9
-    count = len(verdicts)
-    at = [context[pk] for pk in assignment_col]
-    order = np.fromiter((c[0] for c in at), dtype=np.int64, count=count)
-    phases = np.fromiter(phase_col, dtype=np.int64, count=count)
-    sort = np.lexsort((phases, order)).tolist()  # by judge, position, then phase
-    v_judge = np.fromiter((c[1] for c in at), dtype=np.int64, count=count)
-    v_item = np.fromiter((c[2] for c in at), dtype=np.int64, count=count)
-    says_defective = np.fromiter((v in ("fail", "real") for v in value_col), dtype=bool, count=count)
-    locked = np.fromiter((bool(v) for v in locked_col), dtype=bool, count=count)  # SQLite: 0/1
-    v_class = current_class[v_item]
+    drafts = np.bincount(v.judge[~v.locked], minlength=n_judges)
+    v_class = current_class[v.item]
     correct = [None if unknown else right_
                for unknown, right_ in zip((v_class < 0).tolist(),
-                                          (says_defective == (v_class == 1)).tolist(), strict=True)]
-    drafts = np.bincount(v_judge[~locked], minlength=n_judges)
-    # says[phase][j, i]: -1 no locked verdict, 0 judged good (pass/false_alarm), 1 judged defective
-    says = {}
-    for phase in (1, 2):
-        matrix = np.full((n_judges, n_items), -1, dtype=np.int8)
-        chosen = locked & (phases == phase)
-        matrix[v_judge[chosen], v_item[chosen]] = says_defective[chosen]
-        says[phase] = matrix
-    judge_list, item_list, locked_list = v_judge.tolist(), v_item.tolist(), locked.tolist()
+                                          (v.says_defective == (v_class == 1)).tolist(), strict=True)]
+    at, phase_col, value_col, kept_col = v.assignment, v.phase, v.value, v.kept
+    reason_col, seconds_col, created_col, updated_col = v.reason, v.seconds_spent, v.created_at, v.updated_at
+    judge_list, item_list, locked_list = v.judge.tolist(), v.item.tolist(), v.locked.tolist()
     verdict_rows = [
         {"judge": pseudonyms[judge_list[k]], "item": item_keys[item_list[k]],
          "code": at[k][3], "position": at[k][4], "phase": phase_col[k], "value": value_col[k],
          "kept": bool(kept_col[k]), "reason": reason_col[k], "seconds_spent": seconds_col[k],
          "locked": locked_list[k], "created_at": created_col[k], "updated_at": updated_col[k],
          "truth": current_truth[item_list[k]], "correct": correct[k]}
-        for k in sort
+        for k in v.sort
     ]
-    paired = (says[1] >= 0) & (says[2] >= 0)
 
     # --- per judge: recall and true-negative rate, per phase and truth version ---
     per_judge = {}
-    right = {}  # (version, phase) -> judges × items: the locked verdict matches truth
     for version in truth_versions:
         cls = classes[version]
         defective, good, unknown = cls == 1, cls == 0, cls < 0
         for phase in (1, 2):
             says_p = says[phase]
-            right[(version, phase)] = ((says_p == 1) == defective[None, :]) & (says_p >= 0)
             has = says_p >= 0
             per_judge[(version, phase)] = (
                 ((says_p == 1) & defective).sum(axis=1), (has & defective).sum(axis=1),
@@ -562,7 +460,7 @@ def _build_report(session) -> dict:
     if main.get("agreement"):
         rule_values["delta_fleiss_kappa"] = main["agreement"]["delta_fleiss_kappa"]
 
-    amendments = list(session.amendments.all())
+    amendments = data.amendments
     rule_sets = [("protocol", None, (session.protocol or {}).get("decision_rules", []))]
     rule_sets += [(f"amendment {n}", a, a.decision_rules)
                   for n, a in enumerate(amendments, 1) if a.decision_rules is not None]
@@ -575,7 +473,7 @@ def _build_report(session) -> dict:
         })
 
     # --- model reviewers ---
-    reviews = list(run.reviews.all())
+    reviews = bundle.reviews
     reviews_by_reviewer = defaultdict(list)
     for review in reviews:
         reviews_by_reviewer[review.reviewer_id].append(review)
@@ -612,7 +510,7 @@ def _build_report(session) -> dict:
     redactions = defaultdict(int)
     for item in items:
         copy = copy_by_pk[item.copy_id]
-        text = finding_by_pk[item.finding_id].text if item.finding_id else copy.content
+        text = bundle.finding_by_pk[item.finding_id].text if item.finding_id else copy.content
         redactions[builder_by_pk[copy.builder_id].bundle_id] += normalise(
             text, copy.format if not item.finding_id else "text", session.redaction_patterns
         ).redactions
@@ -623,7 +521,7 @@ def _build_report(session) -> dict:
     for judge, group in zip(judges, groups, strict=True):
         by_group_and_identity[group][judge.identified_by] += 1
 
-    invitations = session.invitations.count()
+    invitations = data.invitations
     planned_per_judge = session.items_per_judge or n_items
     sample = {
         "planned": {
@@ -710,7 +608,7 @@ def _build_report(session) -> dict:
         ],
         "findings": [
             {"id": f.bundle_id, "copy": copy_by_pk[f.copy_id].bundle_id, "text": f.text,
-             "raised_by": sorted(r.bundle_id for r in f.raised_by.all()),
+             "raised_by": bundle.raised_by[f.pk],
              "proposed_verdict": f.proposed_verdict, "truth": f.truth,
              "imported_truth": f.imported_truth}
             for f in findings
