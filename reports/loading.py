@@ -160,7 +160,8 @@ class ReportData:
 
 def load_report_data(session) -> ReportData:
     """Every row the report of `session` is made of; the caller checks that it is revealed."""
-    bundle = _load_bundle(session.run)
+    _load_deferred_fields(session)
+    bundle = _load_bundle(_load_deferred_fields(session.run))
     judges = list(session.judges.order_by("number"))
     judge_rows = Judges(rows=judges, index={j.pk: n for n, j in enumerate(judges)},
                         pseudonyms=[j.pseudonym for j in judges],
@@ -177,6 +178,18 @@ def load_report_data(session) -> ReportData:
         assignments=assignments,
         verdicts=_load_verdicts(session, context, len(judges), items),
     )
+
+
+def _load_deferred_fields(instance):
+    """The instance, with the fields its caller deferred loaded now, in one query.
+
+    The host's pages get the session with its heavy JSON fields deferred
+    (judging.selectors.HEAVY_SESSION_FIELDS); the report publishes them, and the sections read
+    them, so they are loaded here rather than one query each on first access in a section."""
+    deferred = instance.get_deferred_fields()
+    if deferred:
+        instance.refresh_from_db(fields=sorted(deferred))
+    return instance
 
 
 def _load_bundle(run) -> Bundle:
