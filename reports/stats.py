@@ -5,7 +5,7 @@ imported lazily, inside the functions that need a distribution, so that importin
 the processes that serve judges may do) stays cheap; ``tests/test_stats.py`` asserts that importing
 it does not load scipy.
 
-Turning querysets into the arrays these functions take belongs in a selector, not here.
+Turning querysets into the arrays these functions take belongs in reports/loading.py, not here.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _two_sided_z(confidence: float) -> float:
     """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval.
 
     Cached: a report asks for the same quantile for every one of its hundreds of intervals."""
-    from scipy.stats import norm  # lazy: keep scipy out of processes that never compute a report
+    from scipy.stats import norm  # noqa: PLC0415 - lazy: keep scipy out of processes that never compute a report
 
     return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
 
@@ -138,7 +138,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    from scipy.stats import binom  # lazy, see module docstring
+    from scipy.stats import binom  # noqa: PLC0415 - lazy, see module docstring
 
     return float(min(1.0, 2.0 * binom.cdf(min(b, c), n, 0.5)))
 
@@ -176,7 +176,7 @@ def paired_sample_size(psi: float, delta: float, alpha: float = 0.05, power: flo
         )
     alpha = _check_probability("alpha", alpha)
     power = _check_probability("power", power)
-    from scipy.stats import norm  # lazy, see module docstring
+    from scipy.stats import norm  # noqa: PLC0415 - lazy, see module docstring
 
     z_alpha = float(norm.ppf(1.0 - alpha / 2.0))
     z_power = float(norm.ppf(power))
