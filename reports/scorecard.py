@@ -8,7 +8,7 @@ them. Nothing of any other judge, of the builders or of the model reviewers.
 from blindjudge.errors import NotFound
 from content.truth import is_correct
 from judging.models import SessionState, Verdict
-from reports.build import score
+from reports.scoring import score
 
 
 def judge_scorecard(judge) -> dict:

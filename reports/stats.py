@@ -5,7 +5,7 @@ imported lazily, inside the functions that need a distribution, so that importin
 the processes that serve judges may do) stays cheap; ``tests/test_stats.py`` asserts that importing
 it does not load scipy.
 
-Turning querysets into the arrays these functions take belongs in a selector, not here.
+Turning querysets into the arrays these functions take belongs in reports/loading.py, not here.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _two_sided_z(confidence: float) -> float:
     """z_{1-(1-confidence)/2}, the standard normal quantile for a two-sided interval.
 
     Cached: a report asks for the same quantile for every one of its hundreds of intervals."""
-    from scipy.stats import norm  # noqa: PLC0415 - keep scipy out of processes that never compute a report
+    from scipy.stats import norm  # noqa: PLC0415 - lazy: keep scipy out of processes that never compute a report
 
     return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
 

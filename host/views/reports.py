@@ -1,35 +1,20 @@
-"""The revealed report, downloaded by its host in each format.
-"""
+"""The revealed report, downloaded by its host in each format (reports/render.py)."""
 
 from django.http import HttpResponse
 
 from blindjudge.errors import NotFound
 from host.views.common import for_host_session
-
-# format in the URL -> (file name extension, content type)
-REPORT_FORMATS = {
-    "json": ("json", "application/json"),
-    "csv": ("csv", "text/csv; charset=utf-8"),
-    "anon": ("anon.json", "application/json"),
-    "html": ("html", "text/html; charset=utf-8"),
-}
+from reports.html import REPORT_CSP
+from reports.render import REPORT_FORMATS, render_report
 
 
 @for_host_session
 def report_download(request, session, fmt):
     if fmt not in REPORT_FORMATS:
         raise NotFound(f"no report format {fmt!r}")
-    from reports.build import build_report  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
-    from reports.export import anonymise, to_csv, to_json  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
-    from reports.html import REPORT_CSP, to_html  # noqa: PLC0415 - reports and numpy load only in a process that serves the host
+    from reports.build import build_report  # noqa: PLC0415 - numpy loads only in a process that serves the host
 
-    report = build_report(session)  # Conflict (409) before the reveal
-    if fmt == "csv":
-        body = to_csv(report).encode("utf-8")
-    elif fmt == "html":
-        body = to_html(report).encode("utf-8")
-    else:
-        body = to_json(anonymise(report) if fmt == "anon" else report)
+    body = render_report(build_report(session), fmt)  # Conflict (409) before the reveal
     extension, content_type = REPORT_FORMATS[fmt]
     response = HttpResponse(body, content_type=content_type)
     # Only the numeric id and a fixed extension: nothing from the run (its name is the host's

@@ -14,7 +14,6 @@ from host.views.common import (
     render_host_page,
     session_url,
 )
-from host.views.reports import REPORT_FORMATS
 from judging.models import SessionState
 from judging.selectors.host import session_events, session_progress
 from judging.services import (
@@ -25,6 +24,7 @@ from judging.services import (
     session_reveal,
     session_update_draft,
 )
+from reports.render import REPORT_FORMATS
 
 
 def _draft_form_for(session):

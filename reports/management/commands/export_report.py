@@ -1,3 +1,6 @@
+"""export_report: a revealed session's report written to a file (or standard output) in one of
+the formats of reports.render."""
+
 import re
 from pathlib import Path
 
@@ -6,8 +9,7 @@ from django.core.management.base import CommandError
 from blindjudge.commands import HostCommand
 from judging.management.lookups import get_session
 from reports.build import build_report
-from reports.export import anonymise, to_csv, to_json
-from reports.html import to_html
+from reports.render import render_report
 
 
 class Command(HostCommand):
@@ -16,18 +18,14 @@ class Command(HostCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("session")
+        # reports.render.REPORT_FORMATS, in the order the README gives them
         parser.add_argument("--format", required=True, choices=["json", "csv", "html", "anon"])
         parser.add_argument("-o", "--output", required=True, metavar="FILE",
                             help="where to write the report (- for standard output)")
 
     def run(self, *, session, format, output, **options):
         report = build_report(get_session(session))
-        if format == "csv":
-            data = to_csv(report).encode("utf-8")
-        elif format == "html":
-            data = to_html(report).encode("utf-8")
-        else:
-            data = to_json(anonymise(report) if format == "anon" else report)
+        data = render_report(report, format)
         if output == "-":
             # The report is the output: no trailing summary, so `-o - --json` stays one document.
             self.stdout.write(data.decode("utf-8"), ending="")

@@ -1,0 +1,48 @@
+"""How a verdict is scored, and which judges are scored together: shared by the report's sections
+and the judge's own scorecard (reports/scorecard.py), so that both score exactly alike.
+
+Scores are recall on defective items and the true-negative rate on good ones, each k/n with its
+Wilson 95% interval; a verdict on an item of unknown truth is counted apart, never scored.
+"""
+
+from accounts.models import AdmittedAs, JudgeStatus
+from content.truth import is_correct, truth_class
+from reports import stats
+
+# The groups of judges the report keeps apart, in the order it lists them.
+GROUPS = ("invited", "guest", "self_blinded_host", "removed")
+MAIN_GROUP = "invited"  # decision rules are evaluated on this group's pooled figures
+
+
+def rate(k: int, n: int) -> dict:
+    """k/n with its Wilson 95% interval; with n = 0 there is nothing to bound (all null)."""
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
+    low, high = stats.wilson_interval(k, n)
+    return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
+
+
+def score(pairs) -> dict:
+    """Recall and true-negative rate over (verdict, truth) pairs; unknown truth counted apart."""
+    caught = defective = true_negative = good = unknown = 0
+    for verdict, truth in pairs:
+        cls = truth_class(truth)
+        if cls is None:
+            unknown += 1
+        elif cls == "defective":
+            defective += 1
+            caught += is_correct(verdict, truth)
+        else:
+            good += 1
+            true_negative += is_correct(verdict, truth)
+    return {"recall": rate(caught, defective), "tnr": rate(true_negative, good),
+            "unknown_truth": unknown}
+
+
+def judge_group(judge) -> str:
+    """Reported apart: removed judges, the host (self-blinded), guests; invited judges are main."""
+    if judge.status == JudgeStatus.REMOVED:
+        return "removed"
+    return {AdmittedAs.HOST: "self_blinded_host", AdmittedAs.GUEST: "guest"}.get(
+        judge.admitted_as, "invited"
+    )

@@ -1,0 +1,18 @@
+"""The report's sections: one builder per top-level key (or group of closely related keys).
+
+Each builder is a pure function of the loaded data (reports.loading.ReportData), and of the
+pooled figures where a section reads them: no database access, so a section can be read, and
+tested, apart from the queries. reports.build calls them in the order the report lists them:
+
+    protocol         the frozen protocol and its amendments
+    sample           the planned sample beside the achieved one
+    blinding         redactions per builder and the blinding statement
+    records          the run, the session and the bundle's records as imported
+    mapping          judges, assignments (who saw which item under which code) and verdicts
+    scores           recall and true-negative rate per judge and per model reviewer
+    pooled           per group of judges: pooled effects with bootstrap intervals, agreement
+                     (agreement.py) and order effects (order_effects.py)
+    phase_shift      per judge McNemar, beside the pooled figures
+    decision_rules   the preregistered rules evaluated as written on the main group's figures
+    model_reviewers  reviewers' pairs and authorship guesses
+"""

@@ -1,0 +1,127 @@
+"""The "model_reviewers" section, and how model reviews are grouped for scoring.
+
+A model review counts in the main group unless its seal failed (the request sent was not the
+exact, hashed one) or it reviewed a copy of its own family's builder; those are scored apart
+(scores.reviewers). Pairs of reviewers are scored on main reviews only. Authorship
+guesses measure how far blinding holds for models: accuracy against chance, per reviewer and
+over all."""
+
+from collections import defaultdict
+from itertools import combinations
+
+from content.truth import truth_class
+from reports.loading import Bundle, ReportData
+from reports.scoring import rate
+
+
+def is_same_family(review, bundle: Bundle) -> bool:
+    """The review is of a copy whose builder is of the reviewer's own family."""
+    builder = bundle.builder_by_pk[bundle.copy_by_pk[review.copy_id].builder_id]
+    return builder.family.casefold() == bundle.reviewer_by_pk[review.reviewer_id].family.casefold()
+
+
+def review_group(review, bundle: Bundle) -> str:
+    """seal_failed, same_family or main (see the module docstring)."""
+    if review.seal == "failed":
+        return "seal_failed"
+    return "same_family" if is_same_family(review, bundle) else "main"
+
+
+def model_reviewers(data: ReportData) -> dict:
+    bundle = data.bundle
+    main_reviews = [r for r in bundle.reviews if review_group(r, bundle) == "main"]
+    return {
+        "pairs": reviewer_pairs(bundle.reviewers, main_reviews, bundle.copy_by_pk),
+        "authorship": authorship(bundle),
+    }
+
+
+def reviewer_pairs(reviewers, main_reviews, copy_by_pk) -> list[dict]:
+    """Each pair's catch rate (a defective copy is caught when either reviewer failed it) beside
+    the pair's true-negative rate (a good copy passes only when neither failed it), over the
+    copies both reviewed (main reviews: seal not failed, not their own family's copies)."""
+    verdicts = defaultdict(dict)
+    for review in main_reviews:
+        verdicts[review.reviewer_id][review.copy_id] = review.verdict
+    pairs = []
+    for first, second in combinations(reviewers, 2):
+        common = verdicts[first.pk].keys() & verdicts[second.pk].keys()
+        caught = defective = passed = good = 0
+        for copy_pk in common:
+            cls = truth_class(copy_by_pk[copy_pk].truth)
+            either_failed = "fail" in (verdicts[first.pk][copy_pk], verdicts[second.pk][copy_pk])
+            if cls == "defective":
+                defective += 1
+                caught += either_failed
+            elif cls == "good":
+                good += 1
+                passed += not either_failed
+        pairs.append({"reviewers": [first.bundle_id, second.bundle_id], "copies": len(common),
+                      "catch_rate": rate(caught, defective), "tnr": rate(passed, good)})
+    return pairs
+
+
+def guess_matches(guess: str, builders) -> tuple[str | None, str | None]:
+    """(model, family) a reviewer's authorship guess names, or None where it names none.
+
+    A guess names a builder's model when it equals it (case-folded) or is a prefix of exactly one
+    builder's model ending at a "-" (gpt-4o names gpt-4o-2024-08-06 when it is the only one); it
+    names a family through that model, or by equalling a family's name."""
+    folded = guess.strip().casefold()
+    if not folded:
+        return None, None
+    exact = [b for b in builders if b.model.casefold() == folded]
+    prefixed = [b for b in builders if b.model.casefold().startswith(folded + "-")]
+    named = exact or (prefixed if len({b.model for b in prefixed}) == 1 else [])
+    if named:
+        return named[0].model, named[0].family
+    families = [b.family for b in builders if b.family.casefold() == folded]
+    return None, (families[0] if families else None)
+
+
+def authorship(bundle: Bundle) -> dict:
+    """How often reviewers' authorship guesses named the builder's model and family, beside
+    chance (1/k of k models or families)."""
+    builders, reviewers = bundle.builders, bundle.reviewers
+    models = {b.model for b in builders}
+    families = {b.family.casefold() for b in builders}
+    chance_model = 1 / len(models) if models else None
+    chance_family = 1 / len(families) if families else None
+    by_reviewer = defaultdict(list)
+    for review in bundle.reviews:
+        if review.authorship_guess:
+            builder = bundle.builder_by_pk[bundle.copy_by_pk[review.copy_id].builder_id]
+            model, family = guess_matches(review.authorship_guess, builders)
+            by_reviewer[review.reviewer_id].append(
+                (model == builder.model, family is not None and
+                 family.casefold() == builder.family.casefold()))
+
+    def block(guesses):
+        n = len(guesses)
+        model_right = sum(1 for m, _ in guesses if m)
+        family_right = sum(1 for _, f in guesses if f)
+        return {
+            "guesses": n,
+            "model": {**rate(model_right, n), "chance": chance_model,
+                      "p_value": above_chance(model_right, n, chance_model)},
+            "family": {**rate(family_right, n), "chance": chance_family,
+                       "p_value": above_chance(family_right, n, chance_family)},
+        }
+
+    return {
+        "builders": len(models), "families": len(families),
+        "reviewers": [{"reviewer": r.bundle_id, **block(by_reviewer[r.pk])}
+                      for r in reviewers if by_reviewer[r.pk]],
+        "all": block([g for r in reviewers for g in by_reviewer[r.pk]]),
+        "note": "chance is 1/k (k builders' models, or k families); p_value: exact one-sided "
+                "binomial test of accuracy above chance",
+    }
+
+
+def above_chance(k: int, n: int, chance: float | None) -> float | None:
+    """Exact one-sided binomial p of k right of n above chance; None where there is no test."""
+    if not n or chance is None or chance >= 1:
+        return None
+    from scipy.stats import binomtest  # noqa: PLC0415 - lazy as in reports.stats, keeps scipy unloaded
+
+    return float(binomtest(k, n, chance, alternative="greater").pvalue)
