@@ -35,9 +35,14 @@ table { border-collapse: collapse; } th, td { border: 1px solid #d0d7de; padding
 .note { margin: 0 0 0.5rem; color: #57606a; font-style: italic; }
 """.strip()
 
-FRAME_STYLE_HASH = "sha256-" + base64.b64encode(
-    hashlib.sha256(FRAME_STYLE.encode("utf-8")).digest()
-).decode("ascii")
+
+
+def style_source_hash(style: str) -> str:
+    """The CSP source ('sha256-…', without quotes) that allows exactly this one <style> block."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
+
+
+FRAME_STYLE_HASH = style_source_hash(FRAME_STYLE)
 
 FRAME_CSP = (
     f"sandbox; default-src 'none'; style-src '{FRAME_STYLE_HASH}'; frame-ancestors 'self'; "

@@ -11,12 +11,12 @@ preregistration) goes through Django's autoescaping; the SVG is built from numbe
 labels with format_html.
 """
 
-import base64
-import hashlib
 
 from django.template.loader import render_to_string
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+
+from content.rendering import style_source_hash
 
 REPORT_STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; color: #1f2328; margin: 0 auto; max-width: 62rem;
@@ -36,9 +36,7 @@ pre { white-space: pre-wrap; background: #f6f8fa; padding: 0.5rem; border: 1px s
 .wide { overflow-x: auto; }
 """.strip()
 
-REPORT_STYLE_HASH = "sha256-" + base64.b64encode(
-    hashlib.sha256(REPORT_STYLE.encode("utf-8")).digest()
-).decode("ascii")
+REPORT_STYLE_HASH = style_source_hash(REPORT_STYLE)
 
 # The policy in the page's <meta> element (no frame-ancestors: a <meta> policy may not hold it).
 REPORT_META_CSP = (
