@@ -8,7 +8,7 @@ import asyncio
 
 from accounts.guards import host_of
 from blindjudge.errors import NotFound
-from host.judge_rows import judge_rows
+from host.judge_rows import judge_rows_each
 from judging import live
 from judging.live_consumer import LiveConsumer, database_sync_to_async
 from judging.selectors.host import session_for_host
@@ -44,7 +44,7 @@ class HostLiveConsumer(LiveConsumer):
         await self.send_json(await database_sync_to_async(self._snapshot)())
 
     def _snapshot(self):
-        rows = judge_rows(self.session_id)
+        rows = judge_rows_each(self.session_id)
         live = [row["judge"] for row in rows]
         return {"type": "snapshot", "state": session_state(self.session_id), "totals": live_totals(live),
                 "judges": live, "html": [row["html"] for row in rows]}
@@ -62,7 +62,7 @@ class HostLiveConsumer(LiveConsumer):
     async def send_changed_rows(self):
         while self.changed_judges and not self.closing:
             judges, self.changed_judges = self.changed_judges, set()
-            for row in await database_sync_to_async(judge_rows)(self.session_id, judges):
+            for row in await database_sync_to_async(judge_rows_each)(self.session_id, judges):
                 await self.send_json({"type": "judge", "judge": row["judge"], "html": row["html"]})
 
     async def forget(self):

@@ -8,6 +8,7 @@ verdict value.
 """
 
 import json
+import re
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -15,6 +16,7 @@ from channels.db import database_sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
+from django.test import Client
 
 from blindjudge.asgi import application
 from judging import live_consumer as consumers
@@ -289,3 +291,31 @@ async def test_sending_an_event_never_fails_a_committed_change(two_judges, monke
             lambda: Assignment.objects.get(judge=ada, code=code).verdicts.count())() == 1
     finally:
         await sync_to_async(channel_layers.backends.clear)()
+
+
+def progress_page_rows(host, session_id) -> list[str]:
+    """The judges' rows as the progress page draws them, without the page's CSRF input."""
+    client = Client()
+    client.force_login(host.user)
+    page = client.get(f"/host/sessions/{session_id}/judges").content.decode()
+    body = page.split('<tbody>', 1)[1].split('</tbody>', 1)[0]
+    body = re.sub(r'<input type="hidden" name="csrfmiddlewaretoken" value="[^"]*">', "", body)
+    return re.findall(r"<tr data-judge=.*?</tr>", body, flags=re.S)
+
+
+async def test_the_live_rows_are_the_rows_the_progress_page_draws(two_judges, host):
+    """One builder and one template for a judge's row: the socket's snapshot and a changed row
+    carry exactly the HTML the page has for the same judges (the page's rows add its CSRF input)."""
+    ada, _ = two_judges
+    await answer_all(ada, value="pass")
+    feed = socket(f"/ws/host/sessions/{ada.session_id}/", await database_sync_to_async(host_cookie)(host))
+    assert (await feed.connect(timeout=TIMEOUT))[0]
+    snapshot = await feed.receive_json_from(timeout=TIMEOUT)
+    page_rows = await database_sync_to_async(progress_page_rows)(host, ada.session_id)
+    assert len(page_rows) == 2 and "Ada" in page_rows[0]
+    assert [html.strip() for html in snapshot["html"]] == page_rows
+    await database_sync_to_async(judge_remove)(judge=ada, actor="test")
+    changed = (await frames_until(feed, lambda f: f.get("judge", {}).get("status") == "removed"))[-1]
+    await feed.disconnect()
+    page_rows = await database_sync_to_async(progress_page_rows)(host, ada.session_id)
+    assert changed["html"].strip() == page_rows[0] and "removed" in page_rows[0]

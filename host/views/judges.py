@@ -3,12 +3,11 @@ the host may do to a judge: reissue a resume link, remove, erase; the host judgi
 """
 
 from django.template.backends.utils import csrf_input
-from django.utils.safestring import mark_safe
 
 from accounts.guards import remember_judge
 from blindjudge import links
 from host.forms import ConfirmForm
-from host.judge_rows import judge_rows
+from host.judge_rows import judge_rows_page
 from host.views.common import (
     actor_of,
     confirm_page,
@@ -25,15 +24,13 @@ from judging.services import host_join, judge_erase, judge_remove, resume_token_
 
 
 def _judges_page(request, session, error=None, status=200):
-    rows = judge_rows(session.pk, csrf=csrf_input(request))
+    rows, rows_html = judge_rows_page(session.pk, csrf=csrf_input(request))
     mine = judge_held_by_host(session, request.user)
     return render_host_page(request, "host/judges.html", {
         "session": session, "run": session.run, "tab": "judges", "error": error,
         "rows": rows, "progress": session_progress(session),
-        "connected_now": sum(1 for row in rows
-                             if row["judge"]["status"] == "active" and row["judge"]["connected"]),
-        # host/_judge_row.html escapes every value in a row
-        "row_html": mark_safe("".join(row["html"] for row in rows)),  # noqa: S308
+        "connected_now": sum(1 for row in rows if row["status"] == "active" and row["connected"]),
+        "row_html": rows_html,
         "my_judge": mine, "judge_path": f"/s/{session.url_id}/",
         "can_join": session.state == SessionState.OPEN and mine is None,
         "revealed": session.state == SessionState.REVEALED,

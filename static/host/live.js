@@ -14,7 +14,7 @@
   function setText(element, text) {
     if (element && element.textContent !== text) { element.textContent = text; }
   }
-  // Rows come drawn by the server (host/_judge_row.html, the template the page itself uses); a
+  // Rows come drawn by the server (host/_judge_rows.html, the template the page itself uses); a
   // row's forms get this page's CSRF input, which the socket does not carry.
   var csrf = root.querySelector("input[name=csrfmiddlewaretoken]");
   function withoutCsrf(row) {
