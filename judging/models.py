@@ -1,8 +1,8 @@
 """Runs, sessions, assignments, verdicts and the audit log.
 
 The `help_text` of each field is the data dictionary for the report's JSON. Rows are written only
-by the functions in `judging/services.py` and `accounts/services.py`; nothing here has behaviour
-beyond small derived properties.
+by the functions in `judging/services/`; nothing here has behaviour beyond small derived
+properties.
 """
 
 from django.db import models

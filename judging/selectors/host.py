@@ -79,7 +79,7 @@ def blinding_check(session: Session) -> dict:
 
 def items_per_judge(session: Session) -> int:
     """How many items each judge of the session has: the session's items per judge, or all of
-    them (the allocation at joining, judging.services._admit, gives every judge exactly that)."""
+    them (the allocation at joining, judging.services.admission, gives every judge exactly that)."""
     items = session.items.count()
     return min(session.items_per_judge or items, items)
 
