@@ -43,7 +43,7 @@ from reports.export import CSV_COLUMNS, to_json
 from reports.html import REPORT_META_CSP
 from tests.conftest import bundle_bytes, invite_and_join, make_bundle
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 SITE = "http://127.0.0.1:8000"
 
 
