@@ -34,7 +34,7 @@ from reports.build import build_report
 from reports.export import to_json
 from reports.html import to_html
 from tests.conftest import invite_and_join
-from tests.test_report import SCHEMA_PATH, schema_errors
+from tests.reports.test_report import SCHEMA_PATH, schema_errors
 
 DRAW_SEED = "5eed" * 16
 WILSON = {  # (k, n) -> (low, high), 6 decimals

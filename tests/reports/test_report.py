@@ -46,7 +46,7 @@ from reports.export import anonymise, to_csv, to_json
 from reports.verify import verify
 from tests.conftest import GOOD, bundle_bytes, invite_and_join, make_bundle
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "reports" / "schemas" / "report-1.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-1.schema.json"
 
 REQUEST_KEYS = ["candidate_text", "reviewer_profile", "evidence_refs"]
 SEALED_REQUEST = json.dumps({"candidate_text": "…", "reviewer_profile": {"rubric": "add-v1"},
