@@ -1,4 +1,7 @@
-"""Sign-in with GitHub (issue 4), a full OAuth dance against a local stand-in for GitHub.
+"""A judge and GitHub (issue 4): joining a session by a listed login, and linking GitHub to a
+token judge, each a full OAuth dance against a local stand-in for GitHub. (A host and GitHub:
+tests/host/test_host_github.py; how the report names GitHub judges:
+tests/reports/test_report_identities.py.)
 
 docs/threats.md cases 17 (session key changes at sign-in) and 18 (missing or wrong `state`, or a
 sign-in started by GET, gives no session) each have their own tests here.
@@ -16,23 +19,15 @@ from django.urls import reverse
 
 from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
 from judging.services import (
-    GITHUB_LINKED_ELSEWHERE,
     GITHUB_REFUSAL,
     LINK_BOTH_HOLD_VERDICTS,
     github_judge_join,
-    guest_join,
-    guests_configure,
     invitation_create,
     judge_erase,
     judge_remove,
-    session_close,
     session_create,
-    session_reveal,
     verdict_record,
 )
-from reports.build import build_report
-from reports.export import anonymise, to_csv, to_json
-from reports.html import to_html
 from tests import github_standin
 
 CALLBACK = github_standin.CALLBACK
@@ -258,36 +253,6 @@ def test_erasure_clears_github_id_and_login(client, standin, open_session):
     assert list(get_user_model().objects.values_list("username", flat=True)) == ["alice"]
 
 
-@override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"])
-def test_allowlisted_login_becomes_a_host(client, standin, db):
-    callback, _ = sign_in(client, standin, github_id=1000, login="Hostess",
-                          start_url=HOST_START)
-    assert callback["Location"] == reverse("github_host_done")
-    done = client.get(callback["Location"])
-    assert (done.status_code, done["Location"]) == (302, reverse("host:runs"))
-    host = Host.objects.get()
-    assert SocialAccount.objects.get(user=host.user).uid == "1000"
-    assert client.get(reverse("host:runs")).status_code == 200
-
-
-@override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"])
-def test_other_logins_do_not_become_hosts(client, standin, open_session):
-    # Not listed anywhere: no account at all.
-    callback, _ = sign_in(client, standin, github_id=1001, login="mallory",
-                          start_url=HOST_START)
-    assert callback.status_code == 200 and "closed" in callback.content.decode().lower()
-    # Listed as a judge (so they have an account), but not on the hosts' allowlist.
-    listed(open_session, "octocat")
-    browser = Client()
-    callback, _ = sign_in(browser, standin, github_id=1002, login="octocat",
-                          start_url=HOST_START)
-    done = browser.get(callback["Location"])
-    assert done.status_code == 403
-    assert list(Host.objects.values_list("user__username", flat=True)) == ["alice"]
-    assert "_auth_user_id" not in browser.session
-    assert browser.get(reverse("host:runs")).status_code == 302  # to sign-in
-
-
 def test_threat_17_session_key_changes_at_github_sign_in_and_at_binding(client, standin, open_session):
     listed(open_session)
     client.get(start_url(open_session))
@@ -471,73 +436,6 @@ def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(client,
     assert "1 of" in home
 
 
-# --- Hosts linking GitHub from their account page ---------------------------------------------------
-
-HOST_LINK = "/host/account/github/link/"
-HOST_LINK_DONE = "/host/account/github/link/done/"
-
-
-def test_host_links_github_then_signs_in_with_it_and_unlinks(client, standin, host):
-    client.force_login(host.user)
-    assert HOST_LINK in client.get("/host/account/").content.decode()
-    callback, _ = sign_in(client, standin, github_id=9000, login="alice-gh", start_url=HOST_LINK)
-    assert callback["Location"] == HOST_LINK_DONE
-    assert client.session["_auth_user_id"] == str(host.user.pk)  # still alice: nobody new signed in
-    assert "@alice-gh" in client.get(HOST_LINK_DONE).content.decode()
-    assert not SocialAccount.objects.exists()
-    linked = client.post(HOST_LINK_DONE)
-    assert (linked.status_code, linked["Location"]) == (303, "/host/account/")
-    account = SocialAccount.objects.get()
-    assert (account.user, account.uid, account.extra_data) == (
-        host.user, "9000", {"id": 9000, "login": "alice-gh"})
-
-    # alice-gh is on no allowlist, yet signs in as alice now.
-    browser = Client()
-    callback, _ = sign_in(browser, standin, github_id=9000, login="alice-gh", start_url=HOST_START)
-    done = browser.get(callback["Location"])
-    assert done["Location"] == reverse("host:runs")
-    assert browser.session["_auth_user_id"] == str(host.user.pk)
-
-    assert client.post("/host/account/github/unlink/")["Location"] == "/host/account/"
-    assert not SocialAccount.objects.exists()
-    stranger = Client()
-    callback, _ = sign_in(stranger, standin, github_id=9000, login="alice-gh", start_url=HOST_START)
-    assert "closed" in callback.content.decode().lower()  # an unlisted GitHub account again
-    assert "_auth_user_id" not in stranger.session
-
-
-def test_host_cannot_link_a_github_account_that_belongs_to_a_judge(client, standin, host,
-                                                                   open_session):
-    listed(open_session, "octocat")
-    judge_browser = Client()
-    callback, _ = sign_in(judge_browser, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    judge_browser.post(callback["Location"])
-    client.force_login(host.user)
-    sign_in(client, standin, github_id=42, login="octocat", start_url=HOST_LINK)
-    refused = client.post(HOST_LINK_DONE)
-    assert refused.status_code == 409 and GITHUB_LINKED_ELSEWHERE in refused.content.decode()
-    assert SocialAccount.objects.get().user.username == "octocat"
-
-
-def test_host_without_a_password_cannot_unlink_github(client, standin, db):
-    with override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"]):
-        callback, _ = sign_in(client, standin, github_id=1000, login="hostess",
-                              start_url=HOST_START)
-        client.get(callback["Location"])
-    refused = client.post("/host/account/github/unlink/")
-    assert refused.status_code == 409 and "--set-password" in refused.content.decode()
-    assert SocialAccount.objects.count() == 1
-
-
-def test_link_pages_are_hosts_alone(client, standin, open_session):
-    token_judge(client, open_session)
-    for path in ("/host/account/", HOST_LINK, HOST_LINK_DONE):
-        assert client.get(path)["Location"].startswith("/accounts/login/")
-    assert client.post("/host/account/github/unlink/")["Location"].startswith("/accounts/login/")
-    assert standin.requests == []
-
-
 # --- Installations without a GitHub OAuth app -------------------------------------------------
 
 def test_without_an_oauth_app_the_start_pages_say_so(client, host, open_session):
@@ -553,37 +451,3 @@ def test_without_an_oauth_app_the_start_pages_say_so(client, host, open_session)
         assert "sign in with GitHub" not in client.get("/accounts/login/").content.decode()
     client.logout()
     assert "sign in with GitHub" in client.get("/accounts/login/").content.decode()
-
-
-# --- The report: judges by admission and identity -------------------------------------------------
-
-def test_report_names_github_judges_by_login_and_groups_by_admission_and_identity(client, standin,
-                                                                                  open_session):
-    listed(open_session, "octocat")
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    token_judge(Client(), open_session, name="Tokenia")
-    code = guests_configure(session=open_session, actor="test", allow=True).guest_code
-    guest_join(code=code, display_name="Guesty", client_address="203.0.113.5")
-    session_close(session=open_session, actor="test")
-    session = session_reveal(session=open_session, actor="test")
-
-    report = build_report(session)
-    people = {j["pseudonym"]: (j["name"], j["github_login"], j["admitted_as"], j["identified_by"],
-                               j["group"]) for j in report["judges"]}
-    assert people == {
-        "J01": ("octocat", "octocat", "invited", "github", "invited"),
-        "J02": ("Tokenia", None, "invited", "token", "invited"),
-        "J03": ("Guesty", None, "guest", "token", "guest"),
-    }
-    assert report["sample"]["achieved"]["judges_by_group_and_identity"] == {
-        "invited": {"github": 1, "token": 1}, "guest": {"token": 1}}
-    html = to_html(report)
-    assert "J01 @octocat" in html and "J02 Tokenia" in html and "J03 Guesty" in html
-    assert "signed in with GitHub" in html
-
-    published = anonymise(report)
-    for text in (to_json(published).decode(), to_csv(published), to_html(published)):
-        for secret in ("octocat", "Tokenia", "Guesty"):
-            assert secret not in text
