@@ -1,5 +1,5 @@
 """The host's pages over HTTP: who may reach them, what each action changes, what is shown once,
-and what is never shown (verdict values before the reveal). Also the draft-editing service.
+and what is never shown (verdict values before the reveal).
 
 Personas (conftest): `host` (alice) owns the run; `other_host` (bob) must see nothing of it;
 a signed-in account that is not a host; anonymous. Every URL comes from the resolver
@@ -24,7 +24,7 @@ from django.urls import reverse
 
 from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
-from blindjudge.errors import Conflict, Invalid, Refused
+from blindjudge.errors import Refused
 from host import urls as host_urls
 from judging.models import (
     AuditEvent,
@@ -45,7 +45,6 @@ from judging.services import (
     session_create,
     session_open,
     session_reveal,
-    session_update_draft,
     truth_correct,
     verdict_record,
 )
@@ -359,44 +358,6 @@ def test_opening_freezes_the_protocol_and_shows_its_hash(alice, draft):
     assert draft.rubric == "Is add() right?"
     again = alice.post(url("session_open", session_id=draft.pk))
     assert again.status_code == 409 and "cannot open: session" in page(again)
-
-
-# --- session_update_draft (the service added for the draft editor) ------------------------------
-
-@pytest.mark.django_db
-def test_update_draft_changes_only_given_fields(draft):
-    session_update_draft(session=draft, actor="test", scorecards=True)
-    draft.refresh_from_db()
-    assert draft.scorecards and draft.rubric == "Is add() right?"
-    session_update_draft(session=draft, actor="test", items_per_judge=None)
-    assert AuditEvent.objects.filter(action="session.updated").count() == 1  # no-op not logged
-
-
-@pytest.mark.django_db
-def test_update_draft_validates_like_session_create(draft):
-    with pytest.raises(Invalid, match="items per judge: 0 is outside 1..6"):
-        session_update_draft(session=draft, actor="test", items_per_judge=0)
-    with pytest.raises(Invalid, match="model names would name a builder"):
-        session_update_draft(session=draft, actor="test", reviewer_display="names")
-    with pytest.raises(Invalid, match="reviewer display"):
-        session_update_draft(session=draft, actor="test", reviewer_display="emoji")
-    with pytest.raises(Invalid, match="NUL"):
-        session_update_draft(session=draft, actor="test", rubric="a\x00b")
-    with pytest.raises(Invalid, match="unknown operator"):
-        session_update_draft(session=draft, actor="test", rubric="fine", preregistration=(
-            '```rules\n[{"name": "x", "metric": "delta_recall", "op": "~", "threshold": 1}]\n```'))
-    draft.refresh_from_db()
-    assert draft.rubric == "Is add() right?"  # nothing written when any field is refused
-    with pytest.raises(Invalid, match="whole number"):
-        session_update_draft(session=draft, actor="test", items_per_judge="3")
-
-
-@pytest.mark.django_db
-def test_update_draft_is_refused_once_open(open_session):
-    with pytest.raises(Conflict, match="cannot edit the draft"):
-        session_update_draft(session=open_session, actor="test", rubric="changed")
-    open_session.refresh_from_db()
-    assert open_session.rubric == "Is add() right?"
 
 
 # --- Blinding check and planner -----------------------------------------------------------------

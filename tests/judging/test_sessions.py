@@ -221,3 +221,38 @@ def test_guest_caps_are_bounded(run, open_session):
         session_create(run=run, kind="copies", actor="t", guest_cap=2**31)
     with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):
         guests_configure(session=open_session, actor="t", cap=2**31)
+
+
+# --- session_update_draft (the service behind the host's draft editor) --------------------------
+
+def test_update_draft_changes_only_given_fields(draft):
+    session_update_draft(session=draft, actor="test", scorecards=True)
+    draft.refresh_from_db()
+    assert draft.scorecards and draft.rubric == "Is add() right?"
+    session_update_draft(session=draft, actor="test", items_per_judge=None)
+    assert AuditEvent.objects.filter(action="session.updated").count() == 1  # no-op not logged
+
+
+def test_update_draft_validates_like_session_create(draft):
+    with pytest.raises(Invalid, match="items per judge: 0 is outside 1..6"):
+        session_update_draft(session=draft, actor="test", items_per_judge=0)
+    with pytest.raises(Invalid, match="model names would name a builder"):
+        session_update_draft(session=draft, actor="test", reviewer_display="names")
+    with pytest.raises(Invalid, match="reviewer display"):
+        session_update_draft(session=draft, actor="test", reviewer_display="emoji")
+    with pytest.raises(Invalid, match="NUL"):
+        session_update_draft(session=draft, actor="test", rubric="a\x00b")
+    with pytest.raises(Invalid, match="unknown operator"):
+        session_update_draft(session=draft, actor="test", rubric="fine", preregistration=(
+            '```rules\n[{"name": "x", "metric": "delta_recall", "op": "~", "threshold": 1}]\n```'))
+    draft.refresh_from_db()
+    assert draft.rubric == "Is add() right?"  # nothing written when any field is refused
+    with pytest.raises(Invalid, match="whole number"):
+        session_update_draft(session=draft, actor="test", items_per_judge="3")
+
+
+def test_update_draft_is_refused_once_open(open_session):
+    with pytest.raises(Conflict, match="cannot edit the draft"):
+        session_update_draft(session=open_session, actor="test", rubric="changed")
+    open_session.refresh_from_db()
+    assert open_session.rubric == "Is add() right?"
