@@ -24,7 +24,7 @@ from judging.services import (
     session_create,
     session_open,
 )
-from tests import github_standin
+from tests.support import github_standin
 
 GOOD = "def add(a, b):\n    return a + b\n"
 BAD = "def add(a, b):\n    return a - b\n"
@@ -161,7 +161,7 @@ def _standin_server():
 
 @pytest.fixture
 def standin(_standin_server):
-    """The local stand-in for GitHub's endpoints (tests/github_standin.py), its record cleared."""
+    """The local stand-in for GitHub's endpoints (tests/support/github_standin.py), its record cleared."""
     _standin_server.requests.clear()
     yield _standin_server
     _standin_server.requests.clear()

@@ -13,7 +13,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from judging.services import guests_configure, invitation_create, judge_remove, session_create, session_open
-from tests import github_standin
+from tests.support import github_standin
 
 JUDGE_PREFIX = "s/<str:url_id>/"
 

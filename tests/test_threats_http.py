@@ -1,9 +1,10 @@
 """docs/threats.md over HTTP, with Django's test client: cases 1–11, 13–17, 19, 24–28, and case 33's
-"no tracebacks shown". One test per case, named after it. (Case 12 and 12a: tests/test_leaks.py.)
+"no tracebacks shown". One test per case, named after it. (Case 12 and 12a:
+tests/judge/test_leaks.py.)
 
 Every detector here (the frame's element and attribute checker, the CSP check, the traceback
-check, the independence test) first fires on a deliberately unsafe page or input (tests/
-urls_unsafe.py), so its silence on the product's pages counts. What a browser alone can show
+check, the independence test) first fires on a deliberately unsafe page or input
+(tests/support/urls_unsafe.py), so its silence on the product's pages counts. What a browser alone can show
 (a script that would run, a request that would leave, postMessage) is proven again in Chromium by
 the end-to-end tests.
 """
@@ -51,7 +52,7 @@ from judging.services import (
     verdict_record,
 )
 from tests.conftest import bundle_bytes, make_bundle
-from tests.leakcheck import walk_routes
+from tests.support.leakcheck import walk_routes
 
 pytestmark = pytest.mark.django_db
 
@@ -293,7 +294,7 @@ def hostile(host, client):
 
 def test_positive_control_the_frame_checkers_fire_on_a_raw_frame_without_the_sandbox(hostile, client):
     session, judge = hostile
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         for code in codes(judge):
             unsafe = client.get(f"/unsafe/s/{session.url_id}/i/{code}/frame")
             problems = frame_markup_problems(unsafe.content)
@@ -1004,7 +1005,7 @@ TRACEBACK_SIGNS = [b"Traceback", b"RuntimeError", b"unsafe-test-boom", b"sk_live
 
 
 def test_case_33_a_500_shows_no_traceback():
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         response = Client(raise_request_exception=False).get("/unsafe/boom")
         assert response.status_code == 500
         assert [s for s in TRACEBACK_SIGNS if s in response.content] == []

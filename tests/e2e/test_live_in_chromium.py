@@ -25,7 +25,7 @@ from playwright.sync_api import expect
 from judging.demo import DEMO_RUBRIC, demo_bundle
 from judging.models import Verdict
 from judging.services import host_create, invitation_create, run_import, session_create, session_open
-from tests.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
+from tests.support.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
 
 HOST_PASSWORD = "live host passphrase 1"
 RECONNECT_MS = 30_000  # the client's backoff tops out at 15 s; a restart takes a few seconds

@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from accounts.models import Host
 from judging.services import GITHUB_LINKED_ELSEWHERE
-from tests import github_standin
 from tests.judge.test_github import HOST_START, listed, start_url, token_judge
+from tests.support import github_standin
 
 sign_in = github_standin.sign_in
 

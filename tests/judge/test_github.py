@@ -28,7 +28,7 @@ from judging.services import (
     session_create,
     verdict_record,
 )
-from tests import github_standin
+from tests.support import github_standin
 
 CALLBACK = github_standin.CALLBACK
 sign_in = github_standin.sign_in

@@ -10,7 +10,7 @@ each kind of visitor (the judge, a judge signed in with GitHub, a guest, a remov
 signed in with GitHub, a stranger), with the visitor's own
 values (session URL id, item codes, join and resume tokens) and with unknown and other people's
 values (error pages), by GET and by POST; redirects are followed and every /static/ file a judge
-page references is fetched. Every body, header and cookie is scanned (tests/leakcheck.py): zero
+page references is fetched. Every body, header and cookie is scanned (tests/support/leakcheck.py): zero
 hits. Reviewers' reasons (and reviewers' model names where the host chose to show them) are
 canaries too until the judge's own phase-1 lock, and allowed afterwards only on that judge's
 item pages.
@@ -20,7 +20,7 @@ pages (`/host/…`, guarded by `host_required`; tests/test_threats_http.py case 
 gets only a sign-in redirect or a 404 there) and allauth's sign-in pages (`/accounts/…`).
 
 Positive controls: the same scanner finds every canary, in every form, on a deliberately unsafe
-test-only page (tests/urls_unsafe.py), and every content canary in the host's revealed report
+test-only page (tests/support/urls_unsafe.py), and every content canary in the host's revealed report
 (JSON and CSV); the id and query-parameter checks fire on the unsafe page; the twin comparison
 fires on a page whose length depends on the truth label.
 """
@@ -70,8 +70,8 @@ from judging.services import (
 )
 from reports.build import build_report
 from reports.export import to_csv, to_json
-from tests import github_standin
-from tests.leakcheck import (
+from tests.support import github_standin
+from tests.support.leakcheck import (
     FORMS,
     Scanner,
     body_of,
@@ -81,7 +81,7 @@ from tests.leakcheck import (
     walk_routes,
     without_csrf,
 )
-from tests.urls_unsafe import planted_values
+from tests.support.urls_unsafe import planted_values
 
 pytestmark = pytest.mark.django_db
 
@@ -235,7 +235,7 @@ class World:
     personas: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)  # judge pk -> their reasons
     all_join_tokens: list = field(default_factory=list)
-    standin: object = None  # the GitHub stand-in (tests/github_standin.py)
+    standin: object = None  # the GitHub stand-in (tests/support/github_standin.py)
 
     @property
     def kind(self):
@@ -854,7 +854,7 @@ def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_uns
     assert set(canaries.values()) == planted, set(canaries.values()) ^ planted
     scanner = Scanner(canaries)
     a = world.personas["A"]
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         response = a.client.get(f"/unsafe/leak/{world.session.url_id}/")
         hits = scanner.scan_response(response)
         found = forms_found(hits)
@@ -993,7 +993,7 @@ def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host, s
     assert any(left_world.session.protocol_sha256.encode() in entry[5] for entry in left)
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page whose length follows the truth label.
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         pages = []
         for world in (left_world, right_world):
             a = world.personas["A"]
@@ -1016,7 +1016,7 @@ def test_case_12a_builder_twins_give_byte_identical_judge_responses(canary_host,
     assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
     assert first_difference(left, right) == ""
     # Positive control: a page that prints the builders differs between these twins.
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         pages = [Normaliser(w)(w.personas["A"].client.get(f"/unsafe/leak/{w.session.url_id}/").content)
                  for w in (left_world, right_world)]
     assert pages[0] != pages[1]

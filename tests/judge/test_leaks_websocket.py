@@ -36,7 +36,7 @@ from tests.judge.test_leaks import (
     phase2_canaries,
     restore_ids,
 )
-from tests.leakcheck import Scanner
+from tests.support.leakcheck import Scanner
 
 JUDGE_FRAME_TYPES = {"state", "saved", "locked", "session", "removed"}
 

@@ -8,8 +8,8 @@ from judging.services import guest_join, guests_configure, session_close, sessio
 from reports.build import build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.html import to_html
-from tests import github_standin
 from tests.judge.test_github import listed, start_url, token_judge
+from tests.support import github_standin
 
 sign_in = github_standin.sign_in
 
