@@ -24,7 +24,6 @@ from websockets.sync.client import connect as ws_connect
 from accounts.models import Throttle
 from judging.models import Assignment
 from judging.services import guests_configure, resume_token_reissue
-from tests.conftest import host_cookie, invite_and_join
 from tests.support.deployment import (
     Nginx,
     ServeProcess,
@@ -34,6 +33,7 @@ from tests.support.deployment import (
     serve_env,
     wait_for_http,
 )
+from tests.worlds import host_cookie, invite_and_join
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

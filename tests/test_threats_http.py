@@ -51,8 +51,8 @@ from judging.services import (
     session_reveal,
     verdict_record,
 )
-from tests.conftest import bundle_bytes, make_bundle
 from tests.support.leakcheck import walk_routes
+from tests.worlds import bundle_bytes, make_bundle
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import json
 
 from judging.selectors.host import blinding_check
 from judging.services import redactions_accept, run_import, session_create
-from tests.conftest import make_bundle
+from tests.worlds import make_bundle
 
 PATCH = """From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001
 From: Some Bot <bot@example.invalid>

@@ -49,7 +49,7 @@ from judging.services import (
     verdict_record,
 )
 from reports.html import REPORT_CSP
-from tests.conftest import BAD, bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import BAD, bundle_bytes, invite_and_join, make_bundle
 
 HOSTILE_NAME = '../../etc/passwd"; rm -rf /\r\nX-Injected: 1'
 CANARY_REASON = "CANARY-REASON-1234"

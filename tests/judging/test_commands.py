@@ -41,7 +41,7 @@ from judging.services import (
 from reports.build import build_report
 from reports.export import CSV_COLUMNS, to_json
 from reports.html import REPORT_META_CSP
-from tests.conftest import bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import bundle_bytes, invite_and_join, make_bundle
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 SITE = "http://127.0.0.1:8000"

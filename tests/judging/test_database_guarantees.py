@@ -9,7 +9,7 @@ from django.db import DatabaseError, connection, connections, transaction
 from blindjudge.errors import Conflict
 from judging.models import AuditEvent, Verdict
 from judging.services import phase_lock, verdict_record
-from tests.conftest import invite_and_join
+from tests.worlds import invite_and_join
 
 
 def _lock_ready(judge):
@@ -17,10 +17,10 @@ def _lock_ready(judge):
         verdict_record(judge=judge, code=code, phase=1, value="fail")
 
 
-def test_raw_update_and_delete_of_a_locked_verdict_fail(judge):
-    _lock_ready(judge)
-    phase_lock(judge=judge, phase=1)
-    verdict = Verdict.objects.filter(assignment__judge=judge).first()
+def test_raw_update_and_delete_of_a_locked_verdict_fail(invited_judge):
+    _lock_ready(invited_judge)
+    phase_lock(judge=invited_judge, phase=1)
+    verdict = Verdict.objects.filter(assignment__judge=invited_judge).first()
     table = Verdict._meta.db_table
     with pytest.raises(DatabaseError, match="locked verdicts are immutable"):
         with transaction.atomic(), connection.cursor() as cursor:
@@ -35,10 +35,10 @@ def test_raw_update_and_delete_of_a_locked_verdict_fail(judge):
     assert (verdict.value, verdict.locked) == ("fail", True)
 
 
-def test_unlocked_drafts_can_still_change_in_raw_sql(judge):
+def test_unlocked_drafts_can_still_change_in_raw_sql(invited_judge):
     """The positive control: the trigger refuses locked rows only, not every write."""
-    _lock_ready(judge)
-    verdict = Verdict.objects.filter(assignment__judge=judge).first()
+    _lock_ready(invited_judge)
+    verdict = Verdict.objects.filter(assignment__judge=invited_judge).first()
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {Verdict._meta.db_table} SET value = 'pass' WHERE id = %s",
                        [verdict.pk])
@@ -46,7 +46,7 @@ def test_unlocked_drafts_can_still_change_in_raw_sql(judge):
     assert verdict.value == "pass"
 
 
-def test_the_audit_log_is_append_only(judge):
+def test_the_audit_log_is_append_only(invited_judge):
     event = AuditEvent.objects.filter(action="judge.admitted").first()
     table = AuditEvent._meta.db_table
     with pytest.raises(DatabaseError, match="append-only"):

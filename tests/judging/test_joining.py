@@ -31,7 +31,7 @@ from judging.services import (
     session_create,
     session_open,
 )
-from tests.conftest import invite_and_join
+from tests.worlds import invite_and_join
 
 
 def test_a_join_token_admits_once_and_is_stored_hashed(open_session):

@@ -29,8 +29,8 @@ from judging.services import (
     session_reopen,
     verdict_record,
 )
-from tests.conftest import host_cookie, invite_and_join
-from tests.conftest import judge_cookie as judge_cookie_sync
+from tests.worlds import host_cookie, invite_and_join
+from tests.worlds import judge_cookie as judge_cookie_sync
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("fresh_channel_layer")]

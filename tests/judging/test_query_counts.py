@@ -28,7 +28,7 @@ from judging.services import (
     session_reveal,
     verdict_record,
 )
-from tests.conftest import invite_and_join
+from tests.worlds import invite_and_join
 
 # Queries per request, the same at both sizes. Lower is fine (lower the figure here); higher
 # means a judge request started to grow a query.
@@ -168,12 +168,12 @@ def plan_of(queryset) -> str:
 
 
 @pytest.mark.django_db
-def test_the_index_check_flags_a_lookup_by_an_unindexed_column(judge):
+def test_the_index_check_flags_a_lookup_by_an_unindexed_column(invited_judge):
     """The detector, shown to fire: neither a verdict's reason nor an assignment's order key has
     an index, and a lookup by either is reported."""
     assert unindexed_lookups(plan_of(Verdict.objects.filter(reason="x")))
     assert unindexed_lookups(plan_of(Assignment.objects.filter(order_key="x")))
-    assert not unindexed_lookups(plan_of(Assignment.objects.filter(judge=judge, code="x")))
+    assert not unindexed_lookups(plan_of(Assignment.objects.filter(judge=invited_judge, code="x")))
 
 
 @pytest.mark.django_db
@@ -191,22 +191,23 @@ def test_every_lookup_on_the_judge_paths_and_the_progress_page_uses_an_index(hos
 
 
 @pytest.mark.django_db
-def test_the_progress_counts_on_the_judge_row_match_the_verdicts(judge):
+def test_the_progress_counts_on_the_judge_row_match_the_verdicts(invited_judge):
     """Saving again, keeping in phase 2 and changing a value add no count; new verdicts do."""
-    own = codes(judge)
-    verdict_record(judge=judge, code=own[0], phase=1, value="pass")
-    verdict_record(judge=judge, code=own[0], phase=1, value="fail", seconds_spent=9)
-    verdict_record(judge=judge, code=own[1], phase=1, value="pass")
-    judge.refresh_from_db()
-    assert (judge.phase1_answered, judge.phase2_answered) == (2, 0)
-    answer_all(judge, 1)
-    phase_lock(judge=judge, phase=1)
-    verdict_record(judge=judge, code=own[0], phase=2, value="keep")
-    verdict_record(judge=judge, code=own[0], phase=2, value="pass")
-    judge.refresh_from_db()
-    actual = {phase: Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+    own = codes(invited_judge)
+    verdict_record(judge=invited_judge, code=own[0], phase=1, value="pass")
+    verdict_record(judge=invited_judge, code=own[0], phase=1, value="fail", seconds_spent=9)
+    verdict_record(judge=invited_judge, code=own[1], phase=1, value="pass")
+    invited_judge.refresh_from_db()
+    assert (invited_judge.phase1_answered, invited_judge.phase2_answered) == (2, 0)
+    answer_all(invited_judge, 1)
+    phase_lock(judge=invited_judge, phase=1)
+    verdict_record(judge=invited_judge, code=own[0], phase=2, value="keep")
+    verdict_record(judge=invited_judge, code=own[0], phase=2, value="pass")
+    invited_judge.refresh_from_db()
+    actual = {phase: Verdict.objects.filter(assignment__judge=invited_judge, phase=phase).count()
               for phase in (1, 2)}
-    assert (judge.phase1_answered, judge.phase2_answered) == (actual[1], actual[2]) == (len(own), 1)
+    assert (invited_judge.phase1_answered, invited_judge.phase2_answered) == (
+        actual[1], actual[2]) == (len(own), 1)
 
 
 # --- Memory: what a judge-serving process loads ------------------------------------------------

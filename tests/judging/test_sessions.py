@@ -22,7 +22,7 @@ from judging.services import (
     truth_correct,
     verdict_record,
 )
-from tests.conftest import bundle_bytes, make_bundle
+from tests.worlds import bundle_bytes, make_bundle
 
 RULES = """Predictions first.
 
@@ -129,10 +129,10 @@ def test_opening_freezes_a_canonical_protocol_without_truth_or_builders(run):
         session_open(session=session, actor="t")
 
 
-def test_amendments_are_dated_and_marked_before_or_after_the_first_verdict(open_session, judge):
+def test_amendments_are_dated_and_marked_before_or_after_the_first_verdict(open_session, invited_judge):
     before = prereg_amend(session=open_session, text="Clarify: ties count as pass.", actor="t")
     assert before.before_first_verdict is True
-    verdict_record(judge=judge, code=judge.assignments.first().code, phase=1, value="pass")
+    verdict_record(judge=invited_judge, code=invited_judge.assignments.first().code, phase=1, value="pass")
     after = prereg_amend(session=open_session, text=RULES, actor="t")
     assert after.before_first_verdict is False and after.decision_rules
     open_session.refresh_from_db()
@@ -198,7 +198,7 @@ def test_a_host_reaches_only_their_own_runs_and_sessions(draft, run, other_host,
         run_for_host(host=other_host, run_id=run.pk)
 
 
-def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_session, judge):
+def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_session, invited_judge):
     """NUL and lone surrogates: PostgreSQL stores neither; a clear 400 on every database."""
     with pytest.raises(Invalid, match="rubric: contains a NUL character at character 1"):
         session_create(run=run, kind="copies", actor="t", rubric="a\x00b")
@@ -209,8 +209,8 @@ def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_se
     with pytest.raises(Invalid, match="note: contains a NUL"):
         truth_correct(run=run, item="c1", truth="seeded_defect", note="a\x00b", actor="t")
     with pytest.raises(Invalid, match="reason: contains a NUL"):
-        verdict_record(judge=judge, code=judge.assignments.first().code, phase=1, value="pass",
-                       reason="a\x00b")
+        verdict_record(judge=invited_judge, code=invited_judge.assignments.first().code, phase=1,
+                       value="pass", reason="a\x00b")
     draft = session_create(run=run, kind="copies", actor="t").session
     with pytest.raises(Invalid, match="pattern: contains a NUL"):
         redactions_accept(session=draft, patterns=["ab\x00c"], actor="t")

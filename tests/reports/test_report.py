@@ -44,7 +44,7 @@ from reports import stats
 from reports.build import REPORT_SCHEMA, build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.verify import verify
-from tests.conftest import GOOD, bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import GOOD, bundle_bytes, invite_and_join, make_bundle
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-1.schema.json"
 
@@ -352,7 +352,7 @@ def test_an_anonymised_report_with_a_name_left_in_fails_the_schema(report, schem
 
 # --- Before the reveal ---------------------------------------------------------------------------
 
-def test_the_report_is_refused_before_the_reveal(open_session, judge):
+def test_the_report_is_refused_before_the_reveal(open_session, invited_judge):
     with pytest.raises(Conflict) as error:
         build_report(open_session)
     assert error.value.message == (
@@ -463,10 +463,10 @@ def test_a_truth_correction_scores_under_both_versions(report):
     assert (c3["truth"], c3["imported_truth"]) == ("tests_fail", "tests_pass")
 
 
-def test_without_a_correction_only_current_scores_are_given(open_session, judge):
-    answer(judge, 1, {"c1": "pass", "c2": "fail", "c3": "pass", "c4": "pass", "c5": "pass",
+def test_without_a_correction_only_current_scores_are_given(open_session, invited_judge):
+    answer(invited_judge, 1, {"c1": "pass", "c2": "fail", "c3": "pass", "c4": "pass", "c5": "pass",
                       "c6": "pass"})
-    phase_lock(judge=judge, phase=1)
+    phase_lock(judge=invited_judge, phase=1)
     session_close(session=open_session, actor="test")
     report = build_report(session_reveal(session=open_session, actor="test"))
     [entry] = report["scores"]["judges"]

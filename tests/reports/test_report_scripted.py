@@ -33,8 +33,8 @@ from reports import stats
 from reports.build import build_report
 from reports.export import to_json
 from reports.html import to_html
-from tests.conftest import invite_and_join
 from tests.reports.test_report import SCHEMA_PATH, schema_errors
+from tests.worlds import invite_and_join
 
 DRAW_SEED = "5eed" * 16
 WILSON = {  # (k, n) -> (low, high), 6 decimals
