@@ -135,7 +135,8 @@ def invite_and_join(session: Session, name: str = "Judge Dredd") -> Admission:
 def a_github_judge(session: Session, standin, *, login: str = "octocat", github_id: int = 42,
                    client: Client | None = None) -> Judge:
     """Someone whose GitHub login the host listed, who signed in with GitHub (the whole OAuth dance
-    against the stand-in, in `client` or a fresh browser) and confirmed on the "done" page."""
+    against the stand-in, in `client` or a fresh browser) and confirmed on the "done" page. The
+    stand-in's record of the dance is cleared, so a test sees only the requests it makes."""
     invitation_create(session=session, actor="test", github_login=login)
     browser = client or Client()
     start = reverse("github_judge_start", kwargs={"url_id": session.url_id})
@@ -144,6 +145,7 @@ def a_github_judge(session: Session, standin, *, login: str = "octocat", github_
     assert callback.status_code == 302, callback.content[:300]
     done = browser.post(callback["Location"])
     assert done.status_code == 302, done.content[:300]
+    standin.requests.clear()
     return Judge.objects.get(session=session, github_id=github_id)
 
 

@@ -7,11 +7,13 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from accounts.models import Host
-from judging.services import GITHUB_LINKED_ELSEWHERE
-from tests.judge.test_github import HOST_START, listed, start_url, token_judge
+from judging.services import GITHUB_LINKED_ELSEWHERE, invitation_create
 from tests.support import github_standin
+from tests.worlds import client_as
 
 sign_in = github_standin.sign_in
+
+HOST_START = "/accounts/host-github/"
 
 
 @override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"])
@@ -33,7 +35,7 @@ def test_other_logins_do_not_become_hosts(client, standin, open_session):
                           start_url=HOST_START)
     assert callback.status_code == 200 and "closed" in callback.content.decode().lower()
     # Listed as a judge (so they have an account), but not on the hosts' allowlist.
-    listed(open_session, "octocat")
+    invitation_create(session=open_session, actor="test", github_login="octocat")
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=1002, login="octocat",
                           start_url=HOST_START)
@@ -80,12 +82,8 @@ def test_host_links_github_then_signs_in_with_it_and_unlinks(client, standin, ho
 
 
 def test_host_cannot_link_a_github_account_that_belongs_to_a_judge(client, standin, host,
-                                                                   open_session):
-    listed(open_session, "octocat")
-    judge_browser = Client()
-    callback, _ = sign_in(judge_browser, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    judge_browser.post(callback["Location"])
+                                                                   github_judge):
+    # octocat, GitHub id 42, judges alice's open session, signed in with GitHub.
     client.force_login(host.user)
     sign_in(client, standin, github_id=42, login="octocat", start_url=HOST_LINK)
     refused = client.post(HOST_LINK_DONE)
@@ -103,8 +101,8 @@ def test_host_without_a_password_cannot_unlink_github(client, standin, db):
     assert SocialAccount.objects.count() == 1
 
 
-def test_link_pages_are_hosts_alone(client, standin, open_session):
-    token_judge(client, open_session)
+def test_link_pages_are_hosts_alone(standin, invited_judge):
+    client = client_as(invited_judge)
     for path in ("/host/account/", HOST_LINK, HOST_LINK_DONE):
         assert client.get(path)["Location"].startswith("/accounts/login/")
     assert client.post("/host/account/github/unlink/")["Location"].startswith("/accounts/login/")

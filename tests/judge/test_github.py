@@ -21,7 +21,6 @@ from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, J
 from judging.services import (
     GITHUB_REFUSAL,
     LINK_BOTH_HOLD_VERDICTS,
-    github_judge_join,
     invitation_create,
     judge_erase,
     judge_remove,
@@ -29,6 +28,7 @@ from judging.services import (
     verdict_record,
 )
 from tests.support import github_standin
+from tests.worlds import a_github_judge, client_as
 
 CALLBACK = github_standin.CALLBACK
 sign_in = github_standin.sign_in
@@ -153,12 +153,8 @@ def test_signed_in_but_unlisted_for_this_session_is_refused_plainly(client, stan
     assert not Judge.objects.exists()
 
 
-def test_renamed_login_maps_to_the_same_judge(client, standin, open_session):
-    listed(open_session, "octocat")
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    judge = Judge.objects.get()
+def test_renamed_login_maps_to_the_same_judge(standin, open_session, github_judge):
+    judge = github_judge  # octocat, GitHub id 42
 
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=42, login="octo-renamed",
@@ -173,12 +169,9 @@ def test_renamed_login_maps_to_the_same_judge(client, standin, open_session):
     assert browser.get(done["Location"]).status_code == 200
 
 
-def test_someone_else_taking_the_listed_login_is_refused(client, standin, open_session):
-    listed(open_session, "octocat")
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    # octocat renamed away; a different GitHub account now holds the listed login.
+def test_someone_else_taking_the_listed_login_is_refused(standin, open_session, github_judge):
+    # octocat (GitHub id 42) judges, then renamed away; a different GitHub account now holds the
+    # listed login.
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=43, login="octocat",
                           start_url=start_url(open_session))
@@ -217,12 +210,9 @@ def test_sign_in_started_by_get_does_not_proceed(client, standin, open_session):
 
 
 def test_threat_20_removed_github_judge_stops_at_once_and_is_not_readmitted(client, standin, open_session):
-    listed(open_session)
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    code = Judge.objects.get().assignments.first().code
-    judge = judge_remove(judge=Judge.objects.get(), actor="test")
+    github_judge = a_github_judge(open_session, standin, client=client)  # signed in in this browser
+    code = github_judge.assignments.first().code
+    judge = judge_remove(judge=github_judge, actor="test")
     # Threat 20: every page of theirs stops at once.
     url_id = open_session.url_id
     for path in (f"/s/{url_id}/", f"/s/{url_id}/welcome/", f"/s/{url_id}/i/{code}/",
@@ -239,12 +229,8 @@ def test_threat_20_removed_github_judge_stops_at_once_and_is_not_readmitted(clie
     assert Judge.objects.get().status == JudgeStatus.REMOVED
 
 
-def test_erasure_clears_github_id_and_login(client, standin, open_session):
-    listed(open_session)
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    judge = judge_erase(judge=Judge.objects.get(), actor="test")
+def test_erasure_clears_github_id_and_login(github_judge):
+    judge = judge_erase(judge=github_judge, actor="test")
     judge.refresh_from_db()
     assert (judge.github_id, judge.github_login, judge.user) == (None, "", None)
     assert Invitation.objects.get().github_login == ""
@@ -303,12 +289,6 @@ def link_done_url(session):
     return reverse("github_judge_link_done", kwargs={"url_id": session.url_id})
 
 
-def token_judge(client, session, name="Tokenia"):
-    token = invitation_create(session=session, actor="test", name=name).join_token
-    assert client.post(f"/join/{token}").status_code == 302
-    return Judge.objects.get(session=session, display_name=name)
-
-
 def verify_on_github(client, standin, session, *, github_id, login):
     """The judge's link button: a GitHub round trip that logs nobody in."""
     callback, _ = sign_in(client, standin, github_id=github_id, login=login,
@@ -318,20 +298,12 @@ def verify_on_github(client, standin, session, *, github_id, login):
     return callback
 
 
-def github_judge_in(session, login="octocat", github_id=42):
-    """Someone already judging the session by GitHub sign-in (their account made as allauth would)."""
-    listed(session, login)
-    user = get_user_model().objects.create(username=login)
-    return github_judge_join(url_id=session.url_id, github_id=github_id, github_login=login,
-                             user=user).judge
-
-
 def first_code(judge):
     return judge.assignments.order_by("position").first().code
 
 
-def test_token_judge_links_github_and_comes_back_with_it(client, standin, open_session):
-    judge = token_judge(client, open_session)
+def test_token_judge_links_github_and_comes_back_with_it(standin, open_session, invited_judge):
+    judge, client = invited_judge, client_as(invited_judge)
     home = client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).content.decode()
     assert link_url(open_session) in home
     verify_on_github(client, standin, open_session, github_id=777, login="tokenia-gh")
@@ -366,8 +338,8 @@ def test_token_judge_links_github_and_comes_back_with_it(client, standin, open_s
         "tokenia-renamed", SocialAccount.objects.get(uid="777").user)
 
 
-def test_link_without_a_github_round_trip_links_nothing(client, standin, open_session):
-    judge = token_judge(client, open_session)
+def test_link_without_a_github_round_trip_links_nothing(standin, open_session, invited_judge):
+    judge, client = invited_judge, client_as(invited_judge)
     assert client.post(link_done_url(open_session))["Location"].endswith(f"/s/{open_session.url_id}/")
     # A forged or missing `state` on the way back verifies nothing either.
     callback, _ = sign_in(client, standin, github_id=777, login="x", start_url=link_url(open_session),
@@ -378,18 +350,17 @@ def test_link_without_a_github_round_trip_links_nothing(client, standin, open_se
     assert judge.github_id is None and judge.identified_by == IdentifiedBy.TOKEN
 
 
-def test_link_pages_are_the_judges_alone(client, standin, open_session):
-    token_judge(client, open_session)
+def test_link_pages_are_the_judges_alone(standin, open_session, invited_judge):
     for path in (link_url(open_session), link_done_url(open_session)):
         assert Client().get(path).status_code == 404
         assert Client().post(path).status_code == 404
     assert standin.requests == []
 
 
-def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, open_session):
-    github_judge = github_judge_in(open_session)
+def test_linking_is_refused_when_both_identities_hold_verdicts(standin, open_session, github_judge,
+                                                               invited_judge):
     verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
-    judge = token_judge(client, open_session)
+    judge, client = invited_judge, client_as(invited_judge)
     verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
 
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
@@ -402,11 +373,10 @@ def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, 
     assert (github_judge.github_id, github_judge.status) == (42, JudgeStatus.ACTIVE)
 
 
-def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client, standin,
-                                                                          open_session):
-    github_judge = github_judge_in(open_session)
+def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(standin, open_session,
+                                                                          github_judge, invited_judge):
     gh_user = github_judge.user
-    judge = token_judge(client, open_session)
+    judge, client = invited_judge, client_as(invited_judge)
     verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
 
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
@@ -421,11 +391,10 @@ def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client,
     assert client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).status_code == 200
 
 
-def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(client, standin,
-                                                                          open_session):
-    github_judge = github_judge_in(open_session)
+def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(standin, open_session,
+                                                                          github_judge, invited_judge):
     verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
-    judge = token_judge(client, open_session)
+    judge, client = invited_judge, client_as(invited_judge)
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
     assert client.post(link_done_url(open_session)).status_code == 302
     judge.refresh_from_db()
