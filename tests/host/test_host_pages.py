@@ -18,7 +18,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -40,16 +39,11 @@ from judging.services import (
     guest_join,
     join_token_exchange,
     phase_lock,
-    run_import,
-    session_close,
-    session_create,
-    session_open,
-    session_reveal,
     truth_correct,
     verdict_record,
 )
 from reports.html import REPORT_CSP
-from tests.worlds import BAD, bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import BAD, a_run, a_session, advance, bundle_bytes, client_as, invite_and_join, make_bundle
 
 HOSTILE_NAME = '../../etc/passwd"; rm -rf /\r\nX-Injected: 1'
 CANARY_REASON = "CANARY-REASON-1234"
@@ -71,9 +65,9 @@ def page(response) -> str:
 
 
 @pytest.fixture
-def alice(client, host):
-    client.force_login(host.user)
-    return client
+def alice(host):
+    """alice's browser, signed in."""
+    return client_as(host)
 
 
 def judge_everything(judge, value="fail", reason=CANARY_REASON, lock=True):
@@ -90,14 +84,12 @@ def full_session(host):
     """A revealed session on a run with a hostile name, with a judge whose verdicts are in, a
     truth correction and an invitation: everything a host page or report could leak."""
     bundle = make_bundle(run={"name": HOSTILE_NAME, "task": "Write add(a, b)."})
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    session = session_create(run=run, kind="copies", actor="test", guests_allowed=True).session
-    session = session_open(session=session, actor="test")
+    run = a_run(host, bundle)
+    session = a_session(run, "open", guests_allowed=True)
     judge = invite_and_join(session, name="Leaky Judge").judge
     judge_everything(judge)
     truth_correct(run=run, item="c6", truth="known_good", note="checked by hand", actor="test")
-    session = session_close(session=session, actor="test")
-    return session_reveal(session=session, actor="test")
+    return advance(session, "revealed")
 
 
 def every_pattern():
@@ -125,11 +117,11 @@ def test_every_url_is_covered_by_the_matrix():
 # --- Permission matrix --------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_anonymous_visitors_are_sent_to_sign_in_from_every_host_url(client, full_session):
+def test_anonymous_visitors_are_sent_to_sign_in_from_every_host_url(anonymous, full_session):
     events = AuditEvent.objects.count()
     for pattern in every_pattern():
         path = url(pattern.name, **kwargs_for(pattern, session=full_session))
-        for method in (client.get, client.post):
+        for method in (anonymous.get, anonymous.post):
             response = method(path)
             assert response.status_code == 302, path
             assert response["Location"] == f"{settings.LOGIN_URL}?next={path}", path
@@ -154,8 +146,8 @@ def test_a_signed_in_non_host_gets_not_found_everywhere(client, full_session):
 
 @pytest.mark.django_db
 def test_another_host_gets_the_same_not_found_as_for_ids_that_do_not_exist(
-        client, full_session, other_host):
-    client.force_login(other_host.user)
+        full_session, other_host):
+    client = client_as(other_host)
     leaks = ["Leaky Judge", "gpt-4o-2024-08-06", "claude-3-5-sonnet", "checked by hand",
              CANARY_REASON, "etc/passwd", "subtracts"]
     state_before = (AuditEvent.objects.count(), Credential.objects.count(),
@@ -257,8 +249,7 @@ def test_run_and_judges_lists_take_a_constant_number_of_queries(alice, host, ope
 
     one = queries(url("runs"))
     for _ in range(2):
-        created = run_import(host=host, raw=bundle_bytes(), actor="test")
-        session_create(run=created, kind="copies", actor="test")
+        a_session(a_run(host), "draft")
     assert queries(url("runs")) == one
 
     invite_and_join(open_session, "First")
@@ -366,8 +357,7 @@ def test_opening_freezes_the_protocol_and_shows_its_hash(alice, draft):
 def leaky_draft(host):
     bundle = make_bundle()
     bundle["copies"][0]["content"] = "# Written by Claude for you\ndef add(a, b):\n    return a + b\n"
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    return session_create(run=run, kind="copies", actor="test").session
+    return a_session(a_run(host, bundle), "draft")
 
 
 @pytest.mark.django_db
@@ -440,7 +430,7 @@ def test_the_planner_shows_n_with_the_formula(alice, draft):
 
 @pytest.mark.django_db
 def test_amending_the_preregistration(alice, open_session, run):
-    draft = session_create(run=run, kind="copies", actor="test").session
+    draft = a_session(run, "draft")
     response = alice.post(url("prereg_amend", session_id=open_session.pk),
                           {"amend-text": "We also look at order effects."})
     assert response.status_code == 303
@@ -554,8 +544,7 @@ def test_progress_shows_counts_and_locks_and_never_verdict_values(alice, open_se
 
 @pytest.mark.django_db
 def test_progress_of_a_findings_session_shows_no_verdict_values(alice, run):
-    session = session_create(run=run, kind="findings", actor="test").session
-    session = session_open(session=session, actor="test")
+    session = a_session(run, "open", kind="findings")
     judge = invite_and_join(session).judge
     judge_everything(judge, value="false_alarm")
     body = page(alice.get(url("judges", session_id=session.pk)))
@@ -734,15 +723,13 @@ def test_the_csv_download_neutralises_formulas(alice, host):
         {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "=HYPERLINK(\"x\")"},
         {"reviewer": "r1", "copy": "c2", "verdict": "fail", "reason": "@SUM(A1)"},
     ])
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    session = session_open(session=session_create(run=run, kind="copies", actor="test").session,
-                           actor="test")
+    session = a_session(a_run(host, bundle), "open")
     judge = invite_and_join(session).judge
     for assignment in judge.assignments.all():
         verdict_record(judge=judge, code=assignment.code, phase=1, value="fail",
                        reason="+1-2" if assignment.item.key == "c2" else "-cmd")
     phase_lock(judge=judge, phase=1)
-    session_reveal(session=session_close(session=session, actor="test"), actor="test")
+    advance(session, "revealed")
     response = alice.get(url("report", session_id=session.pk, fmt="csv"))
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     reasons = {row["reason"] for row in rows}
@@ -769,8 +756,7 @@ def test_no_report_before_the_reveal(alice, open_session):
 @pytest.mark.django_db
 def test_a_forged_cross_site_post_is_refused(host, draft):
     """docs/threats.md case 28: a POST without the CSRF token changes nothing."""
-    forger = Client(enforce_csrf_checks=True)
-    forger.force_login(host.user)
+    forger = client_as(host, enforce_csrf_checks=True)
     for name in ("session_open", "session_edit"):
         response = forger.post(url(name, session_id=draft.pk), {"draft-rubric": "forged"})
         assert response.status_code == 403
