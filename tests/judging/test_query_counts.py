@@ -13,22 +13,15 @@ import sys
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import Judge
 from judging.models import Assignment, Verdict
 from judging.services import (
     phase_lock,
-    run_import,
-    session_close,
-    session_create,
-    session_open,
-    session_reveal,
     verdict_record,
 )
-from tests.worlds import invite_and_join
+from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
 
 # Queries per request, the same at both sizes. Lower is fine (lower the figure here); higher
 # means a judge request started to grow a query.
@@ -62,23 +55,6 @@ def sized_bundle(items: int) -> bytes:
     }).encode("utf-8")
 
 
-def judge_client(session, judge) -> Client:
-    client = Client()
-    browser = client.session
-    browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
-    browser.save()
-    return client
-
-
-def codes(judge):
-    return list(judge.assignments.order_by("position").values_list("code", flat=True))
-
-
-def answer_all(judge, phase):
-    for code in codes(judge):
-        verdict_record(judge=judge, code=code, phase=phase, value="pass")
-
-
 def count(client_call) -> tuple[int, list[str]]:
     with CaptureQueriesContext(connection) as queries:
         response = client_call()
@@ -89,19 +65,16 @@ def count(client_call) -> tuple[int, list[str]]:
 def measure(host, items: int, judges: int) -> dict:
     """Queries of every request kind for the first judge of a fresh session of this size (the
     other judges have answered phase 1, so the tables hold rows that are not the judge's)."""
-    run = run_import(host=host, raw=sized_bundle(items), actor="test")
-    session = session_create(run=run, kind="copies", actor="test", scorecards=True).session
-    session = session_open(session=session, actor="test")
+    session = a_session(a_run(host, sized_bundle(items)), "open", scorecards=True)
     everyone = [invite_and_join(session, name=f"Judge {n}").judge for n in range(judges)]
     for other in everyone[1:]:
         answer_all(other, 1)
     judge = everyone[0]
     own = codes(judge)
     middle = own[len(own) // 2]
-    client = judge_client(session, judge)
+    client = client_as(judge)
     page = f"/s/{session.url_id}/i/{middle}/"
-    host_client = Client()
-    host_client.force_login(host.user)
+    host_client = client_as(host)
     measured, sql = {}, {}
 
     def take(kind, call):
@@ -119,7 +92,7 @@ def measure(host, items: int, judges: int) -> dict:
     take("phase-2 page", lambda: client.get(page))
     answer_all(judge, 2)
     phase_lock(judge=Judge.objects.get(pk=judge.pk), phase=2)
-    session_reveal(session=session_close(session=session, actor="test"), actor="test")
+    advance(session, "revealed")
     take("scorecard", lambda: client.get(f"/s/{session.url_id}/scorecard/"))
     return {"counts": measured, "sql": sql}
 

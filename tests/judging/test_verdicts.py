@@ -5,16 +5,7 @@ import pytest
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging.models import Verdict
 from judging.services import judge_remove, phase_lock, session_close, session_reopen, verdict_record
-from tests.worlds import invite_and_join
-
-
-def codes(judge):
-    return list(judge.assignments.order_by("position").values_list("code", flat=True))
-
-
-def judge_all(judge, phase, value="pass"):
-    for code in codes(judge):
-        verdict_record(judge=judge, code=code, phase=phase, value=value)
+from tests.worlds import answer_all, codes, invite_and_join
 
 
 def test_a_verdict_is_saved_as_a_draft_and_can_change_before_the_lock(invited_judge):
@@ -62,7 +53,7 @@ def test_locking_needs_every_item_and_then_refuses_changes(invited_judge):
     verdict_record(judge=invited_judge, code=first, phase=1, value="fail")
     with pytest.raises(Conflict, match=f"{len(rest)} of {len(rest) + 1} items have no phase-1"):
         phase_lock(judge=invited_judge, phase=1)
-    judge_all(invited_judge, phase=1, value="pass")
+    answer_all(invited_judge, 1, "pass")
     phase_lock(judge=invited_judge, phase=1)
     assert Verdict.objects.filter(assignment__judge=invited_judge, phase=1, locked=True).count() == len(
         rest) + 1
@@ -85,7 +76,7 @@ def test_phase_two_is_refused_before_the_phase_one_lock(invited_judge):
 
 
 def test_phase_two_keep_copies_the_phase_one_verdict_and_leaves_phase_one_alone(invited_judge):
-    judge_all(invited_judge, phase=1, value="fail")
+    answer_all(invited_judge, 1, "fail")
     phase_lock(judge=invited_judge, phase=1)
     first, second, *rest = codes(invited_judge)
     kept = verdict_record(judge=invited_judge, code=first, phase=2, value="keep")
