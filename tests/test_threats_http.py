@@ -9,7 +9,6 @@ check, the independence test) first fires on a deliberately unsafe page or input
 the end-to-end tests.
 """
 
-import json
 import re
 import signal
 import threading
@@ -45,14 +44,10 @@ from judging.services import (
     resume_token_reissue,
     resume_token_revoke,
     run_import,
-    session_close,
-    session_create,
-    session_open,
-    session_reveal,
     verdict_record,
 )
 from tests.support.leakcheck import walk_routes
-from tests.worlds import bundle_bytes, make_bundle
+from tests.worlds import a_run, a_session, advance, bundle_bytes, codes, make_bundle
 
 pytestmark = pytest.mark.django_db
 
@@ -62,9 +57,8 @@ PASSWORD = "correct horse battery staple"
 # --- Helpers ---------------------------------------------------------------------------------------
 
 def import_session(host, bundle, *, kind="copies", **options):
-    run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
-    session = session_create(run=run, kind=kind, actor="test", rubric="Judge it.", **options).session
-    return session_open(session=session, actor="test")
+    """An open session on a run imported from `bundle`, with this module's rubric."""
+    return a_session(a_run(host, bundle), "open", kind=kind, rubric="Judge it.", **options)
 
 
 def join(client, session, name="Ada"):
@@ -73,10 +67,6 @@ def join(client, session, name="Ada"):
     response = client.post(f"/join/{token}")
     assert response.status_code == 302, response.content[:300]
     return token, Judge.objects.get(session=session, display_name=name)
-
-
-def codes(judge):
-    return list(judge.assignments.order_by("position").values_list("code", flat=True))
 
 
 def item_url(session, code, frame=False):
@@ -426,8 +416,7 @@ def test_case_5_and_6_bidi_and_invisible_characters_are_visible_marks(host, clie
     reviewed = judge.assignments.get(item__copy__bundle_id="c1").code
     assert_marked(client.get(item_url(session, reviewed)).content)
     # A finding's text, in the judge's own page in phase 1.
-    findings = session_create(run=session.run, kind="findings", actor="test").session
-    session_open(session=findings, actor="test")
+    findings = a_session(session.run, "open", kind="findings")
     other = Client()
     _, finder = join(other, findings, name="Finder")
     assert_marked(other.get(item_url(findings, codes(finder)[0])).content)
@@ -588,8 +577,7 @@ def test_case_11_before_the_reveal_judges_reach_no_report_scorecard_or_host_page
             assert getattr(signed_in, method)(path).status_code == 404, (method, path)
     # After the reveal, without scorecards: nothing but the end page.
     answer_all(client, open_session, judge)
-    session_close(session=open_session, actor="test")
-    session_reveal(session=open_session, actor="test")
+    advance(open_session, "revealed")
     assert client.get(f"/s/{url_id}/scorecard/").status_code == 404
     ended = client.get(f"/s/{url_id}/")
     assert ended.status_code == 200 and b"This session has ended" in ended.content
@@ -611,8 +599,7 @@ def test_case_11_after_the_reveal_a_judge_sees_only_their_own_scorecard_where_al
         verdict_record(judge=other, code=code, phase=1, value="pass", reason="CanaryOtherReason88")
     phase_lock(judge=other, phase=1)
     assert client.get(f"/s/{session.url_id}/scorecard/").status_code == 404  # not yet revealed
-    session_close(session=session, actor="test")
-    session_reveal(session=session, actor="test")
+    advance(session, "revealed")
     card = client.get(f"/s/{session.url_id}/scorecard/")
     assert card.status_code == 200
     rows = re.findall(r"<tr><td>([A-Z0-9]{4})</td>", card.content.decode())
@@ -660,8 +647,7 @@ def test_case_14_another_hosts_ids_are_the_same_404_as_ids_that_do_not_exist(hos
     session = import_session(host, make_bundle())
     _, judge = join(client, session)
     answer_all(client, session, judge)
-    session_close(session=session, actor="test")
-    session_reveal(session=session, actor="test")
+    advance(session, "revealed")
     alice, bob = Client(), Client()
     alice.force_login(host.user)
     bob.force_login(other_host.user)
@@ -696,7 +682,7 @@ def test_case_15_every_guest_refusal_is_the_same_page_and_wrong_codes_are_limite
     guest_join(code=capped_code, display_name="First", client_address="192.0.2.200")
     closed = import_session(host, make_bundle())
     closed_code = guests_configure(session=closed, actor="test", allow=True).guest_code
-    session_close(session=closed, actor="test")
+    advance(closed, "closed")
 
     def attempt(client, typed):
         response = client.post("/guest/", {"code": typed, "name": "Guesser"})
