@@ -54,13 +54,11 @@ from judging.models import (
 from judging.selectors.judge import judge_phase
 from judging.services import (
     KEEP,
-    host_create,
     invitation_create,
     join_token_exchange,
     judge_remove,
     phase_lock,
     resume_token_reissue,
-    run_import,
     session_close,
     session_create,
     session_open,
@@ -82,6 +80,7 @@ from tests.support.leakcheck import (
     without_csrf,
 )
 from tests.support.urls_unsafe import planted_values
+from tests.worlds import a_host, a_run, a_session, invite_and_join
 
 pytestmark = pytest.mark.django_db
 
@@ -251,13 +250,11 @@ def reason_for(label: str, index: int) -> str:
 
 def build_world(host, bundle, *, kind="copies", display="letters", scorecards=False,
                 seed="", standin=None) -> World:
-    run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
+    run = a_run(host, bundle)
     created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
                              reviewer_display=display, scorecards=scorecards, draw_seed=seed)
-    other = session_create(run=run, kind="copies", actor="test", draw_seed=seed).session
-    session_open(session=other, actor="test")
-    join_token_exchange(token=invitation_create(session=other, actor="test",
-                                                name=JUDGE_NAMES["C"]).join_token)
+    other = a_session(run, "open", draw_seed=seed)
+    invite_and_join(other, name=JUDGE_NAMES["C"])
     session = created.session
     tokens = {label: invitation_create(session=session, actor="test", name=JUDGE_NAMES[label]).join_token
               for label in ("A", "B", "R")}
@@ -718,7 +715,7 @@ def comparable(response) -> tuple:
 @pytest.fixture
 def canary_host(db):
     saved = move_ids_to_distinctive_ranges()
-    yield host_create(username="canaryhost", password="correct horse battery staple").host
+    yield a_host("canaryhost")
     restore_ids(saved)
 
 

@@ -23,7 +23,7 @@ from django.test import Client, override_settings
 
 from accounts.models import Judge
 from blindjudge.asgi import application
-from judging.services import host_create, judge_remove
+from judging.services import judge_remove
 from tests.judge.test_leaks import (
     JUDGE_NAMES,
     build_world,
@@ -37,6 +37,7 @@ from tests.judge.test_leaks import (
     restore_ids,
 )
 from tests.support.leakcheck import Scanner
+from tests.worlds import a_host
 
 JUDGE_FRAME_TYPES = {"state", "saved", "locked", "session", "removed"}
 
@@ -44,7 +45,7 @@ JUDGE_FRAME_TYPES = {"state", "saved", "locked", "session", "removed"}
 @pytest.fixture
 def canary_host_tx(transactional_db):
     saved = move_ids_to_distinctive_ranges()
-    yield host_create(username="canaryhost", password="correct horse battery staple").host
+    yield a_host("canaryhost")
     restore_ids(saved)
 
 
