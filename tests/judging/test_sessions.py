@@ -12,7 +12,6 @@ from judging.services import (
     prereg_amend,
     redactions_accept,
     redactions_withdraw,
-    run_import,
     session_close,
     session_create,
     session_open,
@@ -22,7 +21,7 @@ from judging.services import (
     truth_correct,
     verdict_record,
 )
-from tests.worlds import bundle_bytes, make_bundle
+from tests.worlds import a_run, make_bundle
 
 RULES = """Predictions first.
 
@@ -90,7 +89,7 @@ def test_creating_and_editing_a_draft_refuse_a_setting_with_the_same_message(run
 def test_reviewer_names_are_allowed_where_no_reviewer_names_a_builder(host):
     bundle = make_bundle()
     bundle["reviewers"][1] = {"id": "r2", "model": "mistral-large", "family": "Mistral"}
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
+    run = a_run(host, bundle)
     session = session_create(run=run, kind="copies", actor="test",
                              reviewer_display="names").session
     assert session.reviewer_display == "names"
