@@ -4,7 +4,7 @@ import pytest
 
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging.models import Verdict
-from judging.services import judge_remove, phase_lock, session_close, session_reopen, verdict_record
+from judging.services import judge_remove, phase_lock, session_reopen, verdict_record
 from tests.worlds import answer_all, codes, invite_and_join
 
 
@@ -92,11 +92,10 @@ def test_phase_two_keep_copies_the_phase_one_verdict_and_leaves_phase_one_alone(
         verdict_record(judge=invited_judge, code=first, phase=2, value="pass")
 
 
-def test_a_closed_session_takes_no_verdicts_until_reopened(open_session, invited_judge):
-    session_close(session=open_session, actor="test")
+def test_a_closed_session_takes_no_verdicts_until_reopened(invited_judge, closed_session):
     with pytest.raises(Conflict, match="the session is closed"):
         verdict_record(judge=invited_judge, code=codes(invited_judge)[0], phase=1, value="pass")
-    session_reopen(session=open_session, actor="test")
+    session_reopen(session=closed_session, actor="test")
     verdict_record(judge=invited_judge, code=codes(invited_judge)[0], phase=1, value="pass")
     assert Verdict.objects.count() == 1
 
