@@ -2,7 +2,7 @@
 
 Starts what deploy/ ships: PROCESSES × `deploy/serve PORT 1` (Uvicorn, production settings) behind
 Debian's nginx running deploy/nginx/blindjudge.conf (the same generated config as the scale-out
-test, tests/deployment.py), on a fresh PostgreSQL database and the Redis channel layer. Seeds one
+test, tests/support/deployment.py), on a fresh PostgreSQL database and the Redis channel layer. Seeds one
 open session with SOCKETS judges, opens one websocket per judge and the host's dashboard socket
 (all through nginx), then POSTs phase-1 verdicts through nginx at RATE per second for DURATION
 seconds, spread over the judges.
@@ -49,7 +49,7 @@ from websockets.asyncio.client import connect
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.deployment import Nginx, ServeProcess, free_port, wait_for_http  # noqa: E402
+from tests.support.deployment import Nginx, ServeProcess, free_port, wait_for_http  # noqa: E402
 
 AIM = {"sockets": 500, "rate": 50, "processes": 2, "p99_ms": 100}
 

@@ -33,7 +33,7 @@ WHITENOISE_USE_FINDERS = True
 # WhiteNoise looks for STATIC_ROOT at start-up even when it serves from the finders.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 
-# GitHub sign-in runs against a local stand-in (tests/github_standin.py) on 127.0.0.1. allauth reads
+# GitHub sign-in runs against a local stand-in (tests/support/github_standin.py) on 127.0.0.1. allauth reads
 # GITHUB_URL once, at import, so the port is chosen here: BLINDJUDGE_TEST_GITHUB_PORT, or a free one.
 def _free_port() -> int:
     with socket.socket() as probe:

@@ -251,7 +251,7 @@ def lock(request, url_id):
 @judge_required
 def scorecard(request, url_id):
     # The one report a judge sees, after the reveal; reports pull in numpy, which a process that
-    # serves judges never loads otherwise (tests/test_query_counts.py).
+    # serves judges never loads otherwise (tests/judging/test_query_counts.py).
     from reports.scorecard import judge_scorecard  # noqa: PLC0415 - numpy stays out of judge start-up
 
     judge = request.judge

@@ -2,7 +2,7 @@
 
 Nothing here touches Django or the database, so the functions are tested without either. scipy is
 imported lazily, inside the functions that need a distribution, so that importing this module (as
-the processes that serve judges may do) stays cheap; ``tests/test_stats.py`` asserts that importing
+the processes that serve judges may do) stays cheap; ``tests/reports/test_stats.py`` asserts that importing
 it does not load scipy.
 
 Turning querysets into the arrays these functions take belongs in reports/loading.py, not here.

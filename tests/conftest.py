@@ -1,138 +1,121 @@
-"""Shared fixtures: personas, bundles and sessions built through the real services.
+"""Shared fixtures: one set of personas and one default world, for every module.
 
-Personas, named as in healthchecks' tests: `host` (alice) owns the run; `other_host` (bob) must see
-nothing of it.
+Personas, named as in healthchecks' tests: `host` (alice) owns the run; `other_host` (bob) must
+see nothing of it; in alice's open session, `invited_judge` (joined by their join link), `guest`
+(by the guest code), `github_judge` (signed in with GitHub, through the local stand-in) and
+`removed_judge` (joined, then removed by the host); `judge_of_another_session` judges another open
+session of the same run; `anonymous` is a browser with nobody signed in. `client_as(persona)`
+(tests/worlds.py) gives a browser holding any of them.
+
+The world: `run` (make_bundle()'s six copies), and a session on it in each state: `draft`,
+`open_session`, `closed_session`, `revealed_session`. These are one session moved forward, so a
+test that asks for a later state and for judges should name the judges first (fixtures are set up
+in the order a test names them, and nobody joins a revealed session).
+
+All of it is built by tests/worlds.py through the real services; modules needing a world of
+their own call those builders with arguments.
 """
-
-import copy
-import json
 
 import pytest
 from channels.layers import channel_layers
 from django.conf import settings
-from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 from django.test import Client
 
-from accounts.guards import JUDGE_SESSION_KEY
 from judging import immutability
-from judging.services import (
-    host_create,
-    invitation_create,
-    join_token_exchange,
-    run_import,
-    session_create,
-    session_open,
-)
-from tests import github_standin
+from judging.services import guest_join, guests_configure, judge_remove
+from tests.support import github_standin
+from tests.worlds import a_github_judge, a_host, a_run, a_session, advance, invite_and_join
 
-GOOD = "def add(a, b):\n    return a + b\n"
-BAD = "def add(a, b):\n    return a - b\n"
-
-
-def make_bundle(**overrides) -> dict:
-    """A small valid bundle: 3 builders, 6 copies of known truth, 2 reviewers, 2 findings."""
-    bundle = {
-        "format": "blindjudge.run/1",
-        "run": {"name": "add() across three models", "task": "Write add(a, b)."},
-        "builders": [
-            {"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"},
-            {"id": "b2", "model": "claude-3-5-sonnet-20241022", "family": "Anthropic"},
-            {"id": "b3", "model": "gemini-1.5-pro", "family": "Google"},
-        ],
-        "copies": [
-            {"id": "c1", "builder": "b1", "format": "text", "content": GOOD, "truth": "known_good"},
-            {"id": "c2", "builder": "b1", "format": "text", "content": BAD,
-             "truth": "seeded_defect", "defect": "subtracts"},
-            {"id": "c3", "builder": "b2", "format": "text", "content": GOOD + "\n",
-             "truth": "tests_pass"},
-            {"id": "c4", "builder": "b2", "format": "diff", "content": "+" + BAD,
-             "truth": "tests_fail"},
-            {"id": "c5", "builder": "b3", "format": "markdown", "content": "```\n" + GOOD + "```",
-             "truth": "known_good"},
-            {"id": "c6", "builder": "b3", "format": "text", "content": BAD + "# unsure\n",
-             "truth": "unknown"},
-        ],
-        "reviewers": [
-            {"id": "r1", "model": "qwen3-1.7b", "family": "Alibaba"},
-            {"id": "r2", "model": "gpt-4o-mini", "family": "OpenAI"},
-        ],
-        "reviews": [
-            {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "fine"},
-            {"reviewer": "r1", "copy": "c2", "verdict": "fail", "reason": "subtracts"},
-            {"reviewer": "r2", "copy": "c1", "verdict": "fail", "reason": "hmm"},
-        ],
-        "findings": [
-            {"id": "f1", "copy": "c2", "text": "uses minus", "raised_by": ["r1", "r2"],
-             "proposed_verdict": "confirmed", "truth": "real"},
-            {"id": "f2", "copy": "c1", "text": "no type checks", "raised_by": ["r2"],
-             "proposed_verdict": "confirmed", "truth": "false_alarm"},
-        ],
-    }
-    bundle.update(copy.deepcopy(overrides))
-    return bundle
-
-
-def bundle_bytes(bundle: dict | None = None) -> bytes:
-    return json.dumps(bundle if bundle is not None else make_bundle()).encode("utf-8")
+# --- Personas --------------------------------------------------------------------------------------
 
 
 @pytest.fixture
 def host(db):
-    return host_create(username="alice", password="correct horse battery staple").host
+    return a_host("alice")
 
 
 @pytest.fixture
 def other_host(db):
-    return host_create(username="bob", password="another long passphrase").host
+    return a_host("bob", "another long passphrase")
 
 
 @pytest.fixture
-def run(host):
-    return run_import(host=host, raw=bundle_bytes(), actor="test")
-
-
-@pytest.fixture
-def draft(run):
-    return session_create(run=run, kind="copies", actor="test", rubric="Is add() right?").session
-
-
-@pytest.fixture
-def open_session(draft):
-    return session_open(session=draft, actor="test")
-
-
-def invite_and_join(session, name="Judge Dredd"):
-    invited = invitation_create(session=session, actor="test", name=name)
-    return join_token_exchange(token=invited.join_token)
-
-
-def judge_cookie(*judges) -> str:
-    """A browser session holding these judges, as the join pages leave it, as a Cookie header."""
-
-    store = SessionStore()
-    for judge in judges:
-        store[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge.pk
-    store.create()
-    return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
-
-
-def host_cookie(host) -> str:
-    """A browser session signed in as this host, as a Cookie header."""
-    client = Client()
-    client.force_login(host.user)
-    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+def anonymous():
+    return Client()
 
 
 @pytest.fixture
 def admission(open_session):
+    """The invited judge's admission: the judge, and the resume token shown to them once."""
     return invite_and_join(open_session)
 
 
 @pytest.fixture
-def judge(admission):
+def invited_judge(admission):
     return admission.judge
 
+
+@pytest.fixture
+def guest_code(open_session):
+    """Guests allowed in the open session: the guest code, shown once."""
+    return guests_configure(session=open_session, actor="test", allow=True).guest_code
+
+
+@pytest.fixture
+def guest(open_session, guest_code):
+    return guest_join(code=guest_code, display_name="Guest", client_address="192.0.2.77").judge
+
+
+@pytest.fixture
+def github_judge(open_session, standin):
+    return a_github_judge(open_session, standin)
+
+
+@pytest.fixture
+def removed_judge(open_session):
+    return judge_remove(judge=invite_and_join(open_session, name="Removed Judge").judge, actor="test")
+
+
+@pytest.fixture
+def other_session(run):
+    """Another open session of alice's run."""
+    return a_session(run, "open")
+
+
+@pytest.fixture
+def judge_of_another_session(other_session):
+    return invite_and_join(other_session, name="Elsewhere Judge").judge
+
+
+# --- The world ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def run(host):
+    return a_run(host)
+
+
+@pytest.fixture
+def draft(run):
+    return a_session(run, "draft", rubric="Is add() right?")
+
+
+@pytest.fixture
+def open_session(draft):
+    return advance(draft, "open")
+
+
+@pytest.fixture
+def closed_session(open_session):
+    return advance(open_session, "closed")
+
+
+@pytest.fixture
+def revealed_session(closed_session):
+    return advance(closed_session, "revealed")
+
+
+# --- Machinery ------------------------------------------------------------------------------------
 
 @pytest.fixture(autouse=True)
 def _flushable_immutable_tables(request):
@@ -161,7 +144,7 @@ def _standin_server():
 
 @pytest.fixture
 def standin(_standin_server):
-    """The local stand-in for GitHub's endpoints (tests/github_standin.py), its record cleared."""
+    """The local stand-in for GitHub's endpoints (tests/support/github_standin.py), its record cleared."""
     _standin_server.requests.clear()
     yield _standin_server
     _standin_server.requests.clear()

@@ -12,8 +12,8 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from judging.services import guests_configure, invitation_create, judge_remove, session_create, session_open
-from tests import github_standin
+from tests.support import github_standin
+from tests.worlds import client_as
 
 JUDGE_PREFIX = "s/<str:url_id>/"
 
@@ -37,24 +37,9 @@ def fill(route, **values):
     return "/" + path
 
 
-def join(client, session, name):
-    token = invitation_create(session=session, actor="test", name=name).join_token
-    assert client.post(f"/join/{token}").status_code == 302
-    return client
-
-
 def own_codes(client, session):
     page = client.get(f"/s/{session.url_id}/").content.decode()
     return re.findall(rf'<li><a href="/s/{session.url_id}/i/([A-Z0-9]+)/"', page)
-
-
-def github_judge(standin, session, login="octocat"):
-    invitation_create(session=session, actor="test", github_login=login)
-    client = Client()
-    start = f"/github/join/{session.url_id}/"
-    callback, _ = github_standin.sign_in(client, standin, github_id=4242, login=login, start_url=start)
-    assert client.post(callback["Location"]).status_code == 302
-    return client
 
 
 def github_host(standin):
@@ -67,24 +52,16 @@ def github_host(standin):
 
 
 @pytest.fixture
-def world(open_session, run, host, other_host, standin):
-    guest_code = guests_configure(session=open_session, actor="test", allow=True).guest_code
-    clients = {"invited": join(Client(), open_session, "Invited")}
-    clients["guest"] = Client()
-    assert clients["guest"].post("/guest/", {"code": guest_code, "name": "Guest"}).status_code == 302
-    elsewhere = session_open(session=session_create(run=run, kind="copies", actor="t").session,
-                             actor="t")
-    clients["other_session_judge"] = join(Client(), elsewhere, "Elsewhere")
-    clients["removed"] = join(Client(), open_session, "Removed")
-    judge_remove(judge=open_session.judges.get(display_name="Removed"), actor="test")
-    clients["anonymous"] = Client()
-    clients["host"] = Client()
-    clients["host"].force_login(host.user)
-    clients["other_host"] = Client()
-    clients["other_host"].force_login(other_host.user)
-    clients["github_judge"] = github_judge(standin, open_session)
-    clients["github_host"] = github_host(standin)
-    return {"session": open_session, "clients": clients, "guest_code": guest_code,
+def world(open_session, host, other_host, invited_judge, guest, judge_of_another_session,
+          removed_judge, github_judge, anonymous, standin):
+    """Every persona's browser (conftest's personas, each held by client_as), and a host signed in
+    with GitHub."""
+    clients = {"invited": client_as(invited_judge), "guest": client_as(guest),
+               "other_session_judge": client_as(judge_of_another_session),
+               "removed": client_as(removed_judge), "anonymous": anonymous,
+               "host": client_as(host), "other_host": client_as(other_host),
+               "github_judge": client_as(github_judge), "github_host": github_host(standin)}
+    return {"session": open_session, "clients": clients,
             "invited_codes": own_codes(clients["invited"], open_session)}
 
 

@@ -1,5 +1,5 @@
 """Scale-out: two `deploy/serve` processes behind Debian's nginx running the shipped
-`deploy/nginx/blindjudge.conf` (see tests/deployment.py), on this run's database.
+`deploy/nginx/blindjudge.conf` (see tests/support/deployment.py), on this run's database.
 
 - A judge's lock, answered by one process, reaches the host's socket held by the other (needs the
   Redis channel layer: skipped on the embedded default, where one process is the design).
@@ -24,8 +24,7 @@ from websockets.sync.client import connect as ws_connect
 from accounts.models import Throttle
 from judging.models import Assignment
 from judging.services import guests_configure, resume_token_reissue
-from tests.conftest import host_cookie, invite_and_join
-from tests.deployment import (
+from tests.support.deployment import (
     Nginx,
     ServeProcess,
     collectstatic,
@@ -34,6 +33,7 @@ from tests.deployment import (
     serve_env,
     wait_for_http,
 )
+from tests.worlds import host_cookie, invite_and_join
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

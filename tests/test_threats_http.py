@@ -1,14 +1,14 @@
 """docs/threats.md over HTTP, with Django's test client: cases 1–11, 13–17, 19, 24–28, and case 33's
-"no tracebacks shown". One test per case, named after it. (Case 12 and 12a: tests/test_leaks.py.)
+"no tracebacks shown". One test per case, named after it. (Case 12 and 12a:
+tests/judge/test_leaks.py.)
 
 Every detector here (the frame's element and attribute checker, the CSP check, the traceback
-check, the independence test) first fires on a deliberately unsafe page or input (tests/
-urls_unsafe.py), so its silence on the product's pages counts. What a browser alone can show
+check, the independence test) first fires on a deliberately unsafe page or input
+(tests/support/urls_unsafe.py), so its silence on the product's pages counts. What a browser alone can show
 (a script that would run, a request that would leave, postMessage) is proven again in Chromium by
 the end-to-end tests.
 """
 
-import json
 import re
 import signal
 import threading
@@ -44,14 +44,10 @@ from judging.services import (
     resume_token_reissue,
     resume_token_revoke,
     run_import,
-    session_close,
-    session_create,
-    session_open,
-    session_reveal,
     verdict_record,
 )
-from tests.conftest import bundle_bytes, make_bundle
-from tests.leakcheck import walk_routes
+from tests.support.leakcheck import walk_routes
+from tests.worlds import a_run, a_session, advance, bundle_bytes, codes, make_bundle
 
 pytestmark = pytest.mark.django_db
 
@@ -61,9 +57,8 @@ PASSWORD = "correct horse battery staple"
 # --- Helpers ---------------------------------------------------------------------------------------
 
 def import_session(host, bundle, *, kind="copies", **options):
-    run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
-    session = session_create(run=run, kind=kind, actor="test", rubric="Judge it.", **options).session
-    return session_open(session=session, actor="test")
+    """An open session on a run imported from `bundle`, with this module's rubric."""
+    return a_session(a_run(host, bundle), "open", kind=kind, rubric="Judge it.", **options)
 
 
 def join(client, session, name="Ada"):
@@ -72,10 +67,6 @@ def join(client, session, name="Ada"):
     response = client.post(f"/join/{token}")
     assert response.status_code == 302, response.content[:300]
     return token, Judge.objects.get(session=session, display_name=name)
-
-
-def codes(judge):
-    return list(judge.assignments.order_by("position").values_list("code", flat=True))
 
 
 def item_url(session, code, frame=False):
@@ -293,7 +284,7 @@ def hostile(host, client):
 
 def test_positive_control_the_frame_checkers_fire_on_a_raw_frame_without_the_sandbox(hostile, client):
     session, judge = hostile
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         for code in codes(judge):
             unsafe = client.get(f"/unsafe/s/{session.url_id}/i/{code}/frame")
             problems = frame_markup_problems(unsafe.content)
@@ -425,8 +416,7 @@ def test_case_5_and_6_bidi_and_invisible_characters_are_visible_marks(host, clie
     reviewed = judge.assignments.get(item__copy__bundle_id="c1").code
     assert_marked(client.get(item_url(session, reviewed)).content)
     # A finding's text, in the judge's own page in phase 1.
-    findings = session_create(run=session.run, kind="findings", actor="test").session
-    session_open(session=findings, actor="test")
+    findings = a_session(session.run, "open", kind="findings")
     other = Client()
     _, finder = join(other, findings, name="Finder")
     assert_marked(other.get(item_url(findings, codes(finder)[0])).content)
@@ -587,8 +577,7 @@ def test_case_11_before_the_reveal_judges_reach_no_report_scorecard_or_host_page
             assert getattr(signed_in, method)(path).status_code == 404, (method, path)
     # After the reveal, without scorecards: nothing but the end page.
     answer_all(client, open_session, judge)
-    session_close(session=open_session, actor="test")
-    session_reveal(session=open_session, actor="test")
+    advance(open_session, "revealed")
     assert client.get(f"/s/{url_id}/scorecard/").status_code == 404
     ended = client.get(f"/s/{url_id}/")
     assert ended.status_code == 200 and b"This session has ended" in ended.content
@@ -610,8 +599,7 @@ def test_case_11_after_the_reveal_a_judge_sees_only_their_own_scorecard_where_al
         verdict_record(judge=other, code=code, phase=1, value="pass", reason="CanaryOtherReason88")
     phase_lock(judge=other, phase=1)
     assert client.get(f"/s/{session.url_id}/scorecard/").status_code == 404  # not yet revealed
-    session_close(session=session, actor="test")
-    session_reveal(session=session, actor="test")
+    advance(session, "revealed")
     card = client.get(f"/s/{session.url_id}/scorecard/")
     assert card.status_code == 200
     rows = re.findall(r"<tr><td>([A-Z0-9]{4})</td>", card.content.decode())
@@ -659,8 +647,7 @@ def test_case_14_another_hosts_ids_are_the_same_404_as_ids_that_do_not_exist(hos
     session = import_session(host, make_bundle())
     _, judge = join(client, session)
     answer_all(client, session, judge)
-    session_close(session=session, actor="test")
-    session_reveal(session=session, actor="test")
+    advance(session, "revealed")
     alice, bob = Client(), Client()
     alice.force_login(host.user)
     bob.force_login(other_host.user)
@@ -695,7 +682,7 @@ def test_case_15_every_guest_refusal_is_the_same_page_and_wrong_codes_are_limite
     guest_join(code=capped_code, display_name="First", client_address="192.0.2.200")
     closed = import_session(host, make_bundle())
     closed_code = guests_configure(session=closed, actor="test", allow=True).guest_code
-    session_close(session=closed, actor="test")
+    advance(closed, "closed")
 
     def attempt(client, typed):
         response = client.post("/guest/", {"code": typed, "name": "Guesser"})
@@ -1004,7 +991,7 @@ TRACEBACK_SIGNS = [b"Traceback", b"RuntimeError", b"unsafe-test-boom", b"sk_live
 
 
 def test_case_33_a_500_shows_no_traceback():
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         response = Client(raise_request_exception=False).get("/unsafe/boom")
         assert response.status_code == 500
         assert [s for s in TRACEBACK_SIGNS if s in response.content] == []

@@ -153,7 +153,7 @@ def e2e_server(request, transactional_db, tmp_path):
         "ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
         "STATIC_ROOT": str(tmp_path / "static"),  # unused (finders serve); present, so no warning
-        # The server's allauth talks to this run's GitHub stand-in (tests/github_standin.py).
+        # The server's allauth talks to this run's GitHub stand-in (tests/support/github_standin.py).
         "BLINDJUDGE_TEST_GITHUB_PORT": str(settings.TEST_GITHUB_STANDIN_PORT),
     })
     (tmp_path / "static").mkdir()

@@ -7,16 +7,15 @@ import pytest
 from playwright.sync_api import expect
 
 from accounts.models import AdmittedAs, IdentifiedBy, Judge
-from judging.services import invitation_create, session_open
+from judging.services import invitation_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def listed_session(draft):
-    session = session_open(session=draft, actor="test")
-    invitation_create(session=session, actor="test", github_login="octocat")
-    return session
+def listed_session(open_session):
+    invitation_create(session=open_session, actor="test", github_login="octocat")
+    return open_session
 
 
 def sign_in_with_github(page, server, session, standin, *, github_id, login):

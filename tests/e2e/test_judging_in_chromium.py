@@ -15,14 +15,12 @@ from judging.demo import DEMO_PREREGISTRATION, DEMO_RUBRIC, demo_bundle
 from judging.models import Session, Verdict
 from judging.services import (
     guests_configure,
-    host_create,
     invitation_create,
-    join_token_exchange,
     redactions_accept,
-    run_import,
     session_create,
     session_open,
 )
+from tests.worlds import a_host, a_run, a_session, invite_and_join
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -261,10 +259,7 @@ def test_a_five_megabyte_copy_leaves_the_item_page_responsive(e2e_server, observ
               "builders": [{"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"}],
               "copies": [{"id": "c1", "builder": "b1", "format": "text", "content": content,
                           "truth": "known_good"}]}
-    host = host_create(username="e2e-big", password="e2e host passphrase 2").host
-    run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
-    session = session_open(session=session_create(run=run, kind="copies", actor="test").session,
-                           actor="test")
+    session = a_session(a_run(a_host("e2e-big", "e2e host passphrase 2"), bundle), "open")
     token = invitation_create(session=session, actor="test", name="Patient Judge").join_token
 
     context, seen = observed_context(e2e_server.origin, viewport={"width": 320, "height": 640})
@@ -309,7 +304,7 @@ def _host_sets_up_the_demo_in_the_browser(server, page) -> dict:
     and scorecards, accepts the demo's redaction patterns, opens it and invites a judge by name;
     the join link and the guest code are read from the page that shows them once. (Hosts are
     created on the command line: there is no sign-up page.)"""
-    host_create(username="e2e-host", password=HOST_PASSWORD)
+    a_host("e2e-host", HOST_PASSWORD)
     page.goto(server.url("/host/"))  # anonymous: sent to sign in first, then back here
     expect(page.get_by_role("heading", name="Host sign-in")).to_be_visible()
     page.get_by_label("Username", exact=True).fill("e2e-host")
@@ -371,9 +366,9 @@ def _host_closes_reveals_and_downloads(server, page, session) -> dict:
 
 def _host_sets_up_the_demo(server, kind: str = "copies") -> dict:
     """The same setup through the services, for the tests that are about the judge's pages."""
-    host = host_create(username="e2e-host", password=HOST_PASSWORD).host
+    host = a_host("e2e-host", HOST_PASSWORD)
     actor = "host:e2e-host"
-    run = run_import(host=host, raw=json.dumps(demo_bundle()).encode("utf-8"), actor=actor)
+    run = a_run(host, demo_bundle(), actor=actor)
     created = session_create(run=run, kind=kind, actor=actor, rubric=DEMO_RUBRIC,
                              preregistration=DEMO_PREREGISTRATION, scorecards=True)
     session = redactions_accept(session=created.session, actor=actor,
@@ -645,14 +640,11 @@ HOST_PAGES = ["/host/", "/host/runs/{run}/", "/host/runs/{run}/copies/0/truth",
 @pytest.mark.parametrize("width", [320, 1440])
 def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observed_context, sink,
                                                              width):
-    host = host_create(username="e2e-layout-host", password=HOST_PASSWORD).host
-    run = run_import(host=host, raw=json.dumps(demo_bundle()).encode("utf-8"), actor="test")
-    session = session_create(run=run, kind="copies", actor="test", rubric=DEMO_RUBRIC,
-                             preregistration=DEMO_PREREGISTRATION, guests_allowed=True).session
-    session = session_open(session=session, actor="test")
+    run = a_run(a_host("e2e-layout-host", HOST_PASSWORD), demo_bundle())
+    session = a_session(run, "open", rubric=DEMO_RUBRIC, preregistration=DEMO_PREREGISTRATION,
+                        guests_allowed=True)
 
-    join_token_exchange(token=invitation_create(session=session, actor="test",
-                                                name="A Judge With A Rather Long Name").join_token)
+    invite_and_join(session, name="A Judge With A Rather Long Name")
     context, seen = observed_context(e2e_server.origin, viewport={"width": width, "height": 800})
     page = context.new_page()
     page.goto(e2e_server.url("/accounts/login/"))

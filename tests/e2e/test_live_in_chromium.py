@@ -24,8 +24,9 @@ from playwright.sync_api import expect
 
 from judging.demo import DEMO_RUBRIC, demo_bundle
 from judging.models import Verdict
-from judging.services import host_create, invitation_create, run_import, session_create, session_open
-from tests.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
+from judging.services import invitation_create
+from tests.support.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
+from tests.worlds import a_host, a_run, a_session
 
 HOST_PASSWORD = "live host passphrase 1"
 RECONNECT_MS = 30_000  # the client's backoff tops out at 15 s; a restart takes a few seconds
@@ -90,10 +91,8 @@ def test_dashboard_follows_a_judge_and_both_pages_survive_a_sigkilled_server(tmp
     server = ServeProcess(port=port, log_path=tmp_path / "serve.log", env=serve_env(site_url=base, extra={
         "BLINDJUDGE_TEST_DATABASE_NAME": str(connection.settings_dict["NAME"])})).start()
     try:
-        host = host_create(username="live-host", password=HOST_PASSWORD).host
-        run = run_import(host=host, raw=json.dumps(demo_bundle()).encode("utf-8"), actor="test")
-        session = session_open(session=session_create(run=run, kind="copies", actor="test",
-                                                      rubric=DEMO_RUBRIC).session, actor="test")
+        run = a_run(a_host("live-host", HOST_PASSWORD), demo_bundle())
+        session = a_session(run, "open", rubric=DEMO_RUBRIC)
         join_link = base + f"/join/{invitation_create(session=session, actor='test', name='Ada').join_token}"
         total = session.items.count()
 

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reports.html import PLOT_WIDTH, PLOT_X0
-from tests.test_report_scripted import build_scripted
+from tests.reports.test_report_scripted import build_scripted
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,22 +13,15 @@ import sys
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import Judge
 from judging.models import Assignment, Verdict
 from judging.services import (
     phase_lock,
-    run_import,
-    session_close,
-    session_create,
-    session_open,
-    session_reveal,
     verdict_record,
 )
-from tests.conftest import invite_and_join
+from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
 
 # Queries per request, the same at both sizes. Lower is fine (lower the figure here); higher
 # means a judge request started to grow a query.
@@ -62,23 +55,6 @@ def sized_bundle(items: int) -> bytes:
     }).encode("utf-8")
 
 
-def judge_client(session, judge) -> Client:
-    client = Client()
-    browser = client.session
-    browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
-    browser.save()
-    return client
-
-
-def codes(judge):
-    return list(judge.assignments.order_by("position").values_list("code", flat=True))
-
-
-def answer_all(judge, phase):
-    for code in codes(judge):
-        verdict_record(judge=judge, code=code, phase=phase, value="pass")
-
-
 def count(client_call) -> tuple[int, list[str]]:
     with CaptureQueriesContext(connection) as queries:
         response = client_call()
@@ -89,19 +65,16 @@ def count(client_call) -> tuple[int, list[str]]:
 def measure(host, items: int, judges: int) -> dict:
     """Queries of every request kind for the first judge of a fresh session of this size (the
     other judges have answered phase 1, so the tables hold rows that are not the judge's)."""
-    run = run_import(host=host, raw=sized_bundle(items), actor="test")
-    session = session_create(run=run, kind="copies", actor="test", scorecards=True).session
-    session = session_open(session=session, actor="test")
+    session = a_session(a_run(host, sized_bundle(items)), "open", scorecards=True)
     everyone = [invite_and_join(session, name=f"Judge {n}").judge for n in range(judges)]
     for other in everyone[1:]:
         answer_all(other, 1)
     judge = everyone[0]
     own = codes(judge)
     middle = own[len(own) // 2]
-    client = judge_client(session, judge)
+    client = client_as(judge)
     page = f"/s/{session.url_id}/i/{middle}/"
-    host_client = Client()
-    host_client.force_login(host.user)
+    host_client = client_as(host)
     measured, sql = {}, {}
 
     def take(kind, call):
@@ -119,7 +92,7 @@ def measure(host, items: int, judges: int) -> dict:
     take("phase-2 page", lambda: client.get(page))
     answer_all(judge, 2)
     phase_lock(judge=Judge.objects.get(pk=judge.pk), phase=2)
-    session_reveal(session=session_close(session=session, actor="test"), actor="test")
+    advance(session, "revealed")
     take("scorecard", lambda: client.get(f"/s/{session.url_id}/scorecard/"))
     return {"counts": measured, "sql": sql}
 
@@ -168,12 +141,12 @@ def plan_of(queryset) -> str:
 
 
 @pytest.mark.django_db
-def test_the_index_check_flags_a_lookup_by_an_unindexed_column(judge):
+def test_the_index_check_flags_a_lookup_by_an_unindexed_column(invited_judge):
     """The detector, shown to fire: neither a verdict's reason nor an assignment's order key has
     an index, and a lookup by either is reported."""
     assert unindexed_lookups(plan_of(Verdict.objects.filter(reason="x")))
     assert unindexed_lookups(plan_of(Assignment.objects.filter(order_key="x")))
-    assert not unindexed_lookups(plan_of(Assignment.objects.filter(judge=judge, code="x")))
+    assert not unindexed_lookups(plan_of(Assignment.objects.filter(judge=invited_judge, code="x")))
 
 
 @pytest.mark.django_db
@@ -191,22 +164,23 @@ def test_every_lookup_on_the_judge_paths_and_the_progress_page_uses_an_index(hos
 
 
 @pytest.mark.django_db
-def test_the_progress_counts_on_the_judge_row_match_the_verdicts(judge):
+def test_the_progress_counts_on_the_judge_row_match_the_verdicts(invited_judge):
     """Saving again, keeping in phase 2 and changing a value add no count; new verdicts do."""
-    own = codes(judge)
-    verdict_record(judge=judge, code=own[0], phase=1, value="pass")
-    verdict_record(judge=judge, code=own[0], phase=1, value="fail", seconds_spent=9)
-    verdict_record(judge=judge, code=own[1], phase=1, value="pass")
-    judge.refresh_from_db()
-    assert (judge.phase1_answered, judge.phase2_answered) == (2, 0)
-    answer_all(judge, 1)
-    phase_lock(judge=judge, phase=1)
-    verdict_record(judge=judge, code=own[0], phase=2, value="keep")
-    verdict_record(judge=judge, code=own[0], phase=2, value="pass")
-    judge.refresh_from_db()
-    actual = {phase: Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+    own = codes(invited_judge)
+    verdict_record(judge=invited_judge, code=own[0], phase=1, value="pass")
+    verdict_record(judge=invited_judge, code=own[0], phase=1, value="fail", seconds_spent=9)
+    verdict_record(judge=invited_judge, code=own[1], phase=1, value="pass")
+    invited_judge.refresh_from_db()
+    assert (invited_judge.phase1_answered, invited_judge.phase2_answered) == (2, 0)
+    answer_all(invited_judge, 1)
+    phase_lock(judge=invited_judge, phase=1)
+    verdict_record(judge=invited_judge, code=own[0], phase=2, value="keep")
+    verdict_record(judge=invited_judge, code=own[0], phase=2, value="pass")
+    invited_judge.refresh_from_db()
+    actual = {phase: Verdict.objects.filter(assignment__judge=invited_judge, phase=phase).count()
               for phase in (1, 2)}
-    assert (judge.phase1_answered, judge.phase2_answered) == (actual[1], actual[2]) == (len(own), 1)
+    assert (invited_judge.phase1_answered, invited_judge.phase2_answered) == (
+        actual[1], actual[2]) == (len(own), 1)
 
 
 # --- Memory: what a judge-serving process loads ------------------------------------------------

@@ -30,20 +30,15 @@ from judging.services import (
     GUEST_REFUSAL,
     guest_join,
     join_token_exchange,
-    phase_lock,
-    run_import,
-    session_close,
-    session_create,
     session_open,
-    session_reveal,
     verdict_record,
 )
 from reports.build import build_report
 from reports.export import CSV_COLUMNS, to_json
 from reports.html import REPORT_META_CSP
-from tests.conftest import bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import a_run, a_session, advance, answer_all, bundle_bytes, invite_and_join, make_bundle
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 SITE = "http://127.0.0.1:8000"
 
 
@@ -97,11 +92,8 @@ def session_id(open_session):
 
 def revealed_with_one_judge(session):
     judge = invite_and_join(session, name="Zebediah Quux").judge
-    for code in judge.assignments.values_list("code", flat=True):
-        verdict_record(judge=judge, code=code, phase=1, value="fail", reason="=1+1")
-    phase_lock(judge=judge, phase=1)
-    session_close(session=session, actor="test")
-    return session_reveal(session=session, actor="test")
+    answer_all(judge, 1, "fail", reason="=1+1", lock=True)
+    return advance(session, "revealed")
 
 
 # --- createhost ----------------------------------------------------------------------------------
@@ -264,7 +256,7 @@ def _unclashing_run(host):
     """A run whose reviewers share no model or family with a builder (so names may be shown)."""
     bundle = make_bundle()
     bundle["reviewers"][1].update(model="deepseek-v3", family="DeepSeek")
-    return run_import(host=host, raw=bundle_bytes(bundle), actor="test")
+    return a_run(host, bundle)
 
 
 def test_create_session_with_every_flag(host, tmp_path):
@@ -347,8 +339,7 @@ def test_create_session_refuses_bad_rules(run, tmp_path):
 def leaky_draft(host):
     bundle = make_bundle()
     bundle["copies"][2]["content"] = "# Claude wrote this\ndef add(a, b):\n    return a + b\n"
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    return session_create(run=run, kind="copies", actor="test").session
+    return a_session(a_run(host, bundle), "draft")
 
 
 def test_redactions_list_shows_every_match(leaky_draft):
@@ -510,8 +501,7 @@ def test_invite_refusals(open_session, session_id):
         "name: control and direction characters are not allowed")
     assert refused("invite", session_id, "--name", "   ") == (
         "invite: give either a name or a GitHub login")
-    session_close(session=open_session, actor="test")
-    session_reveal(session=open_session, actor="test")
+    advance(open_session, "revealed")
     assert refused("invite", session_id, "--name", "Late", error="conflict") == (
         "the session is revealed; nobody can join it now")
     assert not Invitation.objects.exists()

@@ -10,7 +10,7 @@ each kind of visitor (the judge, a judge signed in with GitHub, a guest, a remov
 signed in with GitHub, a stranger), with the visitor's own
 values (session URL id, item codes, join and resume tokens) and with unknown and other people's
 values (error pages), by GET and by POST; redirects are followed and every /static/ file a judge
-page references is fetched. Every body, header and cookie is scanned (tests/leakcheck.py): zero
+page references is fetched. Every body, header and cookie is scanned (tests/support/leakcheck.py): zero
 hits. Reviewers' reasons (and reviewers' model names where the host chose to show them) are
 canaries too until the judge's own phase-1 lock, and allowed afterwards only on that judge's
 item pages.
@@ -20,7 +20,7 @@ pages (`/host/…`, guarded by `host_required`; tests/test_threats_http.py case 
 gets only a sign-in redirect or a 404 there) and allauth's sign-in pages (`/accounts/…`).
 
 Positive controls: the same scanner finds every canary, in every form, on a deliberately unsafe
-test-only page (tests/urls_unsafe.py), and every content canary in the host's revealed report
+test-only page (tests/support/urls_unsafe.py), and every content canary in the host's revealed report
 (JSON and CSV); the id and query-parameter checks fire on the unsafe page; the twin comparison
 fires on a page whose length depends on the truth label.
 """
@@ -54,13 +54,11 @@ from judging.models import (
 from judging.selectors.judge import judge_phase
 from judging.services import (
     KEEP,
-    host_create,
     invitation_create,
     join_token_exchange,
     judge_remove,
     phase_lock,
     resume_token_reissue,
-    run_import,
     session_close,
     session_create,
     session_open,
@@ -70,8 +68,8 @@ from judging.services import (
 )
 from reports.build import build_report
 from reports.export import to_csv, to_json
-from tests import github_standin
-from tests.leakcheck import (
+from tests.support import github_standin
+from tests.support.leakcheck import (
     FORMS,
     Scanner,
     body_of,
@@ -81,7 +79,8 @@ from tests.leakcheck import (
     walk_routes,
     without_csrf,
 )
-from tests.urls_unsafe import planted_values
+from tests.support.urls_unsafe import planted_values
+from tests.worlds import a_host, a_run, a_session, invite_and_join
 
 pytestmark = pytest.mark.django_db
 
@@ -235,7 +234,7 @@ class World:
     personas: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)  # judge pk -> their reasons
     all_join_tokens: list = field(default_factory=list)
-    standin: object = None  # the GitHub stand-in (tests/github_standin.py)
+    standin: object = None  # the GitHub stand-in (tests/support/github_standin.py)
 
     @property
     def kind(self):
@@ -251,13 +250,11 @@ def reason_for(label: str, index: int) -> str:
 
 def build_world(host, bundle, *, kind="copies", display="letters", scorecards=False,
                 seed="", standin=None) -> World:
-    run = run_import(host=host, raw=json.dumps(bundle).encode("utf-8"), actor="test")
+    run = a_run(host, bundle)
     created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
                              reviewer_display=display, scorecards=scorecards, draw_seed=seed)
-    other = session_create(run=run, kind="copies", actor="test", draw_seed=seed).session
-    session_open(session=other, actor="test")
-    join_token_exchange(token=invitation_create(session=other, actor="test",
-                                                name=JUDGE_NAMES["C"]).join_token)
+    other = a_session(run, "open", draw_seed=seed)
+    invite_and_join(other, name=JUDGE_NAMES["C"])
     session = created.session
     tokens = {label: invitation_create(session=session, actor="test", name=JUDGE_NAMES[label]).join_token
               for label in ("A", "B", "R")}
@@ -718,7 +715,7 @@ def comparable(response) -> tuple:
 @pytest.fixture
 def canary_host(db):
     saved = move_ids_to_distinctive_ranges()
-    yield host_create(username="canaryhost", password="correct horse battery staple").host
+    yield a_host("canaryhost")
     restore_ids(saved)
 
 
@@ -854,7 +851,7 @@ def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_uns
     assert set(canaries.values()) == planted, set(canaries.values()) ^ planted
     scanner = Scanner(canaries)
     a = world.personas["A"]
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         response = a.client.get(f"/unsafe/leak/{world.session.url_id}/")
         hits = scanner.scan_response(response)
         found = forms_found(hits)
@@ -993,7 +990,7 @@ def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host, s
     assert any(left_world.session.protocol_sha256.encode() in entry[5] for entry in left)
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page whose length follows the truth label.
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         pages = []
         for world in (left_world, right_world):
             a = world.personas["A"]
@@ -1016,7 +1013,7 @@ def test_case_12a_builder_twins_give_byte_identical_judge_responses(canary_host,
     assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
     assert first_difference(left, right) == ""
     # Positive control: a page that prints the builders differs between these twins.
-    with override_settings(ROOT_URLCONF="tests.urls_unsafe"):
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         pages = [Normaliser(w)(w.personas["A"].client.get(f"/unsafe/leak/{w.session.url_id}/").content)
                  for w in (left_world, right_world)]
     assert pages[0] != pages[1]

@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from content.rendering import FRAME_STYLE_HASH
 from judging.models import Verdict
-from judging.services import guests_configure, invitation_create, session_close, session_reveal
+from judging.services import guests_configure, invitation_create
+from tests.worlds import a_session, advance
 
 
 def join_by_link(client, session, name="Ada"):
@@ -35,6 +36,12 @@ def codes_of(client, session):
 def joined(client, open_session):
     join_by_link(client, open_session)
     return client
+
+
+@pytest.fixture
+def scorecard_session(run):
+    """An open session whose host chose, in the draft, to show judges their scorecards."""
+    return a_session(run, "open", rubric="Is add() right?", scorecards=True)
 
 
 def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_once(
@@ -130,16 +137,15 @@ def test_resume_links_work_on_another_device(client, open_session):
     assert other.get(f"/s/{open_session.url_id}/").status_code == 200
 
 
-def test_after_the_reveal_only_the_scorecard_remains(joined, open_session):
-    url_id = open_session.url_id
-    codes = codes_of(joined, open_session)
+def test_after_the_reveal_only_the_scorecard_remains(client, scorecard_session):
+    join_by_link(client, scorecard_session)
+    joined = client
+    url_id = scorecard_session.url_id
+    codes = codes_of(joined, scorecard_session)
     for code in codes:
         joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail"})
     joined.post(f"/s/{url_id}/lock/", {"confirm": "yes"})
-    open_session.scorecards = True
-    open_session.save(update_fields=["scorecards"])
-    session_close(session=open_session, actor="t")
-    session_reveal(session=open_session, actor="t")
+    advance(scorecard_session, "revealed", actor="t")
     assert joined.get(f"/s/{url_id}/i/{codes[0]}/").status_code == 404
     assert joined.get(f"/s/{url_id}/i/{codes[0]}/frame").status_code == 404
     assert joined.get(f"/s/{url_id}/")["Location"] == reverse("judge_scorecard", args=[url_id])
@@ -156,20 +162,17 @@ def test_nobody_signs_up_by_themselves(client, db):
     assert not get_user_model().objects.filter(username="mallory").exists()
 
 
-def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(client, open_session):
-    join_by_link(client, open_session)
+def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(client, scorecard_session):
+    join_by_link(client, scorecard_session)
     link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
-                     client.get(f"/s/{open_session.url_id}/welcome/").content.decode()).group(1)
-    for code in codes_of(client, open_session):
-        client.post(f"/s/{open_session.url_id}/i/{code}/", {"verdict": "pass"})
-    client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes"})
-    open_session.scorecards = True
-    open_session.save(update_fields=["scorecards"])
-    session_close(session=open_session, actor="t")
-    session_reveal(session=open_session, actor="t")
+                     client.get(f"/s/{scorecard_session.url_id}/welcome/").content.decode()).group(1)
+    for code in codes_of(client, scorecard_session):
+        client.post(f"/s/{scorecard_session.url_id}/i/{code}/", {"verdict": "pass"})
+    client.post(f"/s/{scorecard_session.url_id}/lock/", {"confirm": "yes"})
+    advance(scorecard_session, "revealed", actor="t")
     device = Client()
     home = device.post(link)
-    assert home["Location"] == f"/s/{open_session.url_id}/"
-    assert device.get(home["Location"])["Location"] == f"/s/{open_session.url_id}/scorecard/"
-    card = device.get(f"/s/{open_session.url_id}/scorecard/").content.decode()
+    assert home["Location"] == f"/s/{scorecard_session.url_id}/"
+    assert device.get(home["Location"])["Location"] == f"/s/{scorecard_session.url_id}/scorecard/"
+    card = device.get(f"/s/{scorecard_session.url_id}/scorecard/").content.decode()
     assert card.count("<tr><td>") == 6 and "known_good" in card

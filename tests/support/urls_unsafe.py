@@ -4,7 +4,7 @@ Every detector the leak and threat tests rely on (the canary scanner, the elemen
 checker, the CSP check, the sequential-id and query-parameter checks, the byte comparison of twin
 bundles, the no-traceback check) is first shown to fire on one of these pages; only then does its
 silence on the product's pages count. This module lives under tests/ and is used only through
-`override_settings(ROOT_URLCONF="tests.urls_unsafe")`: it never ships.
+`override_settings(ROOT_URLCONF="tests.support.urls_unsafe")`: it never ships.
 """
 
 from django.core import signing
@@ -28,7 +28,7 @@ from judging.models import (
     Verdict,
 )
 from judging.selectors.judge import judge_copy
-from tests.leakcheck import encode
+from tests.support.leakcheck import encode
 
 
 def planted_values(session: Session) -> list[str]:

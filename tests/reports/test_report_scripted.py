@@ -22,19 +22,15 @@ from judging.services import (
     guests_configure,
     phase_lock,
     prereg_amend,
-    run_import,
-    session_close,
-    session_create,
     session_open,
-    session_reveal,
     verdict_record,
 )
 from reports import stats
 from reports.build import build_report
 from reports.export import to_json
 from reports.html import to_html
-from tests.conftest import invite_and_join
-from tests.test_report import SCHEMA_PATH, schema_errors
+from tests.reports.test_report import SCHEMA_PATH, schema_errors
+from tests.worlds import a_run, a_session, advance, invite_and_join
 
 DRAW_SEED = "5eed" * 16
 WILSON = {  # (k, n) -> (low, high), 6 decimals
@@ -140,10 +136,8 @@ def answer(judge, phase, letters):
 
 def build_scripted(host):
     """The scripted session, revealed; returns the session."""
-    run = run_import(host=host, raw=bundle(), actor="test")
-    session = session_create(run=run, kind="copies", actor="test", rubric="Right?",
-                             preregistration=PREREG, draw_seed=DRAW_SEED).session
-    session = session_open(session=session, actor="test")
+    session = a_session(a_run(host, bundle()), "open", rubric="Right?", preregistration=PREREG,
+                        draw_seed=DRAW_SEED)
     code = guests_configure(session=session, actor="test", allow=True).guest_code
     judges = [invite_and_join(session, name=f"Judge {n}").judge for n in (1, 2, 3)]
     judges.append(guest_join(code=code, display_name="Guest", client_address="10.0.0.9").judge)
@@ -153,8 +147,7 @@ def build_scripted(host):
             prereg_amend(session=session, text=AMENDMENT, actor="test")
     for judge, (_, second) in zip(judges, PLAN.values(), strict=True):
         answer(judge, 2, second)
-    session_close(session=session, actor="test")
-    return session_reveal(session=session, actor="test")
+    return advance(session, "revealed")
 
 
 @pytest.fixture
@@ -379,7 +372,7 @@ def test_the_sample_and_the_preregistration_block(scripted):
 
 
 def test_an_unknown_metric_is_refused_when_the_session_opens(run):
-    draft = session_create(run=run, kind="copies", actor="test").session
+    draft = a_session(run, "draft")
     # Written past the draft form's own check, as a bad migration or a raw edit would.
     Session.objects.filter(pk=draft.pk).update(preregistration=(
         '```rules\n[{"name": "vibes", "metric": "accuracy", "op": ">=", "threshold": 0.5}]\n```\n'))
@@ -398,10 +391,7 @@ def test_the_scripted_report_validates_against_the_schema(scripted):
 
 
 def test_a_session_nobody_judged_still_reports_and_no_rule_can_fire(run):
-    session = session_create(run=run, kind="copies", actor="test", preregistration=PREREG).session
-    session = session_open(session=session, actor="test")
-    session_close(session=session, actor="test")
-    report = build_report(session_reveal(session=session, actor="test"))
+    report = build_report(a_session(run, "revealed", preregistration=PREREG))
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     assert schema_errors(schema, json.loads(to_json(report))) == []
     assert report["phase_shift"]["judges"] == [] and report["phase_shift"]["pooled"] == {}

@@ -3,13 +3,13 @@
 A restructuring must not change a byte of what the host downloads. The realistic revealed session
 of test_report is built with a pinned draw seed, so allocation, orders, codes, salts and the guest
 code replay; what stays random by design (times, the session's URL id, database ids) is replaced
-by a placeholder before comparing. The expected files live in tests/golden/<database vendor>/:
+by a placeholder before comparing. The expected files live in tests/reports/golden/<database vendor>/:
 PostgreSQL's jsonb gives the frozen protocol's keys back in its own order, so the JSON exports
 differ between the two databases (the CSV and HTML do not). A change that means to alter the
 report regenerates them on purpose, on both databases, saying so in its commit:
 
-    BLINDJUDGE_REGENERATE_GOLDEN=1 ./bj test tests/test_report_golden.py
-    DATABASE_URL=postgres://... BLINDJUDGE_REGENERATE_GOLDEN=1 ./bj test tests/test_report_golden.py
+    BLINDJUDGE_REGENERATE_GOLDEN=1 ./bj test tests/reports/test_report_golden.py
+    DATABASE_URL=postgres://... BLINDJUDGE_REGENERATE_GOLDEN=1 ./bj test tests/reports/test_report_golden.py
 """
 
 import os
@@ -22,7 +22,7 @@ from django.db import connection
 from reports.build import build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.html import to_html
-from tests.test_report import build_revealed
+from tests.reports.test_report import build_revealed
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / connection.vendor
 PINNED_DRAW_SEED = "5eed" * 16

@@ -16,7 +16,7 @@ from django.test import override_settings
 from blindjudge.errors import Refused
 from judging.services import GUEST_REFUSAL, guest_join, guests_configure
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 WRONG_ATTEMPTS = """
 from judging.services import guest_join

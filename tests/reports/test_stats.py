@@ -34,7 +34,7 @@ from reports.stats import (
     wilson_interval,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NAN = math.nan
 
 

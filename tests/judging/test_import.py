@@ -10,7 +10,7 @@ from blindjudge.errors import Invalid
 from content.canonical import canonical_sha256, sha256_hex
 from judging.models import AuditEvent, Builder, Copy, Finding, Review, Reviewer, Run
 from judging.services import run_import
-from tests.conftest import bundle_bytes, make_bundle
+from tests.worlds import bundle_bytes, make_bundle
 
 ALL_TABLES = (Run, Builder, Copy, Reviewer, Review, Finding, AuditEvent)
 

@@ -20,7 +20,7 @@ for each canary in a response's body, in every header (`ETag`, `Content-Disposit
 
 A decoded form counts only where decoding reveals more occurrences than the raw bytes hold, so
 each form is reported for what it is. Every detector here is shown to fire on a deliberately
-unsafe page (tests/urls_unsafe.py) before its silence elsewhere counts.
+unsafe page (tests/support/urls_unsafe.py) before its silence elsewhere counts.
 """
 
 from __future__ import annotations

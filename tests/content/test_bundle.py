@@ -25,6 +25,7 @@ from content.bundle import (
 )
 from content.canonical import canonical_sha256
 
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 LIMITS = {"max_bundle_bytes": 1_000_000, "max_copy_bytes": 10_000}
 
 
@@ -179,7 +180,7 @@ def test_bundle_error_survives_pickling():
 
 def test_schema_is_valid_draft_2020_12():
     Draft202012Validator.check_schema(schema())
-    shipped = Path(__file__).parents[1] / "content" / "schemas" / "run-bundle-1.schema.json"
+    shipped = ROOT / "content" / "schemas" / "run-bundle-1.schema.json"
     assert json.loads(shipped.read_text("utf-8")) == schema()
 
 
@@ -187,7 +188,7 @@ def test_module_imports_no_django():
     code = "import sys, content.bundle; print(sorted(m for m in sys.modules if 'django' in m))"
     out = subprocess.run(  # noqa: S603 - fixed arguments
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-        cwd=Path(__file__).parents[1],
+        cwd=ROOT,
     )
     assert out.stdout.strip() == "[]"
 

@@ -12,7 +12,6 @@ from judging.services import (
     prereg_amend,
     redactions_accept,
     redactions_withdraw,
-    run_import,
     session_close,
     session_create,
     session_open,
@@ -22,7 +21,7 @@ from judging.services import (
     truth_correct,
     verdict_record,
 )
-from tests.conftest import bundle_bytes, make_bundle
+from tests.worlds import a_run, make_bundle
 
 RULES = """Predictions first.
 
@@ -90,7 +89,7 @@ def test_creating_and_editing_a_draft_refuse_a_setting_with_the_same_message(run
 def test_reviewer_names_are_allowed_where_no_reviewer_names_a_builder(host):
     bundle = make_bundle()
     bundle["reviewers"][1] = {"id": "r2", "model": "mistral-large", "family": "Mistral"}
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
+    run = a_run(host, bundle)
     session = session_create(run=run, kind="copies", actor="test",
                              reviewer_display="names").session
     assert session.reviewer_display == "names"
@@ -129,10 +128,10 @@ def test_opening_freezes_a_canonical_protocol_without_truth_or_builders(run):
         session_open(session=session, actor="t")
 
 
-def test_amendments_are_dated_and_marked_before_or_after_the_first_verdict(open_session, judge):
+def test_amendments_are_dated_and_marked_before_or_after_the_first_verdict(open_session, invited_judge):
     before = prereg_amend(session=open_session, text="Clarify: ties count as pass.", actor="t")
     assert before.before_first_verdict is True
-    verdict_record(judge=judge, code=judge.assignments.first().code, phase=1, value="pass")
+    verdict_record(judge=invited_judge, code=invited_judge.assignments.first().code, phase=1, value="pass")
     after = prereg_amend(session=open_session, text=RULES, actor="t")
     assert after.before_first_verdict is False and after.decision_rules
     open_session.refresh_from_db()
@@ -198,7 +197,7 @@ def test_a_host_reaches_only_their_own_runs_and_sessions(draft, run, other_host,
         run_for_host(host=other_host, run_id=run.pk)
 
 
-def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_session, judge):
+def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_session, invited_judge):
     """NUL and lone surrogates: PostgreSQL stores neither; a clear 400 on every database."""
     with pytest.raises(Invalid, match="rubric: contains a NUL character at character 1"):
         session_create(run=run, kind="copies", actor="t", rubric="a\x00b")
@@ -209,8 +208,8 @@ def test_text_no_database_can_store_is_refused_with_a_clear_message(run, open_se
     with pytest.raises(Invalid, match="note: contains a NUL"):
         truth_correct(run=run, item="c1", truth="seeded_defect", note="a\x00b", actor="t")
     with pytest.raises(Invalid, match="reason: contains a NUL"):
-        verdict_record(judge=judge, code=judge.assignments.first().code, phase=1, value="pass",
-                       reason="a\x00b")
+        verdict_record(judge=invited_judge, code=invited_judge.assignments.first().code, phase=1,
+                       value="pass", reason="a\x00b")
     draft = session_create(run=run, kind="copies", actor="t").session
     with pytest.raises(Invalid, match="pattern: contains a NUL"):
         redactions_accept(session=draft, patterns=["ab\x00c"], actor="t")
@@ -221,3 +220,38 @@ def test_guest_caps_are_bounded(run, open_session):
         session_create(run=run, kind="copies", actor="t", guest_cap=2**31)
     with pytest.raises(Invalid, match="guest cap: must be between 1 and 100000"):
         guests_configure(session=open_session, actor="t", cap=2**31)
+
+
+# --- session_update_draft (the service behind the host's draft editor) --------------------------
+
+def test_update_draft_changes_only_given_fields(draft):
+    session_update_draft(session=draft, actor="test", scorecards=True)
+    draft.refresh_from_db()
+    assert draft.scorecards and draft.rubric == "Is add() right?"
+    session_update_draft(session=draft, actor="test", items_per_judge=None)
+    assert AuditEvent.objects.filter(action="session.updated").count() == 1  # no-op not logged
+
+
+def test_update_draft_validates_like_session_create(draft):
+    with pytest.raises(Invalid, match="items per judge: 0 is outside 1..6"):
+        session_update_draft(session=draft, actor="test", items_per_judge=0)
+    with pytest.raises(Invalid, match="model names would name a builder"):
+        session_update_draft(session=draft, actor="test", reviewer_display="names")
+    with pytest.raises(Invalid, match="reviewer display"):
+        session_update_draft(session=draft, actor="test", reviewer_display="emoji")
+    with pytest.raises(Invalid, match="NUL"):
+        session_update_draft(session=draft, actor="test", rubric="a\x00b")
+    with pytest.raises(Invalid, match="unknown operator"):
+        session_update_draft(session=draft, actor="test", rubric="fine", preregistration=(
+            '```rules\n[{"name": "x", "metric": "delta_recall", "op": "~", "threshold": 1}]\n```'))
+    draft.refresh_from_db()
+    assert draft.rubric == "Is add() right?"  # nothing written when any field is refused
+    with pytest.raises(Invalid, match="whole number"):
+        session_update_draft(session=draft, actor="test", items_per_judge="3")
+
+
+def test_update_draft_is_refused_once_open(open_session):
+    with pytest.raises(Conflict, match="cannot edit the draft"):
+        session_update_draft(session=open_session, actor="test", rubric="changed")
+    open_session.refresh_from_db()
+    assert open_session.rubric == "Is add() right?"

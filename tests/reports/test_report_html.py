@@ -13,8 +13,8 @@ from accounts.models import Judge
 from judging.models import Run, Session
 from reports.build import build_report
 from reports.html import PLOT_WIDTH, PLOT_X0, REPORT_CSP, REPORT_META_CSP, to_html
-from tests.test_report import build_revealed
-from tests.test_report_scripted import scripted  # noqa: F401 - the fixture
+from tests.reports.test_report import build_revealed
+from tests.reports.test_report_scripted import scripted  # noqa: F401 - the fixture
 
 HOSTILE = '<script>alert(1)</script><img src="http://evil.example/x.png">'
 

@@ -1,4 +1,7 @@
-"""Sign-in with GitHub (issue 4), a full OAuth dance against a local stand-in for GitHub.
+"""A judge and GitHub (issue 4): joining a session by a listed login, and linking GitHub to a
+token judge, each a full OAuth dance against a local stand-in for GitHub. (A host and GitHub:
+tests/host/test_host_github.py; how the report names GitHub judges:
+tests/reports/test_report_identities.py.)
 
 docs/threats.md cases 17 (session key changes at sign-in) and 18 (missing or wrong `state`, or a
 sign-in started by GET, gives no session) each have their own tests here.
@@ -16,24 +19,16 @@ from django.urls import reverse
 
 from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
 from judging.services import (
-    GITHUB_LINKED_ELSEWHERE,
     GITHUB_REFUSAL,
     LINK_BOTH_HOLD_VERDICTS,
-    github_judge_join,
-    guest_join,
-    guests_configure,
     invitation_create,
     judge_erase,
     judge_remove,
-    session_close,
     session_create,
-    session_reveal,
     verdict_record,
 )
-from reports.build import build_report
-from reports.export import anonymise, to_csv, to_json
-from reports.html import to_html
-from tests import github_standin
+from tests.support import github_standin
+from tests.worlds import a_github_judge, client_as
 
 CALLBACK = github_standin.CALLBACK
 sign_in = github_standin.sign_in
@@ -158,12 +153,8 @@ def test_signed_in_but_unlisted_for_this_session_is_refused_plainly(client, stan
     assert not Judge.objects.exists()
 
 
-def test_renamed_login_maps_to_the_same_judge(client, standin, open_session):
-    listed(open_session, "octocat")
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    judge = Judge.objects.get()
+def test_renamed_login_maps_to_the_same_judge(standin, open_session, github_judge):
+    judge = github_judge  # octocat, GitHub id 42
 
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=42, login="octo-renamed",
@@ -178,12 +169,9 @@ def test_renamed_login_maps_to_the_same_judge(client, standin, open_session):
     assert browser.get(done["Location"]).status_code == 200
 
 
-def test_someone_else_taking_the_listed_login_is_refused(client, standin, open_session):
-    listed(open_session, "octocat")
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    # octocat renamed away; a different GitHub account now holds the listed login.
+def test_someone_else_taking_the_listed_login_is_refused(standin, open_session, github_judge):
+    # octocat (GitHub id 42) judges, then renamed away; a different GitHub account now holds the
+    # listed login.
     browser = Client()
     callback, _ = sign_in(browser, standin, github_id=43, login="octocat",
                           start_url=start_url(open_session))
@@ -222,12 +210,9 @@ def test_sign_in_started_by_get_does_not_proceed(client, standin, open_session):
 
 
 def test_threat_20_removed_github_judge_stops_at_once_and_is_not_readmitted(client, standin, open_session):
-    listed(open_session)
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    code = Judge.objects.get().assignments.first().code
-    judge = judge_remove(judge=Judge.objects.get(), actor="test")
+    github_judge = a_github_judge(open_session, standin, client=client)  # signed in in this browser
+    code = github_judge.assignments.first().code
+    judge = judge_remove(judge=github_judge, actor="test")
     # Threat 20: every page of theirs stops at once.
     url_id = open_session.url_id
     for path in (f"/s/{url_id}/", f"/s/{url_id}/welcome/", f"/s/{url_id}/i/{code}/",
@@ -244,48 +229,14 @@ def test_threat_20_removed_github_judge_stops_at_once_and_is_not_readmitted(clie
     assert Judge.objects.get().status == JudgeStatus.REMOVED
 
 
-def test_erasure_clears_github_id_and_login(client, standin, open_session):
-    listed(open_session)
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    judge = judge_erase(judge=Judge.objects.get(), actor="test")
+def test_erasure_clears_github_id_and_login(github_judge):
+    judge = judge_erase(judge=github_judge, actor="test")
     judge.refresh_from_db()
     assert (judge.github_id, judge.github_login, judge.user) == (None, "", None)
     assert Invitation.objects.get().github_login == ""
     # The account GitHub sign-in made for them held the id and login too: it is gone.
     assert not SocialAccount.objects.exists()
     assert list(get_user_model().objects.values_list("username", flat=True)) == ["alice"]
-
-
-@override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"])
-def test_allowlisted_login_becomes_a_host(client, standin, db):
-    callback, _ = sign_in(client, standin, github_id=1000, login="Hostess",
-                          start_url=HOST_START)
-    assert callback["Location"] == reverse("github_host_done")
-    done = client.get(callback["Location"])
-    assert (done.status_code, done["Location"]) == (302, reverse("host:runs"))
-    host = Host.objects.get()
-    assert SocialAccount.objects.get(user=host.user).uid == "1000"
-    assert client.get(reverse("host:runs")).status_code == 200
-
-
-@override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"])
-def test_other_logins_do_not_become_hosts(client, standin, open_session):
-    # Not listed anywhere: no account at all.
-    callback, _ = sign_in(client, standin, github_id=1001, login="mallory",
-                          start_url=HOST_START)
-    assert callback.status_code == 200 and "closed" in callback.content.decode().lower()
-    # Listed as a judge (so they have an account), but not on the hosts' allowlist.
-    listed(open_session, "octocat")
-    browser = Client()
-    callback, _ = sign_in(browser, standin, github_id=1002, login="octocat",
-                          start_url=HOST_START)
-    done = browser.get(callback["Location"])
-    assert done.status_code == 403
-    assert list(Host.objects.values_list("user__username", flat=True)) == ["alice"]
-    assert "_auth_user_id" not in browser.session
-    assert browser.get(reverse("host:runs")).status_code == 302  # to sign-in
 
 
 def test_threat_17_session_key_changes_at_github_sign_in_and_at_binding(client, standin, open_session):
@@ -338,12 +289,6 @@ def link_done_url(session):
     return reverse("github_judge_link_done", kwargs={"url_id": session.url_id})
 
 
-def token_judge(client, session, name="Tokenia"):
-    token = invitation_create(session=session, actor="test", name=name).join_token
-    assert client.post(f"/join/{token}").status_code == 302
-    return Judge.objects.get(session=session, display_name=name)
-
-
 def verify_on_github(client, standin, session, *, github_id, login):
     """The judge's link button: a GitHub round trip that logs nobody in."""
     callback, _ = sign_in(client, standin, github_id=github_id, login=login,
@@ -353,20 +298,12 @@ def verify_on_github(client, standin, session, *, github_id, login):
     return callback
 
 
-def github_judge_in(session, login="octocat", github_id=42):
-    """Someone already judging the session by GitHub sign-in (their account made as allauth would)."""
-    listed(session, login)
-    user = get_user_model().objects.create(username=login)
-    return github_judge_join(url_id=session.url_id, github_id=github_id, github_login=login,
-                             user=user).judge
-
-
 def first_code(judge):
     return judge.assignments.order_by("position").first().code
 
 
-def test_token_judge_links_github_and_comes_back_with_it(client, standin, open_session):
-    judge = token_judge(client, open_session)
+def test_token_judge_links_github_and_comes_back_with_it(standin, open_session, invited_judge):
+    judge, client = invited_judge, client_as(invited_judge)
     home = client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).content.decode()
     assert link_url(open_session) in home
     verify_on_github(client, standin, open_session, github_id=777, login="tokenia-gh")
@@ -401,8 +338,8 @@ def test_token_judge_links_github_and_comes_back_with_it(client, standin, open_s
         "tokenia-renamed", SocialAccount.objects.get(uid="777").user)
 
 
-def test_link_without_a_github_round_trip_links_nothing(client, standin, open_session):
-    judge = token_judge(client, open_session)
+def test_link_without_a_github_round_trip_links_nothing(standin, open_session, invited_judge):
+    judge, client = invited_judge, client_as(invited_judge)
     assert client.post(link_done_url(open_session))["Location"].endswith(f"/s/{open_session.url_id}/")
     # A forged or missing `state` on the way back verifies nothing either.
     callback, _ = sign_in(client, standin, github_id=777, login="x", start_url=link_url(open_session),
@@ -413,18 +350,17 @@ def test_link_without_a_github_round_trip_links_nothing(client, standin, open_se
     assert judge.github_id is None and judge.identified_by == IdentifiedBy.TOKEN
 
 
-def test_link_pages_are_the_judges_alone(client, standin, open_session):
-    token_judge(client, open_session)
+def test_link_pages_are_the_judges_alone(standin, open_session, invited_judge):
     for path in (link_url(open_session), link_done_url(open_session)):
         assert Client().get(path).status_code == 404
         assert Client().post(path).status_code == 404
     assert standin.requests == []
 
 
-def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, open_session):
-    github_judge = github_judge_in(open_session)
+def test_linking_is_refused_when_both_identities_hold_verdicts(standin, open_session, github_judge,
+                                                               invited_judge):
     verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
-    judge = token_judge(client, open_session)
+    judge, client = invited_judge, client_as(invited_judge)
     verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
 
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
@@ -437,11 +373,10 @@ def test_linking_is_refused_when_both_identities_hold_verdicts(client, standin, 
     assert (github_judge.github_id, github_judge.status) == (42, JudgeStatus.ACTIVE)
 
 
-def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client, standin,
-                                                                          open_session):
-    github_judge = github_judge_in(open_session)
+def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(standin, open_session,
+                                                                          github_judge, invited_judge):
     gh_user = github_judge.user
-    judge = token_judge(client, open_session)
+    judge, client = invited_judge, client_as(invited_judge)
     verdict_record(judge=judge, code=first_code(judge), phase=1, value="fail")
 
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
@@ -456,11 +391,10 @@ def test_linking_joins_two_judges_of_one_person_when_one_has_no_verdicts(client,
     assert client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).status_code == 200
 
 
-def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(client, standin,
-                                                                          open_session):
-    github_judge = github_judge_in(open_session)
+def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(standin, open_session,
+                                                                          github_judge, invited_judge):
     verdict_record(judge=github_judge, code=first_code(github_judge), phase=1, value="pass")
-    judge = token_judge(client, open_session)
+    judge, client = invited_judge, client_as(invited_judge)
     verify_on_github(client, standin, open_session, github_id=42, login="octocat")
     assert client.post(link_done_url(open_session)).status_code == 302
     judge.refresh_from_db()
@@ -469,73 +403,6 @@ def test_linking_continues_as_the_github_judge_when_only_it_has_verdicts(client,
     home = client.get(reverse("judge_home", kwargs={"url_id": open_session.url_id})).content.decode()
     assert f"/i/{first_code(github_judge)}/" in home
     assert "1 of" in home
-
-
-# --- Hosts linking GitHub from their account page ---------------------------------------------------
-
-HOST_LINK = "/host/account/github/link/"
-HOST_LINK_DONE = "/host/account/github/link/done/"
-
-
-def test_host_links_github_then_signs_in_with_it_and_unlinks(client, standin, host):
-    client.force_login(host.user)
-    assert HOST_LINK in client.get("/host/account/").content.decode()
-    callback, _ = sign_in(client, standin, github_id=9000, login="alice-gh", start_url=HOST_LINK)
-    assert callback["Location"] == HOST_LINK_DONE
-    assert client.session["_auth_user_id"] == str(host.user.pk)  # still alice: nobody new signed in
-    assert "@alice-gh" in client.get(HOST_LINK_DONE).content.decode()
-    assert not SocialAccount.objects.exists()
-    linked = client.post(HOST_LINK_DONE)
-    assert (linked.status_code, linked["Location"]) == (303, "/host/account/")
-    account = SocialAccount.objects.get()
-    assert (account.user, account.uid, account.extra_data) == (
-        host.user, "9000", {"id": 9000, "login": "alice-gh"})
-
-    # alice-gh is on no allowlist, yet signs in as alice now.
-    browser = Client()
-    callback, _ = sign_in(browser, standin, github_id=9000, login="alice-gh", start_url=HOST_START)
-    done = browser.get(callback["Location"])
-    assert done["Location"] == reverse("host:runs")
-    assert browser.session["_auth_user_id"] == str(host.user.pk)
-
-    assert client.post("/host/account/github/unlink/")["Location"] == "/host/account/"
-    assert not SocialAccount.objects.exists()
-    stranger = Client()
-    callback, _ = sign_in(stranger, standin, github_id=9000, login="alice-gh", start_url=HOST_START)
-    assert "closed" in callback.content.decode().lower()  # an unlisted GitHub account again
-    assert "_auth_user_id" not in stranger.session
-
-
-def test_host_cannot_link_a_github_account_that_belongs_to_a_judge(client, standin, host,
-                                                                   open_session):
-    listed(open_session, "octocat")
-    judge_browser = Client()
-    callback, _ = sign_in(judge_browser, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    judge_browser.post(callback["Location"])
-    client.force_login(host.user)
-    sign_in(client, standin, github_id=42, login="octocat", start_url=HOST_LINK)
-    refused = client.post(HOST_LINK_DONE)
-    assert refused.status_code == 409 and GITHUB_LINKED_ELSEWHERE in refused.content.decode()
-    assert SocialAccount.objects.get().user.username == "octocat"
-
-
-def test_host_without_a_password_cannot_unlink_github(client, standin, db):
-    with override_settings(BLINDJUDGE_HOST_GITHUB_ALLOWLIST=["hostess"]):
-        callback, _ = sign_in(client, standin, github_id=1000, login="hostess",
-                              start_url=HOST_START)
-        client.get(callback["Location"])
-    refused = client.post("/host/account/github/unlink/")
-    assert refused.status_code == 409 and "--set-password" in refused.content.decode()
-    assert SocialAccount.objects.count() == 1
-
-
-def test_link_pages_are_hosts_alone(client, standin, open_session):
-    token_judge(client, open_session)
-    for path in ("/host/account/", HOST_LINK, HOST_LINK_DONE):
-        assert client.get(path)["Location"].startswith("/accounts/login/")
-    assert client.post("/host/account/github/unlink/")["Location"].startswith("/accounts/login/")
-    assert standin.requests == []
 
 
 # --- Installations without a GitHub OAuth app -------------------------------------------------
@@ -553,37 +420,3 @@ def test_without_an_oauth_app_the_start_pages_say_so(client, host, open_session)
         assert "sign in with GitHub" not in client.get("/accounts/login/").content.decode()
     client.logout()
     assert "sign in with GitHub" in client.get("/accounts/login/").content.decode()
-
-
-# --- The report: judges by admission and identity -------------------------------------------------
-
-def test_report_names_github_judges_by_login_and_groups_by_admission_and_identity(client, standin,
-                                                                                  open_session):
-    listed(open_session, "octocat")
-    callback, _ = sign_in(client, standin, github_id=42, login="octocat",
-                          start_url=start_url(open_session))
-    client.post(callback["Location"])
-    token_judge(Client(), open_session, name="Tokenia")
-    code = guests_configure(session=open_session, actor="test", allow=True).guest_code
-    guest_join(code=code, display_name="Guesty", client_address="203.0.113.5")
-    session_close(session=open_session, actor="test")
-    session = session_reveal(session=open_session, actor="test")
-
-    report = build_report(session)
-    people = {j["pseudonym"]: (j["name"], j["github_login"], j["admitted_as"], j["identified_by"],
-                               j["group"]) for j in report["judges"]}
-    assert people == {
-        "J01": ("octocat", "octocat", "invited", "github", "invited"),
-        "J02": ("Tokenia", None, "invited", "token", "invited"),
-        "J03": ("Guesty", None, "guest", "token", "guest"),
-    }
-    assert report["sample"]["achieved"]["judges_by_group_and_identity"] == {
-        "invited": {"github": 1, "token": 1}, "guest": {"token": 1}}
-    html = to_html(report)
-    assert "J01 @octocat" in html and "J02 Tokenia" in html and "J03 Guesty" in html
-    assert "signed in with GitHub" in html
-
-    published = anonymise(report)
-    for text in (to_json(published).decode(), to_csv(published), to_html(published)):
-        for secret in ("octocat", "Tokenia", "Guesty"):
-            assert secret not in text

@@ -28,10 +28,9 @@ from judging.services import (
     resume_token_reissue,
     resume_token_revoke,
     session_close,
-    session_create,
     session_open,
 )
-from tests.conftest import invite_and_join
+from tests.worlds import a_session, invite_and_join
 
 
 def test_a_join_token_admits_once_and_is_stored_hashed(open_session):
@@ -126,9 +125,7 @@ def test_balanced_allocation_and_reproducible_orders(run):
     seed = "ab" * 32
 
     def admit_all(count):
-        session = session_create(run=run, kind="copies", actor="test", items_per_judge=4,
-                                 draw_seed=seed).session
-        session_open(session=session, actor="test")
+        session = a_session(run, "open", items_per_judge=4, draw_seed=seed)
         judges = []
         for i in range(count):
             judges.append(invite_and_join(session, name=f"J{i}").judge)

@@ -8,19 +8,14 @@ from django.db import DatabaseError, connection, connections, transaction
 
 from blindjudge.errors import Conflict
 from judging.models import AuditEvent, Verdict
-from judging.services import phase_lock, verdict_record
-from tests.conftest import invite_and_join
+from judging.services import phase_lock
+from tests.worlds import answer_all
 
 
-def _lock_ready(judge):
-    for code in judge.assignments.values_list("code", flat=True):
-        verdict_record(judge=judge, code=code, phase=1, value="fail")
-
-
-def test_raw_update_and_delete_of_a_locked_verdict_fail(judge):
-    _lock_ready(judge)
-    phase_lock(judge=judge, phase=1)
-    verdict = Verdict.objects.filter(assignment__judge=judge).first()
+def test_raw_update_and_delete_of_a_locked_verdict_fail(invited_judge):
+    answer_all(invited_judge, 1, "fail")
+    phase_lock(judge=invited_judge, phase=1)
+    verdict = Verdict.objects.filter(assignment__judge=invited_judge).first()
     table = Verdict._meta.db_table
     with pytest.raises(DatabaseError, match="locked verdicts are immutable"):
         with transaction.atomic(), connection.cursor() as cursor:
@@ -35,10 +30,10 @@ def test_raw_update_and_delete_of_a_locked_verdict_fail(judge):
     assert (verdict.value, verdict.locked) == ("fail", True)
 
 
-def test_unlocked_drafts_can_still_change_in_raw_sql(judge):
+def test_unlocked_drafts_can_still_change_in_raw_sql(invited_judge):
     """The positive control: the trigger refuses locked rows only, not every write."""
-    _lock_ready(judge)
-    verdict = Verdict.objects.filter(assignment__judge=judge).first()
+    answer_all(invited_judge, 1, "fail")
+    verdict = Verdict.objects.filter(assignment__judge=invited_judge).first()
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {Verdict._meta.db_table} SET value = 'pass' WHERE id = %s",
                        [verdict.pk])
@@ -46,7 +41,7 @@ def test_unlocked_drafts_can_still_change_in_raw_sql(judge):
     assert verdict.value == "pass"
 
 
-def test_the_audit_log_is_append_only(judge):
+def test_the_audit_log_is_append_only(invited_judge):
     event = AuditEvent.objects.filter(action="judge.admitted").first()
     table = AuditEvent._meta.db_table
     with pytest.raises(DatabaseError, match="append-only"):
@@ -72,11 +67,11 @@ def test_sqlite_runs_in_wal_mode_with_immediate_transactions():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_locks_at_once_give_exactly_one_lock(open_session):
+def test_two_locks_at_once_give_exactly_one_lock(invited_judge):
     """Case 26, on the real database with two connections: exactly one lock succeeds; the other
     gets the service's 409 refusal, never a database error."""
-    judge = invite_and_join(open_session).judge
-    _lock_ready(judge)
+    judge = invited_judge
+    answer_all(judge, 1, "fail")
     barrier = threading.Barrier(2)
     outcomes = []
 

@@ -1,5 +1,5 @@
 """The host's pages over HTTP: who may reach them, what each action changes, what is shown once,
-and what is never shown (verdict values before the reveal). Also the draft-editing service.
+and what is never shown (verdict values before the reveal).
 
 Personas (conftest): `host` (alice) owns the run; `other_host` (bob) must see nothing of it;
 a signed-in account that is not a host; anonymous. Every URL comes from the resolver
@@ -18,13 +18,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.guards import JUDGE_SESSION_KEY
 from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
-from blindjudge.errors import Conflict, Invalid, Refused
+from blindjudge.errors import Refused
 from host import urls as host_urls
 from judging.models import (
     AuditEvent,
@@ -40,17 +39,11 @@ from judging.services import (
     guest_join,
     join_token_exchange,
     phase_lock,
-    run_import,
-    session_close,
-    session_create,
-    session_open,
-    session_reveal,
-    session_update_draft,
     truth_correct,
     verdict_record,
 )
 from reports.html import REPORT_CSP
-from tests.conftest import BAD, bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import BAD, a_run, a_session, advance, bundle_bytes, client_as, invite_and_join, make_bundle
 
 HOSTILE_NAME = '../../etc/passwd"; rm -rf /\r\nX-Injected: 1'
 CANARY_REASON = "CANARY-REASON-1234"
@@ -72,9 +65,9 @@ def page(response) -> str:
 
 
 @pytest.fixture
-def alice(client, host):
-    client.force_login(host.user)
-    return client
+def alice(host):
+    """alice's browser, signed in."""
+    return client_as(host)
 
 
 def judge_everything(judge, value="fail", reason=CANARY_REASON, lock=True):
@@ -91,14 +84,12 @@ def full_session(host):
     """A revealed session on a run with a hostile name, with a judge whose verdicts are in, a
     truth correction and an invitation: everything a host page or report could leak."""
     bundle = make_bundle(run={"name": HOSTILE_NAME, "task": "Write add(a, b)."})
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    session = session_create(run=run, kind="copies", actor="test", guests_allowed=True).session
-    session = session_open(session=session, actor="test")
+    run = a_run(host, bundle)
+    session = a_session(run, "open", guests_allowed=True)
     judge = invite_and_join(session, name="Leaky Judge").judge
     judge_everything(judge)
     truth_correct(run=run, item="c6", truth="known_good", note="checked by hand", actor="test")
-    session = session_close(session=session, actor="test")
-    return session_reveal(session=session, actor="test")
+    return advance(session, "revealed")
 
 
 def every_pattern():
@@ -126,11 +117,11 @@ def test_every_url_is_covered_by_the_matrix():
 # --- Permission matrix --------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_anonymous_visitors_are_sent_to_sign_in_from_every_host_url(client, full_session):
+def test_anonymous_visitors_are_sent_to_sign_in_from_every_host_url(anonymous, full_session):
     events = AuditEvent.objects.count()
     for pattern in every_pattern():
         path = url(pattern.name, **kwargs_for(pattern, session=full_session))
-        for method in (client.get, client.post):
+        for method in (anonymous.get, anonymous.post):
             response = method(path)
             assert response.status_code == 302, path
             assert response["Location"] == f"{settings.LOGIN_URL}?next={path}", path
@@ -155,8 +146,8 @@ def test_a_signed_in_non_host_gets_not_found_everywhere(client, full_session):
 
 @pytest.mark.django_db
 def test_another_host_gets_the_same_not_found_as_for_ids_that_do_not_exist(
-        client, full_session, other_host):
-    client.force_login(other_host.user)
+        full_session, other_host):
+    client = client_as(other_host)
     leaks = ["Leaky Judge", "gpt-4o-2024-08-06", "claude-3-5-sonnet", "checked by hand",
              CANARY_REASON, "etc/passwd", "subtracts"]
     state_before = (AuditEvent.objects.count(), Credential.objects.count(),
@@ -258,8 +249,7 @@ def test_run_and_judges_lists_take_a_constant_number_of_queries(alice, host, ope
 
     one = queries(url("runs"))
     for _ in range(2):
-        created = run_import(host=host, raw=bundle_bytes(), actor="test")
-        session_create(run=created, kind="copies", actor="test")
+        a_session(a_run(host), "draft")
     assert queries(url("runs")) == one
 
     invite_and_join(open_session, "First")
@@ -361,52 +351,13 @@ def test_opening_freezes_the_protocol_and_shows_its_hash(alice, draft):
     assert again.status_code == 409 and "cannot open: session" in page(again)
 
 
-# --- session_update_draft (the service added for the draft editor) ------------------------------
-
-@pytest.mark.django_db
-def test_update_draft_changes_only_given_fields(draft):
-    session_update_draft(session=draft, actor="test", scorecards=True)
-    draft.refresh_from_db()
-    assert draft.scorecards and draft.rubric == "Is add() right?"
-    session_update_draft(session=draft, actor="test", items_per_judge=None)
-    assert AuditEvent.objects.filter(action="session.updated").count() == 1  # no-op not logged
-
-
-@pytest.mark.django_db
-def test_update_draft_validates_like_session_create(draft):
-    with pytest.raises(Invalid, match="items per judge: 0 is outside 1..6"):
-        session_update_draft(session=draft, actor="test", items_per_judge=0)
-    with pytest.raises(Invalid, match="model names would name a builder"):
-        session_update_draft(session=draft, actor="test", reviewer_display="names")
-    with pytest.raises(Invalid, match="reviewer display"):
-        session_update_draft(session=draft, actor="test", reviewer_display="emoji")
-    with pytest.raises(Invalid, match="NUL"):
-        session_update_draft(session=draft, actor="test", rubric="a\x00b")
-    with pytest.raises(Invalid, match="unknown operator"):
-        session_update_draft(session=draft, actor="test", rubric="fine", preregistration=(
-            '```rules\n[{"name": "x", "metric": "delta_recall", "op": "~", "threshold": 1}]\n```'))
-    draft.refresh_from_db()
-    assert draft.rubric == "Is add() right?"  # nothing written when any field is refused
-    with pytest.raises(Invalid, match="whole number"):
-        session_update_draft(session=draft, actor="test", items_per_judge="3")
-
-
-@pytest.mark.django_db
-def test_update_draft_is_refused_once_open(open_session):
-    with pytest.raises(Conflict, match="cannot edit the draft"):
-        session_update_draft(session=open_session, actor="test", rubric="changed")
-    open_session.refresh_from_db()
-    assert open_session.rubric == "Is add() right?"
-
-
 # --- Blinding check and planner -----------------------------------------------------------------
 
 @pytest.fixture
 def leaky_draft(host):
     bundle = make_bundle()
     bundle["copies"][0]["content"] = "# Written by Claude for you\ndef add(a, b):\n    return a + b\n"
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    return session_create(run=run, kind="copies", actor="test").session
+    return a_session(a_run(host, bundle), "draft")
 
 
 @pytest.mark.django_db
@@ -479,7 +430,7 @@ def test_the_planner_shows_n_with_the_formula(alice, draft):
 
 @pytest.mark.django_db
 def test_amending_the_preregistration(alice, open_session, run):
-    draft = session_create(run=run, kind="copies", actor="test").session
+    draft = a_session(run, "draft")
     response = alice.post(url("prereg_amend", session_id=open_session.pk),
                           {"amend-text": "We also look at order effects."})
     assert response.status_code == 303
@@ -593,8 +544,7 @@ def test_progress_shows_counts_and_locks_and_never_verdict_values(alice, open_se
 
 @pytest.mark.django_db
 def test_progress_of_a_findings_session_shows_no_verdict_values(alice, run):
-    session = session_create(run=run, kind="findings", actor="test").session
-    session = session_open(session=session, actor="test")
+    session = a_session(run, "open", kind="findings")
     judge = invite_and_join(session).judge
     judge_everything(judge, value="false_alarm")
     body = page(alice.get(url("judges", session_id=session.pk)))
@@ -773,15 +723,13 @@ def test_the_csv_download_neutralises_formulas(alice, host):
         {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "=HYPERLINK(\"x\")"},
         {"reviewer": "r1", "copy": "c2", "verdict": "fail", "reason": "@SUM(A1)"},
     ])
-    run = run_import(host=host, raw=bundle_bytes(bundle), actor="test")
-    session = session_open(session=session_create(run=run, kind="copies", actor="test").session,
-                           actor="test")
+    session = a_session(a_run(host, bundle), "open")
     judge = invite_and_join(session).judge
     for assignment in judge.assignments.all():
         verdict_record(judge=judge, code=assignment.code, phase=1, value="fail",
                        reason="+1-2" if assignment.item.key == "c2" else "-cmd")
     phase_lock(judge=judge, phase=1)
-    session_reveal(session=session_close(session=session, actor="test"), actor="test")
+    advance(session, "revealed")
     response = alice.get(url("report", session_id=session.pk, fmt="csv"))
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     reasons = {row["reason"] for row in rows}
@@ -808,8 +756,7 @@ def test_no_report_before_the_reveal(alice, open_session):
 @pytest.mark.django_db
 def test_a_forged_cross_site_post_is_refused(host, draft):
     """docs/threats.md case 28: a POST without the CSRF token changes nothing."""
-    forger = Client(enforce_csrf_checks=True)
-    forger.force_login(host.user)
+    forger = client_as(host, enforce_csrf_checks=True)
     for name in ("session_open", "session_edit"):
         response = forger.post(url(name, session_id=draft.pk), {"draft-rubric": "forged"})
         assert response.status_code == 403

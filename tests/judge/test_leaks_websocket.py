@@ -1,4 +1,4 @@
-"""The canary crawl of tests/test_leaks.py, extended to every websocket frame a judge receives
+"""The canary crawl of tests/judge/test_leaks.py, extended to every websocket frame a judge receives
 (docs/threats.md case 12: "… JSON, websocket frames …").
 
 The same canary world is driven through every state by the same driver (`drive`: judges join
@@ -23,9 +23,8 @@ from django.test import Client, override_settings
 
 from accounts.models import Judge
 from blindjudge.asgi import application
-from judging.services import host_create, judge_remove
-from tests.leakcheck import Scanner
-from tests.test_leaks import (
+from judging.services import judge_remove
+from tests.judge.test_leaks import (
     JUDGE_NAMES,
     build_world,
     canary_bundle,
@@ -37,6 +36,8 @@ from tests.test_leaks import (
     phase2_canaries,
     restore_ids,
 )
+from tests.support.leakcheck import Scanner
+from tests.worlds import a_host
 
 JUDGE_FRAME_TYPES = {"state", "saved", "locked", "session", "removed"}
 
@@ -44,7 +45,7 @@ JUDGE_FRAME_TYPES = {"state", "saved", "locked", "session", "removed"}
 @pytest.fixture
 def canary_host_tx(transactional_db):
     saved = move_ids_to_distinctive_ranges()
-    yield host_create(username="canaryhost", password="correct horse battery staple").host
+    yield a_host("canaryhost")
     restore_ids(saved)
 
 

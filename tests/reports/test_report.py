@@ -32,11 +32,8 @@ from judging.services import (
     phase_lock,
     prereg_amend,
     redactions_accept,
-    run_import,
-    session_close,
     session_create,
     session_open,
-    session_reveal,
     truth_correct,
     verdict_record,
 )
@@ -44,9 +41,9 @@ from reports import stats
 from reports.build import REPORT_SCHEMA, build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.verify import verify
-from tests.conftest import GOOD, bundle_bytes, invite_and_join, make_bundle
+from tests.worlds import GOOD, a_run, a_session, advance, invite_and_join, make_bundle
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "reports" / "schemas" / "report-1.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-1.schema.json"
 
 REQUEST_KEYS = ["candidate_text", "reviewer_profile", "evidence_refs"]
 SEALED_REQUEST = json.dumps({"candidate_text": "…", "reviewer_profile": {"rubric": "add-v1"},
@@ -201,7 +198,7 @@ def build_revealed(host, draw_seed="", url_id=""):
     With a pinned `draw_seed` every draw (allocation, orders, codes, salts, guest code) replays;
     a given `url_id` replaces the session's random one before anything hashes it.
     """
-    run = run_import(host=host, raw=bundle_bytes(realistic_bundle()), actor="test")
+    run = a_run(host, realistic_bundle())
     session = session_create(run=run, kind="copies", actor="test", rubric="Is add() right?",
                              preregistration=PREREG, scorecards=True, draw_seed=draw_seed).session
     if url_id:
@@ -238,8 +235,7 @@ def build_revealed(host, draw_seed="", url_id=""):
     judge_remove(judge=j05, actor="test")
     answer(j06, 1, J06[1])
 
-    session = session_close(session=session, actor="test")
-    session = session_reveal(session=session, actor="test")
+    session = advance(session, "revealed")
     truth_correct(run=run, item="c3", truth="tests_fail", note="the tests missed an overflow",
                   actor="test")
     judges = {j.pseudonym: j for j in (j01, j02, j03, j04, j05, j06)}
@@ -352,12 +348,12 @@ def test_an_anonymised_report_with_a_name_left_in_fails_the_schema(report, schem
 
 # --- Before the reveal ---------------------------------------------------------------------------
 
-def test_the_report_is_refused_before_the_reveal(open_session, judge):
+def test_the_report_is_refused_before_the_reveal(open_session, invited_judge):
     with pytest.raises(Conflict) as error:
         build_report(open_session)
     assert error.value.message == (
         f"session {open_session.pk} is open; the report exists after the reveal")
-    closed = session_close(session=open_session, actor="test")
+    closed = advance(open_session, "closed")
     with pytest.raises(Conflict) as error:
         build_report(closed)
     assert error.value.message == (
@@ -463,12 +459,11 @@ def test_a_truth_correction_scores_under_both_versions(report):
     assert (c3["truth"], c3["imported_truth"]) == ("tests_fail", "tests_pass")
 
 
-def test_without_a_correction_only_current_scores_are_given(open_session, judge):
-    answer(judge, 1, {"c1": "pass", "c2": "fail", "c3": "pass", "c4": "pass", "c5": "pass",
+def test_without_a_correction_only_current_scores_are_given(open_session, invited_judge):
+    answer(invited_judge, 1, {"c1": "pass", "c2": "fail", "c3": "pass", "c4": "pass", "c5": "pass",
                       "c6": "pass"})
-    phase_lock(judge=judge, phase=1)
-    session_close(session=open_session, actor="test")
-    report = build_report(session_reveal(session=open_session, actor="test"))
+    phase_lock(judge=invited_judge, phase=1)
+    report = build_report(advance(open_session, "revealed"))
     [entry] = report["scores"]["judges"]
     assert entry["phases"]["1"] == {"current": expected_score((1, 2), (3, 3), 1)}
     assert report["truth_corrections"] == []
@@ -711,13 +706,11 @@ def test_verify_names_a_malformed_report():
 # --- Findings sessions ---------------------------------------------------------------------------
 
 def test_a_findings_session_report_validates_scores_and_verifies(run, schema):
-    session = session_create(run=run, kind="findings", actor="test").session
-    session = session_open(session=session, actor="test")
+    session = a_session(run, "open", kind="findings")
     judge = invite_and_join(session, name="Finder").judge
     answer(judge, 1, {"f1": "real", "f2": "real"})
     phase_lock(judge=judge, phase=1)
-    session_close(session=session, actor="test")
-    report = build_report(session_reveal(session=session, actor="test"))
+    report = build_report(advance(session, "revealed"))
     assert schema_errors(schema, exported(report)) == []
     assert verify(exported(report)) == ([], 3 + 4 + 3 + 7 + 1 + (2 + 2 * 2))
     [entry] = report["scores"]["judges"]

@@ -1,11 +1,10 @@
 """The host's blinding check as a service: per copy and per builder, what will be stripped, what
 names could unblind, and what the accepted patterns redact (counted per builder)."""
 
-import json
 
 from judging.selectors.host import blinding_check
-from judging.services import redactions_accept, run_import, session_create
-from tests.conftest import make_bundle
+from judging.services import redactions_accept
+from tests.worlds import a_run, a_session, make_bundle
 
 PATCH = """From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001
 From: Some Bot <bot@example.invalid>
@@ -28,8 +27,7 @@ def session_on(host, **copy_overrides):
     bundle["copies"][0].update(format="diff", content=PATCH)
     bundle["copies"][2]["content"] = "# Written by Claude, your helpful assistant\nx = 1\n"
     bundle["reviews"][0]["reason"] = "typical GPT-4o style"
-    run = run_import(host=host, raw=json.dumps(bundle).encode(), actor="test")
-    return session_create(run=run, kind="copies", actor="test").session
+    return a_session(a_run(host, bundle), "draft")
 
 
 def test_the_check_lists_stripped_metadata_and_matches_per_copy(host):

@@ -22,17 +22,14 @@ from blindjudge.asgi import application
 from judging import live_consumer as consumers
 from judging.models import Assignment, LiveSocket
 from judging.services import (
-    host_create,
     judge_remove,
     phase_lock,
     session_close,
-    session_create,
-    session_open,
     session_reopen,
     verdict_record,
 )
-from tests.conftest import host_cookie, invite_and_join
-from tests.conftest import judge_cookie as judge_cookie_sync
+from tests.worlds import host_cookie, invite_and_join
+from tests.worlds import judge_cookie as judge_cookie_sync
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("fresh_channel_layer")]
@@ -102,12 +99,10 @@ async def test_a_judge_gets_their_own_state_and_the_sessions_close_and_reopen(tw
     await communicator.disconnect()
 
 
-async def test_another_judges_or_sessions_feed_is_refused_with_nothing_sent(two_judges, run):
+async def test_another_judges_or_sessions_feed_is_refused_with_nothing_sent(
+        two_judges, other_session, judge_of_another_session):
     ada, bea = two_judges
-    other = await database_sync_to_async(
-        lambda: session_open(session=session_create(run=run, kind="copies", actor="t").session,
-                             actor="t"))()
-    cat = (await database_sync_to_async(invite_and_join)(other, "Cat")).judge
+    other, cat = other_session, judge_of_another_session
     # Ada's browser asks for the other session (where Cat judges): refused, nothing sent.
     assert await refused_with_nothing_sent(socket(f"/ws/s/{other.url_id}/", await judge_cookie(ada)))
     # Nobody, an unknown session, a path that is no socket: refused alike.
@@ -124,11 +119,11 @@ async def test_another_judges_or_sessions_feed_is_refused_with_nothing_sent(two_
     await own.disconnect()
 
 
-async def test_the_host_dashboard_is_only_the_owning_hosts(open_session, host):
-    bob = await database_sync_to_async(host_create)(username="bob", password="another long passphrase")
+async def test_the_host_dashboard_is_only_the_owning_hosts(open_session, host, other_host):
     path = f"/ws/host/sessions/{open_session.pk}/"
     assert await refused_with_nothing_sent(socket(path))
-    assert await refused_with_nothing_sent(socket(path, await database_sync_to_async(host_cookie)(bob.host)))
+    assert await refused_with_nothing_sent(
+        socket(path, await database_sync_to_async(host_cookie)(other_host)))
     assert await refused_with_nothing_sent(socket("/ws/host/sessions/999999/",
                                                   await database_sync_to_async(host_cookie)(host)))
     own = socket(path, await database_sync_to_async(host_cookie)(host))

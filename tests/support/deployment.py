@@ -29,7 +29,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 SHIPPED_NGINX = ROOT / "deploy" / "nginx" / "blindjudge.conf"
 SERVE = ROOT / "deploy" / "serve"
 START_SECONDS = 60
@@ -133,7 +133,7 @@ def serve_env(*, site_url: str, extra: dict | None = None) -> dict:
 def _substitute(text: str, pattern: str, replacement: str, *, count: int = 1, flags=0) -> str:
     new, made = re.subn(pattern, replacement, text, flags=flags)
     assert made == count, (f"the shipped nginx config changed: expected {count} match(es) of "
-                           f"{pattern!r}, found {made}; update tests/deployment.py")
+                           f"{pattern!r}, found {made}; update tests/support/deployment.py")
     return new
 
 

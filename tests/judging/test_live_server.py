@@ -14,8 +14,8 @@ from websockets.sync.client import connect as ws_connect
 
 from judging.models import LiveSocket
 from judging.services import session_close, session_reopen
-from tests.conftest import host_cookie, invite_and_join, judge_cookie
-from tests.deployment import ServeProcess, free_port, serve_env
+from tests.support.deployment import ServeProcess, free_port, serve_env
+from tests.worlds import host_cookie, invite_and_join, judge_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ABANDONED = 30
