@@ -38,7 +38,6 @@ def invitations(request, session):
 
 @for_host_session
 def invite_name(request, session):
-
     def change(data):
         invited = invitation_create(session=session, actor=actor_of(request), name=data["name"])
         show_once(request, kind="join_link", session=session.pk, name=invited.invitation.name,

@@ -73,7 +73,6 @@ def run_detail(request, run):
 
 @for_host_run
 def session_create_view(request, run):
-
     def change(data):
         created = session_create(
             run=run, kind=data["kind"], actor=actor_of(request), rubric=data["rubric"],

@@ -61,7 +61,6 @@ def session_detail(request, session):
 
 @for_host_session
 def session_edit(request, session):
-
     def change(data):
         session_update_draft(
             session=session, actor=actor_of(request), rubric=data["rubric"],
@@ -79,7 +78,6 @@ def session_edit(request, session):
 def _transition_view(service, done: str):
     @for_host_session
     def view(request, session):
-
         def change(_):
             changed = service(session=session, actor=actor_of(request))
             return done.format(session=changed), session_url(changed)
@@ -132,7 +130,6 @@ def session_reveal_view(request, session):
 
 @for_host_session
 def prereg_amend_view(request, session):
-
     def change(data):
         amendment = prereg_amend(session=session, text=data["text"], actor=actor_of(request))
         when = "before" if amendment.before_first_verdict else "after"
