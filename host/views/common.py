@@ -72,7 +72,7 @@ def host_change(request, *, change, page, form=None, refusals=(Invalid, Conflict
 
     Only a POST (anything else: 405). When the change has a form, it must validate, or `page`
     shows again with it (400). Then `change(cleaned_data)` calls one service and returns the
-    message to show and the URL to go to, and the answer is a 303 there. A refusal among
+    message to show (if any) and the URL to go to, and the answer is a 303 there. A refusal among
     `refusals` shows `page` again with the service's message and status: on the form, when there
     is one, so the host finds it beside what they typed, and on the page otherwise. Refusals of a
     type in `refused_on_page` go on the page even beside a form (the form no longer applies: the
@@ -93,7 +93,8 @@ def host_change(request, *, change, page, form=None, refusals=(Invalid, Conflict
         if refusal_on_both:
             return page(form=form, error=error.message, status=error.status)
         return page(form=form, status=error.status)
-    messages.success(request, message)
+    if message:
+        messages.success(request, message)
     return SeeOther(url)
 
 

@@ -7,11 +7,9 @@ from blindjudge import links
 from blindjudge.errors import Conflict, Invalid
 from host.forms import GuestCapForm, InviteGithubForm, InviteNameForm, add_service_error
 from host.views.common import (
-    SeeOther,
     actor_of,
     for_host_session,
     host_change,
-    not_post,
     render_host_page,
     session_url,
     show_once,
@@ -52,31 +50,35 @@ def invite_name(request, session):
 
 @for_host_session
 def invite_github(request, session):
-    """A list of logins, each listed or refused on its own: not host_change's one change, since
-    what was listed stays done while the refused logins come back in the box with their reasons."""
-    if request.method != "POST":
-        return not_post()
-    form = InviteGithubForm(request.POST)
-    if not form.is_valid():
-        return _invitations_page(request, session, github_form=form, status=400)
-    listed, refused = [], []
-    for login in form.cleaned_data["logins"]:
-        try:
-            invitation_create(session=session, actor=actor_of(request), github_login=login)
-        except (Invalid, Conflict) as error:
-            refused.append((login, error))
-        else:
-            listed.append(login)
-    if listed:
-        messages.success(request, "Listed: " + ", ".join(listed))
-    if refused:
-        form = InviteGithubForm({"github-logins": "\n".join(login for login, _ in refused)})
-        form.is_valid()
-        for _, error in refused:
-            add_service_error(form, error.message)
-        status = max(error.status for _, error in refused)
+    """Each login is listed or refused on its own: what was listed stays done, and the refused
+    logins come back in the box, each with its reason, under the worst refusal's status."""
+    refused = []
+
+    def change(data):
+        listed = []
+        for login in data["logins"]:
+            try:
+                invitation_create(session=session, actor=actor_of(request), github_login=login)
+            except (Invalid, Conflict) as error:
+                refused.append((login, error))
+            else:
+                listed.append(login)
+        message = "Listed: " + ", ".join(listed) if listed else ""
+        if refused:
+            if message:
+                messages.success(request, message)
+            raise max((error for _, error in refused), key=lambda error: error.status)
+        return message, session_url(session, "invitations")
+
+    def page(form=None, status=200, error=None):
+        if refused:
+            form = InviteGithubForm({"github-logins": "\n".join(login for login, _ in refused)})
+            form.is_valid()
+            for _, reason in refused:
+                add_service_error(form, reason.message)
         return _invitations_page(request, session, github_form=form, status=status)
-    return SeeOther(session_url(session, "invitations"))
+
+    return host_change(request, form=InviteGithubForm(request.POST), change=change, page=page)
 
 
 def _guests_page(request, session, cap_form=None, error=None, status=200):
