@@ -12,7 +12,7 @@ from host.judge_rows import judge_rows_each
 from judging import live
 from judging.live_consumer import LiveConsumer, database_sync_to_async
 from judging.selectors.host import session_for_host
-from judging.selectors.live import live_totals, session_state
+from judging.selectors.live import live_totals
 
 
 class HostLiveConsumer(LiveConsumer):
@@ -44,9 +44,9 @@ class HostLiveConsumer(LiveConsumer):
         await self.send_json(await database_sync_to_async(self._snapshot)())
 
     def _snapshot(self):
-        rows = judge_rows_each(self.session_id)
+        state, rows = judge_rows_each(self.session_id)
         live = [row["judge"] for row in rows]
-        return {"type": "snapshot", "state": session_state(self.session_id), "totals": live_totals(live),
+        return {"type": "snapshot", "state": state, "totals": live_totals(live),
                 "judges": live, "html": [row["html"] for row in rows]}
 
     async def live_event(self, message):
@@ -62,7 +62,8 @@ class HostLiveConsumer(LiveConsumer):
     async def send_changed_rows(self):
         while self.changed_judges and not self.closing:
             judges, self.changed_judges = self.changed_judges, set()
-            for row in await database_sync_to_async(judge_rows_each)(self.session_id, judges):
+            _, rows = await database_sync_to_async(judge_rows_each)(self.session_id, judges)
+            for row in rows:
                 await self.send_json({"type": "judge", "judge": row["judge"], "html": row["html"]})
 
     async def forget(self):

@@ -38,7 +38,8 @@ def _connected_text(data: dict) -> str:
     return "yes" + (f" ({data['connected']} tabs)" if data["connected"] > 1 else "")
 
 
-def _row_contexts(session_id: int, judge_pks, csrf: str) -> list[dict]:
+def _row_contexts(session_id: int, judge_pks, csrf: str) -> tuple[str, list[dict]]:
+    """The session's state, and each judge's row as the template draws it."""
     session, judges = dashboard_judges(session_id, judge_pks)
     items = items_per_judge(session)
     urls = _per_judge_urls(session_id)
@@ -65,21 +66,21 @@ def _row_contexts(session_id: int, judge_pks, csrf: str) -> list[dict]:
             "locked2_at": _utc_minute(judge.phase2_locked_at),
             **{f"{name}_url": url.replace(slot, str(judge.number)) for name, url in urls.items()},
         })
-    return rows
+    return session.state, rows
 
 
 def judge_rows_page(session_id: int, *, csrf: str) -> tuple[list[dict], str]:
     """Every judge's live row data, and the table body that draws them all (one render: the
     template engine's cost per render call was a good part of the page at 64 judges). `csrf` is
     the page's hidden CSRF input, for the rows' forms."""
-    rows = _row_contexts(session_id, None, csrf)
+    _, rows = _row_contexts(session_id, None, csrf)
     return [r["row"] for r in rows], get_template(ROWS_TEMPLATE).render({"rows": rows})
 
 
-def judge_rows_each(session_id: int, judge_pks=None) -> list[dict]:
-    """Each judge (of `judge_pks`, or all) as {"judge": live row data, "html": their row}, for the
-    dashboard's socket. Drawn without a CSRF input: the page's script gives the rows' forms the
-    page's own."""
+def judge_rows_each(session_id: int, judge_pks=None) -> tuple[str, list[dict]]:
+    """The session's state, and each judge (of `judge_pks`, or all) as {"judge": live row data,
+    "html": their row}, for the dashboard's socket. Drawn without a CSRF input: the page's script
+    gives the rows' forms the page's own."""
     template = get_template(ROWS_TEMPLATE)
-    return [{"judge": r["row"], "html": template.render({"rows": [r]})}
-            for r in _row_contexts(session_id, judge_pks, "")]
+    state, rows = _row_contexts(session_id, judge_pks, "")
+    return state, [{"judge": r["row"], "html": template.render({"rows": [r]})} for r in rows]

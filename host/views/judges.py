@@ -20,6 +20,7 @@ from host.views.common import (
 )
 from judging.models import SessionState
 from judging.selectors.host import judge_held_by_host, judge_of_session, session_progress
+from judging.selectors.live import live_totals
 from judging.services import host_join, judge_erase, judge_remove, resume_token_reissue
 
 
@@ -29,7 +30,7 @@ def _judges_page(request, session, error=None, status=200):
     return render_host_page(request, "host/judges.html", {
         "session": session, "run": session.run, "tab": "judges", "error": error,
         "rows": rows, "progress": session_progress(session),
-        "connected_now": sum(1 for row in rows if row["status"] == "active" and row["connected"]),
+        "connected_now": live_totals(rows)["connected"],
         "row_html": rows_html,
         "my_judge": mine, "judge_path": f"/s/{session.url_id}/",
         "can_join": session.state == SessionState.OPEN and mine is None,

@@ -205,6 +205,3 @@ def judge_held_by_host(session: Session, user):
     """The host's own judge in their session, if they joined it."""
     return session.judges.filter(user=user).first()
 
-
-def judges_in_order(session: Session):
-    return session.judges.order_by("number")

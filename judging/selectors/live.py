@@ -59,6 +59,3 @@ def live_totals(rows: list[dict]) -> dict:
     }
 
 
-
-def session_state(session_id: int) -> str | None:
-    return Session.objects.filter(pk=session_id).values_list("state", flat=True).first()
