@@ -5,13 +5,16 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from content.rendering import FRAME_STYLE_HASH
-from judging.models import Verdict
+from judging.models import Finding, SessionState, Verdict
+from judging.selectors.judge import judge_item
 from judging.services import guests_configure, invitation_create
-from tests.worlds import a_session, advance
+from tests.worlds import a_session, advance, answer_all, codes, invite_and_join
 
 
 def join_by_link(client, session, name="Ada"):
@@ -176,3 +179,22 @@ def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(clie
     assert device.get(home["Location"])["Location"] == f"/s/{scorecard_session.url_id}/scorecard/"
     card = device.get(f"/s/{scorecard_session.url_id}/scorecard/").content.decode()
     assert card.count("<tr><td>") == 6 and "known_good" in card
+
+
+@pytest.mark.django_db
+def test_a_findings_item_in_phase_2_reads_no_truth_or_bundle_id_of_the_finding(run):
+    """The judge selectors list their columns: a finding's phase-2 page reads its proposed verdict
+    and who raised it, never the finding's row (which holds its truth and bundle id)."""
+    session = a_session(run, SessionState.OPEN, kind="findings")
+    judge = invite_and_join(session, "Finn").judge
+    answer_all(judge, value="real", lock=True)
+    judge.refresh_from_db()
+    finding_table = connection.ops.quote_name(Finding._meta.db_table)
+    with CaptureQueriesContext(connection) as queries:
+        item = judge_item(judge, codes(judge)[0])
+    assert item.proposed_verdict == "confirmed" and item.raised_by
+    read = [q["sql"] for q in queries if f"FROM {finding_table}" in q["sql"]]
+    assert read, "the finding's text and proposed verdict are read from its table"
+    for sql in read:
+        for column in ("truth", "bundle_id", "defect"):
+            assert connection.ops.quote_name(column) not in sql, sql
