@@ -16,13 +16,11 @@ from django.views.decorators.http import require_http_methods
 from accounts.guards import held_sessions, judge_required, remember_judge
 from blindjudge.errors import Invalid, Refused, ServiceError
 from blindjudge.links import resume_link
-from content.normalise import normalise
-from content.rendering import FRAME_CSP, copy_html, frame_document
 from judging.models import SessionKind, SessionState
 from judging.selectors.judge import (
     judge_assignments,
     judge_by_resume_token,
-    judge_copy,
+    judge_frame,
     judge_item,
     judge_item_place,
     judge_phase,
@@ -194,7 +192,7 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
     current = view.verdict or {}
     return render(request, "judge/item.html", {
         "judge": judge, "session": session, "item": view, "error": error,
-        "task": session.run.task, "rubric": session.rubric,
+        "task_html": view.task_html, "rubric_html": view.rubric_html,
         "choices": _verdict_choices(session, view.phase),
         "chosen": (posted.get("verdict") if posted else None) or (
             KEEP if current.get("kept") else current.get("value")),
@@ -211,14 +209,14 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
 @xframe_options_sameorigin
 @judge_required
 def frame(request, url_id, code):
-    """The copy, as a standalone document for `<iframe sandbox>`: nothing in it runs or loads."""
+    """The copy, as a standalone document for `<iframe sandbox>`: nothing in it runs or loads.
+    Served as stored when the session opened (judging/renders.py): this view renders nothing."""
     judge = request.judge
     if judge.session.state == SessionState.REVEALED:
         raise Http404("no such page")
-    content, fmt = judge_copy(judge, code)
-    body = copy_html(normalise(content, fmt, judge.session.redaction_patterns), fmt)
-    response = HttpResponse(frame_document(body), content_type="text/html; charset=utf-8")
-    response["Content-Security-Policy"] = FRAME_CSP
+    stored = judge_frame(judge, code)
+    response = HttpResponse(stored.document, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = stored.csp
     response["Referrer-Policy"] = "no-referrer"
     response["Cross-Origin-Resource-Policy"] = "same-origin"
     return response

@@ -366,3 +366,62 @@ class LiveSocket(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["judge", "seen_at"], name="livesocket_judge_seen")]
+
+
+# --- Renders, made once when a session opens ------------------------------------------------------
+# What a judge is shown of model-written and host-written text is rendered when the session opens
+# (content and redactions are frozen then) and served as stored bytes: no judge request renders or
+# normalises anything (judging/renders.py writes these rows; the judge selectors read them).
+
+
+class SessionRender(models.Model):
+    """The session's task statement and rubric as the judge's page shows them, and the claim of
+    the one opening that is rendering the session now (judging.services.session_open)."""
+
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="render")
+    inputs_sha256 = models.CharField(
+        max_length=64, help_text="SHA-256 of what the renders depend on (task, rubric, "
+        "redaction patterns); renders made for other inputs are thrown away, never served.")
+    task_html = models.TextField(blank=True, help_text="The task, normalised and rendered inert.")
+    rubric_html = models.TextField(blank=True, help_text="The rubric, normalised and rendered inert.")
+    complete = models.BooleanField(
+        default=False, help_text="Every item's render is stored (set by the opening that made them).")
+    opener = models.CharField(
+        max_length=32, blank=True, help_text="Random id of the opening rendering now; empty if none.")
+    opener_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="When that opening last stored a batch (its lease).")
+
+
+class CopyRender(models.Model):
+    """A copy as a session's judges see it: the frame document, the hash of the style block it was
+    rendered with (its CSP header is built from it), and the reviewers' reasons as HTML."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="copy_renders")
+    copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="+")
+    inputs_sha256 = models.CharField(max_length=64)
+    frame = models.TextField(help_text="The standalone HTML document served in the sandbox.")
+    style_hash = models.CharField(
+        max_length=100, help_text="CSP source ('sha256-…') of the frame's one style block.")
+    reviews = models.JSONField(
+        default=list, help_text="Per review of the copy, in reviewer order: review and reviewer "
+        "ids, the verdict and the reason's HTML.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "copy"], name="copyrender_one_per_copy")
+        ]
+
+
+class FindingRender(models.Model):
+    """A finding's text as a findings session's judges see it (HTML)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="finding_renders")
+    finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="+")
+    inputs_sha256 = models.CharField(max_length=64)
+    html = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "finding"], name="findingrender_one_per_finding")
+        ]

@@ -23,10 +23,15 @@ def _blinding_page(request, session, accept_form=None, error=None, status=200):
     # A suggestion is the matched text itself, without the invisible characters the matcher
     # looked through (literal patterns match across them too).
     suggestions = sorted(
-        {SPECIAL_CHARACTERS.sub("", m["matched"]) for c in check["copies"] for m in c["matches"]}
+        {SPECIAL_CHARACTERS.sub("", m["matched"])
+         for c in check["copies"] + check["texts"] for m in c["matches"]}
         - {""}, key=str.casefold,
     )
     suggestions = [s for s in suggestions if s.casefold() not in accepted]
+    for text in check["texts"]:
+        for match in text["matches"]:
+            match["matched"] = visible(match["matched"])
+            match["context"] = visible(match["context"])
     for copy in check["copies"]:
         copy["copy"] = visible(copy["copy"])
         copy["stripped_metadata"] = [visible(line) for line in copy["stripped_metadata"]]
@@ -35,7 +40,8 @@ def _blinding_page(request, session, accept_form=None, error=None, status=200):
             match["where"] = visible(match["where"])
     return render_host_page(request, "host/blinding.html", {
         "session": session, "run": session.run, "tab": "blinding", "check": check,
-        "total_matches": sum(b["matches"] for b in check["builders"]),
+        "total_matches": sum(b["matches"] for b in check["builders"])
+        + sum(len(t["matches"]) for t in check["texts"]),
         "suggestions": suggestions, "editable": session.state == SessionState.DRAFT,
         "accept_form": accept_form or RedactionAcceptForm(), "error": error,
     }, status=status)

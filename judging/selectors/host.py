@@ -2,6 +2,8 @@
 an id that does not exist.
 """
 
+import re
+
 from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -9,7 +11,7 @@ from django.utils import timezone
 from accounts.models import AdmittedAs, Credential, CredentialKind, JudgeStatus
 from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
-from content.normalise import normalise, strip_metadata
+from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
 from judging.models import Run, Session
 
@@ -34,10 +36,55 @@ def run_for_host(*, host, run_id) -> Run:
         raise NotFound(f"no run {run_id}") from None
 
 
+# A run of one hidden character is one hit (with its length); a text full of them lists at most
+# this many hits, then says how many more there are.
+HIDDEN_HITS_SHOWN = 100
+_HIDDEN_RUN = re.compile(f"([{BIDI_CLASS}{INVISIBLE_CLASS}])\\1*")
+
+
+def hidden_characters(text: str) -> tuple[list[dict], int]:
+    """Where the bidi controls and invisible characters of `text` are: (the first hits, each
+    `{label, kind, count, line, column}` for a run of one character, and the number of hits)."""
+    hits, total = [], 0
+    if text.isascii():
+        return hits, total
+    line, line_start = 1, 0
+    position = 0
+    for match in _HIDDEN_RUN.finditer(text):
+        total += 1
+        if len(hits) >= HIDDEN_HITS_SHOWN:
+            continue
+        line += text.count("\n", position, match.start())
+        if position != match.start():
+            newline = text.rfind("\n", position, match.start())
+            if newline >= 0:
+                line_start = newline + 1
+        position = match.start()
+        char = match.group(1)
+        hits.append({"label": label(char), "count": len(match.group()), "line": line,
+                     "column": match.start() - line_start + 1,
+                     "kind": "bidi control" if re.match(f"[{BIDI_CLASS}]", char)
+                     else "invisible character"})
+    return hits, total
+
+
+def _host_text_check(text: str, where: str, patterns: list[str], matches_in) -> dict:
+    """The blinding check of a text the host wrote or imported (the task, the rubric): judges see
+    it rendered like a markdown copy, so names, hidden characters and redactions are reported."""
+    normalised = normalise(text, "markdown", patterns)
+    hidden, hidden_total = hidden_characters(text)
+    return {"where": where, "matches": matches_in(text, where), "hidden": hidden,
+            "hidden_total": hidden_total, "hidden_more": hidden_total - len(hidden),
+            "redactions": normalised.redactions, "mixed_script": normalised.mixed_script,
+            "invisible": normalised.invisible, "bidi": normalised.bidi}
+
+
 def blinding_check(session: Session) -> dict:
     """The host's blinding check: per copy and per builder, the metadata that will be stripped,
     every name or model-id-like match in content, finding texts and review reasons, and how many
-    matches the accepted patterns redact. It reports; only accepted patterns change content."""
+    matches the accepted patterns redact; and for the task statement and the rubric (shown to
+    judges too), every match, every hidden character (line and column) and the redactions. It
+    reports; only accepted patterns change content."""
     run = session.run
     builders = list(run.builders.all())
     builder_rows = [{"id": b.bundle_id, "model": b.model, "family": b.family} for b in builders]
@@ -73,8 +120,10 @@ def blinding_check(session: Session) -> dict:
         totals["stripped_lines"] += len(stripped)
         totals["matches"] += len(matches)
         totals["redactions"] += redactions
+    texts = [_host_text_check(text, where, patterns, matches_in)
+             for text, where in ((run.task, "task"), (session.rubric, "rubric")) if text]
     return {"session": session.pk, "state": session.state, "accepted_patterns": patterns,
-            "copies": copies, "builders": list(per_builder.values())}
+            "copies": copies, "builders": list(per_builder.values()), "texts": texts}
 
 
 def items_per_judge(session: Session) -> int:

@@ -8,20 +8,30 @@ forgets a field. Judge-facing modules (judge/) import these selectors and no oth
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from accounts.models import Credential, CredentialKind, Judge, JudgeStatus
 from blindjudge.errors import NotFound, Refused
-from content.normalise import normalise
-from content.rendering import inline_html
-from judging.models import Assignment, Finding, Item, Review, Reviewer, ReviewerDisplay, Verdict
+from judging.models import (
+    Assignment,
+    CopyRender,
+    Finding,
+    FindingRender,
+    Item,
+    Reviewer,
+    ReviewerDisplay,
+    SessionRender,
+    Verdict,
+)
+from judging.renders import frame_csp
 from judging.services import RESUME_REFUSAL, token_sha256
 
 # Built from explicit column lists that hold no builder, family, bundle id of a copy, truth or
 # defect note: blinding is a property of these queries, not of a template that forgets a field.
 
-JUDGE_COPY_COLUMNS = ("item__copy__content", "item__copy__format")
+# A judge reads texts only as the session's stored renders (judging/renders.py, made when the
+# session opened): nothing on a judge's path normalises or renders.
 
 
 def judge_phase(judge) -> int | None:
@@ -61,6 +71,8 @@ class JudgeItem:
     previous_code: str | None
     next_code: str | None
     finding_html: str | None
+    task_html: str
+    rubric_html: str
     verdict: dict | None
     phase1_verdict: dict | None
     reviewer_rows: list
@@ -112,40 +124,56 @@ SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
        (SELECT s.code FROM {assignment} s WHERE s.judge_id = a.judge_id
                                             AND s.position = a.position - 1),
        (SELECT s.code FROM {assignment} s WHERE s.judge_id = a.judge_id
-                                            AND s.position = a.position + 1)
-  FROM {assignment} a JOIN {item} i ON i.id = a.item_id
+                                            AND s.position = a.position + 1){columns}
+  FROM {assignment} a JOIN {item} i ON i.id = a.item_id{joins}
  WHERE a.judge_id = %s AND a.code = %s
 """
+# The item page also takes the session's stored task and rubric and the item's stored finding
+# text in the same statement (by the render tables' primary and unique keys).
+_PAGE_COLUMNS = ", r.task_html, r.rubric_html, f.html"
+_PAGE_JOINS = """
+  LEFT JOIN {session_render} r ON r.session_id = i.session_id
+  LEFT JOIN {finding_render} f ON f.session_id = i.session_id AND f.finding_id = i.finding_id"""
 
 
-def judge_item_place(judge, code: str) -> ItemPlace:
-    """The judge's item under `code` with its neighbours' codes and the judge's item count, in
-    one indexed query, whatever the number of items."""
-    sql = _PLACE_SQL.format(assignment=connection.ops.quote_name(Assignment._meta.db_table),
-                            item=connection.ops.quote_name(Item._meta.db_table))
+def _place_row(judge, code: str, *, page: bool = False) -> tuple:
+    quote = connection.ops.quote_name
+    joins = _PAGE_JOINS.format(session_render=quote(SessionRender._meta.db_table),
+                               finding_render=quote(FindingRender._meta.db_table)) if page else ""
+    sql = _PLACE_SQL.format(assignment=quote(Assignment._meta.db_table),
+                            item=quote(Item._meta.db_table),
+                            columns=_PAGE_COLUMNS if page else "", joins=joins)
     with connection.cursor() as cursor:
         cursor.execute(sql, [judge.pk, code])
         row = cursor.fetchone()
     if row is None:
         raise NotFound("no such item")
+    return row
+
+
+def _place(row) -> ItemPlace:
     return ItemPlace(*row[:3], total=row[5], previous_code=row[6], next_code=row[7],
                      copy_id=row[3], finding_id=row[4])
 
 
+def judge_item_place(judge, code: str) -> ItemPlace:
+    """The judge's item under `code` with its neighbours' codes and the judge's item count, in
+    one indexed query, whatever the number of items."""
+    return _place(_place_row(judge, code))
+
+
 def judge_item(judge, code: str) -> JudgeItem:
-    """One of the judge's items under its code, in the judge's current phase.
+    """One of the judge's items under its code, in the judge's current phase, with the session's
+    task and rubric: every text as the session stored it rendered at opening.
 
     Phase-2 material (reviewers' verdicts and reasons, a finding's proposed verdict and who raised
     it) is read only once phase 1 is locked; before that, none of it is queried at all.
     """
     session = judge.session
     phase = judge_phase(judge) or 2
-    place = judge_item_place(judge, code)
-    patterns = session.redaction_patterns
-    finding_html = None
-    if place.finding_id:
-        text = Finding.objects.filter(pk=place.finding_id).values_list("text", flat=True)[0]
-        finding_html = inline_html(normalise(text, "text", patterns))
+    row = _place_row(judge, code, page=True)
+    place = _place(row)
+    task_html, rubric_html, finding_html = row[8] or "", row[9] or "", row[10]
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
     reviewer_rows, proposed, raised_by = [], None, []
@@ -159,29 +187,42 @@ def judge_item(judge, code: str) -> JudgeItem:
                                .filter(finding_id=place.finding_id)
                                .values_list("reviewer_id", flat=True))
         else:
-            for review in (Review.objects.filter(copy_id=place.copy_id)
-                           .order_by("reviewer__position").values("reviewer_id", "verdict",
-                                                                   "reason")):
+            # The reviews as stored at opening, in reviewer order: verdict and reason's HTML.
+            stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)
+                      .order_by().values_list("reviews", flat=True)[:1])
+            for review in (stored[0] if stored else []):
                 reviewer_rows.append(ReviewerRow(
-                    label=labels[review["reviewer_id"]], verdict=review["verdict"],
-                    reason_html=inline_html(normalise(review["reason"], "text", patterns))))
+                    label=labels[review["reviewer"]], verdict=review["verdict"],
+                    reason_html=review["reason_html"]))
     return JudgeItem(
         code=place.code, position=place.position, total=place.total, phase=phase,
         previous_code=place.previous_code, next_code=place.next_code,
-        finding_html=finding_html, verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
+        finding_html=finding_html, task_html=task_html, rubric_html=rubric_html,
+        verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
         reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
     )
 
 
-def judge_copy(judge, code: str) -> tuple[str, str]:
-    """(content, format) of the copy behind one of the judge's codes; nothing else."""
+@dataclass(frozen=True)
+class StoredFrame:
+    document: str
+    csp: str
+
+
+def judge_frame(judge, code: str) -> StoredFrame:
+    """The stored frame of the copy behind one of the judge's codes, as rendered when the session
+    opened, with the CSP header for the style block it holds. One indexed query; nothing else of
+    the copy is read."""
     # order_by(): the models' default ordering would join the judge (and sort by session and
     # number) for what is a lookup on a unique key; every judge-path lookup clears it.
-    row = (Assignment.objects.filter(judge=judge, code=code).order_by()
-           .values_list(*JUDGE_COPY_COLUMNS).first())
-    if row is None:
+    own_copy = (Assignment.objects.filter(judge=judge, code=code).order_by()
+                .values("item__copy_id")[:1])
+    rows = list(CopyRender.objects.filter(session_id=judge.session_id, copy_id=Subquery(own_copy))
+                .order_by().values_list("frame", "style_hash")[:1])
+    if not rows:
         raise NotFound("no such item")
-    return row
+    document, style_hash = rows[0]
+    return StoredFrame(document=document, csp=frame_csp(style_hash))
 
 
 def judge_live_state(judge) -> dict:

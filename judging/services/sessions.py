@@ -13,14 +13,20 @@ from content.canonical import canonical_sha256, sha256_hex
 from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
 from content.rules import RulesError, parse_rules
-from judging import audit, live
+from judging import audit, live, renders
 from judging.models import (
+    Copy,
+    CopyRender,
+    Finding,
+    FindingRender,
     Item,
     PreregAmendment,
+    Review,
     ReviewerDisplay,
     Run,
     Session,
     SessionKind,
+    SessionRender,
     SessionState,
     Verdict,
 )
@@ -223,16 +229,88 @@ def protocol_of(session: Session) -> dict:
     }
 
 
-def session_open(*, session: Session, actor: str) -> Session:
-    """Open a draft session: its protocol freezes.
+# An opening renders first, then opens. While it renders, it holds a claim on the session (its
+# random id in the session's render row, refreshed with every batch it stores): a second opening
+# meanwhile is refused; a claim not refreshed for OPEN_LEASE_SECONDS (the process died) may be
+# taken over, and the renders already stored are reused.
+OPEN_LEASE_SECONDS = 300
+OPEN_ATTEMPTS = 3
 
-    Side effects: validates the decision rules (unknown metrics or operators are refused here,
-    never at report time); stores the protocol as canonical JSON with its SHA-256 and the time;
-    moves the session to open; appends a `session.opened` audit event with the protocol hash.
-    """
+
+def _render_models() -> renders.Models:
+    return renders.Models(Item=Item, Copy=Copy, Review=Review, Finding=Finding,
+                          CopyRender=CopyRender, FindingRender=FindingRender)
+
+
+def _inputs_of(session: Session) -> str:
+    return renders.inputs_sha256(task=session.run.task, rubric=session.rubric,
+                                 patterns=session.redaction_patterns)
+
+
+def _claim_opening(session: Session, opener: str) -> tuple[Session, str]:
+    """Claim the draft for this opening (one short transaction); throw away renders made for
+    other inputs (the redactions or the rubric changed since a failed opening)."""
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="open")
+        key = _inputs_of(session)
+        now = timezone.now()
+        claim = SessionRender.objects.select_for_update().filter(session=session).first()
+        if (claim and claim.opener and claim.opener != opener and claim.opener_seen_at
+                and (now - claim.opener_seen_at).total_seconds() < OPEN_LEASE_SECONDS):
+            raise Conflict(f"cannot open: session {session.pk} is being opened already (its items "
+                           "are being rendered); wait for that to finish")
+        if claim is None:
+            claim = SessionRender(session=session)
+        if claim.inputs_sha256 != key:
+            claim.task_html = claim.rubric_html = ""
+        claim.inputs_sha256, claim.opener, claim.opener_seen_at = key, opener, now
+        claim.complete = False
+        claim.save()
+        CopyRender.objects.filter(session=session).exclude(inputs_sha256=key).delete()
+        FindingRender.objects.filter(session=session).exclude(inputs_sha256=key).delete()
+    return session, key
+
+
+def _still_claimed(session: Session, opener: str, **fields) -> None:
+    """Refresh the claim (and store `fields` on the render row); refuse if it was taken over."""
+    if not SessionRender.objects.filter(session=session, opener=opener).update(
+            opener_seen_at=timezone.now(), **fields):
+        raise Conflict(f"cannot open: another opening of session {session.pk} took over")
+
+
+def _render(session: Session, opener: str, key: str) -> None:
+    """Render what is missing, outside any transaction; store it batch by batch, each batch in a
+    short transaction of its own (other sessions' judges keep saving meanwhile)."""
+    patterns = session.redaction_patterns
+    models = _render_models()
+    task_html = renders.prose_of(session.run.task, patterns)
+    rubric_html = renders.prose_of(session.rubric, patterns)
+    with transaction.atomic():
+        _still_claimed(session, opener, task_html=task_html, rubric_html=rubric_html)
+    del task_html, rubric_html
+    for batch in renders.render_batches(models, session.pk, key, patterns):
+        with transaction.atomic():
+            _still_claimed(session, opener)
+            renders.store(models, batch)
+
+
+def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Session | None:
+    """The short transaction that opens the session, or None when its redactions or rubric
+    changed while it was being rendered (the caller renders again)."""
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="open")
+        claim = SessionRender.objects.select_for_update().get(session=session)
+        if claim.opener != opener:
+            raise Conflict(f"cannot open: another opening of session {session.pk} took over")
+        if _inputs_of(session) != key:
+            return None
+        copies, findings = renders.expected_counts(_render_models(), session.pk)
+        stored = (CopyRender.objects.filter(session=session, inputs_sha256=key).count(),
+                  FindingRender.objects.filter(session=session, inputs_sha256=key).count())
+        if stored != (copies, findings):
+            return None
         rules = _check_rules(session.preregistration, "preregistration")
         protocol = protocol_of(session)
         session.protocol = protocol
@@ -243,10 +321,44 @@ def session_open(*, session: Session, actor: str) -> Session:
         session.save(update_fields=[
             "protocol", "protocol_sha256", "decision_rules", "state", "opened_at",
         ])
+        claim.complete, claim.opener, claim.opener_seen_at = True, "", None
+        claim.save(update_fields=["complete", "opener", "opener_seen_at"])
         audit.record("session.opened", actor=actor, session=session,
                      protocol_sha256=session.protocol_sha256)
         live.session_state_changed(session)
     return session
+
+
+def session_open(*, session: Session, actor: str) -> Session:
+    """Open a draft session: everything its judges will see is rendered, then its protocol freezes.
+
+    First (no state changes yet, nothing held for long): the decision rules are validated
+    (unknown metrics or operators are refused here, never at report time); the opening claims the
+    draft; every copy's frame, every finding text and review reason, the task statement and the
+    rubric are rendered with the session's redactions and stored, in batches, each in its own
+    short transaction. Then, in one short transaction: stores the protocol as canonical JSON with
+    its SHA-256 and the time; moves the session to open; appends a `session.opened` audit event
+    with the protocol hash.
+    A second opening while one renders is refused (Conflict); an opening that fails leaves its
+    renders for the next one, which renders only what is missing, and only for the session's
+    redactions and rubric as they are then (if they change while it renders, it renders again).
+    """
+    fresh = Session.objects.select_related("run").get(pk=session.pk)
+    _require_state(fresh, SessionState.DRAFT, doing="open")
+    _check_rules(fresh.preregistration, "preregistration")
+    opener = Draws().hex("opener")[:32]
+    try:
+        for _ in range(OPEN_ATTEMPTS):
+            claimed, key = _claim_opening(fresh, opener)
+            _render(claimed, opener, key)
+            opened = _open_rendered(claimed, opener, key, actor)
+            if opened is not None:
+                return opened
+        raise Conflict(f"cannot open: the redactions or the rubric of session {fresh.pk} kept "
+                       "changing while it was being rendered; open it again")
+    finally:
+        SessionRender.objects.filter(session_id=fresh.pk, opener=opener).update(
+            opener="", opener_seen_at=None)
 
 
 def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:

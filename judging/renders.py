@@ -1,0 +1,135 @@
+"""Rendering a session's texts once, for its judges: the copies' frames, the findings' texts, the
+reviewers' reasons, the task statement and the rubric.
+
+Content and redactions freeze when a session opens, so everything a judge is shown is rendered
+then (judging.services.session_open, before the state changes, in batches, each stored in a short
+transaction of its own) and served as stored bytes afterwards: no judge request normalises or
+renders anything. The data migration 0004 renders sessions opened before this existed with the
+same functions. Works with the app's models or a migration's historical ones (`models` holds
+either), so neither path can drift from the other.
+"""
+
+from dataclasses import dataclass
+
+from content.canonical import canonical_sha256
+from content.normalise import normalise
+from content.rendering import (
+    FRAME_CSP,
+    FRAME_STYLE_HASH,
+    copy_html,
+    frame_document,
+    inline_html,
+)
+
+# A batch is stored when it holds this many rows or this many characters of HTML, whichever comes
+# first: each write is short (a SQLite writer holds the one write lock for it) and the memory an
+# opening holds stays bounded whatever the session's size.
+BATCH_ROWS = 50
+BATCH_CHARACTERS = 4_000_000
+
+
+def inputs_sha256(*, task: str, rubric: str, patterns: list[str]) -> str:
+    """What every render of a session depends on besides the (immutable) imported texts: the
+    task, the rubric, the redaction patterns, and the renderer (by its frame style's hash). A
+    render made for other inputs is stale and is never served."""
+    return canonical_sha256({"task": task, "rubric": rubric, "patterns": list(patterns),
+                             "renderer": FRAME_STYLE_HASH})
+
+
+def frame_of(content: str, fmt: str, patterns: list[str]) -> tuple[str, str]:
+    """A copy's standalone frame document and the CSP source of the style block it holds."""
+    return frame_document(copy_html(normalise(content, fmt, patterns), fmt)), FRAME_STYLE_HASH
+
+
+def inline_of(text: str, patterns: list[str]) -> str:
+    """A finding's text or a review's reason, as HTML for the judge's own page."""
+    return inline_html(normalise(text or "", "text", patterns))
+
+
+def prose_of(text: str, patterns: list[str]) -> str:
+    """The task statement or the rubric: the same normaliser and inert markdown renderer as a
+    markdown copy (links and images shown as text, every hidden character marked)."""
+    if not (text or "").strip():
+        return ""
+    return copy_html(normalise(text, "markdown", patterns), "markdown")
+
+
+def frame_csp(style_hash: str) -> str:
+    """The copy frame's CSP header, allowing the style block the stored frame was rendered with
+    (so a later change of the frame's style cannot break frames stored before it)."""
+    return FRAME_CSP.replace(FRAME_STYLE_HASH, style_hash)
+
+
+@dataclass(frozen=True)
+class Models:
+    """The model classes the renders are read from and written to (app or historical)."""
+    Item: type
+    Copy: type
+    Review: type
+    Finding: type
+    CopyRender: type
+    FindingRender: type
+
+
+def pending(models: Models, session_id: int, key: str) -> tuple[list[int], list[int]]:
+    """(copy ids, finding ids) of the session's items with no render for these inputs yet."""
+    items = models.Item.objects.filter(session_id=session_id).order_by()
+    copies = set(items.values_list("copy_id", flat=True))
+    findings = set(items.filter(finding__isnull=False).values_list("finding_id", flat=True))
+    copies -= set(models.CopyRender.objects.filter(session_id=session_id, inputs_sha256=key)
+                  .values_list("copy_id", flat=True))
+    findings -= set(models.FindingRender.objects.filter(session_id=session_id, inputs_sha256=key)
+                    .values_list("finding_id", flat=True))
+    return sorted(copies), sorted(findings)
+
+
+def expected_counts(models: Models, session_id: int) -> tuple[int, int]:
+    """How many copy renders and finding renders a complete session has."""
+    items = models.Item.objects.filter(session_id=session_id).order_by()
+    return (items.values("copy_id").distinct().count(),
+            items.filter(finding__isnull=False).values("finding_id").distinct().count())
+
+
+def render_batches(models: Models, session_id: int, key: str, patterns: list[str]):
+    """Yield lists of unsaved render rows (CopyRender, FindingRender) for what is still missing,
+    each list bounded by BATCH_ROWS and BATCH_CHARACTERS. Reads one copy at a time (a copy may be
+    megabytes); holds no transaction."""
+    copy_ids, finding_ids = pending(models, session_id, key)
+    batch, size = [], 0
+    for copy_id in copy_ids:
+        content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
+        frame, style_hash = frame_of(content, fmt, patterns)
+        del content
+        reviews = [
+            {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],
+             "reason_html": inline_of(r["reason"], patterns)}
+            for r in models.Review.objects.filter(copy_id=copy_id).order_by("reviewer__position", "pk")
+            .values("pk", "reviewer_id", "verdict", "reason")
+        ]
+        batch.append(models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
+                                       frame=frame, style_hash=style_hash, reviews=reviews))
+        size += len(frame) + sum(len(r["reason_html"]) for r in reviews)
+        if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
+            yield batch
+            batch, size = [], 0
+    for start in range(0, len(finding_ids), BATCH_ROWS):
+        chunk = finding_ids[start:start + BATCH_ROWS]
+        for finding_id, text in models.Finding.objects.filter(pk__in=chunk).values_list("pk", "text"):
+            html = inline_of(text, patterns)
+            batch.append(models.FindingRender(session_id=session_id, finding_id=finding_id,
+                                              inputs_sha256=key, html=html))
+            size += len(html)
+            if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
+                yield batch
+                batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def store(models: Models, rows: list) -> None:
+    """Insert a batch; a row another opening stored first is kept (one per session and copy or
+    finding, by the unique constraints), never doubled."""
+    for model in (models.CopyRender, models.FindingRender):
+        mine = [row for row in rows if isinstance(row, model)]
+        if mine:
+            model.objects.bulk_create(mine, ignore_conflicts=True)
