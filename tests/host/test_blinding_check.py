@@ -4,7 +4,7 @@ names could unblind, and what the accepted patterns redact (counted per builder)
 
 from judging.selectors.host import blinding_check
 from judging.services import redactions_accept
-from tests.worlds import a_run, a_session, make_bundle
+from tests.worlds import a_run, a_session, client_as, make_bundle
 
 PATCH = """From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001
 From: Some Bot <bot@example.invalid>
@@ -58,3 +58,49 @@ def test_nothing_is_redacted_until_the_host_accepts_a_pattern(host):
     assert {b: after[b]["redactions"] for b in after} == {"b1": 1, "b2": 1, "b3": 0}
     assert after["b1"]["stripped_lines"] == before["b1"]["stripped_lines"] >= 4
     assert after["b1"]["copies"] == 2
+
+
+# --- The task statement and the rubric (issue 12, item 1): judges see them too -------------------
+
+TASK = "Fix add().\nSee how Zeta Lab\u200b\u200b\u200bdid it \u202eelsewhere.\n\u2066Claude\u2069 said so."
+
+
+def test_the_check_scans_the_task_and_the_rubric_and_says_where_each_hit_is(host):
+    bundle = make_bundle()
+    bundle["run"]["task"] = TASK
+    family = bundle["builders"][0]["family"]
+    session = a_session(a_run(host, bundle), "draft", rubric=f"Ignore who wrote it.\nNot {family}.")
+    redactions_accept(session=session, patterns=["Claude"], actor="test")
+    session.refresh_from_db()
+    texts = {t["where"]: t for t in blinding_check(session)["texts"]}
+    task, rubric = texts["task"], texts["rubric"]
+    assert [(m["matched"], m["why"], m["line"]) for m in task["matches"]] == [("Claude", "known product", 3)]
+    assert [(h["label"], h["kind"], h["count"], h["line"], h["column"]) for h in task["hidden"]] == [
+        ("U+200B", "invisible character", 3, 2, 17), ("U+202E", "bidi control", 1, 2, 27),
+        ("U+2066", "bidi control", 1, 3, 1), ("U+2069", "bidi control", 1, 3, 8)]
+    assert task["redactions"] == 1 and task["invisible"] == 3 and task["bidi"] == 3
+    assert [(m["matched"], m["why"], m["line"]) for m in rubric["matches"]] == [
+        (family, "builder family", 2)]
+    assert rubric["hidden"] == [] and rubric["redactions"] == 0
+
+
+def test_a_task_full_of_hidden_characters_lists_a_bounded_number_of_hits(host):
+    bundle = make_bundle()
+    bundle["run"]["task"] = "a\u200bb\u202e" * 5000
+    texts = blinding_check(a_session(a_run(host, bundle), "draft"))["texts"]
+    (task,) = texts
+    assert len(task["hidden"]) == 100 and task["hidden_total"] == 10_000
+    assert task["hidden_more"] == 9_900
+
+
+def test_the_blinding_page_shows_the_task_and_rubric_hits(host):
+    bundle = make_bundle()
+    bundle["run"]["task"] = TASK
+    session = a_session(a_run(host, bundle), "draft", rubric="Plain rubric.")
+    body = client_as(host).get(f"/host/sessions/{session.pk}/blinding").content.decode()
+    section = body.split('id="task-rubric"', 1)[1]
+    assert "The task: 1 match, 4 runs of hidden characters" in section
+    assert "<td>task</td><td>2:17</td><td><code>U+200B</code></td>" in section
+    assert "<td>task</td><td>3:2</td><td><code class=\"untrusted\">Claude</code></td>" in section
+    assert "The rubric: 0 matches" in section
+    assert 'value="Claude"' in body  # offered as a suggestion, like a match in a copy
