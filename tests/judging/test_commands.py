@@ -360,9 +360,20 @@ def test_redactions_list_shows_every_match(leaky_draft):
     assert plain[1:] == lines[1:4] + ["(--list shows every match)"]
 
 
+def test_redactions_lists_the_task_and_rubric_hits(host):
+    bundle = make_bundle()
+    bundle["run"]["task"] = "Fix add().\nClaude said\u200b\u200bso."
+    session = a_session(a_run(host, bundle), "draft")
+    lines = call("redactions", str(session.pk), "--list").splitlines()
+    assert "task: 1 name matches, 1 runs of hidden characters, 0 mixed-script words, 0 redactions" in lines
+    assert any(line.startswith("  task 2:1: 'Claude' (known product)") for line in lines)
+    assert "  task 2:12: U+200B (invisible character) × 2" in lines
+
+
 def test_redactions_accept_adds_patterns(leaky_draft):
     result = call_json("redactions", str(leaky_draft.pk), "--accept", "Claude", "re:gpt-4o\\S*")
-    assert set(result) == {"session", "state", "accepted_patterns", "copies", "builders", "listed"}
+    assert set(result) == {"session", "state", "accepted_patterns", "copies", "builders", "texts",
+                           "listed"}
     assert result["accepted_patterns"] == ["Claude", "re:gpt-4o\\S*"]
     assert {b["builder"]: b["redactions"] for b in result["builders"]} == {"b1": 0, "b2": 1, "b3": 0}
     [c3] = [c for c in result["copies"] if c["copy"] == "c3"]

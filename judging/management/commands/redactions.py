@@ -6,7 +6,8 @@ from judging.services import redactions_accept, redactions_withdraw
 
 class Command(HostCommand):
     help = ("The blinding check of a session: metadata that will be stripped and every builder "
-            "name, product name or model id found in content, finding texts and review reasons. "
+            "name, product name or model id found in content, finding texts and review reasons, "
+            "and the names, hidden characters and redactions of the task and the rubric. "
             "--accept adds patterns to redact (literal, case-insensitive; or re:REGEX); nothing "
             "in content is redacted without acceptance.")
 
@@ -34,7 +35,19 @@ class Command(HostCommand):
             lines.append(f"builder {b['builder']} ({b['model']}, {b['family']}): {b['copies']} "
                          f"copies, {b['stripped_lines']} metadata lines stripped, "
                          f"{b['matches']} name matches, {b['redactions']} redactions")
+        for t in result["texts"]:
+            if t["matches"] or t["hidden_total"] or t["redactions"] or t["mixed_script"]:
+                lines.append(f"{t['where']}: {len(t['matches'])} name matches, {t['hidden_total']} "
+                             f"runs of hidden characters, {t['mixed_script']} mixed-script words, "
+                             f"{t['redactions']} redactions")
         if result["listed"]:
+            for t in result["texts"]:
+                for m in t["matches"]:
+                    lines.append(f"  {t['where']} {m['line']}:{m['column']}: {m['matched']!r} "
+                                 f"({m['why']}) — {m['context']}")
+                for h in t["hidden"]:
+                    lines.append(f"  {t['where']} {h['line']}:{h['column']}: {h['label']} "
+                                 f"({h['kind']}) × {h['count']}")
             for c in result["copies"]:
                 for line in c["stripped_metadata"]:
                     lines.append(f"  {c['copy']}: strip  {line}")
