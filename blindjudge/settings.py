@@ -285,7 +285,13 @@ if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    # Preloading asks browser makers to hard-code HTTPS for the whole domain, subdomains included,
+    # and is slow to undo: the operator opts in (and then submits the domain at hstspreload.org).
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # `check --deploy` warns that the site cannot be submitted to the preload list: that is
+        # the operator's choice here, not an oversight.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {

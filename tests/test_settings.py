@@ -120,3 +120,20 @@ def test_the_embedded_default_serves_its_own_static_files(client):
     stylesheet = client.get("/static/css/base.css")
     assert stylesheet.status_code == 200
     assert b"font-family" in b"".join(stylesheet.streaming_content)
+
+
+def test_hsts_preload_is_opt_in(tmp_path):
+    """Preloading hard-codes HTTPS for the domain in browsers and is slow to undo: off unless the
+    operator sets SECURE_HSTS_PRELOAD=1, and `check --deploy` stays clean either way."""
+    header = ("from django.test import Client; "
+              "print(Client().get('/host/', secure=True, headers={'host': 'judge.example.org'})"
+              "['Strict-Transport-Security'])")
+    assert printed_setting("settings.SECURE_HSTS_PRELOAD", PRODUCTION, tmp_path) == "False"
+    result = manage("shell", "--no-imports", "-c", header, env=PRODUCTION, tmp_path=tmp_path)
+    assert result.stdout.strip() == "max-age=31536000; includeSubDomains", result.stderr
+    opted_in = {**PRODUCTION, "SECURE_HSTS_PRELOAD": "1"}
+    assert printed_setting("settings.SECURE_HSTS_PRELOAD", opted_in, tmp_path) == "True"
+    result = manage("shell", "--no-imports", "-c", header, env=opted_in, tmp_path=tmp_path)
+    assert result.stdout.strip() == "max-age=31536000; includeSubDomains; preload", result.stderr
+    check = manage("check", "--deploy", "--fail-level", "WARNING", env=opted_in, tmp_path=tmp_path)
+    assert check.returncode == 0 and "no issues" in check.stdout, check.stderr
