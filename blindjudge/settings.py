@@ -98,7 +98,6 @@ CSRF_TRUSTED_ORIGINS = [f"{_site.scheme}://{_site.netloc}"]
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -120,8 +119,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files from the app process itself, so the embedded default needs no web server;
-    # behind nginx, nginx serves /static/ first and this is never reached.
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # behind nginx, nginx serves /static/ first and this is never reached. WhiteNoise, without
+    # collectstatic's manifest (blindjudge/staticfiles.py).
+    "blindjudge.staticfiles.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

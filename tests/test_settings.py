@@ -137,3 +137,31 @@ def test_hsts_preload_is_opt_in(tmp_path):
     assert result.stdout.strip() == "max-age=31536000; includeSubDomains; preload", result.stderr
     check = manage("check", "--deploy", "--fail-level", "WARNING", env=opted_in, tmp_path=tmp_path)
     assert check.returncode == 0 and "no issues" in check.stdout, check.stderr
+
+
+def test_collected_static_files_leave_out_the_manifest_and_the_admin(tmp_path):
+    """collectstatic as a deployment runs it, then the product serving its own static files:
+    the stylesheet is served under its hashed name, the manifest (a map of every file shipped)
+    and the Django admin's files (the admin is not installed) are not."""
+    env = {"STATIC_ROOT": str(tmp_path / "static")}
+    result = manage("collectstatic", "--no-input", env=env, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "static" / "staticfiles.json").exists()  # written, for the storage's use
+    assert not (tmp_path / "static" / "admin").exists()
+    probe = ("from django.test import Client; from django.templatetags.static import static; "
+             "c = Client(HTTP_HOST='127.0.0.1'); paths = [static('css/base.css'), '/static/css/base.css', "
+             "'/static/staticfiles.json', '/static/staticfiles.json.gz', "
+             "'/static/admin/css/base.css']; "
+             "print(' '.join(f'{p}={c.get(p).status_code}' for p in paths))")
+    result = manage("shell", "--no-imports", "-c", probe, env=env, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    served = dict(pair.split("=") for pair in result.stdout.split())
+    hashed = next(path for path in served
+                  if path.startswith("/static/css/base.") and path != "/static/css/base.css")
+    assert served == {hashed: "200", "/static/css/base.css": "200",
+                      "/static/staticfiles.json": "404", "/static/staticfiles.json.gz": "404",
+                      "/static/admin/css/base.css": "404"}
+
+
+def test_the_django_admin_is_not_installed(tmp_path):
+    assert printed_setting("'django.contrib.admin' in settings.INSTALLED_APPS", {}, tmp_path) == "False"
