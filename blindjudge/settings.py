@@ -255,6 +255,10 @@ SOCIALACCOUNT_ADAPTER = "judge.adapters.InvitedGitHubSocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
+# Nothing can make the server send mail: no password reset, email confirmation or email management
+# is mounted (blindjudge/urls.py), and should anything still try, this backend drops the message.
+EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+ADMINS = MANAGERS = []
 SOCIALACCOUNT_QUERY_EMAIL = False
 SOCIALACCOUNT_STORE_TOKENS = False
 SOCIALACCOUNT_LOGIN_ON_GET = False

@@ -165,3 +165,9 @@ def test_collected_static_files_leave_out_the_manifest_and_the_admin(tmp_path):
 
 def test_the_django_admin_is_not_installed(tmp_path):
     assert printed_setting("'django.contrib.admin' in settings.INSTALLED_APPS", {}, tmp_path) == "False"
+
+
+def test_the_shipped_email_backend_sends_nothing(tmp_path):
+    """docs/threats.md case 38: should anything still try to send mail, nothing leaves."""
+    assert printed_setting("settings.EMAIL_BACKEND, settings.ADMINS", PRODUCTION, tmp_path) == (
+        "django.core.mail.backends.dummy.EmailBackend []")
