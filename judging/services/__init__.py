@@ -9,7 +9,7 @@ callers turn into an HTTP status, a closed socket or a command error with the sa
     admission   joining: join link, guest code, GitHub, the host; credentials stored hashed
     judges      after joining: resume links, removal, erasure, linking GitHub
     verdicts    recording a verdict, locking a phase
-    sockets     which websockets are connected now
+    sockets     which websockets are connected now; closing a host's at sign-out
     hosts       host accounts and their GitHub links
     checks      the limits every service holds its inputs to
 
@@ -78,7 +78,12 @@ from judging.services.sessions import (
     session_reveal,
     session_update_draft,
 )
-from judging.services.sockets import live_socket_close, live_socket_open, live_socket_seen
+from judging.services.sockets import (
+    host_sockets_close,
+    live_socket_close,
+    live_socket_open,
+    live_socket_seen,
+)
 from judging.services.verdicts import (
     COPY_VERDICTS,
     FINDING_VERDICTS,
@@ -125,6 +130,7 @@ __all__ = [
     "host_github_unlink",
     "host_join",
     "host_password_set",
+    "host_sockets_close",
     "invitation_create",
     "join_token_exchange",
     "judge_erase",
