@@ -255,6 +255,11 @@ SOCIALACCOUNT_ADAPTER = "judge.adapters.InvitedGitHubSocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
+# allauth keeps its sign-in limits in Django's cache, per process here (N processes gave N times
+# the attempts, a restart reset them, and 5 wrong passwords for a username locked its owner out
+# from everywhere): off, and counted in the database instead (accounts/throttle.py,
+# BLINDJUDGE_SIGNIN_* below). Its password-change limit (per signed-in user) stays.
+ACCOUNT_RATE_LIMITS = {"login": None, "login_failed": None}
 # Nothing can make the server send mail: no password reset, email confirmation or email management
 # is mounted (blindjudge/urls.py), and should anything still try, this backend drops the message.
 EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
@@ -342,6 +347,17 @@ BLINDJUDGE_JOIN_TOKEN_DAYS = env_int("BLINDJUDGE_JOIN_TOKEN_DAYS", 14, minimum=1
 # Wrong guest codes allowed per client address in each window before every attempt is refused.
 BLINDJUDGE_GUEST_ATTEMPTS = env_int("BLINDJUDGE_GUEST_ATTEMPTS", 10, minimum=1)
 BLINDJUDGE_GUEST_WINDOW_SECONDS = env_int("BLINDJUDGE_GUEST_WINDOW_SECONDS", 900, minimum=1)
+# Host sign-in: wrong passwords allowed per client address (IPv6: per /64), and per username from
+# one address, in each window, before that address (or that username from it) is refused until
+# the window ends. After BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER wrong passwords for a username from
+# anywhere, an address that has just failed for it waits BLINDJUDGE_SIGNIN_SLOW_SECONDS before
+# its next try; an address that has not is never held back, so the owner can always sign in.
+BLINDJUDGE_SIGNIN_ADDRESS_FAILURES = env_int("BLINDJUDGE_SIGNIN_ADDRESS_FAILURES", 30, minimum=1)
+BLINDJUDGE_SIGNIN_FAILURES = env_int("BLINDJUDGE_SIGNIN_FAILURES", 5, minimum=1)
+BLINDJUDGE_SIGNIN_WINDOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
+BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER = env_int("BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER", 10,
+                                                minimum=1)
+BLINDJUDGE_SIGNIN_SLOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_SLOW_SECONDS", 60, minimum=1)
 BLINDJUDGE_HOST_GITHUB_ALLOWLIST = [
     login.strip().lower()
     for login in env("BLINDJUDGE_HOST_GITHUB_ALLOWLIST", "").split(",")
