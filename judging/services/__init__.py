@@ -11,6 +11,7 @@ callers turn into an HTTP status, a closed socket or a command error with the sa
     verdicts    recording a verdict, locking a phase
     sockets     which websockets are connected now; closing a host's at sign-out
     hosts       host accounts and their GitHub links
+    housekeeping  deleting expired sessions, attempt counters and socket rows
     checks      the limits every service holds its inputs to
 
 Callers import from this package; the modules are its rooms.
@@ -50,6 +51,7 @@ from judging.services.hosts import (
     host_github_unlink,
     host_password_set,
 )
+from judging.services.housekeeping import Purged, expired_purge
 from judging.services.judges import (
     LINK_BOTH_HOLD_VERDICTS,
     GitHubLinked,
@@ -118,7 +120,9 @@ __all__ = [
     "SessionCreated",
     "UNCHANGED",
     "UNSET",
+    "Purged",
     "check_guest_cap",
+    "expired_purge",
     "checked_text",
     "github_judge_join",
     "github_login_invited",
