@@ -12,6 +12,7 @@ from allauth.socialaccount.providers.base import AuthProcess
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.shortcuts import render
+from django.urls import reverse
 
 from accounts import throttle
 
@@ -44,6 +45,9 @@ class ClosedSignupAccountAdapter(DefaultAccountAdapter):
     def authentication_failed(self, request, **credentials):
         throttle.sign_in_failed(username=credentials.get("username", ""),
                                 address=client_address(request))
+
+    def get_password_change_redirect_url(self, request):
+        return reverse("host_account")
 
     def respond_user_inactive(self, request, user):
         """allauth's "account inactive" page is not mounted; nobody here is made inactive, but

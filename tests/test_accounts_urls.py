@@ -106,7 +106,8 @@ def test_a_host_changes_their_password_from_their_account_page(client):
     done = client.post("/accounts/password/change/", {
         "oldpassword": "correct horse battery", "password1": "a new long passphrase",
         "password2": "a new long passphrase"})
-    assert done.status_code == 302
+    assert done.status_code == 302 and done["Location"] == "/host/account/"
+    assert "Password successfully changed." in client.get("/host/account/").content.decode()
     user.refresh_from_db()
     assert user.check_password("a new long passphrase")
     assert client.get("/host/").status_code == 200  # this browser stays signed in
