@@ -10,15 +10,50 @@ from allauth.account.utils import user_username
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.providers.base import AuthProcess
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.shortcuts import render
+from django.urls import reverse
+
+from accounts import throttle
 
 # Where a "verify only" GitHub sign-in (linking an identity, below) leaves what GitHub vouched for.
 VERIFIED_GITHUB_KEY = "github:verified"
 VERIFIED_GITHUB_SECONDS = 600
 
 
+def client_address(request) -> str:
+    """The client's address as the server reports it (behind nginx, Uvicorn takes it from
+    X-Forwarded-For, trusted from nginx only: deploy/serve)."""
+    return request.META.get("REMOTE_ADDR", "")
+
+
 class ClosedSignupAccountAdapter(DefaultAccountAdapter):
+    """Host sign-in's rules: nobody signs up; wrong passwords are counted in the database every
+    process shares (accounts.throttle), not in allauth's per-process memory (its own login limits
+    are off in settings)."""
+
     def is_open_for_signup(self, request):
         return False
+
+    def pre_authenticate(self, request, **credentials):
+        super().pre_authenticate(request, **credentials)
+        refusal = throttle.sign_in_refusal(username=credentials.get("username", ""),
+                                           address=client_address(request))
+        if refusal:
+            raise ValidationError(refusal, code="too_many_login_attempts")
+
+    def authentication_failed(self, request, **credentials):
+        throttle.sign_in_failed(username=credentials.get("username", ""),
+                                address=client_address(request))
+
+    def get_password_change_redirect_url(self, request):
+        return reverse("host_account")
+
+    def respond_user_inactive(self, request, user):
+        """allauth's "account inactive" page is not mounted; nobody here is made inactive, but
+        should someone be, they are told plainly."""
+        return render(request, "error.html", {
+            "status": 403, "message": "This account is disabled."}, status=403)
 
     def add_message(self, request, level, message_template=None, message_context=None,
                     extra_tags="", message=None):

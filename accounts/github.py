@@ -13,9 +13,12 @@ from functools import wraps
 from allauth.socialaccount.adapter import get_adapter
 from allauth.socialaccount.models import SocialAccount
 from allauth.socialaccount.providers.base import AuthProcess
+from allauth.socialaccount.providers.github import views as allauth_github
+from allauth.utils import get_request_param
 from csp.decorators import csp_update
 from django.conf import settings
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from accounts.context import github_sign_in_enabled
@@ -63,3 +66,25 @@ def github_identity(account: SocialAccount) -> tuple[int, str]:
     except (TypeError, ValueError):
         github_id = 0
     return github_id, str((account.extra_data or {}).get("login") or "")
+
+
+@never_cache
+@github_configured
+@allow_github_form_redirect
+def allauth_github_login(request, *args, **kwargs):
+    """allauth's /accounts/github/login/ (GET: a page with a button; POST: off to GitHub), or the
+    "not set up" page like ours. Only the sign-in process: allauth's "connect" process would link
+    a GitHub account to the signed-in account outside host_github_link's checks, and its
+    "redirect" process is for our own start pages (start_github_sign_in)."""
+    if get_request_param(request, "process", AuthProcess.LOGIN) != AuthProcess.LOGIN:
+        return render(request, "error.html", {
+            "status": 400, "message": "Only signing in with GitHub starts here."}, status=400)
+    return allauth_github.oauth2_login(request, *args, **kwargs)
+
+
+@never_cache
+@github_configured
+def allauth_github_callback(request, *args, **kwargs):
+    """allauth's callback from GitHub (checks `state`, exchanges the code, signs in), or the "not
+    set up" page like ours."""
+    return allauth_github.oauth2_callback(request, *args, **kwargs)

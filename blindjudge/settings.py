@@ -98,7 +98,6 @@ CSRF_TRUSTED_ORIGINS = [f"{_site.scheme}://{_site.netloc}"]
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -120,8 +119,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files from the app process itself, so the embedded default needs no web server;
-    # behind nginx, nginx serves /static/ first and this is never reached.
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # behind nginx, nginx serves /static/ first and this is never reached. WhiteNoise, without
+    # collectstatic's manifest (blindjudge/staticfiles.py).
+    "blindjudge.staticfiles.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -255,6 +255,15 @@ SOCIALACCOUNT_ADAPTER = "judge.adapters.InvitedGitHubSocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
+# allauth keeps its sign-in limits in Django's cache, per process here (N processes gave N times
+# the attempts, a restart reset them, and 5 wrong passwords for a username locked its owner out
+# from everywhere): off, and counted in the database instead (accounts/throttle.py,
+# BLINDJUDGE_SIGNIN_* below). Its password-change limit (per signed-in user) stays.
+ACCOUNT_RATE_LIMITS = {"login": None, "login_failed": None}
+# Nothing can make the server send mail: no password reset, email confirmation or email management
+# is mounted (blindjudge/urls.py), and should anything still try, this backend drops the message.
+EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+ADMINS = MANAGERS = []
 SOCIALACCOUNT_QUERY_EMAIL = False
 SOCIALACCOUNT_STORE_TOKENS = False
 SOCIALACCOUNT_LOGIN_ON_GET = False
@@ -285,7 +294,13 @@ if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    # Preloading asks browser makers to hard-code HTTPS for the whole domain, subdomains included,
+    # and is slow to undo: the operator opts in (and then submits the domain at hstspreload.org).
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # `check --deploy` warns that the site cannot be submitted to the preload list: that is
+        # the operator's choice here, not an oversight.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
@@ -332,6 +347,17 @@ BLINDJUDGE_JOIN_TOKEN_DAYS = env_int("BLINDJUDGE_JOIN_TOKEN_DAYS", 14, minimum=1
 # Wrong guest codes allowed per client address in each window before every attempt is refused.
 BLINDJUDGE_GUEST_ATTEMPTS = env_int("BLINDJUDGE_GUEST_ATTEMPTS", 10, minimum=1)
 BLINDJUDGE_GUEST_WINDOW_SECONDS = env_int("BLINDJUDGE_GUEST_WINDOW_SECONDS", 900, minimum=1)
+# Host sign-in: wrong passwords allowed per client address (IPv6: per /64), and per username from
+# one address, in each window, before that address (or that username from it) is refused until
+# the window ends. After BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER wrong passwords for a username from
+# anywhere, an address that has just failed for it waits BLINDJUDGE_SIGNIN_SLOW_SECONDS before
+# its next try; an address that has not is never held back, so the owner can always sign in.
+BLINDJUDGE_SIGNIN_ADDRESS_FAILURES = env_int("BLINDJUDGE_SIGNIN_ADDRESS_FAILURES", 30, minimum=1)
+BLINDJUDGE_SIGNIN_FAILURES = env_int("BLINDJUDGE_SIGNIN_FAILURES", 5, minimum=1)
+BLINDJUDGE_SIGNIN_WINDOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
+BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER = env_int("BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER", 10,
+                                                minimum=1)
+BLINDJUDGE_SIGNIN_SLOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_SLOW_SECONDS", 60, minimum=1)
 BLINDJUDGE_HOST_GITHUB_ALLOWLIST = [
     login.strip().lower()
     for login in env("BLINDJUDGE_HOST_GITHUB_ALLOWLIST", "").split(",")

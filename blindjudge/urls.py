@@ -1,15 +1,35 @@
-"""The site's URLs: the judge's pages at the root, the host's under /host/, allauth's under
-/accounts/. Only this module and blindjudge/routing.py import the page packages (host, judge)."""
+"""The site's URLs: the judge's pages at the root, the host's under /host/, sign-in under
+/accounts/. Only this module and blindjudge/routing.py import the page packages (host, judge).
 
+Of allauth only the views the product uses are mounted (never `include("allauth.urls")`, which
+adds sign-up, password reset by mail, email management, reauthentication and more); each is
+listed with its reason in tests/test_accounts_urls.py, which fails on any other URL under
+/accounts/. Nothing here can make the server send mail.
+"""
+
+from allauth.account import views as allauth_account
+from allauth.socialaccount import views as allauth_social
 from django.urls import include, path
 
+from accounts.github import allauth_github_callback, allauth_github_login
 from host.urls import account_urlpatterns
+from host.views import account as host_account
 from judge import views as judge_views
+
+allauth_urlpatterns = [
+    path("login/", allauth_account.login, name="account_login"),
+    path("logout/", host_account.sign_out, name="account_logout"),
+    path("password/change/", host_account.password_change, name="account_change_password"),
+    path("github/login/", allauth_github_login, name="github_login"),
+    path("github/login/callback/", allauth_github_callback, name="github_callback"),
+    path("3rdparty/login/cancelled/", allauth_social.login_cancelled,
+         name="socialaccount_login_cancelled"),
+]
 
 urlpatterns = [
     path("", judge_views.home, name="home"),
     path("", include("judge.urls")),
     path("host/", include("host.urls")),
     path("", include(account_urlpatterns)),
-    path("accounts/", include("allauth.urls")),
+    path("accounts/", include(allauth_urlpatterns)),
 ]

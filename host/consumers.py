@@ -2,17 +2,29 @@
 
 Accepted only for the host who owns the session (`accounts.guards.host_of` on the socket's user);
 each judge's row comes from host/judge_rows.py, as on the progress page: its data and its HTML.
+The socket outlives no sign-in: sign-out and a password change close it (the "signed out" event,
+judging.services.host_sockets_close), and each `ping` and `refresh` re-reads the browser session
+from the store first (still signed in, as the same account, with the same password, still this
+session's host), so a socket that missed the event is closed at its next frame.
 """
 
 import asyncio
+from importlib import import_module
+from types import SimpleNamespace
+
+from django.conf import settings
+from django.contrib.auth import HASH_SESSION_KEY, get_user
 
 from accounts.guards import host_of
 from blindjudge.errors import NotFound
 from host.judge_rows import judge_rows_each
 from judging import live
-from judging.live_consumer import LiveConsumer, database_sync_to_async
+from judging.live_consumer import CLOSE_REMOVED, LiveConsumer, database_sync_to_async
 from judging.selectors.host import session_for_host
 from judging.selectors.live import live_totals
+
+# The client stops reconnecting (static/live/socket.js) and says the page is no longer live.
+CLOSE_SIGNED_OUT = CLOSE_REMOVED
 
 
 class HostLiveConsumer(LiveConsumer):
@@ -24,12 +36,16 @@ class HostLiveConsumer(LiveConsumer):
         self.session_id = session.pk
         self.changed_judges: set[int] = set()
         self.flushing = None
-        await self.join_groups([live.host_group(session.pk)])
+        user = self.scope["user"]
+        browser_session = self.scope["session"]
+        self.signed_in_as = (browser_session.session_key, user.pk,
+                             browser_session.get(HASH_SESSION_KEY))
+        await self.join_groups([live.host_group(session.pk), live.host_user_group(user.pk)])
         await self.accept()
         await self.on_refresh()
 
-    def _owned_session(self):
-        host = host_of(self.scope.get("user"))
+    def _owned_session(self, user=None):
+        host = host_of(user if user is not None else self.scope.get("user"))
         if host is None:
             return None
         try:
@@ -37,10 +53,29 @@ class HostLiveConsumer(LiveConsumer):
         except NotFound:
             return None
 
+    def _still_signed_in(self) -> bool:
+        """The browser session this socket opened with, read again from the session store: still
+        signed in to the same account with the same password hash (Django's `get_user` checks it
+        against the account's password), and that account still hosts this session."""
+        session_key, user_id, auth_hash = self.signed_in_as
+        store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
+        user = get_user(SimpleNamespace(session=store))
+        return (user.is_authenticated and user.pk == user_id
+                and store.get(HASH_SESSION_KEY) == auth_hash
+                and self._owned_session(user) is not None)
+
+    async def signed_out(self):
+        await self.send_json({"type": "signed_out"})
+        await self.refuse(CLOSE_SIGNED_OUT)
+
     async def on_ping(self):
+        if not await database_sync_to_async(self._still_signed_in)():
+            return await self.signed_out()
         await self.send_json({"type": "pong"})
 
     async def on_refresh(self):
+        if not await database_sync_to_async(self._still_signed_in)():
+            return await self.signed_out()
         await self.send_json(await database_sync_to_async(self._snapshot)())
 
     def _snapshot(self):
@@ -51,6 +86,8 @@ class HostLiveConsumer(LiveConsumer):
 
     async def live_event(self, message):
         event = message["event"]
+        if event.get("type") == "signed_out":
+            return await self.signed_out()
         if event.get("type") == "judge.changed":
             # Rows are read while further events queue up; those are then read together, once.
             self.changed_judges.add(event["judge"])

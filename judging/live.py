@@ -16,6 +16,8 @@ Groups (names never reach a client):
   then sends that judge's row of counts and states) and the session's state.
 - `judges.session.<pk>`: every judge socket of the session; only the session's state.
 - `judge.<pk>`: one judge's sockets (all their tabs); only that judge's own events.
+- `host.user.<pk>`: every host dashboard socket of one user account (all tabs, all browsers);
+  only "signed out", at sign-out and at a password change.
 """
 
 import asyncio
@@ -43,6 +45,10 @@ def judges_group(session_id: int) -> str:
 
 def judge_group(judge_id: int) -> str:
     return f"judge.{judge_id}"
+
+
+def host_user_group(user_id: int) -> str:
+    return f"host.user.{user_id}"
 
 
 def _after_commit(build):
@@ -114,6 +120,11 @@ def judge_removed(judge):
     session_id, judge_id = judge.session_id, judge.pk
     _after_commit(lambda: [(judge_group(judge_id), {"type": "removed"}),
                            *_host_row(session_id, judge_id)])
+
+
+def host_signed_out(user_id: int):
+    """The account signed out or changed its password: its host sockets are told and closed."""
+    _after_commit(lambda: [(host_user_group(user_id), {"type": "signed_out"})])
 
 
 def session_state_changed(session):

@@ -121,13 +121,18 @@ def upstream(headers) -> str:
 
 
 def test_nginx_serves_static_files_itself_and_refuses_a_foreign_origins_websocket(deployment, open_session,
-                                                                                 host):
+                                                                                 host, static_root):
     nginx, servers = deployment
     visitor = Visitor(nginx.port, origin=nginx.base)
     status, headers, body = visitor.request("GET", "/static/live/socket.js")
     assert status == 200 and b"blindjudgeLive" in body
     assert upstream(headers) == "", "a static file went to the application"
     assert headers["X-Content-Type-Options"] == "nosniff"
+    # The test settings' storage writes no manifest; the shipped one does, beside the files.
+    for manifest in ("/static/staticfiles.json", "/static/staticfiles.json.gz"):
+        (static_root / manifest.rsplit("/", 1)[1]).write_text('{"paths": {}}')
+        status, headers, _ = visitor.request("GET", manifest)
+        assert status == 404 and upstream(headers) == "", manifest
     status, headers, _ = visitor.request("GET", "/guest/")
     assert status == 200 and upstream(headers) in {f"127.0.0.1:{s.port}" for s in servers}
     path = f"/ws/host/sessions/{open_session.pk}/"

@@ -120,3 +120,54 @@ def test_the_embedded_default_serves_its_own_static_files(client):
     stylesheet = client.get("/static/css/base.css")
     assert stylesheet.status_code == 200
     assert b"font-family" in b"".join(stylesheet.streaming_content)
+
+
+def test_hsts_preload_is_opt_in(tmp_path):
+    """Preloading hard-codes HTTPS for the domain in browsers and is slow to undo: off unless the
+    operator sets SECURE_HSTS_PRELOAD=1, and `check --deploy` stays clean either way."""
+    header = ("from django.test import Client; "
+              "print(Client().get('/host/', secure=True, headers={'host': 'judge.example.org'})"
+              "['Strict-Transport-Security'])")
+    assert printed_setting("settings.SECURE_HSTS_PRELOAD", PRODUCTION, tmp_path) == "False"
+    result = manage("shell", "--no-imports", "-c", header, env=PRODUCTION, tmp_path=tmp_path)
+    assert result.stdout.strip() == "max-age=31536000; includeSubDomains", result.stderr
+    opted_in = {**PRODUCTION, "SECURE_HSTS_PRELOAD": "1"}
+    assert printed_setting("settings.SECURE_HSTS_PRELOAD", opted_in, tmp_path) == "True"
+    result = manage("shell", "--no-imports", "-c", header, env=opted_in, tmp_path=tmp_path)
+    assert result.stdout.strip() == "max-age=31536000; includeSubDomains; preload", result.stderr
+    check = manage("check", "--deploy", "--fail-level", "WARNING", env=opted_in, tmp_path=tmp_path)
+    assert check.returncode == 0 and "no issues" in check.stdout, check.stderr
+
+
+def test_collected_static_files_leave_out_the_manifest_and_the_admin(tmp_path):
+    """collectstatic as a deployment runs it, then the product serving its own static files:
+    the stylesheet is served under its hashed name, the manifest (a map of every file shipped)
+    and the Django admin's files (the admin is not installed) are not."""
+    env = {"STATIC_ROOT": str(tmp_path / "static")}
+    result = manage("collectstatic", "--no-input", env=env, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "static" / "staticfiles.json").exists()  # written, for the storage's use
+    assert not (tmp_path / "static" / "admin").exists()
+    probe = ("from django.test import Client; from django.templatetags.static import static; "
+             "c = Client(HTTP_HOST='127.0.0.1'); paths = [static('css/base.css'), '/static/css/base.css', "
+             "'/static/staticfiles.json', '/static/staticfiles.json.gz', "
+             "'/static/admin/css/base.css']; "
+             "print(' '.join(f'{p}={c.get(p).status_code}' for p in paths))")
+    result = manage("shell", "--no-imports", "-c", probe, env=env, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    served = dict(pair.split("=") for pair in result.stdout.split())
+    hashed = next(path for path in served
+                  if path.startswith("/static/css/base.") and path != "/static/css/base.css")
+    assert served == {hashed: "200", "/static/css/base.css": "200",
+                      "/static/staticfiles.json": "404", "/static/staticfiles.json.gz": "404",
+                      "/static/admin/css/base.css": "404"}
+
+
+def test_the_django_admin_is_not_installed(tmp_path):
+    assert printed_setting("'django.contrib.admin' in settings.INSTALLED_APPS", {}, tmp_path) == "False"
+
+
+def test_the_shipped_email_backend_sends_nothing(tmp_path):
+    """docs/threats.md case 38: should anything still try to send mail, nothing leaves."""
+    assert printed_setting("settings.EMAIL_BACKEND, settings.ADMINS", PRODUCTION, tmp_path) == (
+        "django.core.mail.backends.dummy.EmailBackend []")

@@ -1,8 +1,13 @@
 """The host's account: signing in as a host with GitHub (allowlisted logins), and linking or
 unlinking GitHub on the account page. Linking verifies the GitHub account with allauth's REDIRECT
 process, which logs nobody in (accounts.adapters.verified_github_identity).
+
+Sign-out and the password change are allauth's, mounted here (blindjudge/urls.py) behind a first
+step of ours: the account's host dashboard sockets are closed (judging.services.host_sockets_close)
+before allauth signs the browser out or changes the password.
 """
 
+from allauth.account.views import LogoutView, PasswordChangeView
 from allauth.socialaccount.providers.base import AuthProcess
 from django.contrib import messages
 from django.contrib.auth import logout
@@ -16,7 +21,13 @@ from accounts.github import github_account, github_identity, github_sign_in_page
 from accounts.guards import host_required
 from blindjudge.errors import Refused, ServiceError
 from host.views.common import SeeOther
-from judging.services import HOST_GITHUB_REFUSAL, host_from_github, host_github_link, host_github_unlink
+from judging.services import (
+    HOST_GITHUB_REFUSAL,
+    host_from_github,
+    host_github_link,
+    host_github_unlink,
+    host_sockets_close,
+)
 
 
 @never_cache
@@ -97,3 +108,38 @@ def host_unlink(request):
         return _host_account_page(request, status=error.status, error=error.message)
     messages.success(request, "GitHub account unlinked.")
     return SeeOther(reverse("host_account"))
+
+
+class SignOut(LogoutView):
+    """allauth's sign-out (GET: a page with the button; POST: signs out), the account's host
+    sockets closed first."""
+    def post(self, *args, **kwargs):
+        if self.request.user.is_authenticated:
+            host_sockets_close(user_id=self.request.user.pk)
+        return super().post(*args, **kwargs)
+
+
+sign_out = never_cache(SignOut.as_view())
+
+
+class HostPasswordChange(PasswordChangeView):
+    """allauth's password change (the current password, then the new one twice, checked by the
+    password validators); when it is accepted, the host's sockets are closed first. The browser
+    that changed it stays signed in; every other browser is signed out at its next request."""
+    def form_valid(self, form):
+        host_sockets_close(user_id=self.request.user.pk)
+        return super().form_valid(form)
+
+
+_password_change = HostPasswordChange.as_view()
+
+
+@never_cache
+@host_required
+@require_http_methods(["GET", "POST"])
+def password_change(request):
+    if not request.user.has_usable_password():
+        # allauth would send a GitHub-only account to its "set a password" page, not mounted here.
+        messages.info(request, "Your account signs in with GitHub and has no password to change.")
+        return redirect("host_account")
+    return _password_change(request)

@@ -9,8 +9,9 @@ callers turn into an HTTP status, a closed socket or a command error with the sa
     admission   joining: join link, guest code, GitHub, the host; credentials stored hashed
     judges      after joining: resume links, removal, erasure, linking GitHub
     verdicts    recording a verdict, locking a phase
-    sockets     which websockets are connected now
+    sockets     which websockets are connected now; closing a host's at sign-out
     hosts       host accounts and their GitHub links
+    housekeeping  deleting expired sessions, attempt counters and socket rows
     checks      the limits every service holds its inputs to
 
 Callers import from this package; the modules are its rooms.
@@ -50,6 +51,7 @@ from judging.services.hosts import (
     host_github_unlink,
     host_password_set,
 )
+from judging.services.housekeeping import Purged, expired_purge
 from judging.services.judges import (
     LINK_BOTH_HOLD_VERDICTS,
     GitHubLinked,
@@ -78,7 +80,12 @@ from judging.services.sessions import (
     session_reveal,
     session_update_draft,
 )
-from judging.services.sockets import live_socket_close, live_socket_open, live_socket_seen
+from judging.services.sockets import (
+    host_sockets_close,
+    live_socket_close,
+    live_socket_open,
+    live_socket_seen,
+)
 from judging.services.verdicts import (
     COPY_VERDICTS,
     FINDING_VERDICTS,
@@ -113,7 +120,9 @@ __all__ = [
     "SessionCreated",
     "UNCHANGED",
     "UNSET",
+    "Purged",
     "check_guest_cap",
+    "expired_purge",
     "checked_text",
     "github_judge_join",
     "github_login_invited",
@@ -125,6 +134,7 @@ __all__ = [
     "host_github_unlink",
     "host_join",
     "host_password_set",
+    "host_sockets_close",
     "invitation_create",
     "join_token_exchange",
     "judge_erase",

@@ -13,6 +13,7 @@ from django.db import transaction
 from accounts.models import Host
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging import audit
+from judging.services.sockets import host_sockets_close
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def host_create(*, username: str, password: str | None = None) -> HostCreated:
 def host_password_set(*, host: Host, password: str | None = None) -> HostCreated:
     """Set a host's password (a generated one, returned once, when none is given).
 
-    Side effects: replaces the password hash of the host's account.
+    Side effects: replaces the password hash of the host's account (every browser signed in to
+    it is signed out at its next request); the host's open dashboard sockets are closed.
     """
     generated = password is None
     if generated:
@@ -67,6 +69,7 @@ def host_password_set(*, host: Host, password: str | None = None) -> HostCreated
         raise Invalid("password: " + " ".join(error.messages)) from None
     host.user.set_password(password)
     host.user.save(update_fields=["password"])
+    host_sockets_close(user_id=host.user_id)
     return HostCreated(host=host, password=password, generated=generated)
 
 

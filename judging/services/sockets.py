@@ -1,4 +1,5 @@
-"""Live sockets: which of a judge's websockets are connected now, for the host's dashboard."""
+"""Live sockets: which of a judge's websockets are connected now, for the host's dashboard; and
+closing a host's sockets when the account signs out or changes its password."""
 
 from datetime import timedelta
 
@@ -56,3 +57,15 @@ def live_socket_close(*, judge, channel_name: str):
     with transaction.atomic():
         if LiveSocket.objects.filter(channel_name=channel_name).delete()[0]:
             live.judge_changed(judge)
+
+
+def host_sockets_close(*, user_id: int):
+    """Every host dashboard socket of this account, in every tab and browser, is told "signed out"
+    and closed: called before a sign-out or a password change takes effect (the sockets would
+    otherwise keep the dashboard live on a session that no longer holds). A socket that misses the
+    event (Redis restarting, the embedded default's other process) is refused at its next ping or
+    refresh, which re-read the browser session (host/consumers.py).
+
+    Side effects: after commit (at once outside a transaction), the event to the account's group.
+    """
+    live.host_signed_out(user_id)
