@@ -17,14 +17,18 @@ from judging.services.admission import GITHUB_REFUSAL, issue_credential
 def resume_token_reissue(*, judge: Judge, actor: str) -> str:
     """Revoke a judge's resume links and issue a new one (a lost link is reissued, not lost).
 
+    Every browser session opened before, with whichever credential, ends: a leaked link that was
+    already used stops judging too, and the judge comes back with the new link (or GitHub).
     Side effects: revokes every active resume credential of the judge, issues a new one (stored
-    hashed) and returns it; appends `resume.reissued`. Refused for removed judges.
+    hashed) and returns it; bumps the judge's credential generation; appends `resume.reissued`;
+    after commit, closes the judge's open sockets. Refused for removed judges.
     """
     with transaction.atomic():
         judge = _locked_judge(judge)
         if judge.status != JudgeStatus.ACTIVE:
             raise Conflict(f"judge {judge.pseudonym} was removed")
         _revoke_resume(judge)
+        _end_browser_sessions(judge)
         token = secrets.token_urlsafe(32)
         issue_credential(CredentialKind.RESUME, session=judge.session, judge=judge, token=token)
         audit.record("resume.reissued", actor=actor, session=judge.session,
@@ -35,13 +39,25 @@ def resume_token_reissue(*, judge: Judge, actor: str) -> str:
 def resume_token_revoke(*, judge: Judge, actor: str) -> int:
     """Revoke a judge's resume links; a revoked link answers like an unknown one.
 
-    Side effects: revokes every active resume credential of the judge; appends `resume.revoked`.
+    Every browser session opened before, with whichever credential, ends as at a reissue.
+    Side effects: revokes every active resume credential of the judge; bumps the judge's
+    credential generation; appends `resume.revoked`; after commit, closes the judge's open sockets.
     """
     with transaction.atomic():
+        judge = _locked_judge(judge)
         count = _revoke_resume(judge)
+        _end_browser_sessions(judge)
         audit.record("resume.revoked", actor=actor, session=judge.session,
                      judge=judge.pseudonym, revoked=count)
     return count
+
+
+def _end_browser_sessions(judge: Judge):
+    """A locked judge's browser sessions stop being admitted (accounts.guards checks the
+    generation on every request and socket message); after commit, their sockets close."""
+    judge.credential_generation += 1
+    judge.save(update_fields=["credential_generation"])
+    live.judge_credentials_ended(judge)
 
 
 def _locked_judge(judge: Judge) -> Judge:
