@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 
 from accounts.models import Judge
-from blindjudge.errors import SERVER_ERROR_MESSAGE
+from blindjudge.errors import CSRF_MESSAGE, SERVER_ERROR_MESSAGE
 from judging.models import Verdict
 from judging.services.verdicts import MAX_SECONDS_SPENT, PHASE_1_LOCKED, PHASE_MISSING
 from tests.worlds import answer_all, client_as, codes, invite_and_join
@@ -150,4 +150,16 @@ def test_a_server_failure_answers_the_autosave_in_json_and_the_form_with_the_err
     assert form.status_code == 500 and form["Content-Type"].startswith("text/html")
     assert b"Something went wrong on our side" in form.content
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    assert not Verdict.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_refused_csrf_token_answers_the_autosave_in_json_and_the_form_with_its_page(judge):
+    browser = client_as(judge, enforce_csrf_checks=True)
+    code = codes(judge)[0]
+    autosave = browser.post(item_url(judge, code), {"verdict": "pass", "phase": "1"}, **JSON)
+    form = browser.post(item_url(judge, code), {"verdict": "pass", "phase": "1"})
+    assert autosave.status_code == form.status_code == 403
+    assert autosave.json() == {"error": "csrf", "message": CSRF_MESSAGE}
+    assert form["Content-Type"].startswith("text/html")
     assert not Verdict.objects.exists()
