@@ -82,6 +82,13 @@ class Judge(models.Model):
     commitment_sha256 = models.CharField(
         max_length=64, help_text="SHA-256 of the salted canonical mapping; shown at joining."
     )
+    # Bound into every browser session admitted as this judge (accounts.guards.remember_judge)
+    # and checked by the guard on every request and socket: reissuing or revoking the judge's
+    # resume links bumps it, so every browser session opened before then stops being admitted.
+    credential_generation = models.PositiveIntegerField(
+        default=0, help_text="Bumped when the resume links are reissued or revoked: browser "
+                             "sessions opened before then are no longer admitted.",
+    )
     phase1_locked_at = models.DateTimeField(null=True, blank=True)
     phase2_locked_at = models.DateTimeField(null=True, blank=True)
     # Kept by verdict_record in the transaction that adds the verdict, under the judge's row

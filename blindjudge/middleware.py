@@ -6,7 +6,7 @@ A view's guards come first and return 404 themselves; this catches what services
 
 from django.shortcuts import render
 
-from blindjudge.errors import NotFound, ServiceError
+from blindjudge.errors import NOT_FOUND_MESSAGE, NotFound, ServiceError, json_error, wants_json
 
 
 class ServiceErrorMiddleware:
@@ -23,6 +23,10 @@ class ServiceErrorMiddleware:
 
 
 def service_error_response(request, error: ServiceError):
+    if wants_json(request):
+        if isinstance(error, NotFound):
+            return json_error(404, NotFound.code, NOT_FOUND_MESSAGE)  # as for a URL that is not there
+        return json_error(error.status, error.code, error.message)
     if isinstance(error, NotFound):
         # Exactly the page of a URL that does not exist: a refusal must not tell "exists,
         # but not yours" from "nothing here".

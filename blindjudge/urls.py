@@ -33,3 +33,9 @@ urlpatterns = [
     path("", include(account_urlpatterns)),
     path("accounts/", include(allauth_urlpatterns)),
 ]
+
+# Error answers: the usual pages, or JSON for a request that asks for it (blindjudge/errors.py).
+handler400 = "blindjudge.errors.bad_request"
+handler403 = "blindjudge.errors.permission_denied"
+handler404 = "blindjudge.errors.page_not_found"
+handler500 = "blindjudge.errors.server_error"

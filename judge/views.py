@@ -14,7 +14,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
 
 from accounts.guards import held_sessions, judge_required, remember_judge
-from blindjudge.errors import Invalid, Refused, ServiceError
+from blindjudge.errors import Conflict, Invalid, Refused, ServiceError, json_error, wants_json
 from blindjudge.links import resume_link
 from judging.models import SessionKind, SessionState
 from judging.selectors.judge import (
@@ -140,10 +140,6 @@ def _verdict_choices(session, phase):
             for index, value in enumerate(values)]
 
 
-def _wants_json(request):
-    return "application/json" in request.headers.get("Accept", "")
-
-
 @never_cache
 @judge_required
 @require_http_methods(["GET", "POST"])
@@ -158,23 +154,32 @@ def item(request, url_id, code):
 
 
 def _save_verdict(request, judge, url_id, code):
-    """A verdict save (the page's autosave or its form). It needs the phase, which the judge row
-    already holds, and for the form the neighbouring codes: never the whole item view with its
-    phase-2 reviewer rows, built only when a refused form is shown again."""
-    phase = judge_phase(judge) or 2
+    """A verdict save (the page's autosave or its form), for the phase the page was rendered for
+    (its hidden `phase` field): a save for a phase locked since (a stale tab, a save in flight
+    during the lock) is refused with 409 and stored nowhere. It needs for the form the
+    neighbouring codes: never the whole item view with its phase-2 reviewer rows, built only when
+    a refused form is shown again."""
     try:
-        verdict_record(judge=judge, code=code, phase=phase,
+        verdict_record(judge=judge, code=code, phase=request.POST.get("phase"),
                        value=request.POST.get("verdict", ""),
                        reason=request.POST.get("reason", ""),
                        seconds_spent=request.POST.get("seconds_spent") or 0)
     except ServiceError as error:
-        if _wants_json(request):
-            return JsonResponse({"saved": False, "message": error.message}, status=error.status)
+        if wants_json(request):
+            return json_error(error.status, error.code, error.message, saved=False)
+        if isinstance(error, Conflict):
+            # The page was out of date (a phase locked, the session closed): the item as it is
+            # now, with what happened; nothing the stale form held is carried over.
+            judge.refresh_from_db(fields=["phase1_locked_at", "phase2_locked_at"])
+            judge.session.refresh_from_db(fields=["state"])
+            if judge_phase(judge) is not None and judge.session.state == SessionState.OPEN:
+                return _item_page(request, judge, judge_item(judge, code), error=error.message,
+                                  status=error.status)
         if not isinstance(error, Invalid):
             raise
         return _item_page(request, judge, judge_item(judge, code), error=error.message,
                           status=400, posted=request.POST)
-    if _wants_json(request):
+    if wants_json(request):
         return JsonResponse({"saved": True})
     go = request.POST.get("go", "next")
     if go == "stay":

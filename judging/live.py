@@ -127,6 +127,13 @@ def host_signed_out(user_id: int):
     _after_commit(lambda: [(host_user_group(user_id), {"type": "signed_out"})])
 
 
+def judge_credentials_ended(judge):
+    """The judge's resume links were reissued or revoked: every socket of theirs re-checks its
+    browser's binding and closes when it no longer admits (judge/consumers.py)."""
+    judge_id = judge.pk
+    _after_commit(lambda: [(judge_group(judge_id), {"type": "credentials"})])
+
+
 def session_state_changed(session):
     session_id, state = session.pk, session.state
     event = {"type": "session", "state": state}

@@ -170,7 +170,8 @@ def test_a_judges_lock_through_one_process_reaches_the_hosts_socket_on_the_other
         for count, code in enumerate(codes, start=1):
             status, headers, body = ada.request(
                 "POST", f"/s/{open_session.url_id}/i/{code}/",
-                {"verdict": "pass", "seconds_spent": "1", "go": "stay", "csrfmiddlewaretoken": csrf},
+                {"verdict": "pass", "phase": "1", "seconds_spent": "1", "go": "stay",
+                 "csrfmiddlewaretoken": csrf},
                 {"Accept": "application/json"})
             assert (status, json.loads(body)) == (200, {"saved": True})
             served_by.add(upstream(headers))

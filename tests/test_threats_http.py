@@ -33,6 +33,7 @@ from blindjudge.errors import Invalid, NotFound
 from content.rendering import ALLOWED_TAGS, FRAME_STYLE
 from judging.models import AuditEvent, Verdict
 from judging.selectors.host import session_for_host
+from judging.selectors.judge import judge_phase
 from judging.services import (
     GUEST_REFUSAL,
     JOIN_REFUSAL,
@@ -46,8 +47,9 @@ from judging.services import (
     run_import,
     verdict_record,
 )
+from judging.services.verdicts import PHASE_2_LOCKED
 from tests.support.leakcheck import walk_routes
-from tests.worlds import a_run, a_session, advance, bundle_bytes, codes, make_bundle
+from tests.worlds import a_run, a_session, advance, bundle_bytes, codes, invite_and_join, make_bundle
 
 pytestmark = pytest.mark.django_db
 
@@ -74,9 +76,10 @@ def item_url(session, code, frame=False):
 
 
 def answer_all(client, session, judge, phase_values=("fail",)):
+    phase = judge_phase(Judge.objects.get(pk=judge.pk))  # the phase the judge's pages are in
     for index, code in enumerate(codes(judge)):
         value = phase_values[index % len(phase_values)]
-        response = client.post(item_url(session, code), {"verdict": value, "go": "stay"})
+        response = client.post(item_url(session, code), {"verdict": value, "phase": phase, "go": "stay"})
         assert response.status_code == 302, response.content[:300]
 
 
@@ -539,11 +542,14 @@ def test_case_10_no_sequential_id_and_no_parameter_sorts_or_filters(client, open
                  item_url(open_session, codes(judge)[0], frame=True), f"/s/{open_session.url_id}/lock/"):
         plain, param = client.get(path), client.get(path + hidden)
         assert plain.status_code == 200 and body(plain) == body(param), path
-    # Fields a judge could add to a POST to reach another judge's rows or another phase: ignored.
+    # Fields a judge could add to a POST to reach another judge's rows or another phase: ignored,
+    # and a phase the judge is not in is refused (a save names its page's phase: case 36).
     code = codes(judge)[0]
-    response = client.post(item_url(open_session, code), {
-        "verdict": "fail", "phase": "2", "judge": str(second.pk), "assignment": str(
-            second.assignments.first().pk), "code": codes(second)[0], "go": "stay"})
+    foreign = {"verdict": "fail", "judge": str(second.pk), "assignment": str(
+        second.assignments.first().pk), "code": codes(second)[0], "go": "stay"}
+    assert client.post(item_url(open_session, code), {**foreign, "phase": "2"}).status_code == 409
+    assert not Verdict.objects.exists()
+    response = client.post(item_url(open_session, code), {**foreign, "phase": "1"})
     assert response.status_code == 302
     assert list(Verdict.objects.values_list("assignment__judge", "assignment__code", "phase")) == [
         (judge.pk, code, 1)]
@@ -835,12 +841,13 @@ def test_case_24_a_verdict_after_the_lock_is_a_409_and_the_row_is_unchanged(clie
     answer_all(client, open_session, judge, ("fail",))
     assert client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes"}).status_code == 302
     rows = list(Verdict.objects.order_by("pk").values())
-    html = client.post(item_url(open_session, code), {"verdict": "pass", "reason": "changed"})
-    as_json = client.post(item_url(open_session, code), {"verdict": "pass"}, HTTP_ACCEPT="application/json")
+    html = client.post(item_url(open_session, code), {"verdict": "pass", "phase": "2", "reason": "changed"})
+    as_json = client.post(item_url(open_session, code), {"verdict": "pass", "phase": "2"},
+                          HTTP_ACCEPT="application/json")
     lock_again = client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes"})
     assert html.status_code == 409 and b"phase 2 is locked" in html.content
     assert as_json.status_code == 409 and as_json.json() == {
-        "saved": False, "message": "phase 2 is locked; its verdicts never change"}
+        "saved": False, "error": "conflict", "message": PHASE_2_LOCKED}
     assert lock_again.status_code == 404  # nothing left to lock
     assert list(Verdict.objects.order_by("pk").values()) == rows
     assert Verdict.objects.get(pk=before.pk).value == "pass"
@@ -862,17 +869,18 @@ def test_case_25_no_phase_2_data_before_the_phase_1_lock(host, client):
     for code in codes(judge):
         seen.append(client.get(item_url(session, code)))
         seen.append(client.get(item_url(session, code, frame=True)))
-        seen.append(client.post(item_url(session, code), {"verdict": "keep"}))  # phase 2's key
-        seen.append(client.post(item_url(session, code), {"verdict": "nope"}, HTTP_ACCEPT="application/json"))
+        seen.append(client.post(item_url(session, code), {"verdict": "keep", "phase": "1"}))  # phase 2's key
+        seen.append(client.post(item_url(session, code), {"verdict": "nope", "phase": "1"},
+                                HTTP_ACCEPT="application/json"))
     seen += [client.get(f"/s/{session.url_id}/"), client.get(f"/s/{session.url_id}/lock/"),
              client.get(f"/s/{session.url_id}/welcome/")]
     for response in seen:
         for marker in phase_two:
             assert marker not in response.content, (response.request["PATH_INFO"], marker)
     assert seen[2].status_code == 400  # "keep" is not a phase-1 verdict
-    # A phase-2 verdict cannot be posted: the phase comes from the server, not the form.
-    client.post(item_url(session, codes(judge)[0]), {"verdict": "pass", "phase": "2", "go": "stay"})
-    assert list(Verdict.objects.values_list("phase", flat=True)) == [1]
+    # A phase-2 verdict cannot be posted before the phase-1 lock, whatever phase the form names.
+    refused = client.post(item_url(session, codes(judge)[0]), {"verdict": "pass", "phase": "2", "go": "stay"})
+    assert refused.status_code == 409 and not Verdict.objects.exists()
     # Positive control: after the lock the same page shows them (so the markers are the right ones).
     answer_all(client, session, judge)
     client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
@@ -926,7 +934,7 @@ def test_case_26_two_tabs_locking_at_once_give_one_lock_and_one_409(host):
 def test_case_27_a_replayed_post_leaves_one_row(client, open_session):
     _, judge = join(client, open_session)
     code = codes(judge)[0]
-    data = {"verdict": "fail", "reason": "minus", "seconds_spent": "12.5", "go": "stay"}
+    data = {"verdict": "fail", "phase": "1", "reason": "minus", "seconds_spent": "12.5", "go": "stay"}
     first = client.post(item_url(open_session, code), data)
     row = Verdict.objects.get()
     time.sleep(0.01)
@@ -971,9 +979,11 @@ def test_case_28_cross_site_posts_without_a_token_are_403(open_session):
     assert browser.post(f"/join/{token}", {"csrfmiddlewaretoken": csrf}).status_code == 302
     judge = Judge.objects.get()
     code_ = codes(judge)[0]
-    for path, data in ((item_url(open_session, code_), {"verdict": "pass"}),
+    # Another judge's resume link (reissuing Ada's would end this browser's session: case 37).
+    resume_token = invite_and_join(open_session, "Bea").resume_token
+    for path, data in ((item_url(open_session, code_), {"verdict": "pass", "phase": "1"}),
                        (f"/s/{open_session.url_id}/lock/", {"confirm": "yes"}),
-                       (f"/resume/{resume_token_reissue_for('Ada')}", {})):
+                       (f"/resume/{resume_token}", {})):
         refused = browser.post(path, data)
         assert refused.status_code == 403, path
         assert b"Traceback" not in refused.content
@@ -981,7 +991,8 @@ def test_case_28_cross_site_posts_without_a_token_are_403(open_session):
     # Positive control: the same POST with the token is accepted.
     page = browser.get(item_url(open_session, code_))
     csrf = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content).group(1).decode()
-    assert browser.post(item_url(open_session, code_), {"verdict": "pass", "csrfmiddlewaretoken": csrf}
+    assert browser.post(item_url(open_session, code_), {"verdict": "pass", "phase": "1",
+                                                          "csrfmiddlewaretoken": csrf}
                         ).status_code == 302
     assert Verdict.objects.count() == 1
 

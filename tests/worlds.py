@@ -16,7 +16,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 from django.urls import reverse
 
-from accounts.guards import JUDGE_SESSION_KEY
+from accounts.guards import JUDGE_SESSION_KEY, judge_binding
 from accounts.models import Host, Judge
 from judging.models import Run, Session, SessionState
 from judging.services import (
@@ -175,7 +175,7 @@ def client_as(who: Host | Judge | None = None, **client_options) -> Client:
         if who.user_id is not None:
             client.force_login(who.user)
         browser = client.session
-        browser[JUDGE_SESSION_KEY.format(url_id=who.session.url_id)] = who.pk
+        browser[JUDGE_SESSION_KEY.format(url_id=who.session.url_id)] = judge_binding(who)
         browser.save()
     elif who is not None:
         raise TypeError(f"client_as: a Host, a Judge or None, not {who!r}")
@@ -186,7 +186,7 @@ def judge_cookie(*judges: Judge) -> str:
     """A browser session holding these judges, as the join pages leave it, as a Cookie header."""
     store = SessionStore()
     for judge in judges:
-        store[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge.pk
+        store[JUDGE_SESSION_KEY.format(url_id=judge.session.url_id)] = judge_binding(judge)
     store.create()
     return f"{settings.SESSION_COOKIE_NAME}={store.session_key}"
 

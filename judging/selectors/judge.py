@@ -242,7 +242,7 @@ def judge_by_resume_token(token: str) -> Judge:
     the same Refused, so a revoked link looks exactly like one that never existed."""
     credential = (
         Credential.objects.select_related("judge__session")
-        .only("judge__status", "judge__session__url_id")
+        .only("judge__status", "judge__credential_generation", "judge__session__url_id")
         .filter(kind=CredentialKind.RESUME, token_sha256=token_sha256(token or ""),
                 revoked_at__isnull=True)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))

@@ -17,14 +17,20 @@ from judging.services.admission import GITHUB_REFUSAL, issue_credential
 def resume_token_reissue(*, judge: Judge, actor: str) -> str:
     """Revoke a judge's resume links and issue a new one (a lost link is reissued, not lost).
 
+    Every browser session opened before, with whichever credential, ends: a leaked link that was
+    already used stops judging too, and the judge comes back with the new link (or GitHub, when
+    the host listed their login).
     Side effects: revokes every active resume credential of the judge, issues a new one (stored
-    hashed) and returns it; appends `resume.reissued`. Refused for removed judges.
+    hashed) and returns it; bumps the judge's credential generation and drops a GitHub account
+    they linked later (`judge.github_unlinked`); appends `resume.reissued`; after commit, closes
+    the judge's open sockets. Refused for removed judges.
     """
     with transaction.atomic():
         judge = _locked_judge(judge)
         if judge.status != JudgeStatus.ACTIVE:
             raise Conflict(f"judge {judge.pseudonym} was removed")
         _revoke_resume(judge)
+        _end_browser_sessions(judge, actor=actor)
         token = secrets.token_urlsafe(32)
         issue_credential(CredentialKind.RESUME, session=judge.session, judge=judge, token=token)
         audit.record("resume.reissued", actor=actor, session=judge.session,
@@ -35,13 +41,46 @@ def resume_token_reissue(*, judge: Judge, actor: str) -> str:
 def resume_token_revoke(*, judge: Judge, actor: str) -> int:
     """Revoke a judge's resume links; a revoked link answers like an unknown one.
 
-    Side effects: revokes every active resume credential of the judge; appends `resume.revoked`.
+    Every browser session opened before, with whichever credential, ends as at a reissue, and a
+    GitHub account the judge linked later is dropped as there.
+    Side effects: revokes every active resume credential of the judge; bumps the judge's
+    credential generation; drops a later-linked GitHub account (`judge.github_unlinked`); appends
+    `resume.revoked`; after commit, closes the judge's open sockets.
     """
     with transaction.atomic():
+        judge = _locked_judge(judge)
         count = _revoke_resume(judge)
+        _end_browser_sessions(judge, actor=actor)
         audit.record("resume.revoked", actor=actor, session=judge.session,
                      judge=judge.pseudonym, revoked=count)
     return count
+
+
+def _end_browser_sessions(judge: Judge, *, actor: str):
+    """A locked judge's browser sessions stop being admitted (accounts.guards checks the
+    generation on every request and socket message); after commit, their sockets close.
+
+    A GitHub account the judge linked later (they were admitted by a link, a guest code or as the
+    host) was linked from one of those browser sessions, so the link ends with them: otherwise
+    whoever held a leaked resume link could link their own GitHub account and keep judging by
+    signing in with it. The judge links GitHub again, if they wish, after opening the new link. A
+    judge admitted by their GitHub login (the host listed it) keeps it."""
+    judge.credential_generation += 1
+    fields = ["credential_generation"]
+    if judge.github_id is not None and not (
+            Invitation.objects.filter(judge=judge).exclude(github_login="").exists()):
+        judge.github_id = None
+        judge.github_login = ""
+        judge.identified_by = IdentifiedBy.TOKEN
+        fields += ["github_id", "github_login", "identified_by"]
+        if judge.user_id is not None and not Host.objects.filter(user_id=judge.user_id).exists():
+            judge.user = None  # the account GitHub sign-in made for them
+            fields.append("user")
+        audit.record("judge.github_unlinked", actor=actor, session=judge.session,
+                     judge=judge.pseudonym, reason="resume links reissued or revoked")
+    judge.save(update_fields=fields)
+    live.judge_credentials_ended(judge)
+    live.judge_changed(judge)  # the host's row: identified by, GitHub login
 
 
 def _locked_judge(judge: Judge) -> Judge:

@@ -7,20 +7,26 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import JudgeStatus
+from blindjudge.errors import NotFound
 from judging import live
 from judging.models import LiveSocket
 from judging.services.verdicts import judge_for_update
 
 
 def live_socket_open(*, judge, channel_name: str):
-    """A judge's websocket opened. Refused (NotFound) for a judge no longer active, so a socket
-    never outlives its judge's removal even if the removal's event was missed.
+    """A judge's websocket opened. Refused (NotFound) for a judge no longer active, or whose
+    credential generation moved on since `judge` was read (resume links reissued or revoked), so
+    a socket never outlives its judge's removal or its browser's session even if the event
+    was missed.
 
     Side effects: records the socket with the time (and drops rows a killed process left behind
     more than a day ago); after commit, the host's dashboard gets the judge's row.
     """
+    generation = judge.credential_generation
     with transaction.atomic():
         judge = judge_for_update(judge)
+        if judge.credential_generation != generation:  # links reissued since the guard's check
+            raise NotFound("no such judge")
         now = timezone.now()
         LiveSocket.objects.filter(seen_at__lt=now - timedelta(days=1)).delete()
         LiveSocket.objects.update_or_create(channel_name=channel_name,
@@ -31,14 +37,17 @@ def live_socket_open(*, judge, channel_name: str):
 
 def live_socket_seen(*, judge, channel_name: str) -> bool:
     """The client of a judge's socket pinged: it still counts as connected. Returns False (and
-    forgets the socket) when the judge is no longer active, so the caller closes it.
+    forgets the socket) when the judge is no longer active or their resume links were reissued or
+    revoked since the socket opened (`judge` holds the generation it opened with), so the caller
+    closes it.
 
     Side effects: refreshes the socket's time; after commit, the host's dashboard gets the row
     when the socket had gone stale (its process restarted, or the client slept).
     """
     now = timezone.now()
     with transaction.atomic():
-        if not type(judge).objects.filter(pk=judge.pk, status=JudgeStatus.ACTIVE).exists():
+        if not type(judge).objects.filter(pk=judge.pk, status=JudgeStatus.ACTIVE,
+                                          credential_generation=judge.credential_generation).exists():
             LiveSocket.objects.filter(channel_name=channel_name).delete()
             return False
         socket = LiveSocket.objects.filter(channel_name=channel_name).first()

@@ -1,5 +1,7 @@
 """Verdicts: recording a judge's answer, locking a phase. Locked verdicts never change."""
 
+import math
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -13,6 +15,31 @@ from judging.services.checks import MAX_REASON_CHARS, checked_text
 COPY_VERDICTS = ("pass", "fail")
 FINDING_VERDICTS = ("real", "false_alarm")
 KEEP = "keep"
+
+
+# A save names the phase its page was rendered for; one sent for a phase locked since (a tab left
+# open, a save in flight during the lock) must never become a verdict of the next phase.
+PHASE_1_LOCKED = ("Not saved: phase 1 is locked; its verdicts never change. This save was for "
+                  "phase 1 (perhaps from another tab): reload to continue in phase 2.")
+PHASE_2_LOCKED = ("Not saved: phase 2 is locked; its verdicts never change (you locked it, perhaps "
+                  "in another tab).")
+PHASE_MISSING = ("Not saved: the save did not say which phase it is for (phase: expected 1 or 2). "
+                 "Reload the page and save again.")
+
+# The most time one save may record for one item in one phase: the running total a page sends
+# is clamped to it (a tab left open and visible overnight still saves its verdict, with a time
+# no report average can be swamped by). Twelve hours is far beyond any honest reading of a copy.
+MAX_SECONDS_SPENT = 12 * 3600
+
+
+def _phase_of(phase) -> int:
+    """1 or 2 from the phase a save names (an int, or the form's text); Invalid for anything else."""
+    if isinstance(phase, str):
+        phase = phase.strip()
+        phase = int(phase) if phase in ("1", "2") else None
+    if isinstance(phase, bool) or phase not in (1, 2):
+        raise Invalid(PHASE_MISSING)
+    return phase
 
 
 def verdict_values(kind: str) -> tuple[str, ...]:
@@ -35,23 +62,27 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
     """Save a judge's verdict on one of their items in phase 1 or 2 (a draft until the lock).
 
     Idempotent: saving the same verdict again changes nothing and never adds a row. In phase 2,
-    `keep` records the judge's own phase-1 verdict. `seconds_spent` is the judge's running total
-    on the item in this phase; the stored time never decreases, so a replay cannot lower it.
+    `keep` records the judge's own phase-1 verdict. `phase` is the phase the judge's page was
+    rendered for (1 or 2, or its text from a form): a save for a phase the judge has locked since
+    is refused, never stored as a verdict of the next phase. `seconds_spent` is the judge's
+    running total on the item in this phase, clamped to MAX_SECONDS_SPENT; the stored time never
+    decreases, so a replay cannot lower it.
     Side effects: creates or updates the Verdict row of (assignment, phase); a new row adds one
     to the judge's answered count of that phase; after commit, tells the judge's other tabs, and
     the host's dashboard when the item got its first verdict.
     Refuses: an unknown code (404, same as another judge's code), a closed session, a locked
-    phase (409), phase 2 before the phase-1 lock (409), a value outside the session's kind.
+    phase (409: PHASE_1_LOCKED, PHASE_2_LOCKED), phase 2 before the phase-1 lock (409), a missing
+    or garbled phase (400: PHASE_MISSING), a time that is not a number of seconds (400), a value
+    outside the session's kind.
     """
-    if phase not in (1, 2):
-        raise Invalid("phase: expected 1 or 2")
     reason = checked_text(reason, field="reason", limit=MAX_REASON_CHARS)
     try:
         seconds_spent = float(seconds_spent)
     except (TypeError, ValueError):
         raise Invalid("seconds spent: expected a number") from None
-    if not 0 <= seconds_spent < 10**7:
-        raise Invalid("seconds spent: out of range")
+    if not 0 <= seconds_spent < math.inf:
+        raise Invalid("seconds spent: expected a number of seconds, 0 or more")
+    seconds_spent = min(seconds_spent, MAX_SECONDS_SPENT)
     with transaction.atomic():
         judge = judge_for_update(judge)
         session = judge.session
@@ -61,16 +92,17 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
         assignment = Assignment.objects.filter(judge=judge, code=code).order_by().first()
         if assignment is None:
             raise NotFound("no such item")
+        phase = _phase_of(phase)  # after the code: another judge's code is a 404 whatever is sent
         allowed = verdict_values(session.kind)
         kept = False
         if phase == 1:
             if judge.phase1_locked_at:
-                raise Conflict("phase 1 is locked; its verdicts never change")
+                raise Conflict(PHASE_1_LOCKED)
         else:
             if not judge.phase1_locked_at:
                 raise Conflict("phase 2 opens after you lock phase 1")
             if judge.phase2_locked_at:
-                raise Conflict("phase 2 is locked; its verdicts never change")
+                raise Conflict(PHASE_2_LOCKED)
             if value == KEEP:
                 value = Verdict.objects.get(assignment=assignment, phase=1).value
                 kept = True

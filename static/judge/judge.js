@@ -21,7 +21,37 @@
   function stampTime() { seconds.value = (base + elapsed()).toFixed(1); }
   form.addEventListener("submit", stampTime);
 
+  // Each autosave names the phase the page was rendered for (the form's hidden field): if that
+  // phase was locked meanwhile (another tab, a save in flight during the lock) the server refuses
+  // with 409 and stores nothing; the page then says so and reloads into the phase it is in now.
+  // A refusal (4xx) says why; a server failure (5xx) and a lost connection are retried, and
+  // each says which it is.
+  var NOTICE_KEY = "blindjudge:notice";
   var pending = null;
+  var retryDelay = 0;
+  function say(text) { status.textContent = text; }
+  function retrySoon(text) {
+    retryDelay = Math.min(30, retryDelay ? retryDelay * 2 : 2);
+    say(text + " Retrying in " + retryDelay + " s; your choice is kept on this page.");
+    clearTimeout(pending);
+    pending = setTimeout(autosave, retryDelay * 1000);
+  }
+  function refused(response, data) {
+    var message = (data && typeof data.message === "string" && data.message) ||
+      ("the server refused it (" + response.status + ").");
+    return /^Not saved/.test(message) ? message : "Not saved: " + message;
+  }
+  function answered(response, data) {
+    if (response.ok && data && data.saved === true) { retryDelay = 0; say("Draft saved."); return; }
+    if (response.status >= 500) { retrySoon("The server failed to save this draft (an error on its side, not your connection)."); return; }
+    var message = refused(response, data);
+    say(message);
+    if (response.status === 409) {
+      // The page is out of date: show what happened, then the item as it is now.
+      try { window.sessionStorage.setItem(NOTICE_KEY, message); } catch (error) { /* private mode */ }
+      setTimeout(function () { window.location.reload(); }, 1500);
+    }
+  }
   function autosave() {
     if (!form.querySelector("input[name=verdict]:checked") || form.querySelector("fieldset[disabled]")) { return; }
     stampTime();
@@ -31,12 +61,17 @@
       method: "POST", body: body, credentials: "same-origin",
       headers: {"Accept": "application/json"}
     }).then(function (response) {
-      return response.json().then(function (data) {
-        status.textContent = data.saved ? "Draft saved." : (data.message || "Not saved.");
-      });
-    }).catch(function () { status.textContent = "Not saved: no connection. Your choice is kept on this page."; });
+      return response.json().then(function (data) { answered(response, data); },
+                                  function () { answered(response, null); });
+    }, function () {
+      retrySoon("Not saved: no connection.");
+    });
   }
-  function autosaveSoon() { clearTimeout(pending); pending = setTimeout(autosave, 800); }
+  try {
+    var notice = window.sessionStorage.getItem(NOTICE_KEY);
+    if (notice) { window.sessionStorage.removeItem(NOTICE_KEY); say(notice); }
+  } catch (error) { /* private mode: nothing kept */ }
+  function autosaveSoon() { clearTimeout(pending); retryDelay = 0; pending = setTimeout(autosave, 800); }
   form.addEventListener("change", autosaveSoon);
   form.querySelector("textarea[name=reason]").addEventListener("input", autosaveSoon);
 

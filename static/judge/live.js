@@ -13,6 +13,7 @@
   var notice = document.getElementById("live-notice");
   var CLOSED = "The host has closed the session for now. Your saved work is kept; you can continue when it reopens.";
   var REMOVED = "The host has removed you from this session. These pages no longer accept verdicts.";
+  var ENDED = "This browser's access to the session has ended: the host reissued or revoked your resume link. Open your newest link (or sign in again) to continue.";
   var reloadTimer = null;
 
   // Once this page submits a form (a save, the lock) it is leaving: the event its own submission
@@ -51,10 +52,10 @@
         if (String(frame.phase) === phase) { if (page === "home") { reload(); } else { goHome(); } }
       } else if (frame.type === "saved") {
         if (page === "home") { reload(); }
-      } else if (frame.type === "removed") {
+      } else if (frame.type === "removed" || frame.type === "ended") {
         live.stop();
         setOpen(false);
-        say(REMOVED);
+        say(frame.type === "removed" ? REMOVED : ENDED);
       }
     }
   });

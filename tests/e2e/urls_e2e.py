@@ -10,6 +10,7 @@ from django.http import HttpResponse
 from django.urls import path
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
+from blindjudge.urls import handler400, handler403, handler404, handler500  # noqa: F401 - the product's error answers
 from blindjudge.urls import urlpatterns as product_urlpatterns
 from content.rendering import FRAME_CSP, frame_document
 from judging.demo import HOSTILE_MARKDOWN

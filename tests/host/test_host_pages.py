@@ -21,7 +21,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from accounts.guards import JUDGE_SESSION_KEY
+from accounts.guards import JUDGE_SESSION_KEY, judge_binding
 from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
 from blindjudge.errors import Refused
 from host import urls as host_urls
@@ -605,7 +605,7 @@ def test_the_host_judges_their_own_session(alice, host, open_session):
     assert response.status_code == 303
     judge = Judge.objects.get(user=host.user)
     assert judge.admitted_as == AdmittedAs.HOST
-    assert alice.session[JUDGE_SESSION_KEY.format(url_id=open_session.url_id)] == judge.pk
+    assert alice.session[JUDGE_SESSION_KEY.format(url_id=open_session.url_id)] == judge_binding(judge)
     shown = alice.get(response["Location"])
     body = page(shown)
     link = once_value(shown)

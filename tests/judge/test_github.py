@@ -24,6 +24,7 @@ from judging.services import (
     invitation_create,
     judge_erase,
     judge_remove,
+    resume_token_reissue,
     session_create,
     verdict_record,
 )
@@ -336,6 +337,55 @@ def test_token_judge_links_github_and_comes_back_with_it(standin, open_session, 
     assert Judge.objects.count() == 1
     assert (judge.github_login, judge.user) == (
         "tokenia-renamed", SocialAccount.objects.get(uid="777").user)
+
+
+def test_a_reissue_drops_a_github_account_linked_with_the_old_link_and_ends_its_sessions(
+        standin, open_session, invited_judge):
+    """Case 37 by the GitHub door: whoever held a leaked resume link could link their own GitHub
+    account and come back with it after the host's reissue. The reissue drops a GitHub account
+    linked later (and ends the browser it signed in); the judge links again with the new link."""
+    judge, leaked = invited_judge, client_as(invited_judge)
+    verify_on_github(leaked, standin, open_session, github_id=666, login="mallory-gh")
+    assert leaked.post(link_done_url(open_session)).status_code == 302
+    signed_in = Client()
+    callback, _ = sign_in(signed_in, standin, github_id=666, login="mallory-gh",
+                          start_url=start_url(open_session))
+    assert signed_in.post(callback["Location"]).status_code == 302
+    home = reverse("judge_home", kwargs={"url_id": open_session.url_id})
+    assert signed_in.get(home).status_code == 200
+
+    new_token = resume_token_reissue(judge=judge, actor="test")
+
+    judge.refresh_from_db()
+    assert (judge.github_id, judge.github_login, judge.identified_by, judge.user) == (
+        None, "", IdentifiedBy.TOKEN, None)
+    for browser in (leaked, signed_in):
+        assert browser.get(home).status_code == 404
+    again = Client()
+    callback, _ = sign_in(again, standin, github_id=666, login="mallory-gh",
+                          start_url=start_url(open_session))
+    refused = again.post(callback["Location"])
+    assert (refused.status_code, GITHUB_REFUSAL in refused.content.decode()) == (403, True)
+    # The judge, back with the new link, may link their own account.
+    back = Client()
+    assert back.post(f"/resume/{new_token}").status_code == 302
+    assert back.get(home).status_code == 200
+
+
+def test_a_reissue_keeps_the_github_login_the_host_listed_and_ends_its_open_sessions(
+        client, standin, open_session):
+    judge = a_github_judge(open_session, standin, client=client)
+    home = reverse("judge_home", kwargs={"url_id": open_session.url_id})
+    assert client.get(home).status_code == 200
+    resume_token_reissue(judge=judge, actor="test")
+    assert client.get(home).status_code == 404  # this browser's session ended too
+    judge.refresh_from_db()
+    assert (judge.github_id, judge.identified_by) == (42, IdentifiedBy.GITHUB)
+    device = Client()
+    callback, _ = sign_in(device, standin, github_id=42, login="octocat",
+                          start_url=start_url(open_session))
+    assert device.post(callback["Location"])["Location"] == home  # signing in again admits
+    assert device.get(home).status_code == 200
 
 
 def test_link_without_a_github_round_trip_links_nothing(standin, open_session, invited_judge):

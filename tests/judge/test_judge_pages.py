@@ -76,7 +76,7 @@ def test_phase_one_then_lock_then_phase_two(joined, open_session):
     assert b"Item 1 of 6" in first.content
     assert b"What the model reviewers said" not in first.content
     for index, code in enumerate(codes):
-        response = joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail", "reason": "r",
+        response = joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail", "phase": "1", "reason": "r",
                                                            "seconds_spent": "4.5", "go": "next"})
         expected = (f"/s/{url_id}/i/{codes[index + 1]}/" if index + 1 < len(codes)
                     else f"/s/{url_id}/")
@@ -89,7 +89,7 @@ def test_phase_one_then_lock_then_phase_two(joined, open_session):
     phase2 = joined.get(f"/s/{url_id}/i/{codes[0]}/")
     assert b"What the model reviewers said" in phase2.content
     assert b"Keep my phase-1 verdict" in phase2.content
-    response = joined.post(f"/s/{url_id}/i/{codes[0]}/", {"verdict": "keep", "go": "stay"})
+    response = joined.post(f"/s/{url_id}/i/{codes[0]}/", {"verdict": "keep", "phase": "2", "go": "stay"})
     assert response.status_code == 302
     assert Verdict.objects.get(phase=2, assignment__code=codes[0]).value == "fail"
 
@@ -97,9 +97,9 @@ def test_phase_one_then_lock_then_phase_two(joined, open_session):
 def test_autosave_answers_json(joined, open_session):
     code = codes_of(joined, open_session)[0]
     url = f"/s/{open_session.url_id}/i/{code}/"
-    ok = joined.post(url, {"verdict": "pass"}, HTTP_ACCEPT="application/json")
+    ok = joined.post(url, {"verdict": "pass", "phase": "1"}, HTTP_ACCEPT="application/json")
     assert ok.json() == {"saved": True}
-    bad = joined.post(url, {"verdict": "maybe"}, HTTP_ACCEPT="application/json")
+    bad = joined.post(url, {"verdict": "maybe", "phase": "1"}, HTTP_ACCEPT="application/json")
     assert bad.status_code == 400 and "is not one of pass, fail" in bad.json()["message"]
 
 
@@ -146,7 +146,7 @@ def test_after_the_reveal_only_the_scorecard_remains(client, scorecard_session):
     url_id = scorecard_session.url_id
     codes = codes_of(joined, scorecard_session)
     for code in codes:
-        joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail"})
+        joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail", "phase": "1"})
     joined.post(f"/s/{url_id}/lock/", {"confirm": "yes"})
     advance(scorecard_session, "revealed", actor="t")
     assert joined.get(f"/s/{url_id}/i/{codes[0]}/").status_code == 404
@@ -170,7 +170,7 @@ def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(clie
     link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
                      client.get(f"/s/{scorecard_session.url_id}/welcome/").content.decode()).group(1)
     for code in codes_of(client, scorecard_session):
-        client.post(f"/s/{scorecard_session.url_id}/i/{code}/", {"verdict": "pass"})
+        client.post(f"/s/{scorecard_session.url_id}/i/{code}/", {"verdict": "pass", "phase": "1"})
     client.post(f"/s/{scorecard_session.url_id}/lock/", {"confirm": "yes"})
     advance(scorecard_session, "revealed", actor="t")
     device = Client()

@@ -295,7 +295,8 @@ def post_verdicts(persona, world, label, phase, positions, on_response, keep_eve
         if phase == 2 and position % keep_every == 0:
             value = KEEP
         path = f"/s/{world.session.url_id}/i/{code}/"
-        response = client.post(path, {"verdict": value, "reason": reason_for(label, position + 10 * phase),
+        response = client.post(path, {"verdict": value, "phase": str(phase),
+                                      "reason": reason_for(label, position + 10 * phase),
                                       "seconds_spent": str(3 + position), "go": "stay"})
         on_response(persona, "POST", path, response)
         assert response.status_code == 302, response.content[:300]
@@ -332,6 +333,10 @@ def drive(world, on_response):
     first_resume = re.search(r"/resume/([A-Za-z0-9_\-]+)", welcome.content.decode()).group(1)
     a.resume_token = resume_token_reissue(judge=a.judge(), actor="test")
     world.tokens.update(used_join=token, revoked_resume=first_resume)
+    # The reissue ended this browser's session (case 37): A comes back with the new link.
+    resumed = a.client.post(f"/resume/{a.resume_token}")
+    on_response(a, "POST", f"/resume/{a.resume_token}", resumed)
+    assert resumed.status_code == 302
     world.personas["A"] = a
     # G joins with the guest code over HTTP.
     g = Persona("G", Client(REMOTE_ADDR="198.51.100.20"))
@@ -561,7 +566,8 @@ def posts_for(route, world, persona, is_own, values):
         verdict = Verdict.objects.filter(assignment__judge=judge, assignment__code=values["code"],
                                          phase=phase).first() if judge else None
         if verdict:
-            replay = {"verdict": KEEP if verdict.kept else verdict.value, "reason": verdict.reason,
+            replay = {"verdict": KEEP if verdict.kept else verdict.value, "phase": str(phase),
+                      "reason": verdict.reason,
                       "seconds_spent": str(verdict.seconds_spent), "go": "stay"}
             yield "own", replay, {}
             yield "own", replay, JSON_ACCEPT

@@ -83,9 +83,9 @@ def measure(host, items: int, judges: int) -> dict:
     take("item page", lambda: client.get(page))
     take("copy frame", lambda: client.get(page + "frame"))
     take("verdict save (autosave)", lambda: client.post(
-        page, {"verdict": "fail", "seconds_spent": "3"}, HTTP_ACCEPT="application/json"))
+        page, {"verdict": "fail", "phase": "1", "seconds_spent": "3"}, HTTP_ACCEPT="application/json"))
     take("verdict save (form, next)", lambda: client.post(
-        page, {"verdict": "pass", "seconds_spent": "4", "go": "next"}))
+        page, {"verdict": "pass", "phase": "1", "seconds_spent": "4", "go": "next"}))
     take("host progress", lambda: host_client.get(f"/host/sessions/{session.pk}/judges"))
     answer_all(judge, 1)
     take("lock", lambda: client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"}))

@@ -14,6 +14,7 @@ from django.utils.text import slugify
 
 from accounts.guards import judge_required
 from accounts.models import Credential, Invitation, Judge
+from blindjudge.urls import handler400, handler403, handler404, handler500  # noqa: F401 - the product's error answers
 from blindjudge.urls import urlpatterns as product_urlpatterns
 from judging.models import (
     Assignment,

@@ -1,0 +1,62 @@
+"""A reissued resume link ends the browser sessions opened with it, in real Chromium against a real
+server process (issue 12 item 3; docs/threats.md case 37): the page open in the leaked link's
+browser is told at once over its socket and stops accepting verdicts; after a reload it is a
+stranger's 404; the new link admits.
+"""
+
+import pytest
+from playwright.sync_api import expect
+
+from judging.models import Verdict
+from tests.worlds import a_host, a_run, a_session, codes, invite_and_join
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ENDED = "This browser's access to the session has ended"
+HOST_PASSWORD = "reissuing host passphrase 1"
+
+
+def _resume(page, server, token):
+    page.goto(server.url(f"/resume/{token}"))
+    with page.expect_navigation():
+        page.get_by_role("button", name="Continue where I left off").click()
+
+
+def test_the_page_open_with_a_leaked_link_ends_at_the_hosts_reissue(e2e_server, observed_context):
+    session = a_session(a_run(a_host("reissuing-host", HOST_PASSWORD)), "open")
+    admission = invite_and_join(session, "Leaky")
+    judge = admission.judge
+    code = codes(judge)[0]
+    context, seen = observed_context(e2e_server.origin)
+    page = context.new_page()
+    _resume(page, e2e_server, admission.resume_token)
+    page.goto(e2e_server.url(f"/s/{session.url_id}/i/{code}/"))
+    expect(page.locator("#live")).to_have_attribute("data-status", "live")
+
+    # The host reissues the link on the judges page (in the server process, so its event
+    # reaches the judge's socket on every channel layer, the in-memory one included).
+    host_context, _ = observed_context(e2e_server.origin)
+    host = host_context.new_page()
+    host.goto(e2e_server.url("/accounts/login/"))
+    host.get_by_label("Username", exact=True).fill("reissuing-host")
+    host.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
+    with host.expect_navigation():
+        host.get_by_role("button", name="Sign in").click()
+    host.goto(e2e_server.url(f"/host/sessions/{session.pk}/judges"))
+    with host.expect_navigation():
+        host.get_by_role("button", name=f"Reissue resume link of {judge.pseudonym}").click()
+    new_link = host.get_by_role("textbox", name=f"Resume link for {judge.pseudonym}").input_value()
+
+    expect(page.locator("#live-notice")).to_contain_text(ENDED)
+    expect(page.locator("#live")).to_have_attribute("data-status", "stopped")
+    expect(page.get_by_role("radio", name="Pass")).to_be_disabled()
+    assert page.reload().status == 404
+    assert not Verdict.objects.exists()
+    # The judge, with the new link, in a browser of their own.
+    own, _ = observed_context(e2e_server.origin)
+    mine = own.new_page()
+    mine.goto(new_link)
+    with mine.expect_navigation():
+        mine.get_by_role("button", name="Continue where I left off").click()
+    assert mine.goto(e2e_server.url(f"/s/{session.url_id}/i/{code}/")).status == 200
+    assert seen.page_errors == [] and seen.dialogs == []
