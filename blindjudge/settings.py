@@ -328,6 +328,34 @@ LOGGING = {
 # --- blindjudge ---------------------------------------------------------------------------
 BLINDJUDGE_MAX_BUNDLE_BYTES = env_int("BLINDJUDGE_MAX_BUNDLE_BYTES", 50 * 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_COPY_BYTES = env_int("BLINDJUDGE_MAX_COPY_BYTES", 5 * 1024 * 1024, minimum=1)
+
+
+def _text_limit(name, default, ceiling=None):
+    """A limit on one kind of text (README, Configuration): at least 1, and never above the
+    database column that stores the text."""
+    value = env_int(name, default, minimum=1)
+    if ceiling is not None and value > ceiling:
+        raise ImproperlyConfigured(f"{name}={value}: at most {ceiling} (the database column's size)")
+    return value
+
+
+# Every other text a bundle or a form carries. Characters are code points; requests are counted
+# in UTF-8 bytes. The bundle's limits go to content.limits.TextLimits (same defaults there).
+BLINDJUDGE_MAX_NAME_CHARS = _text_limit("BLINDJUDGE_MAX_NAME_CHARS", 200, ceiling=200)
+BLINDJUDGE_MAX_ID_CHARS = _text_limit("BLINDJUDGE_MAX_ID_CHARS", 200, ceiling=200)
+BLINDJUDGE_MAX_TASK_CHARS = _text_limit("BLINDJUDGE_MAX_TASK_CHARS", 100_000)
+BLINDJUDGE_MAX_FINDING_CHARS = _text_limit("BLINDJUDGE_MAX_FINDING_CHARS", 20_000)
+BLINDJUDGE_MAX_REVIEW_REASON_CHARS = _text_limit("BLINDJUDGE_MAX_REVIEW_REASON_CHARS", 20_000)
+BLINDJUDGE_MAX_REQUEST_BYTES = _text_limit("BLINDJUDGE_MAX_REQUEST_BYTES", 6 * 1024 * 1024)
+BLINDJUDGE_MAX_NOTE_CHARS = _text_limit("BLINDJUDGE_MAX_NOTE_CHARS", 10_000)
+BLINDJUDGE_MAX_RUBRIC_CHARS = _text_limit("BLINDJUDGE_MAX_RUBRIC_CHARS", 20_000)
+BLINDJUDGE_MAX_PREREG_CHARS = _text_limit("BLINDJUDGE_MAX_PREREG_CHARS", 100_000)
+BLINDJUDGE_MAX_PATTERN_CHARS = _text_limit("BLINDJUDGE_MAX_PATTERN_CHARS", 500)
+BLINDJUDGE_MAX_VERDICT_REASON_CHARS = _text_limit("BLINDJUDGE_MAX_VERDICT_REASON_CHARS", 10_000)
+BLINDJUDGE_MAX_DISPLAY_NAME_CHARS = _text_limit("BLINDJUDGE_MAX_DISPLAY_NAME_CHARS", 60,
+                                                ceiling=200)
+# The bundle validator's error list stops after this many problems (the rest are counted).
+BLINDJUDGE_MAX_BUNDLE_ERRORS = env_int("BLINDJUDGE_MAX_BUNDLE_ERRORS", 100, minimum=1)
 BLINDJUDGE_JOIN_TOKEN_DAYS = env_int("BLINDJUDGE_JOIN_TOKEN_DAYS", 14, minimum=1)
 # Wrong guest codes allowed per client address in each window before every attempt is refused.
 BLINDJUDGE_GUEST_ATTEMPTS = env_int("BLINDJUDGE_GUEST_ATTEMPTS", 10, minimum=1)

@@ -8,7 +8,7 @@ from accounts.models import Judge, JudgeStatus
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
 from judging.models import Assignment, SessionKind, SessionState, Verdict
-from judging.services.checks import MAX_REASON_CHARS, checked_text
+from judging.services.checks import checked_text
 
 COPY_VERDICTS = ("pass", "fail")
 FINDING_VERDICTS = ("real", "false_alarm")
@@ -45,7 +45,7 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
     """
     if phase not in (1, 2):
         raise Invalid("phase: expected 1 or 2")
-    reason = checked_text(reason, field="reason", limit=MAX_REASON_CHARS)
+    reason = checked_text(reason, field="reason")  # BLINDJUDGE_MAX_VERDICT_REASON_CHARS
     try:
         seconds_spent = float(seconds_spent)
     except (TypeError, ValueError):
