@@ -38,3 +38,11 @@ class Refused(ServiceError):
 
     status = 403
     code = "refused"
+
+
+class TooMany(Refused):
+    """A limit on how often something may be done was reached; the message says which and when
+    to try again. A Refused, so every caller that answers a refusal answers this one too."""
+
+    status = 429
+    code = "too_many"

@@ -360,6 +360,16 @@ BLINDJUDGE_JOIN_TOKEN_DAYS = env_int("BLINDJUDGE_JOIN_TOKEN_DAYS", 14, minimum=1
 # Wrong guest codes allowed per client address in each window before every attempt is refused.
 BLINDJUDGE_GUEST_ATTEMPTS = env_int("BLINDJUDGE_GUEST_ATTEMPTS", 10, minimum=1)
 BLINDJUDGE_GUEST_WINDOW_SECONDS = env_int("BLINDJUDGE_GUEST_WINDOW_SECONDS", 900, minimum=1)
+# Guests admitted per client address (every session together) in each window; past it a join
+# is refused with a 429 until the window ends. A class behind one NAT counts as one address.
+BLINDJUDGE_GUEST_JOINS = env_int("BLINDJUDGE_GUEST_JOINS", 30, minimum=1)
+BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS = env_int("BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS", 3600,
+                                               minimum=1)
+# A new session's guest cap unless the host gives another (0: no cap unless the host sets one).
+BLINDJUDGE_DEFAULT_GUEST_CAP = env_int("BLINDJUDGE_DEFAULT_GUEST_CAP", 50, minimum=0)
+if BLINDJUDGE_DEFAULT_GUEST_CAP > 100_000:  # judging.services.checks.MAX_GUEST_CAP
+    raise ImproperlyConfigured(f"BLINDJUDGE_DEFAULT_GUEST_CAP={BLINDJUDGE_DEFAULT_GUEST_CAP}: "
+                               "at most 100000")
 BLINDJUDGE_HOST_GITHUB_ALLOWLIST = [
     login.strip().lower()
     for login in env("BLINDJUDGE_HOST_GITHUB_ALLOWLIST", "").split(",")

@@ -115,6 +115,14 @@ class SessionCreateForm(_SessionSettings):
         help_text="Empty: no cap.",
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        default = settings.BLINDJUDGE_DEFAULT_GUEST_CAP or None
+        self.fields["guest_cap"].initial = default
+        if default:
+            self.fields["guest_cap"].help_text = (
+                f"{default} unless you change it (BLINDJUDGE_DEFAULT_GUEST_CAP); empty: no cap.")
+
 
 class DraftForm(_SessionSettings):
     prefix = "draft"
