@@ -699,6 +699,17 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
     )
 
 
+SEAL_KEYS_LISTED = 20
+
+
+def _key_list(keys: list[str]) -> str:
+    """Keys for a seal reason: the first SEAL_KEYS_LISTED, then how many more (a request of a
+    million keys must not make a reason of a million)."""
+    listed = ", ".join(_safe(k) for k in keys[:SEAL_KEYS_LISTED])
+    more = len(keys) - SEAL_KEYS_LISTED
+    return listed + (f" and {more:,} more" if more > 0 else "")
+
+
 def check_seal(
     request: str | None, request_sha256: str | None, request_keys: list[str]
 ) -> SealResult:
@@ -722,12 +733,11 @@ def check_seal(
             unexpected = sorted(set(parsed) - wanted)
             missing = [k for k in request_keys if k not in parsed]
             if unexpected:
-                reasons.append("unexpected keys: " + ", ".join(_safe(k) for k in unexpected))
+                reasons.append("unexpected keys: " + _key_list(unexpected))
             if missing:
-                reasons.append("missing keys: " + ", ".join(_safe(k) for k in missing))
+                reasons.append("missing keys: " + _key_list(missing))
             if id(parsed) in duplicates:
-                repeated = ", ".join(_safe(k) for k in duplicates[id(parsed)][1])
-                reasons.append("duplicate keys: " + repeated)
+                reasons.append("duplicate keys: " + _key_list(duplicates[id(parsed)][1]))
 
     if request_sha256 is None:
         reasons.append("no request_sha256 given")

@@ -508,6 +508,15 @@ def test_text_limits_refuse_nonsense_and_sizes_past_the_database_columns():
         TextLimits(task_chars=0)
 
 
+def test_a_seal_reason_lists_at_most_20_keys():
+    text = json.dumps({f"key{i:03d}": 1 for i in range(500)})
+    result = check_seal(text, sha(text), DEFAULT_REQUEST_KEYS)
+    assert result.outcome == "failed"
+    assert result.reason.startswith("unexpected keys: key000, key001, ")
+    assert "key019 and 480 more; missing keys: candidate_text" in result.reason
+    assert "key020" not in result.reason
+
+
 # --- the error list is capped ----------------------------------------------------------------
 
 def capped_error(bundle, **limits) -> BundleError:

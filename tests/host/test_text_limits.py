@@ -181,6 +181,11 @@ def test_redaction_patterns_have_a_limit_each_and_in_number(alice, draft, settin
     suggested = alice.post(url("redactions", session_id=draft.pk),
                            {"action": "suggest", "pattern": "y" * 13})
     assert suggested.status_code == 400 and "pattern: limited to 12 characters" in body(suggested)
+    withdrawn = alice.post(url("redactions", session_id=draft.pk),
+                           {"action": "withdraw", "pattern": "z" * 100_000})
+    assert withdrawn.status_code == 400
+    assert "pattern: limited to 12 characters (this one has 100,000)" in body(withdrawn)
+    assert "z" * 100 not in body(withdrawn)  # not quoted back
     draft.refresh_from_db()
     assert draft.redaction_patterns == []
 
