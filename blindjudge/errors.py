@@ -46,6 +46,14 @@ class Refused(ServiceError):
     code = "refused"
 
 
+class TooMany(Refused):
+    """A limit on how often something may be done was reached; the message says which and when
+    to try again. A Refused, so every caller that answers a refusal answers this one too."""
+
+    status = 429
+    code = "too_many"
+
+
 # --- Answers to requests that want JSON (the judge page's autosave) --------------------------------
 #
 # Django answers a refusal or a crash with an HTML page; a script that asked for JSON then cannot

@@ -344,6 +344,34 @@ LOGGING = {
 # --- blindjudge ---------------------------------------------------------------------------
 BLINDJUDGE_MAX_BUNDLE_BYTES = env_int("BLINDJUDGE_MAX_BUNDLE_BYTES", 50 * 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_COPY_BYTES = env_int("BLINDJUDGE_MAX_COPY_BYTES", 5 * 1024 * 1024, minimum=1)
+
+
+def _text_limit(name, default, ceiling=None):
+    """A limit on one kind of text (README, Configuration): at least 1, and never above the
+    database column that stores the text."""
+    value = env_int(name, default, minimum=1)
+    if ceiling is not None and value > ceiling:
+        raise ImproperlyConfigured(f"{name}={value}: at most {ceiling} (the database column's size)")
+    return value
+
+
+# Every other text a bundle or a form carries. Characters are code points; requests are counted
+# in UTF-8 bytes. The bundle's limits go to content.limits.TextLimits (same defaults there).
+BLINDJUDGE_MAX_NAME_CHARS = _text_limit("BLINDJUDGE_MAX_NAME_CHARS", 200, ceiling=200)
+BLINDJUDGE_MAX_ID_CHARS = _text_limit("BLINDJUDGE_MAX_ID_CHARS", 200, ceiling=200)
+BLINDJUDGE_MAX_TASK_CHARS = _text_limit("BLINDJUDGE_MAX_TASK_CHARS", 100_000)
+BLINDJUDGE_MAX_FINDING_CHARS = _text_limit("BLINDJUDGE_MAX_FINDING_CHARS", 20_000)
+BLINDJUDGE_MAX_REVIEW_REASON_CHARS = _text_limit("BLINDJUDGE_MAX_REVIEW_REASON_CHARS", 20_000)
+BLINDJUDGE_MAX_REQUEST_BYTES = _text_limit("BLINDJUDGE_MAX_REQUEST_BYTES", 6 * 1024 * 1024)
+BLINDJUDGE_MAX_NOTE_CHARS = _text_limit("BLINDJUDGE_MAX_NOTE_CHARS", 10_000)
+BLINDJUDGE_MAX_RUBRIC_CHARS = _text_limit("BLINDJUDGE_MAX_RUBRIC_CHARS", 20_000)
+BLINDJUDGE_MAX_PREREG_CHARS = _text_limit("BLINDJUDGE_MAX_PREREG_CHARS", 100_000)
+BLINDJUDGE_MAX_PATTERN_CHARS = _text_limit("BLINDJUDGE_MAX_PATTERN_CHARS", 500)
+BLINDJUDGE_MAX_VERDICT_REASON_CHARS = _text_limit("BLINDJUDGE_MAX_VERDICT_REASON_CHARS", 10_000)
+BLINDJUDGE_MAX_DISPLAY_NAME_CHARS = _text_limit("BLINDJUDGE_MAX_DISPLAY_NAME_CHARS", 60,
+                                                ceiling=200)
+# The bundle validator's error list stops after this many problems (the rest are counted).
+BLINDJUDGE_MAX_BUNDLE_ERRORS = env_int("BLINDJUDGE_MAX_BUNDLE_ERRORS", 100, minimum=1)
 BLINDJUDGE_JOIN_TOKEN_DAYS = env_int("BLINDJUDGE_JOIN_TOKEN_DAYS", 14, minimum=1)
 # Wrong guest codes allowed per client address in each window before every attempt is refused.
 BLINDJUDGE_GUEST_ATTEMPTS = env_int("BLINDJUDGE_GUEST_ATTEMPTS", 10, minimum=1)
@@ -359,6 +387,16 @@ BLINDJUDGE_SIGNIN_WINDOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_WINDOW_SECONDS", 9
 BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER = env_int("BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER", 10,
                                                 minimum=1)
 BLINDJUDGE_SIGNIN_SLOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_SLOW_SECONDS", 60, minimum=1)
+# Guests admitted per client address (every session together) in each window; past it a join
+# is refused with a 429 until the window ends. A class behind one NAT counts as one address.
+BLINDJUDGE_GUEST_JOINS = env_int("BLINDJUDGE_GUEST_JOINS", 30, minimum=1)
+BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS = env_int("BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS", 3600,
+                                               minimum=1)
+# A new session's guest cap unless the host gives another (0: no cap unless the host sets one).
+BLINDJUDGE_DEFAULT_GUEST_CAP = env_int("BLINDJUDGE_DEFAULT_GUEST_CAP", 50, minimum=0)
+if BLINDJUDGE_DEFAULT_GUEST_CAP > 100_000:  # judging.services.checks.MAX_GUEST_CAP
+    raise ImproperlyConfigured(f"BLINDJUDGE_DEFAULT_GUEST_CAP={BLINDJUDGE_DEFAULT_GUEST_CAP}: "
+                               "at most 100000")
 BLINDJUDGE_HOST_GITHUB_ALLOWLIST = [
     login.strip().lower()
     for login in env("BLINDJUDGE_HOST_GITHUB_ALLOWLIST", "").split(",")

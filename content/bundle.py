@@ -6,7 +6,13 @@ problem found, each naming its place (``copies[3].builder: unknown builder "b9"`
 anything else, whatever the bytes. The published structural contract is
 ``content/schemas/run-bundle-1.schema.json`` (JSON Schema draft 2020-12); the rules a schema cannot
 express (unique ids, references, one review per reviewer and copy, text content, size limits) are
-checked here.
+checked here. Every text has a limit: the copy's content `max_copy_bytes`, every other text the
+`TextLimits` passed in (content/limits.py; the product's come from settings).
+
+The error list is capped (`max_errors`, default 100): past the cap the validator stops writing
+messages and only counts them, and the last line says how many more there were
+(`…and 999,900 more problems; only the first 100 are listed`). A million unknown keys cost the
+counting, never a million messages.
 
 Positions in messages: ``at byte N`` and ``at character N`` are 0-based offsets (bytes into the
 raw file, code points into the string); ``line L column C`` of malformed JSON is 1-based.
@@ -51,13 +57,15 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError, _keywords, validators
 
 from content.canonical import canonical_sha256, sha256_hex
+from content.limits import TextLimits
 
 FORMAT = "blindjudge.run/1"
 DEFAULT_REQUEST_KEYS = ["candidate_text", "reviewer_profile", "evidence_refs"]
 SCHEMA_RESOURCE = "schemas/run-bundle-1.schema.json"
+MAX_ERRORS = 100
 
 _BOM = b"\xef\xbb\xbf"
 # A valid bundle nests 4 deep (findings[i].raised_by[j]); the cap keeps every later step, the
@@ -80,14 +88,23 @@ _PATTERN_WORDING = {"^[0-9a-fA-F]{64}$": "is not a 64-character hexadecimal SHA-
 
 
 class BundleError(Exception):
-    """A bundle that must not be imported; ``errors`` lists every problem, each naming its place."""
+    """A bundle that must not be imported; ``errors`` lists the problems (at most the cap), each
+    naming its place; ``more`` counts the problems found past the cap, which are not listed."""
 
-    def __init__(self, errors: list[str]):
+    def __init__(self, errors: list[str], more: int = 0):
         self.errors = list(errors)
+        self.more = more
         super().__init__(self.errors)
 
+    def lines(self) -> list[str]:
+        """The problems as shown to the host: the listed ones, then how many more there were."""
+        if not self.more:
+            return list(self.errors)
+        return [*self.errors, f"…and {self.more:,} more problems; only the first "
+                              f"{len(self.errors)} are listed"]
+
     def __str__(self) -> str:
-        return "\n".join(self.errors)
+        return "\n".join(self.lines())
 
 
 @dataclass(frozen=True)
@@ -182,25 +199,44 @@ def _sort_key(parts) -> tuple:
 
 
 class _Errors:
-    """Errors with the path they belong to, sorted by path (stable within a path) at the end."""
+    """Errors with the path they belong to, sorted by path (stable within a path) at the end.
 
-    def __init__(self):
+    At most `cap` distinct messages are kept; past it `add` only counts (`more`), so a bundle
+    with a million faults costs a million increments, not a million messages. A caller with many
+    errors of one kind to report can ask `full` first and `count` them without formatting any.
+    """
+
+    def __init__(self, cap: int = MAX_ERRORS):
         self._items: list[tuple[tuple, str]] = []
+        self._seen: set[str] = set()
+        self.cap = cap
+        self.more = 0
+
+    @property
+    def full(self) -> bool:
+        return len(self._items) >= self.cap
+
+    def count(self, n: int) -> None:
+        self.more += n
 
     def add(self, parts, message: str) -> None:
+        if self.full:
+            self.more += 1
+            return
         parts = tuple(parts)
-        self._items.append((parts, f"{_path(parts)}: {message}"))
+        text = f"{_path(parts)}: {message}"
+        if text not in self._seen:
+            self._seen.add(text)
+            self._items.append((parts, text))
 
     def __bool__(self) -> bool:
         return bool(self._items)
 
     def messages(self) -> list[str]:
-        seen, out = set(), []
-        for _, message in sorted(self._items, key=lambda item: _sort_key(item[0])):
-            if message not in seen:
-                seen.add(message)
-                out.append(message)
-        return out
+        return [message for _, message in sorted(self._items, key=lambda item: _sort_key(item[0]))]
+
+    def error(self) -> BundleError:
+        return BundleError(self.messages(), self.more)
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -344,11 +380,27 @@ def _inline_refs(node, defs: dict):
     return inlined
 
 
+def _closed_object(validator, allowed, instance, schema):
+    """`additionalProperties: false` without the library's message, which sorts and quotes every
+    extra key (a million unknown keys cost seconds there); _schema_errors writes its own."""
+    if allowed is not False or "patternProperties" in schema:
+        yield from _keywords.additionalProperties(validator, allowed, instance, schema)
+        return
+    if isinstance(instance, dict):
+        known = schema.get("properties", {})
+        if any(name not in known for name in instance):
+            yield ValidationError("unknown fields")
+
+
+_BundleValidator = validators.extend(
+    Draft202012Validator, {"additionalProperties": _closed_object})
+
+
 @cache
 def _validator() -> Draft202012Validator:
     published = _published_schema()
     defs = published.get("$defs", {})
-    return Draft202012Validator(
+    return _BundleValidator(
         _inline_refs({k: v for k, v in published.items() if k != "$defs"}, defs))
 
 
@@ -359,6 +411,9 @@ def schema() -> dict:
 
 def _schema_errors(data, errors: _Errors) -> None:
     for error in _validator().iter_errors(data):
+        if errors.full and error.validator != "additionalProperties":
+            errors.count(1)
+            continue
         parts = tuple(error.absolute_path)
         kind, expected, instance = error.validator, error.validator_value, error.instance
         if kind == "required":
@@ -367,9 +422,12 @@ def _schema_errors(data, errors: _Errors) -> None:
                     errors.add(parts, f"missing required field {_q(name)}")
         elif kind == "additionalProperties":
             known = set(error.schema.get("properties", {}))
-            for name in instance:
-                if name not in known:
-                    errors.add(parts, f"unknown field {_q(name)}")
+            unknown = (name for name in instance if name not in known)
+            for name in unknown:
+                if errors.full:  # the rest are only counted
+                    errors.count(1 + sum(1 for _ in unknown))
+                    break
+                errors.add(parts, f"unknown field {_q(name)}")
         elif kind == "type":
             types = expected if isinstance(expected, list) else [expected]
             wanted = " or ".join(_JSON_TYPE.get(t, t) for t in types)
@@ -485,13 +543,32 @@ def _string_problems(text: str) -> list[str]:
     return problems
 
 
-def _text_errors(data, duplicates: dict[int, tuple[dict, list[str]]], errors: _Errors) -> None:
-    """NUL bytes and lone surrogates in every string (keys too), and duplicate keys, by place."""
+# Where a parsed string can get a NUL or a surrogate from: a raw NUL (read as \u0000, see
+# _decode) or an escape. Strict UTF-8 decoding lets no surrogate through raw.
+_MAYBE_UNSTORABLE = re.compile(rb"\x00|\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _no_problems(text: str) -> list[str]:
+    return []
+
+
+def _text_errors(data, duplicates: dict[int, tuple[dict, list[str]]], errors: _Errors,
+                 raw: bytes = b"\x00") -> None:
+    """NUL bytes and lone surrogates in every string (keys too), and duplicate keys, by place.
+
+    When the raw bytes hold no NUL and no escape that could give one or a surrogate, no string
+    can have either: only duplicate keys are looked for, and only if there are any."""
+    if not _MAYBE_UNSTORABLE.search(raw):
+        if not duplicates:
+            return
+        string_problems = _no_problems
+    else:
+        string_problems = _string_problems
     stack = [((), data)]
     while stack:
         parts, value = stack.pop()
         if isinstance(value, str):
-            for problem in _string_problems(value):
+            for problem in string_problems(value):
                 errors.add(parts, problem)
         elif isinstance(value, list):
             stack.extend(((*parts, i), item) for i, item in enumerate(value))
@@ -499,39 +576,93 @@ def _text_errors(data, duplicates: dict[int, tuple[dict, list[str]]], errors: _E
             for key in duplicates.get(id(value), (None, []))[1]:
                 errors.add(parts, f"duplicate key {_q(key)}")
             for key, item in value.items():
-                for problem in _string_problems(key):
+                for problem in string_problems(key):
                     errors.add(parts, f"a key {problem}")
                 stack.append(((*parts, key), item))
 
 
-def _size_errors(data: dict, max_copy_bytes: int, errors: _Errors) -> None:
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+# Every text of a run/1 bundle but the copy's content, by record list (None: the `run` object)
+# and field, with the TextLimits field that bounds it. References (copies[].builder, …) need no
+# limit of their own: one that names a record is as long as that record's id, which has one.
+_LIMITED_TEXTS = {
+    None: {"name": "name_chars", "task": "task_chars"},
+    "builders": {"id": "id_chars", "model": "name_chars", "family": "name_chars"},
+    "reviewers": {"id": "id_chars", "model": "name_chars", "family": "name_chars"},
+    "copies": {"id": "id_chars", "defect": "note_chars", "cluster": "id_chars"},
+    "reviews": {"reason": "review_reason_chars", "authorship_guess": "name_chars",
+                "request": "request_bytes"},
+    "findings": {"id": "id_chars", "text": "finding_chars"},
+}
+
+
+def _over(text, limit_name: str, limits: TextLimits) -> str | None:
+    """Why `text` is over its limit, or None (also for a value that is not text at all)."""
+    if not isinstance(text, str):
+        return None
+    limit = getattr(limits, limit_name)
+    if limit_name.endswith("_bytes"):
+        # At most 4 bytes a character: no need to encode what cannot be over.
+        if len(text) * 4 <= limit or (size := _utf8_size(text)) <= limit:
+            return None
+        return f"{size} bytes exceeds the limit of {limit} bytes"
+    if len(text) <= limit:
+        return None
+    return f"{len(text)} characters exceeds the limit of {limit} characters"
+
+
+def _size_errors(data: dict, max_copy_bytes: int, limits: TextLimits, errors: _Errors) -> None:
     for i, copy in _records(data, "copies"):
         content = copy.get("content")
         if isinstance(content, str):
-            size = len(content.encode("utf-8", "surrogatepass"))
+            size = _utf8_size(content)
             if size > max_copy_bytes:
                 errors.add(
                     ("copies", i, "content"),
                     f"{size} bytes exceeds the per-copy limit of {max_copy_bytes} bytes",
                 )
+    for key, texts in _LIMITED_TEXTS.items():
+        if key is None:
+            records = [((), data["run"])] if isinstance(data.get("run"), dict) else []
+        else:
+            records = [((key, i), record) for i, record in _records(data, key)]
+        for parts, record in records:
+            for field, limit_name in texts.items():
+                problem = _over(record.get(field), limit_name, limits)
+                if problem:
+                    errors.add((*parts, field) if parts else ("run", field), problem)
+    request_keys = data.get("request_keys")
+    if isinstance(request_keys, list):
+        for j, name in enumerate(request_keys):
+            problem = _over(name, "id_chars", limits)
+            if problem:
+                errors.add(("request_keys", j), problem)
 
 
 # --- public API -----------------------------------------------------------------------------
 
-def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int) -> ValidatedBundle:
+def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
+                    limits: TextLimits | None = None,
+                    max_errors: int = MAX_ERRORS) -> ValidatedBundle:
     """Check a whole bundle; return it with its seal results and manifest, or raise BundleError.
 
+    `limits` bounds every text but the copies' content (TextLimits' defaults when None);
+    `max_errors` caps the listed problems (the rest are counted, see the module docstring).
     Pure: reads nothing but its arguments and the packaged schema, writes nothing.
     """
+    limits = limits if limits is not None else TextLimits()
     raw = bytes(raw)
     if len(raw) > max_bundle_bytes:
         raise BundleError(
             [f"bundle: {len(raw)} bytes exceeds the limit of {max_bundle_bytes} bytes"]
         )
-    errors = _Errors()
+    errors = _Errors(max_errors)
     parsed = _decode(raw, errors)
     if parsed is None:
-        raise BundleError(errors.messages())
+        raise errors.error()
     data, duplicates = parsed
     if _depth(data) > MAX_DEPTH:
         raise BundleError([f"bundle: JSON nested deeper than {MAX_DEPTH} levels"])
@@ -546,10 +677,10 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int) -
 
     _schema_errors(data, errors)
     _semantic_errors(data, errors)
-    _text_errors(data, duplicates, errors)
-    _size_errors(data, max_copy_bytes, errors)
+    _text_errors(data, duplicates, errors, raw)
+    _size_errors(data, max_copy_bytes, limits, errors)
     if errors:
-        raise BundleError(errors.messages())
+        raise errors.error()
 
     request_keys = list(data.get("request_keys") or DEFAULT_REQUEST_KEYS)
     seals = [
@@ -566,6 +697,17 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int) -
         manifest=manifest,
         manifest_sha256=canonical_sha256(manifest),
     )
+
+
+SEAL_KEYS_LISTED = 20
+
+
+def _key_list(keys: list[str]) -> str:
+    """Keys for a seal reason: the first SEAL_KEYS_LISTED, then how many more (a request of a
+    million keys must not make a reason of a million)."""
+    listed = ", ".join(_safe(k) for k in keys[:SEAL_KEYS_LISTED])
+    more = len(keys) - SEAL_KEYS_LISTED
+    return listed + (f" and {more:,} more" if more > 0 else "")
 
 
 def check_seal(
@@ -591,12 +733,11 @@ def check_seal(
             unexpected = sorted(set(parsed) - wanted)
             missing = [k for k in request_keys if k not in parsed]
             if unexpected:
-                reasons.append("unexpected keys: " + ", ".join(_safe(k) for k in unexpected))
+                reasons.append("unexpected keys: " + _key_list(unexpected))
             if missing:
-                reasons.append("missing keys: " + ", ".join(_safe(k) for k in missing))
+                reasons.append("missing keys: " + _key_list(missing))
             if id(parsed) in duplicates:
-                repeated = ", ".join(_safe(k) for k in duplicates[id(parsed)][1])
-                reasons.append("duplicate keys: " + repeated)
+                reasons.append("duplicate keys: " + _key_list(duplicates[id(parsed)][1]))
 
     if request_sha256 is None:
         reasons.append("no request_sha256 given")

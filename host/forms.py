@@ -3,15 +3,26 @@
 Every field has a label (rendered as `<label for>`); help texts are tied to their control by
 Django's `aria-describedby`. A service refusal is added to the form as a non-field error, so the
 page shows it above the fields and keeps everything the host typed.
+
+Every text field has the limit its service holds it to (`limit_text`, the settings
+`BLINDJUDGE_MAX_*`, read per form so a changed setting applies): over it, the field says which
+limit and by how much, and the text stays in the box. Text areas get no `maxlength`: a browser
+would cut a paste short without a word.
 """
 
 import re
 
 from django import forms
 from django.conf import settings
+from django.core.validators import MaxLengthValidator
 
 from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
-from judging.services import MAX_DISPLAY_NAME, MAX_GUEST_CAP
+from judging.services import MAX_GUEST_CAP, display_name_limit, text_limit
+
+# GitHub's own rule for logins: 1–39 letters, digits or single hyphens, not at either end.
+GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
+MAX_GITHUB_LOGINS = 500  # per submission of the invitations form
+MAX_PATTERNS = 200  # per submission of the blinding page's form
 
 TEXTAREA = forms.Textarea(attrs={"rows": 6})
 
@@ -24,11 +35,26 @@ def add_service_error(form: forms.Form, message: str):
 
 
 class HostForm(forms.Form):
-    """Labels without Django's trailing colon."""
+    """Labels without Django's trailing colon; text fields bounded by `limits`
+    (field name -> the name its service checks it under, see judging.services.text_limit)."""
+
+    limits: dict[str, str] = {}
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+        for name, checked_as in self.limits.items():
+            limit_text(self.fields[name], text_limit(checked_as))
+
+
+def limit_text(field: forms.CharField, limit: int, *, browser_cap: bool = False):
+    """Hold a text field to `limit` characters, with a message naming the field and the limit."""
+    field.max_length = limit
+    field.validators.append(MaxLengthValidator(
+        limit, message=f"{field.label}: at most {limit:,} characters "
+                       "(this has %(show_value)s); nothing was saved."))
+    if browser_cap:
+        field.widget.attrs["maxlength"] = str(limit)
 
 
 class BundleUploadForm(HostForm):
@@ -47,6 +73,8 @@ class BundleUploadForm(HostForm):
 
 
 class _SessionSettings(HostForm):
+    limits = {"rubric": "rubric", "preregistration": "preregistration"}
+
     rubric = forms.CharField(
         label="Rubric", required=False, widget=TEXTAREA,
         help_text="What judges are asked to decide, shown beside every item.",
@@ -87,6 +115,14 @@ class SessionCreateForm(_SessionSettings):
         help_text="Empty: no cap.",
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        default = settings.BLINDJUDGE_DEFAULT_GUEST_CAP or None
+        self.fields["guest_cap"].initial = default
+        if default:
+            self.fields["guest_cap"].help_text = (
+                f"{default} unless you change it (BLINDJUDGE_DEFAULT_GUEST_CAP); empty: no cap.")
+
 
 class DraftForm(_SessionSettings):
     prefix = "draft"
@@ -94,6 +130,7 @@ class DraftForm(_SessionSettings):
 
 class RedactionAcceptForm(HostForm):
     prefix = "accept"
+    limits = {}
 
     patterns = forms.CharField(
         label="Patterns to redact, one per line", widget=forms.Textarea(attrs={"rows": 3}),
@@ -101,11 +138,24 @@ class RedactionAcceptForm(HostForm):
                   "Judges see each match as [redacted].",
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        limit_text(self.fields["patterns"], MAX_PATTERNS * (text_limit("pattern") + 1))
+
     def clean_patterns(self):
         lines = [line.strip() for line in self.cleaned_data["patterns"].splitlines()]
         patterns = [line for line in lines if line]
         if not patterns:
             raise forms.ValidationError("Give at least one pattern.")
+        if len(patterns) > MAX_PATTERNS:
+            raise forms.ValidationError(f"At most {MAX_PATTERNS} patterns at a time "
+                                        f"(this has {len(patterns):,}).")
+        limit = text_limit("pattern")
+        long = [i for i, pattern in enumerate(patterns, start=1) if len(pattern) > limit]
+        if long:
+            raise forms.ValidationError([
+                f"Pattern {i}: at most {limit:,} characters (this has {len(patterns[i - 1]):,})."
+                for i in long[:10]])
         return patterns
 
 
@@ -125,6 +175,7 @@ class PlannerForm(HostForm):
 
 class AmendForm(HostForm):
     prefix = "amend"
+    limits = {"text": "amendment"}
 
     text = forms.CharField(
         label="Amendment", widget=TEXTAREA,
@@ -137,9 +188,13 @@ class InviteNameForm(HostForm):
     prefix = "invite"
 
     name = forms.CharField(
-        label="Invitee's name", max_length=MAX_DISPLAY_NAME,
+        label="Invitee's name",
         help_text="Shown to you and in the report (the anonymised export drops it).",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        limit_text(self.fields["name"], display_name_limit(), browser_cap=True)
 
 
 class InviteGithubForm(HostForm):
@@ -151,11 +206,24 @@ class InviteGithubForm(HostForm):
         help_text="Each listed person joins by signing in with GitHub; no link is sent.",
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        limit_text(self.fields["logins"], MAX_GITHUB_LOGINS * 41)
+
     def clean_logins(self):
         logins = [login.lstrip("@") for login in re.split(r"[\s,]+", self.cleaned_data["logins"])]
         logins = list(dict.fromkeys(login for login in logins if login))
         if not logins:
             raise forms.ValidationError("Give at least one GitHub login.")
+        if len(logins) > MAX_GITHUB_LOGINS:
+            raise forms.ValidationError(f"At most {MAX_GITHUB_LOGINS} logins at a time "
+                                        f"(this has {len(logins):,}).")
+        bad = [login for login in logins if not GITHUB_LOGIN.fullmatch(login)]
+        if bad:
+            shown = ", ".join(f'"{login[:40]}{"…" if len(login) > 40 else ""}"' for login in bad[:10])
+            raise forms.ValidationError(
+                f"Not a GitHub login (1 to 39 letters, digits or single hyphens): {shown}"
+                + (f" and {len(bad) - 10} more" if len(bad) > 10 else "") + ".")
         return logins
 
 
@@ -169,6 +237,8 @@ class GuestCapForm(HostForm):
 
 
 class TruthForm(HostForm):
+    limits = {"note": "note"}
+
     truth = forms.ChoiceField(label="Corrected truth label")
     note = forms.CharField(
         label="Why the label is corrected", widget=forms.Textarea(attrs={"rows": 3}),

@@ -4,8 +4,12 @@ import csv
 import io
 import json
 
-# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection).
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): the four
+# formula signs, their full-width forms (which some spreadsheets read as the ASCII ones), and `;`
+# (a separator in some locales, so a cell can start a new one). Any leading whitespace counts
+# too (tab, CR, newline, space, no-break space, ideographic space, …): spreadsheets trim it and
+# then read what follows.
+FORMULA_PREFIXES = ("=", "+", "-", "@", ";", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 CSV_COLUMNS = [
     "rater_kind", "rater", "group", "phase", "item", "copy", "builder", "builder_model",
@@ -36,7 +40,8 @@ def to_json(report: dict) -> bytes:
 
 def neutralise_cell(value):
     """Text cells a spreadsheet would run as formulas get a leading apostrophe; numbers stay."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    if isinstance(value, str) and value and (value.startswith(FORMULA_PREFIXES)
+                                             or value[0].isspace()):
         return "'" + value
     return value
 

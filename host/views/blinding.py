@@ -14,7 +14,7 @@ from host.views.common import (
 )
 from judging.models import SessionState
 from judging.selectors.host import blinding_check, item_truth_counts
-from judging.services import redactions_accept, redactions_withdraw
+from judging.services import redactions_accept, redactions_withdraw, text_limit
 
 
 def _blinding_page(request, session, accept_form=None, error=None, status=200):
@@ -58,6 +58,12 @@ def redactions(request, session):
     action = request.POST.get("action")
     pattern = request.POST.get("pattern", "")
     form = None
+    limit = text_limit("pattern")
+    if action in ("withdraw", "suggest") and len(pattern) > limit:
+        # No accepted pattern is that long; the refusal must not quote it back whole.
+        return _blinding_page(request, session, status=400,
+                              error=f"pattern: limited to {limit:,} characters "
+                                    f"(this one has {len(pattern):,})")
 
     def change(data):
         if action == "withdraw":

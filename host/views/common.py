@@ -108,8 +108,10 @@ def session_url(session, name="session") -> str:
 
 
 def confirm_page(request, *, session, tab, title, consequences, action, button, form,
-                 status=200):
+                 status=200, alternatives=()):
+    """`alternatives`: more submit buttons ({name, value, label}) beside `button`."""
     return render_host_page(request, "host/confirm.html", {
         "session": session, "run": session.run, "tab": tab, "title": title,
         "consequences": consequences, "action": action, "button": button, "form": form,
+        "alternatives": alternatives,
     }, status=status)

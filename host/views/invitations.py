@@ -1,6 +1,7 @@
 """Who may join: invitations by join link or GitHub login, and guests by the session's guest code.
 """
 
+from django.conf import settings
 from django.contrib import messages
 
 from blindjudge import links
@@ -88,7 +89,18 @@ def _guests_page(request, session, cap_form=None, error=None, status=200):
         **guest_overview(session),
         "cap_form": cap_form or GuestCapForm(initial={"cap": session.guest_cap}),
         "editable": session.state != SessionState.REVEALED,
+        "default_cap": settings.BLINDJUDGE_DEFAULT_GUEST_CAP,
+        "joins_per_address": settings.BLINDJUDGE_GUEST_JOINS,
+        "join_window": _duration(settings.BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS),
     }, status=status)
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{'an' if unit == 'hour' else 'a'} {unit}" if count == 1 else f"{count} {unit}s"
+    return f"{seconds} seconds"
 
 
 # action -> what guests_configure is asked to change

@@ -5,6 +5,7 @@ the host may do to a judge: reissue a resume link, remove, erase; the host judgi
 from django.template.backends.utils import csrf_input
 
 from accounts.guards import remember_judge
+from accounts.models import AdmittedAs
 from blindjudge import links
 from host.forms import ConfirmForm
 from host.judge_rows import judge_rows_page
@@ -21,7 +22,13 @@ from host.views.common import (
 from judging.models import SessionState
 from judging.selectors.host import judge_held_by_host, judge_of_session, session_progress
 from judging.selectors.live import live_totals
-from judging.services import host_join, judge_erase, judge_remove, resume_token_reissue
+from judging.services import (
+    guest_remove,
+    host_join,
+    judge_erase,
+    judge_remove,
+    resume_token_reissue,
+)
 
 
 def _judges_page(request, session, error=None, status=200):
@@ -57,25 +64,57 @@ def judge_reissue(request, session, number):
     return host_change(request, change=change, page=lambda **shown: _judges_page(request, session, **shown))
 
 
+# What removing a guest adds to the confirmation: the guest code still admits them.
+GUEST_REMOVAL = {
+    "allowed": [
+        "{judge.pseudonym} joined with the guest code. Unless you rotate it, they can join again "
+        "with it at once, as a new guest.",
+        "Rotating issues a new code, shown once, and the old one stops working for everyone: give "
+        "the new code to the guests you still want.",
+    ],
+    "denied": [
+        "{judge.pseudonym} joined with the guest code. Guests are not allowed now, so no code "
+        "works; allowing guests again issues a new code.",
+    ],
+}
+ROTATE_BUTTON = {"name": "rotate", "value": "yes", "label": "Remove and rotate the guest code"}
+
+
 def _judge_confirm_view(service, *, verb: str, button: str, label: str, consequences: list[str],
-                        done: str):
+                        done: str, guest_service=None, guest_done: str = ""):
+    """A confirmation page, then `service`. For a judge who came as a guest, with
+    `guest_service`, the page also says the guest code still admits them and offers the removal
+    and the code's rotation in one click (`guest_service(judge, actor, rotate_code)`)."""
     @for_host_session
     def view(request, session, number):
         judge = judge_of_session(session, number)
         form = ConfirmForm(request.POST if request.method == "POST" else None,
                            label=label.format(judge=judge))
+        guest = guest_service is not None and judge.admitted_as == AdmittedAs.GUEST
+        extra = GUEST_REMOVAL["allowed" if session.guests_allowed else "denied"] if guest else []
+        can_rotate = guest and session.guests_allowed
         page = {
             "session": session, "tab": "judges",
             "title": f"{verb} judge {judge.pseudonym}"
                      + (f" ({visible(judge.display_name)})?" if judge.display_name else "?"),
-            "consequences": consequences,
-            "action": request.path, "button": button,
+            "consequences": [*consequences, *(line.format(judge=judge) for line in extra)],
+            "action": request.path,
+            "button": f"{button} only, keep the guest code" if can_rotate else button,
+            "alternatives": [ROTATE_BUTTON] if can_rotate else [],
         }
         if request.method != "POST":
             return confirm_page(request, form=form, **page)
 
         def change(_):
-            service(judge=judge, actor=actor_of(request))
+            if guest:
+                rotate = request.POST.get("rotate") == "yes"
+                result = guest_service(judge=judge, actor=actor_of(request), rotate_code=rotate)
+                if result.guest_code:
+                    show_once(request, kind="guest_code", session=session.pk,
+                              code=result.guest_code, guest_page=links.guest_page())
+                    return (guest_done.format(judge=judge), session_url(session, "guests"))
+            else:
+                service(judge=judge, actor=actor_of(request))
             return done.format(judge=judge), session_url(session, "judges")
 
         return host_change(request, form=form, change=change,
@@ -94,6 +133,9 @@ judge_remove_view = _judge_confirm_view(
         "A removed judge cannot be restored.",
     ],
     done="{judge.pseudonym} is removed; their links stopped working.",
+    guest_service=guest_remove,
+    guest_done="{judge.pseudonym} is removed and the guest code rotated: the old code stopped "
+               "working. Give the new one to the guests you still want.",
 )
 judge_erase_view = _judge_confirm_view(
     judge_erase, verb="Erase the identity of", button="Erase identity",

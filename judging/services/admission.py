@@ -25,7 +25,7 @@ from accounts.models import (
     Judge,
     JudgeStatus,
 )
-from blindjudge.errors import Conflict, Invalid, NotFound, Refused
+from blindjudge.errors import Conflict, Invalid, NotFound, Refused, TooMany
 from content.commitments import commitment_sha256
 from content.draws import Draws, balanced_pick, canonical_guest_code, draw_item_codes, draw_order, order_key
 from judging import audit, live
@@ -34,6 +34,8 @@ from judging.services.checks import clean_display_name
 
 JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
 GUEST_REFUSAL = "That guest code was not accepted."
+GUEST_JOINS_REFUSAL = ("Too many guests have joined from your network address lately. Try again "
+                       "in {minutes} minutes, or ask the host for an invitation.")
 RESUME_REFUSAL = "This resume link is not valid. Ask the host for a new one."
 
 
@@ -205,14 +207,23 @@ def guest_join(*, code: str, display_name: str, client_address: str,
     `held_sessions` are the session URL ids the caller's browser already judges in: a replayed
     join into one of them raises AlreadyAdmitted instead of admitting a second guest.
 
-    Every refusal (wrong code, guests not allowed, cap reached, session not open, too many wrong
-    attempts from this address) gives the same Refused(GUEST_REFUSAL). Wrong codes are counted per
-    client address in the database, which every server process shares; past
+    Every refusal about the code (wrong code, guests not allowed, cap reached, session not open,
+    too many wrong attempts from this address) gives the same Refused(GUEST_REFUSAL). Wrong codes
+    are counted per client address in the database, which every server process shares; past
     BLINDJUDGE_GUEST_ATTEMPTS in a window even a right code is refused.
+    Successful joins are counted per client address too, across every session: past
+    BLINDJUDGE_GUEST_JOINS in BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS the join is refused with
+    TooMany(GUEST_JOINS_REFUSAL) (429), checked before the code, so it says nothing about it.
     Side effects: counts a wrong attempt (committed even though the call fails); on success
-    creates the guest Judge with assignments, commitment and resume token.
+    creates the guest Judge with assignments, commitment and resume token and counts the join
+    against the address, in the same transaction.
     """
     display_name = clean_display_name(display_name)
+    joins_key = f"guest-join:{client_address}"
+    joins_window = settings.BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS
+    if throttle.exceeded(joins_key, limit=settings.BLINDJUDGE_GUEST_JOINS,
+                         window_seconds=joins_window):
+        raise TooMany(GUEST_JOINS_REFUSAL.format(minutes=max(1, round(joins_window / 60))))
     throttle_key = f"guest-code:{client_address}"
     if throttle.exceeded(throttle_key, limit=settings.BLINDJUDGE_GUEST_ATTEMPTS,
                          window_seconds=settings.BLINDJUDGE_GUEST_WINDOW_SECONDS):
@@ -236,8 +247,10 @@ def guest_join(*, code: str, display_name: str, client_address: str,
             guests = Judge.objects.filter(session=session, admitted_as=AdmittedAs.GUEST).count()
             if guests >= session.guest_cap:
                 raise Refused(GUEST_REFUSAL)
-        return _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
-                      display_name=display_name, actor="guest_code")
+        admission = _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
+                           display_name=display_name, actor="guest_code")
+        throttle.hit(joins_key, window_seconds=joins_window)
+        return admission
 
 
 def host_join(*, session: Session, host: Host) -> Admission:

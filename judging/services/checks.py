@@ -1,28 +1,79 @@
-"""The limits every service holds its inputs to: text as it is stored, guest caps, display names."""
+"""The limits every service holds its inputs to: text as it is stored, guest caps, display names.
+
+Every text limit is a setting (`BLINDJUDGE_MAX_*`, blindjudge/settings.py, README's
+Configuration section), read when it is checked, so a test or an operator can change it.
+`checked_text` finds a field's limit by the field's name (TEXT_LIMITS); `bundle_limits` gives the
+bundle validator every limit of a bundle's texts at once.
+"""
 
 import re
 
+from django.conf import settings
+
 from blindjudge.errors import Invalid
 from content.canonical import normalise_text
+from content.limits import TextLimits
 
+MAX_TEXT_CHARS = 200_000  # a text with no limit of its own (none is left unnamed today)
+# The default; the limit in force is text_limit("reason") (BLINDJUDGE_MAX_VERDICT_REASON_CHARS).
 MAX_REASON_CHARS = 10_000
-MAX_TEXT_CHARS = 200_000
 MAX_GUEST_CAP = 100_000
+# The default; the limit in force is display_name_limit() (BLINDJUDGE_MAX_DISPLAY_NAME_CHARS).
 MAX_DISPLAY_NAME = 60
+
+# The field name a service checks a text under -> the setting that bounds it.
+TEXT_LIMITS = {
+    "rubric": "BLINDJUDGE_MAX_RUBRIC_CHARS",
+    "preregistration": "BLINDJUDGE_MAX_PREREG_CHARS",
+    "amendment": "BLINDJUDGE_MAX_PREREG_CHARS",
+    "pattern": "BLINDJUDGE_MAX_PATTERN_CHARS",
+    "note": "BLINDJUDGE_MAX_NOTE_CHARS",
+    "reason": "BLINDJUDGE_MAX_VERDICT_REASON_CHARS",
+}
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def checked_text(value: str, *, field: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """Text as it is stored: NFC with LF line endings. Refuses text over `limit` characters and
-    NUL or lone surrogates, which no database here can store (a clear 400, never a 500)."""
-    value = normalise_text(value or "")
+def text_limit(field: str) -> int:
+    """The limit in force, in characters, on the text a service checks as `field`."""
+    setting = TEXT_LIMITS.get(field)
+    return getattr(settings, setting) if setting else MAX_TEXT_CHARS
+
+
+def display_name_limit() -> int:
+    return settings.BLINDJUDGE_MAX_DISPLAY_NAME_CHARS
+
+
+def bundle_limits() -> TextLimits:
+    """The limits on a bundle's texts, from settings (the copy's own is BLINDJUDGE_MAX_COPY_BYTES)."""
+    return TextLimits(
+        name_chars=settings.BLINDJUDGE_MAX_NAME_CHARS,
+        id_chars=settings.BLINDJUDGE_MAX_ID_CHARS,
+        task_chars=settings.BLINDJUDGE_MAX_TASK_CHARS,
+        finding_chars=settings.BLINDJUDGE_MAX_FINDING_CHARS,
+        review_reason_chars=settings.BLINDJUDGE_MAX_REVIEW_REASON_CHARS,
+        note_chars=settings.BLINDJUDGE_MAX_NOTE_CHARS,
+        request_bytes=settings.BLINDJUDGE_MAX_REQUEST_BYTES,
+    )
+
+
+def checked_text(value: str, *, field: str, limit: int | None = None) -> str:
+    """Text as it is stored: NFC with LF line endings. Refuses text over `limit` characters (by
+    default the field's own limit, text_limit(field)) and NUL or lone surrogates, which no
+    database here can store (a clear 400, never a 500)."""
+    if limit is None:
+        limit = text_limit(field)
+    value = value or ""
+    if len(value) > 4 * limit:
+        # Far over: refused before normalising megabytes (NFC changes a length by far less).
+        raise Invalid(f"{field}: limited to {limit:,} characters (this one has {len(value):,})")
+    value = normalise_text(value)
     bad = _UNSTORABLE.search(value)
     if bad:
         what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate"
         raise Invalid(f"{field}: contains {what} at character {bad.start()}")
     if len(value) > limit:
-        raise Invalid(f"{field}: limited to {limit} characters")
+        raise Invalid(f"{field}: limited to {limit:,} characters (this one has {len(value):,})")
     return value
 
 
@@ -32,11 +83,12 @@ def check_guest_cap(cap: int | None):
 
 
 def clean_display_name(name: str) -> str:
-    name = " ".join(checked_text(name, field="name", limit=10 * MAX_DISPLAY_NAME).split())
+    limit = display_name_limit()
+    name = " ".join(checked_text(name, field="name", limit=10 * limit).split())
     if not name:
         raise Invalid("name: choose a name to be shown by")
-    if len(name) > MAX_DISPLAY_NAME:
-        raise Invalid(f"name: at most {MAX_DISPLAY_NAME} characters")
+    if len(name) > limit:
+        raise Invalid(f"name: at most {limit} characters")
     if any(ord(ch) < 32 or 0x202A <= ord(ch) <= 0x202E or 0x2066 <= ord(ch) <= 0x2069
            for ch in name):
         raise Invalid("name: control and direction characters are not allowed")

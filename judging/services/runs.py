@@ -19,7 +19,7 @@ from judging.models import (
     Run,
     TruthCorrection,
 )
-from judging.services.checks import checked_text
+from judging.services.checks import bundle_limits, checked_text
 
 
 def run_import(*, host, raw: bytes, actor: str) -> Run:
@@ -28,14 +28,18 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
     Side effects: creates the Run with its manifest and hashes, its Builders, Copies, Reviewers,
     Reviews (each marked sealed, failed with the reason, or absent) and Findings, in one
     transaction; appends a `run.imported` audit event.
-    Raises Invalid whose message lists every problem in the bundle, one per line, each naming its
-    place (`copies[3].builder: unknown builder "b9"`).
+    Raises Invalid whose message lists the problems in the bundle, one per line, each naming its
+    place (`copies[3].builder: unknown builder "b9"`), every text held to its limit (settings
+    BLINDJUDGE_MAX_*); past BLINDJUDGE_MAX_BUNDLE_ERRORS problems the last line says how many
+    more there were.
     """
     try:
         bundle = validate_bundle(
             raw,
             max_bundle_bytes=settings.BLINDJUDGE_MAX_BUNDLE_BYTES,
             max_copy_bytes=settings.BLINDJUDGE_MAX_COPY_BYTES,
+            limits=bundle_limits(),
+            max_errors=settings.BLINDJUDGE_MAX_BUNDLE_ERRORS,
         )
     except BundleError as error:
         raise Invalid(str(error)) from None

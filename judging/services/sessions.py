@@ -4,10 +4,11 @@ freezes), amendments, and the states draft -> open <-> closed -> revealed.
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Credential, CredentialKind
+from accounts.models import AdmittedAs, Credential, CredentialKind
 from blindjudge.errors import Conflict, Invalid
 from content.canonical import canonical_sha256, sha256_hex
 from content.draws import Draws, new_guest_code
@@ -32,8 +33,10 @@ from judging.models import (
 )
 from judging.services.admission import issue_credential
 from judging.services.checks import check_guest_cap, checked_text
+from judging.services.judges import judge_remove
 
 PROTOCOL_VERSION = 1
+DEFAULT_GUEST_CAP = object()  # session_create: the cap is settings.BLINDJUDGE_DEFAULT_GUEST_CAP
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,12 @@ def _checked_items_per_judge(value, items: int) -> int | None:
 def session_create(
     *, run: Run, kind: str, actor: str, rubric: str = "", preregistration: str = "",
     items_per_judge: int | None = None, guests_allowed: bool = False,
-    guest_cap: int | None = None, reviewer_display: str = ReviewerDisplay.LETTERS,
+    guest_cap=DEFAULT_GUEST_CAP, reviewer_display: str = ReviewerDisplay.LETTERS,
     scorecards: bool = False, draw_seed: str = "",
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
+    The guest cap is BLINDJUDGE_DEFAULT_GUEST_CAP unless one is given (None: no cap).
     Side effects: creates the Session (random URL id, allocation seed drawn and stored) and its
     Items; issues the guest code when guests are allowed (see judging.services.guests_configure);
     appends a `session.created` audit event.
@@ -126,6 +130,8 @@ def session_create(
     else:
         sources = [(c, None, c.bundle_id) for c in run.copies.all()]
     items_per_judge = _checked_items_per_judge(items_per_judge, len(sources))
+    if guest_cap is DEFAULT_GUEST_CAP:
+        guest_cap = settings.BLINDJUDGE_DEFAULT_GUEST_CAP or None
     check_guest_cap(guest_cap)
 
     draws = Draws(draw_seed)
@@ -524,3 +530,33 @@ def guests_configure(*, session: Session, actor: str, allow: bool | None = None,
                      allowed=session.guests_allowed, cap=session.guest_cap,
                      new_code=code is not None)
     return GuestSettings(session=session, guest_code=code)
+
+
+@dataclass(frozen=True)
+class GuestRemoved:
+    judge: object
+    guest_code: str | None  # the new code when it was rotated
+
+
+def guest_remove(*, judge, actor: str, rotate_code: bool) -> GuestRemoved:
+    """Remove a judge who came with the guest code and, if asked, rotate the code in the same
+    step: otherwise the person can join again with it, as a new guest.
+
+    Side effects: judge_remove's (the judge marked removed, their credentials revoked,
+    `judge.removed`, their sockets closed after commit); with `rotate_code`, guests_configure's
+    rotation (the old code revoked, a new one issued, `guests.configured`), all in one
+    transaction. Refused for a judge who did not come as a guest, and rotation is refused when
+    guests are not allowed now (no code works then; allowing guests again issues a new one).
+    """
+    if judge.admitted_as != AdmittedAs.GUEST:
+        raise Invalid(f"judge {judge.pseudonym} did not join with the guest code")
+    with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=judge.session_id)
+        if rotate_code and not session.guests_allowed:
+            raise Conflict("guests are not allowed in this session, so no guest code works now; "
+                           "remove the judge without rotating")
+        removed = judge_remove(judge=judge, actor=actor)
+        code = None
+        if rotate_code:
+            code = guests_configure(session=session, actor=actor, rotate=True).guest_code
+    return GuestRemoved(judge=removed, guest_code=code)

@@ -10,7 +10,7 @@ from accounts.models import Judge, JudgeStatus
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
 from judging.models import Assignment, SessionKind, SessionState, Verdict
-from judging.services.checks import MAX_REASON_CHARS, checked_text
+from judging.services.checks import checked_text
 
 COPY_VERDICTS = ("pass", "fail")
 FINDING_VERDICTS = ("real", "false_alarm")
@@ -75,7 +75,7 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
     or garbled phase (400: PHASE_MISSING), a time that is not a number of seconds (400), a value
     outside the session's kind.
     """
-    reason = checked_text(reason, field="reason", limit=MAX_REASON_CHARS)
+    reason = checked_text(reason, field="reason")  # BLINDJUDGE_MAX_VERDICT_REASON_CHARS
     try:
         seconds_spent = float(seconds_spent)
     except (TypeError, ValueError):

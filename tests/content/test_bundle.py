@@ -24,6 +24,7 @@ from content.bundle import (
     validate_bundle,
 )
 from content.canonical import canonical_sha256
+from content.limits import TextLimits
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 LIMITS = {"max_bundle_bytes": 1_000_000, "max_copy_bytes": 10_000}
@@ -441,6 +442,115 @@ def test_oversize_copy_counts_utf8_bytes():
     assert errors_of(bundle, max_copy_bytes=100) == [
         "copies[3].content: 101 bytes exceeds the per-copy limit of 100 bytes"
     ]
+
+
+# Above every text of realistic(), so only the planted ones are over.
+SMALL = TextLimits(name_chars=30, id_chars=14, task_chars=40, finding_chars=30,
+                   review_reason_chars=10, note_chars=30, request_bytes=200)
+
+
+def test_every_text_in_a_bundle_has_a_limit_and_the_message_names_the_place_and_the_limit():
+    bundle = realistic()
+    bundle["run"]["task"] = "t" * 41
+    bundle["run"]["name"] = "n" * 31
+    bundle["builders"][1]["id"] = "b" * 15
+    for copy in bundle["copies"]:
+        if copy["builder"] == "b2":
+            copy["builder"] = "b" * 15
+    bundle["builders"][2]["model"] = "m" * 31
+    bundle["reviewers"][0]["family"] = "f" * 31
+    bundle["copies"][1]["defect"] = "d" * 31
+    bundle["copies"][0]["cluster"] = "c" * 15
+    bundle["request_keys"] = ["candidate_text", "k" * 15]
+    bundle["reviews"][2]["reason"] = "é" * 11  # 11 characters, 22 bytes: counted as characters
+    bundle["reviews"][0]["authorship_guess"] = "g" * 31
+    bundle["reviews"][4]["request"] = "é" * 101  # 101 characters, 202 bytes: counted as bytes
+    bundle["findings"][2]["text"] = "x" * 31
+    bundle["findings"][0]["id"] = "f" * 15
+    assert errors_of(bundle, limits=SMALL) == [
+        "run.name: 31 characters exceeds the limit of 30 characters",
+        "run.task: 41 characters exceeds the limit of 40 characters",
+        "builders[1].id: 15 characters exceeds the limit of 14 characters",
+        "builders[2].model: 31 characters exceeds the limit of 30 characters",
+        "copies[0].cluster: 15 characters exceeds the limit of 14 characters",
+        "copies[1].defect: 31 characters exceeds the limit of 30 characters",
+        "reviewers[0].family: 31 characters exceeds the limit of 30 characters",
+        "request_keys[1]: 15 characters exceeds the limit of 14 characters",
+        "reviews[0].authorship_guess: 31 characters exceeds the limit of 30 characters",
+        "reviews[2].reason: 11 characters exceeds the limit of 10 characters",
+        "reviews[4].request: 202 bytes exceeds the limit of 200 bytes",
+        "findings[0].id: 15 characters exceeds the limit of 14 characters",
+        "findings[2].text: 31 characters exceeds the limit of 30 characters",
+    ]
+    # At the limits, all of it passes.
+    exact = TextLimits(name_chars=31, id_chars=15, task_chars=41, finding_chars=31,
+                       review_reason_chars=11, note_chars=31, request_bytes=202)
+    assert validate_bundle(encode(bundle), **LIMITS, limits=exact)
+
+
+def test_by_default_megabytes_of_finding_text_review_reason_or_task_are_refused():
+    """Issue 12: a 6 MB finding text or review reason and an 8 MB task imported fine."""
+    bundle = realistic()
+    bundle["findings"][0]["text"] = "x" * 6_000_000
+    bundle["reviews"][1]["reason"] = "y" * 6_000_000
+    bundle["run"]["task"] = "z" * 8_000_000
+    assert errors_of(bundle, max_bundle_bytes=30_000_000) == [
+        "run.task: 8000000 characters exceeds the limit of 100000 characters",
+        "reviews[1].reason: 6000000 characters exceeds the limit of 20000 characters",
+        "findings[0].text: 6000000 characters exceeds the limit of 20000 characters",
+    ]
+
+
+def test_text_limits_refuse_nonsense_and_sizes_past_the_database_columns():
+    with pytest.raises(ValueError, match="name_chars: at most 200"):
+        TextLimits(name_chars=201)
+    with pytest.raises(ValueError, match="task_chars: expected a whole number"):
+        TextLimits(task_chars=0)
+
+
+def test_a_seal_reason_lists_at_most_20_keys():
+    text = json.dumps({f"key{i:03d}": 1 for i in range(500)})
+    result = check_seal(text, sha(text), DEFAULT_REQUEST_KEYS)
+    assert result.outcome == "failed"
+    assert result.reason.startswith("unexpected keys: key000, key001, ")
+    assert "key019 and 480 more; missing keys: candidate_text" in result.reason
+    assert "key020" not in result.reason
+
+
+# --- the error list is capped ----------------------------------------------------------------
+
+def capped_error(bundle, **limits) -> BundleError:
+    raw = bundle if isinstance(bundle, bytes) else encode(bundle)
+    with pytest.raises(BundleError) as info:
+        validate_bundle(raw, **{**LIMITS, **limits})
+    return info.value
+
+
+def test_the_error_list_stops_after_100_and_counts_the_rest():
+    bundle = minimal()
+    bundle["run"].update({f"k{i:05d}": 1 for i in range(25_000)})
+    error = capped_error(bundle, max_bundle_bytes=10**7)
+    assert len(error.errors) == 100 and error.more == 24_900
+    assert error.errors == [f'run: unknown field "k{i:05d}"' for i in range(100)]
+    assert str(error).splitlines()[-1] == (
+        "…and 24,900 more problems; only the first 100 are listed")
+    assert str(error).splitlines()[:100] == error.errors
+
+
+def test_the_cap_counts_problems_of_every_kind_and_is_a_parameter():
+    bundle = minimal()
+    bundle["copies"] = [
+        {"id": "c1", "builder": "nobody", "format": "pdf", "content": "x", "truth": "maybe",
+         "extra": 1} for _ in range(30)
+    ]
+    # Per copy: a bad format, a bad truth, an unknown field, an unknown builder; ids repeat.
+    error = capped_error(bundle, max_errors=10)
+    assert len(error.errors) == 10
+    assert error.more == 30 * 4 + 29 - 10
+    assert capped_error(bundle, max_errors=1000).more == 0
+    # Below the cap, nothing changes: every problem is listed and nothing is said of more.
+    small = capped_error(minimal() | {"builders": []})
+    assert small.more == 0 and str(small) == "\n".join(small.errors)
 
 
 def test_nul_bytes_are_named_by_place():

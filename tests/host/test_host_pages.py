@@ -42,6 +42,7 @@ from judging.services import (
     truth_correct,
     verdict_record,
 )
+from reports.export import neutralise_cell
 from reports.html import REPORT_CSP
 from tests.worlds import BAD, a_run, a_session, advance, bundle_bytes, client_as, invite_and_join, make_bundle
 
@@ -735,6 +736,44 @@ def test_the_csv_download_neutralises_formulas(alice, host):
     reasons = {row["reason"] for row in rows}
     assert {"'=HYPERLINK(\"x\")", "'@SUM(A1)", "'+1-2", "'-cmd"} <= reasons
     assert not any(reason.startswith(("=", "+", "-", "@")) for reason in reasons)
+
+
+# Issue 12: besides = + - @, tab and CR, a cell may start with whitespace a spreadsheet trims
+# (space, no-break space, newline), a `;` or a full-width formula sign.
+MORE_FORMULA_PREFIXES = (" ", "\u00a0", "\n", ";", "\uff1d", "\uff0b", "\uff0d", "\uff20",
+                         "\u3000")
+
+
+@pytest.mark.django_db
+def test_the_csv_download_neutralises_cells_starting_with_whitespace_semicolons_and_wide_signs(
+        alice, host):
+    pairs = [(r, c) for r in ("r1", "r2") for c in ("c1", "c2", "c3", "c4", "c5", "c6")]
+    reasons = {pair: prefix + "=1+2" for pair, prefix in zip(pairs, MORE_FORMULA_PREFIXES, strict=False)}
+    bundle = make_bundle(reviews=[
+        {"reviewer": r, "copy": c, "verdict": "pass", "reason": reason}
+        for (r, c), reason in reasons.items()])
+    session = a_session(a_run(host, bundle), "open")
+    judge = invite_and_join(session).judge
+    for assignment, prefix in zip(judge.assignments.order_by("position"), MORE_FORMULA_PREFIXES,
+                                  strict=False):
+        verdict_record(judge=judge, code=assignment.code, phase=1, value="fail",
+                       reason=prefix + "SUM(A1)")
+    phase_lock(judge=judge, phase=1)
+    advance(session, "revealed")
+    response = alice.get(url("report", session_id=session.pk, fmt="csv"))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode(), newline="")))
+    model = {(row["rater"], row["copy"]): row["reason"] for row in rows
+             if row["rater_kind"] == "model"}
+    assert model == {pair: "'" + reason for pair, reason in reasons.items()}
+    human = sorted(row["reason"] for row in rows if row["rater_kind"] == "human")
+    assert human == sorted("'" + prefix + "SUM(A1)" for prefix in MORE_FORMULA_PREFIXES[:6])
+
+
+@pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r", *MORE_FORMULA_PREFIXES])
+def test_each_formula_prefix_is_neutralised(prefix):
+    assert neutralise_cell(prefix + "cmd") == "'" + prefix + "cmd"
+    assert neutralise_cell("cmd" + prefix) == "cmd" + prefix  # only a leading one counts
+    assert neutralise_cell(12.5) == 12.5 and neutralise_cell("") == ""
 
 
 @pytest.mark.django_db

@@ -442,13 +442,13 @@ def test_lifecycle_commands_refuse_the_wrong_state(draft):
 
 def test_guests_allow_prints_a_code_that_admits(session_id):
     lines = call("guests", session_id, "--allow").splitlines()
-    assert lines[0] == "guests allowed (cap: none)"
+    assert lines[0] == "guests allowed (cap: 50)"  # BLINDJUDGE_DEFAULT_GUEST_CAP (issue 12)
     prefix = "guest code: "
     assert lines[1].startswith(prefix) and lines[1].endswith(f"  (shown once; enter at {SITE}/guest/)")
     code = lines[1][len(prefix):].split("  ")[0]
     assert guest_join(code=code, display_name="Gus", client_address="10.0.0.9").judge.pseudonym == "J01"
     assert call("guests", session_id, "--allow").splitlines() == [
-        "guests allowed (cap: none)", "the guest code is unchanged; --rotate issues a new one"]
+        "guests allowed (cap: 50)", "the guest code is unchanged; --rotate issues a new one"]
 
 
 def test_guests_rotate_cap_and_deny(session_id):

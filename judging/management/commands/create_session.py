@@ -17,7 +17,9 @@ class Command(HostCommand):
         parser.add_argument("--items-per-judge", type=int, metavar="N",
                             help="items each judge gets (default: all), allocated balanced")
         parser.add_argument("--guests", action="store_true", help="allow guests by code")
-        parser.add_argument("--guest-cap", type=int, metavar="N")
+        parser.add_argument("--guest-cap", type=int, metavar="N",
+                            help="most guests admitted (default: BLINDJUDGE_DEFAULT_GUEST_CAP; "
+                                 "`guests SESSION --cap 0` removes the cap)")
         parser.add_argument("--reviewer-names", action="store_true",
                             help="show reviewers by model name in phase 2 (refused where a "
                                  "reviewer shares a model or family with a builder)")
@@ -33,7 +35,8 @@ class Command(HostCommand):
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
             preregistration=read_text_file(prereg, "--prereg") if prereg else "",
-            items_per_judge=items_per_judge, guests_allowed=guests, guest_cap=guest_cap,
+            items_per_judge=items_per_judge, guests_allowed=guests,
+            **({} if guest_cap is None else {"guest_cap": guest_cap}),
             reviewer_display=ReviewerDisplay.NAMES if reviewer_names else ReviewerDisplay.LETTERS,
             scorecards=scorecards, draw_seed=draw_seed,
         )
