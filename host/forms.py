@@ -17,10 +17,8 @@ from django.conf import settings
 from django.core.validators import MaxLengthValidator
 
 from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
-from judging.services import MAX_GUEST_CAP, display_name_limit, text_limit
+from judging.services import GITHUB_LOGIN, MAX_GUEST_CAP, display_name_limit, text_limit
 
-# GitHub's own rule for logins: 1–39 letters, digits or single hyphens, not at either end.
-GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
 MAX_GITHUB_LOGINS = 500  # per submission of the invitations form
 MAX_PATTERNS = 200  # per submission of the blinding page's form
 

@@ -30,7 +30,7 @@ from content.commitments import commitment_sha256
 from content.draws import Draws, balanced_pick, canonical_guest_code, draw_item_codes, draw_order, order_key
 from judging import audit, live
 from judging.models import Assignment, Session, SessionState
-from judging.services.checks import clean_display_name
+from judging.services.checks import checked_github_login, clean_display_name
 
 JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
 GUEST_REFUSAL = "That guest code was not accepted."
@@ -146,7 +146,7 @@ def invitation_create(*, session: Session, actor: str, name: str = "",
     expires_at = None
     with transaction.atomic():
         if github_login.strip():
-            login = github_login.strip().lstrip("@")
+            login = checked_github_login(github_login)
             if Invitation.objects.filter(session=session, github_login__iexact=login).exists():
                 raise Conflict(f'GitHub login "{login}" is already listed for this session')
             invitation = Invitation.objects.create(session=session, github_login=login)

@@ -33,6 +33,19 @@ TEXT_LIMITS = {
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
+# GitHub's own rule for logins: 1–39 letters, digits or single hyphens, not at either end.
+GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
+
+
+def checked_github_login(login: str) -> str:
+    """A GitHub login as listed (a leading @ dropped); refuses anything GitHub would not issue,
+    so the invitations form, the `invite` command and every other caller give the same message."""
+    login = (login or "").strip().lstrip("@")
+    if not GITHUB_LOGIN.fullmatch(login):
+        shown = f"{login[:40]}…" if len(login) > 40 else login
+        raise Invalid(f'Not a GitHub login (1 to 39 letters, digits or single hyphens): "{shown}"')
+    return login
+
 
 def text_limit(field: str) -> int:
     """The limit in force, in characters, on the text a service checks as `field`."""
@@ -53,7 +66,7 @@ def bundle_limits() -> TextLimits:
         finding_chars=settings.BLINDJUDGE_MAX_FINDING_CHARS,
         review_reason_chars=settings.BLINDJUDGE_MAX_REVIEW_REASON_CHARS,
         note_chars=settings.BLINDJUDGE_MAX_NOTE_CHARS,
-        request_bytes=settings.BLINDJUDGE_MAX_REQUEST_BYTES,
+        request_bytes=settings.BLINDJUDGE_MAX_REVIEW_REQUEST_BYTES,
     )
 
 

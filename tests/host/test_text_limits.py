@@ -67,7 +67,7 @@ def test_names_ids_notes_and_requests_have_limits_the_settings_change(alice, set
     settings.BLINDJUDGE_MAX_NAME_CHARS = 10
     settings.BLINDJUDGE_MAX_ID_CHARS = 4
     settings.BLINDJUDGE_MAX_NOTE_CHARS = 5
-    settings.BLINDJUDGE_MAX_REQUEST_BYTES = 50
+    settings.BLINDJUDGE_MAX_REVIEW_REQUEST_BYTES = 50
     bundle = make_bundle()
     bundle["run"]["name"] = "a run name of many words"
     bundle["builders"][0]["family"] = "OpenAI" * 2
@@ -234,8 +234,8 @@ def test_the_bundle_limits_defaults_are_the_settings_defaults():
 
 def test_each_limit_comes_from_the_environment_and_bad_values_fail_loudly(tmp_path):
     assert printed_setting(
-        "settings.BLINDJUDGE_MAX_TASK_CHARS, settings.BLINDJUDGE_MAX_REQUEST_BYTES",
-        {"BLINDJUDGE_MAX_TASK_CHARS": "5000", "BLINDJUDGE_MAX_REQUEST_BYTES": "1024"},
+        "settings.BLINDJUDGE_MAX_TASK_CHARS, settings.BLINDJUDGE_MAX_REVIEW_REQUEST_BYTES",
+        {"BLINDJUDGE_MAX_TASK_CHARS": "5000", "BLINDJUDGE_MAX_REVIEW_REQUEST_BYTES": "1024"},
         tmp_path) == "5000 1024"
     for env, message in [
             ({"BLINDJUDGE_MAX_FINDING_CHARS": "0"}, "BLINDJUDGE_MAX_FINDING_CHARS='0': must be at least 1"),

@@ -505,6 +505,17 @@ def test_invite_by_github_lists_the_login(session_id):
         'GitHub login "OctoCat" is already listed for this session')
 
 
+def test_invite_by_github_refuses_what_github_would_never_issue_and_stores_nothing(session_id):
+    # The invitations form checked GitHub's rule; the command went to the database unchecked, and a
+    # 101-character login failed there (a 500 on PostgreSQL's varchar(100)).
+    long_login = "a" * 101
+    assert refused("invite", session_id, "--github", long_login) == (
+        f'Not a GitHub login (1 to 39 letters, digits or single hyphens): "{"a" * 40}…"')
+    assert refused("invite", session_id, "--github", "not_a_login") == (
+        'Not a GitHub login (1 to 39 letters, digits or single hyphens): "not_a_login"')
+    assert not Invitation.objects.exists()
+
+
 def test_invite_refusals(open_session, session_id):
     with pytest.raises(CommandError, match="one of the arguments --name --github is required"):
         call_command("invite", session_id)
