@@ -31,6 +31,7 @@ from judging.services import (
     guest_join,
     join_token_exchange,
     phase_lock,
+    text_limit,
     verdict_record,
     verdict_values,
 )
@@ -199,6 +200,7 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
         "judge": judge, "session": session, "item": view, "error": error,
         "task_html": view.task_html, "rubric_html": view.rubric_html,
         "choices": _verdict_choices(session, view.phase),
+        "reason_limit": f"{text_limit('reason'):,}",
         "chosen": (posted.get("verdict") if posted else None) or (
             KEEP if current.get("kept") else current.get("value")),
         "reason": posted.get("reason") if posted else current.get("reason", ""),

@@ -212,16 +212,21 @@ def test_the_judges_reason_has_the_configured_limit(open_session, settings):
     judge = invite_and_join(open_session).judge
     browser = client_as(judge)
     path = reverse("judge_item", kwargs={"url_id": open_session.url_id, "code": codes(judge)[0]})
-    saved = browser.post(path, {"verdict": "pass", "reason": "r" * 51}, HTTP_ACCEPT="application/json")
+    saved = browser.post(path, {"verdict": "pass", "reason": "r" * 51, "phase": 1},
+                        HTTP_ACCEPT="application/json")
     assert saved.status_code == 400
-    assert saved.json() == {"saved": False,
+    assert saved.json() == {"saved": False, "error": "invalid",
                             "message": "reason: limited to 50 characters (this one has 51)"}
-    form = browser.post(path, {"verdict": "pass", "reason": "r" * 51, "go": "stay"})
+    form = browser.post(path, {"verdict": "pass", "reason": "r" * 51, "phase": 1, "go": "stay"})
     assert form.status_code == 400
     assert "reason: limited to 50 characters (this one has 51)" in body(form)
     assert "r" * 51 + "</textarea>" in body(form)  # what was typed is kept
+    # The page states the limit in force and never lets the browser cut a paste short silently.
+    page = body(browser.get(path))
+    assert "up to 50 characters" in page
+    assert "maxlength" not in page.split('id="reason"')[1].split(">")[0]
     assert Verdict.objects.count() == 0
-    assert browser.post(path, {"verdict": "pass", "reason": "r" * 50},
+    assert browser.post(path, {"verdict": "pass", "reason": "r" * 50, "phase": 1},
                         HTTP_ACCEPT="application/json").json() == {"saved": True}
 
 
