@@ -60,6 +60,8 @@ from functools import cache
 from itertools import compress, islice
 from itertools import count as count_from
 
+import re2
+
 __all__ = [
     "FORMATS", "Segment", "Normalised", "PatternError",
     "strip_metadata", "compile_patterns", "normalise",
@@ -93,6 +95,9 @@ _TOKEN_TAIL_RE = re.compile(f"{_TOKEN_CHARS}*")
 CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
 
 
+_LABEL_PART_RE = re.compile("U\\+([0-9A-F]{4,6})(?: \u00d7 ([0-9,]+))?")
+
+
 def label(char: str) -> str:
     """The visible label of a character: `U+200B`."""
     return f"U+{ord(char):04X}"
@@ -121,10 +126,40 @@ class Segment:
     kind: `text` (shown as is), `redacted` (text is `[redacted]`), `invisible` or `bidi` (text is
     the label of the removed character, e.g. `U+200B`), `mixed_script` (text is the token itself,
     shown with a mark).
+
+    A run of marks is one segment, so that a copy of a million zero-width spaces costs one
+    object, not a million: `count` is how many marks it stands for. For `invisible` and `bidi`
+    that is the number of characters: a run of one character keeps its label (`U+200B`, count
+    1,747,626); a run of several characters of the same kind has their labels in order, a
+    repeated one written once with its count (`U+202E U+2066 × 2 U+2069`, count 4). Adjacent
+    redactions are one `redacted` segment (count: the matches); mixed-script tokens separated only
+    by spaces or tabs are one `mixed_script` segment whose text runs from the first token to the
+    last (count: the tokens).
     """
 
     kind: str
     text: str
+    count: int = 1
+
+    def characters(self) -> str:
+        """The characters an `invisible` or `bidi` segment stands for, in order."""
+        if self.kind not in ("invisible", "bidi"):
+            raise ValueError(f"a {self.kind} segment stands for no removed characters")
+        if " " not in self.text:
+            return chr(int(self.text[2:], 16)) * self.count
+        return "".join(chr(int(code, 16)) * int((times or "1").replace(",", ""))
+                       for code, times in _LABEL_PART_RE.findall(self.text))
+
+    def shown(self) -> str:
+        """The mark's visible text: `[redacted]`, `⟦U+200B⟧ × 1,747,626`, `⟦U+202E U+2066⟧`, or
+        the token(s) of a `mixed_script` segment."""
+        if self.kind in ("invisible", "bidi"):
+            if self.count > 1 and " " not in self.text:
+                return f"\u27e6{self.text}\u27e7 \u00d7 {self.count:,}"
+            return f"\u27e6{self.text}\u27e7"
+        if self.kind == "redacted" and self.count > 1:
+            return f"{REDACTED} \u00d7 {self.count:,}"
+        return self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +177,10 @@ class Normalised:
         for segment in self.segments:
             if segment.kind == "text":
                 parts.append(segment.text)
-            elif segment.kind == "redacted":
-                parts.append(REDACTED)
             elif segment.kind == "mixed_script":
                 parts.append(f"⟦mixed-script:{segment.text}⟧")
             else:
-                parts.append(f"⟦{segment.text}⟧")
+                parts.append(segment.shown())
         return "".join(parts)
 
 
@@ -496,12 +529,33 @@ def term_regex(term: str, *, flexible: bool = False) -> str:
     return f"{head}{rest}{end}"
 
 
-def compile_patterns(patterns: list[str]) -> list[re.Pattern]:
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+# Short texts for the empty-match check of a regex RE2 cannot run: Python's engine can backtrack
+# for hours on a long text, not on one or two characters.
+_EMPTY_PROBES = ("", "\n", " ", "a", "A", "0", "_", "-", ".", "\t", "x", "X", "aA", "a ", " a",
+                 "a0", "0a", "a.", "xyz")
+
+
+def compile_patterns(patterns: list[str]) -> list:
     """Compile host-accepted redaction patterns, case-insensitively.
 
     A pattern is a literal string (matched with the name boundaries of `term_regex`) or, written
     `re:<regex>`, a regular expression. Raises PatternError naming the pattern for an empty or
-    blank pattern, an overlong one, an invalid regex, or a regex that can match the empty string.
+    blank pattern, an overlong one, an invalid regex, a regex that can match the empty string, or
+    one that needs backtracking (a lookaround or a backreference).
+
+    `re:` regexes run on RE2 (google-re2), which matches in time linear in the text, so no
+    pattern can stall a page (`re:(a+)+$` is harmless). A regex must be valid for Python's `re`
+    too (its error messages are the ones hosts see). In RE2, `\\w`, `\\d`, `\\s` and `\\b` are
+    ASCII-only. Literal patterns become our own regexes (`term_regex`, whose lookarounds are
+    bounded and cannot backtrack) and run on `re`.
     """
     compiled = []
     for pattern in patterns:
@@ -512,24 +566,43 @@ def compile_patterns(patterns: list[str]) -> list[re.Pattern]:
                 f"pattern {pattern[:40]!r}… is longer than {MAX_PATTERN_LENGTH} characters"
             )
         if pattern.startswith("re:"):
-            source = pattern[3:]
-            if not source.strip():
-                raise PatternError(f"pattern {pattern!r}: the regex is empty")
-            try:
-                regex = re.compile(source, re.IGNORECASE)
-            except re.error as error:
-                raise PatternError(f"pattern {pattern!r}: invalid regex: {error}") from None
-            if _matches_empty(regex):
-                raise PatternError(f"pattern {pattern!r}: the regex matches the empty string")
+            compiled.append(_compile_regex(pattern))
         else:
             if not pattern.strip():
                 raise PatternError(f"pattern {pattern!r} is empty")
-            regex = re.compile(term_regex(pattern), re.IGNORECASE)
-        compiled.append(regex)
+            compiled.append(re.compile(term_regex(pattern), re.IGNORECASE))
     return compiled
 
 
-def _matches_empty(regex: re.Pattern) -> bool:
+def _compile_regex(pattern: str):
+    source = pattern[3:]
+    if not source.strip():
+        raise PatternError(f"pattern {pattern!r}: the regex is empty")
+    try:
+        python_regex = re.compile(source, re.IGNORECASE)  # the syntax check, with its messages
+    except re.error as error:
+        raise PatternError(f"pattern {pattern!r}: invalid regex: {error}") from None
+    try:
+        regex = re2.compile(source, _RE2_OPTIONS)
+    except re2.error as error:
+        if any(_empty_at_some_point(python_regex, probe) for probe in _EMPTY_PROBES):
+            raise PatternError(f"pattern {pattern!r}: the regex matches the empty string") from None
+        reason = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
+        raise PatternError(
+            f"pattern {pattern!r}: the linear-time regex engine refuses it ({reason}). "
+            "Lookarounds, backreferences and possessive or atomic groups are not accepted: "
+            "they can make matching take hours on a hostile copy"
+        ) from None
+    if _matches_empty(regex):
+        raise PatternError(f"pattern {pattern!r}: the regex matches the empty string")
+    return regex
+
+
+def _empty_at_some_point(regex: re.Pattern, probe: str) -> bool:
+    return any(m.end() == m.start() for m in regex.finditer(probe))
+
+
+def _matches_empty(regex) -> bool:
     probe = "\n a A 0 _ - . \t xyz XYZ 123 \n"
     return regex.match("") is not None or any(
         m.end() == m.start() for m in regex.finditer(probe)
@@ -653,18 +726,36 @@ def _mixed_script_tokens(piece: str) -> list[tuple[int, int]]:
 
 # --- normalise() --------------------------------------------------------------------------------
 
-_SPECIAL_SPLIT_RE = re.compile(f"([{BIDI_CLASS}{INVISIBLE_CLASS}])")
-
+# A run of special characters of one kind (bidi or invisible), and a run of one same character.
+_SPECIAL_RUN_RE = re.compile(f"([{BIDI_CLASS}]+|[{INVISIBLE_CLASS}]+)")
+_SAME_CHARACTER_RUN_RE = re.compile(r"(.)\1*", re.DOTALL)
+# What may stand between two mixed-script tokens of one mark.
+_MIXED_GAP_RE = re.compile(r"[ \t]+")
 
 _SPECIAL_SEGMENTS: dict[str, Segment] = {}  # segments are immutable, so one per character
 
 
-def _special_segment(char: str) -> Segment:
-    return Segment("bidi" if _BIDI_RE.match(char) else "invisible", label(char))
+def _run_segment(run: str) -> Segment:
+    """The one segment for a run of special characters of one kind (see `Segment`)."""
+    first = run[0]
+    if len(run) == 1:
+        segment = _SPECIAL_SEGMENTS.get(first)
+        if segment is None:
+            kind = "bidi" if _BIDI_RE.match(first) else "invisible"
+            segment = _SPECIAL_SEGMENTS[first] = Segment(kind, label(first))
+        return segment
+    kind = "bidi" if _BIDI_RE.match(first) else "invisible"
+    if run.count(first) == len(run):
+        return Segment(kind, label(first), len(run))
+    parts = []
+    for m in _SAME_CHARACTER_RUN_RE.finditer(run):
+        times = m.end() - m.start()
+        parts.append(label(m.group(1)) if times == 1 else f"{label(m.group(1))} \u00d7 {times:,}")
+    return Segment(kind, " ".join(parts), len(run))
 
 
 class _Builder:
-    """Collects segments, merging adjacent text, and counts the marks."""
+    """Collects segments, merging adjacent text and runs of marks, and counts the marks."""
 
     def __init__(self):
         self.segments: list[Segment] = []
@@ -678,7 +769,19 @@ class _Builder:
 
     def redacted(self) -> None:
         self._flush()
-        self.segments.append(Segment("redacted", REDACTED))
+        last = self.segments[-1] if self.segments else None
+        if last is not None and last.kind == "redacted":
+            self.segments[-1] = Segment("redacted", REDACTED, last.count + 1)
+        else:
+            self.segments.append(Segment("redacted", REDACTED))
+
+    def _special_run(self, run: str) -> None:
+        segment = _run_segment(run)
+        self.segments.append(segment)
+        if segment.kind == "bidi":
+            self.bidi += len(run)
+        else:
+            self.invisible += len(run)
 
     def marked(self, piece: str) -> None:
         """Add `piece` of unredacted text with its specials and mixed-script tokens marked."""
@@ -690,48 +793,50 @@ class _Builder:
         if tokens:
             self._marked_slowly(piece, tokens)
             return
-        # split() with a group alternates text and single special characters, all in C.
-        parts = _SPECIAL_SPLIT_RE.split(piece)
+        # split() with a group alternates text and runs of special characters, all in C.
+        parts = _SPECIAL_RUN_RE.split(piece)
         if len(parts) == 1:
             self._text.append(piece)
             return
         segments = self.segments
         pending = "".join(self._text) + parts[0]
-        cached = _SPECIAL_SEGMENTS
         for index in range(1, len(parts), 2):
             if pending:
                 segments.append(Segment("text", pending))
-            char = parts[index]
-            segment = cached.get(char)
-            if segment is None:
-                segment = cached[char] = _special_segment(char)
-            segments.append(segment)
+            self._special_run(parts[index])
             pending = parts[index + 1]
         self._text = [pending] if pending else []
-        bidi = len(_BIDI_RE.findall(piece))
-        self.bidi += bidi
-        self.invisible += len(parts) // 2 - bidi
 
     def _marked_slowly(self, piece: str, tokens: list[tuple[int, int]]) -> None:
-        events = [(m.start(), m.end()) for m in _SPECIAL_RE.finditer(piece)]
+        events = [(m.start(), m.end()) for m in _SPECIAL_RUN_RE.finditer(piece)]
         events.extend(tokens)  # tokens never hold a special, so no event overlaps another
         events.sort()
         position = 0
+        run: list[str] = []  # the pieces of a mark of mixed-script tokens being gathered
+        tokens_in_run = 0
         for start, end in events:
-            if start > position:
-                self._text.append(piece[position:start])
+            special = _SPECIAL_RE.match(piece, start) is not None
+            gap = piece[position:start]
+            if run and not special and _MIXED_GAP_RE.fullmatch(gap):
+                run += (gap, piece[start:end])
+                tokens_in_run += 1
+                self.mixed_script += 1
+                position = end
+                continue
+            if run:
+                self.segments.append(Segment("mixed_script", "".join(run), tokens_in_run))
+                run, tokens_in_run = [], 0
+            if gap:
+                self._text.append(gap)
             self._flush()
-            if end - start == 1 and _SPECIAL_RE.match(piece, start):
-                segment = _SPECIAL_SEGMENTS.get(piece[start]) or _special_segment(piece[start])
-                self.segments.append(segment)
-                if segment.kind == "bidi":
-                    self.bidi += 1
-                else:
-                    self.invisible += 1
+            if special:
+                self._special_run(piece[start:end])
             else:
-                self.segments.append(Segment("mixed_script", piece[start:end]))
+                run, tokens_in_run = [piece[start:end]], 1
                 self.mixed_script += 1
             position = end
+        if run:
+            self.segments.append(Segment("mixed_script", "".join(run), tokens_in_run))
         if position < len(piece):
             self._text.append(piece[position:])
 
