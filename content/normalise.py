@@ -52,9 +52,11 @@ the start or end of the text.
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from itertools import compress, islice
@@ -65,7 +67,8 @@ import re2
 __all__ = [
     "FORMATS", "Segment", "Normalised", "PatternError",
     "strip_metadata", "compile_patterns", "normalise",
-    "normalise_line_endings", "show_controls", "term_regex", "FoldedText",
+    "normalise_line_endings", "show_controls", "plain_marks", "term_regex", "FoldedText",
+    "mark_budget", "PLAIN_LABELS",
 ]
 
 FORMATS = ("text", "markdown", "diff")
@@ -113,6 +116,18 @@ def show_controls(text: str) -> str:
     return _SPECIAL_RE.sub(lambda m: f"⟦{label(m.group())}⟧", text)
 
 
+def plain_marks(text: str) -> str:
+    """`text` with its marks written as `plain()` writes them: `⟦U+200B⟧`, `⟦mixed-script:…⟧`."""
+    if text.isascii():
+        return text
+    parts, position = [], 0
+    for start, end, _ in _mixed_script_tokens(text):
+        parts += (show_controls(text[position:start]), f"⟦mixed-script:{text[start:end]}⟧")
+        position = end
+    parts.append(show_controls(text[position:]))
+    return "".join(parts)
+
+
 def normalise_line_endings(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -135,6 +150,11 @@ class Segment:
     redactions are one `redacted` segment (count: the matches); mixed-script tokens separated only
     by spaces or tabs are one `mixed_script` segment whose text runs from the first token to the
     last (count: the tokens).
+
+    Past a text's mark budget (`mark_budget`) the rest of the text is one `unhighlighted`
+    segment (count: the marks in it): its text is the source as it is, special characters
+    included, with `[redacted]` where a redaction was. It must never be shown raw: `plain()`
+    writes its marks as everywhere else (`plain_marks`), the renderer as short codes.
     """
 
     kind: str
@@ -170,6 +190,9 @@ class Normalised:
     invisible: int
     bidi: int
     mixed_script: int
+    # Marks past the text's mark budget (`mark_budget`), in its `unhighlighted` segment; counted
+    # above like the others.
+    unhighlighted: int = 0
 
     def plain(self) -> str:
         """A text form for CSV and plain output: marks shown inline as `⟦…⟧`."""
@@ -179,6 +202,8 @@ class Normalised:
                 parts.append(segment.text)
             elif segment.kind == "mixed_script":
                 parts.append(f"⟦mixed-script:{segment.text}⟧")
+            elif segment.kind == "unhighlighted":
+                parts.append(plain_marks(segment.text))
             else:
                 parts.append(segment.shown())
         return "".join(parts)
@@ -680,8 +705,9 @@ def _ranges(code_points: list[int]) -> str:
 
 
 @cache
-def _script_change_re() -> re.Pattern:
-    """A regex finding two letters of different confusable scripts within one token.
+def _script_change_re() -> tuple[re.Pattern, re.Pattern]:
+    """A regex finding two letters of different confusable scripts within one token, and one
+    extending a mixed-script token over those after it that only spaces or tabs separate.
 
     Built once from the Unicode database: each letter's script is the first word of its name.
     Between the two letters only token characters of no confusable script may stand (digits,
@@ -698,37 +724,42 @@ def _script_change_re() -> re.Pattern:
                     letters[script].append(cp)
     latin, cyrillic, greek = (_ranges(letters[s]) for s in CONFUSABLE_SCRIPTS)
     other = f"[^\\W{BIDI_CLASS}{INVISIBLE_CLASS}{latin}{cyrillic}{greek}]*+"
-    return re.compile(
+    change = (
         f"[{latin}]{other}[{cyrillic}{greek}]"
         f"|[{cyrillic}]{other}[{latin}{greek}]"
         f"|[{greek}]{other}[{latin}{cyrillic}]"
     )
+    # After a mixed-script token: the further mixed-script tokens separated from it only by
+    # spaces or tabs, all in one match (each starts where its gap ends, so no lookbehind).
+    more = re.compile(f"(?:[ \\t]+{_TOKEN_CHARS}*?(?:{change}){_TOKEN_CHARS}*)*")
+    return re.compile(change), more
 
 
-def _mixed_script_tokens(piece: str) -> list[tuple[int, int]]:
-    """Spans of the tokens in `piece` whose letters come from two or more confusable scripts."""
-    change_re = _script_change_re()
-    spans = []
+def _mixed_script_tokens(piece: str) -> Iterator[tuple[int, int, int]]:
+    """The tokens in `piece` whose letters come from two or more confusable scripts, in order, as
+    (start, end, tokens): tokens separated only by spaces or tabs are one span."""
+    change_re, more_re = _script_change_re()
     reversed_piece = None
     position = 0
     while True:
         m = change_re.search(piece, position)
         if m is None:
-            return spans
+            return
         if reversed_piece is None:
             reversed_piece = piece[::-1]
         back = _TOKEN_TAIL_RE.match(reversed_piece, len(piece) - m.start())
         start = m.start() - (back.end() - back.start())
         end = _TOKEN_TAIL_RE.match(piece, m.end()).end()
-        spans.append((start, end))
-        position = end
+        further = more_re.match(piece, end).end()
+        tokens = 1 + (len(_MIXED_GAP_RE.findall(piece, end, further)) if further > end else 0)
+        yield start, further, tokens
+        position = further
 
 
 # --- normalise() --------------------------------------------------------------------------------
 
 # A run of special characters of one kind (bidi or invisible), and a run of one same character.
 _SPECIAL_RUN_RE = re.compile(f"([{BIDI_CLASS}]+|[{INVISIBLE_CLASS}]+)")
-_SAME_CHARACTER_RUN_RE = re.compile(r"(.)\1*", re.DOTALL)
 # What may stand between two mixed-script tokens of one mark.
 _MIXED_GAP_RE = re.compile(r"[ \t]+")
 
@@ -747,37 +778,92 @@ def _run_segment(run: str) -> Segment:
     kind = "bidi" if _BIDI_RE.match(first) else "invisible"
     if run.count(first) == len(run):
         return Segment(kind, label(first), len(run))
-    parts = []
-    for m in _SAME_CHARACTER_RUN_RE.finditer(run):
-        times = m.end() - m.start()
-        parts.append(label(m.group(1)) if times == 1 else f"{label(m.group(1))} \u00d7 {times:,}")
-    return Segment(kind, " ".join(parts), len(run))
+    # Labels in C: each character becomes "U+XXXX ", then repeats are folded into "U+XXXX × n ".
+    labels = run.translate(_LABELS)
+    if _REPEAT_RE.search(run):
+        labels = _REPEATED_LABEL_RE.sub(
+            lambda m: f"{m.group(1)}\u00d7 {(m.end() - m.start()) // len(m.group(1)):,} ", labels)
+    return Segment(kind, labels[:-1], len(run))
+
+
+class _Labels(dict):
+    """str.translate's table: a special character to its label and a space, made when first met."""
+
+    def __missing__(self, code_point: int) -> str:
+        self[code_point] = f"U+{code_point:04X} "
+        return self[code_point]
+
+
+_LABELS = _Labels()
+_REPEAT_RE = re.compile(r"(.)\1", re.DOTALL)
+_REPEATED_LABEL_RE = re.compile(r"(U\+[0-9A-F]{4,6} )\1+")
+
+
+def _class_code_points(character_class: str) -> list[int]:
+    """The code points of a character class's source such as BIDI_CLASS (`a-c` ranges, singles)."""
+    points, index = [], 0
+    while index < len(character_class):
+        if index + 2 < len(character_class) and character_class[index + 1] == "-":
+            points.extend(range(ord(character_class[index]), ord(character_class[index + 2]) + 1))
+            index += 3
+        else:
+            points.append(ord(character_class[index]))
+            index += 1
+    return points
+
+
+# In the frame, past the mark budget, a special character is shown as its code in brackets.
+PLAIN_LABELS = {cp: f"\u27e6{cp:04X}\u27e7"
+                 for cp in _class_code_points(BIDI_CLASS + INVISIBLE_CLASS)}
+
+
+def mark_budget(size: int) -> int:
+    """How many separate marks a text of `size` UTF-8 bytes gets as segments (see `normalise`).
+
+    A mark costs some 90 bytes of HTML, a character past the budget at most 3.7 times its own
+    size (`a⟦00AD⟧` for three bytes), so with this budget no frame is past 4 x its copy + 64 KB
+    however densely marks and text alternate."""
+    return MARK_BUDGET_BASE + size // MARK_BUDGET_BYTES_PER_MARK
+
+
+MARK_BUDGET_BASE = 900
+MARK_BUDGET_BYTES_PER_MARK = 256
 
 
 class _Builder:
     """Collects segments, merging adjacent text and runs of marks, and counts the marks."""
 
-    def __init__(self):
+    def __init__(self, budget: int):
         self.segments: list[Segment] = []
         self._text: list[str] = []
         self.invisible = self.bidi = self.mixed_script = 0
+        self.budget = budget  # mark segments still to be made
+        self.unhighlighted = 0  # marks past the budget
+        self._overflow: list[str] = []  # everything from the first mark past the budget on
 
     def _flush(self) -> None:
         if self._text:
             self.segments.append(Segment("text", "".join(self._text)))
             self._text = []
 
-    def redacted(self) -> None:
+    def _mark(self, segment: Segment) -> None:
         self._flush()
-        last = self.segments[-1] if self.segments else None
+        self.segments.append(segment)
+        self.budget -= 1
+
+    def redacted(self) -> None:
+        last = self.segments[-1] if self.segments and not self._text else None
         if last is not None and last.kind == "redacted":
             self.segments[-1] = Segment("redacted", REDACTED, last.count + 1)
+        elif self.budget > 0:
+            self._mark(Segment("redacted", REDACTED))
         else:
-            self.segments.append(Segment("redacted", REDACTED))
+            self._overflow.append(REDACTED)
+            self.unhighlighted += 1
 
     def _special_run(self, run: str) -> None:
         segment = _run_segment(run)
-        self.segments.append(segment)
+        self._mark(segment)
         if segment.kind == "bidi":
             self.bidi += len(run)
         else:
@@ -785,63 +871,53 @@ class _Builder:
 
     def marked(self, piece: str) -> None:
         """Add `piece` of unredacted text with its specials and mixed-script tokens marked."""
+        if self._overflow:
+            self._unhighlighted(piece)
+            return
         if piece.isascii():
             if piece:
                 self._text.append(piece)
             return
-        tokens = _mixed_script_tokens(piece)
-        if tokens:
-            self._marked_slowly(piece, tokens)
+        if self.budget <= 0:
+            self._unhighlighted(piece)
             return
-        # split() with a group alternates text and runs of special characters, all in C.
-        parts = _SPECIAL_RUN_RE.split(piece)
-        if len(parts) == 1:
-            self._text.append(piece)
-            return
-        segments = self.segments
-        pending = "".join(self._text) + parts[0]
-        for index in range(1, len(parts), 2):
-            if pending:
-                segments.append(Segment("text", pending))
-            self._special_run(parts[index])
-            pending = parts[index + 1]
-        self._text = [pending] if pending else []
-
-    def _marked_slowly(self, piece: str, tokens: list[tuple[int, int]]) -> None:
-        events = [(m.start(), m.end()) for m in _SPECIAL_RUN_RE.finditer(piece)]
-        events.extend(tokens)  # tokens never hold a special, so no event overlaps another
-        events.sort()
+        specials = ((m.start(), m.end(), 0) for m in _SPECIAL_RUN_RE.finditer(piece))
+        # Tokens never hold a special, so no event overlaps another.
+        events = heapq.merge(specials, _mixed_script_tokens(piece))
         position = 0
-        run: list[str] = []  # the pieces of a mark of mixed-script tokens being gathered
-        tokens_in_run = 0
-        for start, end in events:
-            special = _SPECIAL_RE.match(piece, start) is not None
-            gap = piece[position:start]
-            if run and not special and _MIXED_GAP_RE.fullmatch(gap):
-                run += (gap, piece[start:end])
-                tokens_in_run += 1
-                self.mixed_script += 1
-                position = end
-                continue
-            if run:
-                self.segments.append(Segment("mixed_script", "".join(run), tokens_in_run))
-                run, tokens_in_run = [], 0
-            if gap:
-                self._text.append(gap)
-            self._flush()
-            if special:
+        for start, end, count in events:
+            if self.budget <= 0:
+                self._unhighlighted(piece[position:])
+                return
+            if start > position:
+                self._text.append(piece[position:start])
+            if count == 0:
                 self._special_run(piece[start:end])
             else:
-                run, tokens_in_run = [piece[start:end]], 1
-                self.mixed_script += 1
+                self._mark(Segment("mixed_script", piece[start:end], count))
+                self.mixed_script += count
             position = end
-        if run:
-            self.segments.append(Segment("mixed_script", "".join(run), tokens_in_run))
         if position < len(piece):
             self._text.append(piece[position:])
 
+    def _unhighlighted(self, piece: str) -> None:
+        """Past the budget: the piece goes into one `unhighlighted` segment, its marks counted."""
+        if not piece.isascii():
+            bidi = len(piece) - len(_BIDI_RE.sub("", piece))
+            invisible = len(piece) - len(_SPECIAL_RE.sub("", piece)) - bidi
+            mixed = sum(count for _, _, count in _mixed_script_tokens(piece))
+            self.bidi += bidi
+            self.invisible += invisible
+            self.mixed_script += mixed
+            self.unhighlighted += bidi + invisible + mixed
+        if piece:
+            self._overflow.append(piece)
+
     def finish(self) -> tuple[Segment, ...]:
         self._flush()
+        if self._overflow:
+            self.segments.append(
+                Segment("unhighlighted", "".join(self._overflow), self.unhighlighted))
         return tuple(self.segments)
 
 
@@ -856,7 +932,7 @@ def normalise(text: str, fmt: str, patterns: list[str]) -> Normalised:
     stripped, metadata = strip_metadata(text, fmt)
     spans = _redaction_spans(FoldedText(stripped), regexes) if regexes else []
 
-    builder = _Builder()
+    builder = _Builder(mark_budget(len(stripped.encode("utf-8", "surrogatepass"))))
     position = 0
     for start, end in spans:
         builder.marked(stripped[position:start])
@@ -870,4 +946,5 @@ def normalise(text: str, fmt: str, patterns: list[str]) -> Normalised:
         invisible=builder.invisible,
         bidi=builder.bidi,
         mixed_script=builder.mixed_script,
+        unhighlighted=builder.unhighlighted,
     )

@@ -15,7 +15,7 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
-from content.normalise import Normalised, Segment
+from content.normalise import PLAIN_LABELS, Normalised, Segment
 
 FRAME_STYLE = """
 body { margin: 0; padding: 0.75rem; font: 15px/1.5 system-ui, sans-serif; color: #1b1f24;
@@ -69,10 +69,16 @@ def mark_html(segment: Segment) -> str:
             f"{escape(segment.shown())}</span>")
 
 
+def _unhighlighted(text: str) -> str:
+    # Past the mark budget: special characters as short codes (`⟦200B⟧`), never raw.
+    return text.translate(PLAIN_LABELS)
+
+
 def inline_html(normalised: Normalised) -> str:
     """Escaped HTML of normalised text with its marks, for text shown in the judge's own page."""
-    return "".join(escape(s.text) if s.kind == "text" else mark_html(s)
-                   for s in normalised.segments)
+    return "".join(escape(s.text) if s.kind == "text"
+                   else escape(_unhighlighted(s.text)) if s.kind == "unhighlighted"
+                   else mark_html(s) for s in normalised.segments)
 
 
 def _text(text: str) -> str:
@@ -81,56 +87,44 @@ def _text(text: str) -> str:
     return escape(text, quote=False)
 
 
-def _lines(normalised: Normalised) -> list[tuple[str, str]]:
-    """(plain text, html) per line; marks never contain a newline."""
-    lines: list[tuple[list[str], list[str]]] = [([], [])]
-    for segment in normalised.segments:
-        if segment.kind != "text":
-            lines[-1][0].append(segment.text)
-            lines[-1][1].append(mark_html(segment))
-            continue
-        parts = segment.text.split("\n")
-        for index, part in enumerate(parts):
-            if index:
-                lines.append(([], []))
-            lines[-1][0].append(part)
-            lines[-1][1].append(_text(part))
-    return [("".join(plain), "".join(html)) for plain, html in lines]
-
-
-def _diff_class(line: str) -> str:
-    if line.startswith(("+++ ", "--- ", "diff ", "index ")):
-        return "meta"
-    if line.startswith("@@"):
-        return "hunk"
-    if line.startswith("+"):
-        return "add"
-    if line.startswith("-"):
-        return "del"
-    return "ctx"
+def _body(normalised: Normalised) -> str:
+    """The escaped text with its marks (no mark holds a newline)."""
+    return "".join(_text(s.text) if s.kind == "text"
+                   else _text(_unhighlighted(s.text)) if s.kind == "unhighlighted"
+                   else mark_html(s) for s in normalised.segments)
 
 
 def text_html(normalised: Normalised) -> str:
-    return '<pre class="text">' + "".join(
-        _text(s.text) if s.kind == "text" else mark_html(s) for s in normalised.segments
-    ) + "</pre>"
+    return '<pre class="text">' + _body(normalised) + "</pre>"
 
 
-def diff_html(normalised: Normalised) -> str:
+# Runs of lines of one kind, found on the escaped text: escaping keeps what a line starts with
+# (`+`, `-`, `@`, letters, spaces) and a mark starts with `<`, which starts no kind but `ctx`,
+# as its label (`U+…`) did. Each line is taken with its newline.
+_DIFF_LINE_STARTS = {
+    "meta": r"(?:\+\+\+ |--- |diff |index )",
+    "hunk": "@@",
+    "add": r"\+(?!\+\+ )",
+    "del": r"-(?!-- )",
+    "ctx": r"(?!\+|-|@@|diff |index )",
+}
+_DIFF_RUN_RE = re.compile("|".join(
+    f"(?P<{kind}>(?:{start}[^\n]*(?:\n|\\Z))+)" for kind, start in _DIFF_LINE_STARTS.items()))
+
+
+def diff_html(normalised: Normalised, *, max_runs: int | None = None) -> str | None:
     """Lines coloured by what they are; consecutive lines of one kind share one block, so a
-    diff of short lines costs one element per change of kind, not one per line."""
+    diff costs one element per change of kind, not one per line. With `max_runs`, None when the
+    diff changes kind more often than that."""
+    body = _body(normalised)
     rows = []
-    run: list[str] = []
-    run_class = None
-    for plain, html in _lines(normalised):
-        line_class = _diff_class(plain)
-        if line_class != run_class and run:
-            rows.append(f'<span class="line {run_class}">' + "\n".join(run) + "</span>")
-            run = []
-        run_class = line_class
-        run.append(html)
-    if run:
-        rows.append(f'<span class="line {run_class}">' + "\n".join(run) + "</span>")
+    for m in _DIFF_RUN_RE.finditer(body):
+        run = m.group()
+        if not run:
+            continue
+        if max_runs is not None and len(rows) >= max_runs:
+            return None
+        rows.append(f'<span class="line {m.lastgroup}">{run.removesuffix(chr(10))}</span>')
     return '<pre class="diff">' + "".join(rows) + "</pre>"
 
 
@@ -196,13 +190,15 @@ _OWN_PLACEHOLDER_CHARS = re.compile("[\ue000\ue001]")
 
 
 # Past these, a markdown copy is shown as text with a note saying why (measured: bench/README.md,
-# "Worst-case copies"). Parsing and sanitising are linear in the input, so the limits are on
-# what the output would be: each link or image costs some 50 bytes of HTML for a few bytes of
+# "Worst-case copies"). markdown-it's time goes with the number of blocks, each line at most one,
+# so the lines are limited; the sanitiser is linear. The other limits are on what the output
+# would be: each link or image costs some 50 bytes of HTML for a few bytes of
 # markdown and each table cell about 10, so a copy of nothing else would break the frame's size
 # bound; markdown-it stops parsing at 20 levels of nesting and drops whatever is deeper (the
 # judge would not see it), so a copy nesting anywhere near that is shown as text, where nothing
 # is dropped.
 MARKDOWN_RENDER_LIMIT = 100_000  # characters
+MARKDOWN_MAX_LINES = 5_000  # markdown-it spends 0.1-0.15 ms a block: 10,000 list items took 1.5 s
 MARKDOWN_MAX_LINKS = 1_000  # links and images
 MARKDOWN_MAX_TABLE_CELLS = 5_000
 MARKDOWN_MAX_NESTING = 16  # levels; markdown-it's own limit (maxNesting) is 20
@@ -245,19 +241,27 @@ def markdown_html(normalised: Normalised) -> str:
     Raises _TooMuch past the structure limits (checked on the parsed tokens, before rendering)."""
     marks: list[str] = []
     source: list[str] = []
+
+    def own_char(match):
+        # Our placeholder characters in the copy itself become marks too, never placeholders.
+        marks.append(mark_html(Segment("invisible", f"U+{ord(match.group()):04X}")))
+        return f"\ue000{len(marks) - 1}\ue001"
+
     for segment in normalised.segments:
         if segment.kind == "text":
-            # Our placeholder characters in the copy itself become marks too, never placeholders.
-            def own_char(match):
-                marks.append(mark_html(Segment("invisible", f"U+{ord(match.group()):04X}")))
-                return f"\ue000{len(marks) - 1}\ue001"
-
             source.append(_OWN_PLACEHOLDER_CHARS.sub(own_char, segment.text))
+        elif segment.kind == "unhighlighted":
+            source.append(_OWN_PLACEHOLDER_CHARS.sub(own_char, _unhighlighted(segment.text)))
         else:
             marks.append(mark_html(segment))
             source.append(f"\ue000{len(marks) - 1}\ue001")
+    source = "".join(source)
+    lines = source.count("\n") + 1
+    if lines > MARKDOWN_MAX_LINES:
+        raise _TooMuch(f"This markdown copy has {lines:,} lines (more than "
+                       f"{MARKDOWN_MAX_LINES:,}), so it is shown as plain text.")
     env: dict = {}
-    tokens = _MD.parse("".join(source), env)
+    tokens = _MD.parse(source, env)
     _check_structure(tokens)
     html = sanitise_html(_MD.renderer.render(tokens, _MD.options, env))
     return '<div class="md">' + _PLACEHOLDER.sub(lambda m: marks[int(m.group(1))], html) + "</div>"
@@ -280,7 +284,7 @@ def _note(text: str) -> str:
     return f'<p class="note">{text}</p>'
 
 
-def copy_html(normalised: Normalised, fmt: str) -> str:
+def _copy_body(normalised: Normalised, fmt: str) -> str:
     """A copy's body for its frame: markdown rendered, a diff coloured, text as it is; a copy
     past the markdown limits, or whose rendering would be past the frame's size bound, is shown
     as text with a note."""
@@ -289,16 +293,35 @@ def copy_html(normalised: Normalised, fmt: str) -> str:
             normalised)
     if fmt not in ("markdown", "diff"):
         return text_html(normalised)
-    try:
-        body = markdown_html(normalised) if fmt == "markdown" else diff_html(normalised)
-    except _TooMuch as too_much:
-        return _note(str(too_much)) + text_html(normalised)
     budget = FRAME_SIZE_FACTOR * source_size(normalised) + FRAME_SIZE_ALLOWANCE - len(
         frame_document(""))
+    too_large = f"This {'markdown copy' if fmt == 'markdown' else 'diff'} would be too large " \
+        "rendered, so it is shown as plain text."
+    if fmt == "diff":
+        # Each block of lines costs about 40 bytes: stop as soon as they would pass the bound.
+        body = diff_html(normalised, max_runs=max(0, budget - source_size(normalised)) // 40)
+        if body is None:
+            return _note(too_large) + text_html(normalised)
+    else:
+        try:
+            body = markdown_html(normalised)
+        except _TooMuch as too_much:
+            return _note(str(too_much)) + text_html(normalised)
     if len(body.encode("utf-8")) > budget:
-        what = "markdown copy" if fmt == "markdown" else "diff"
-        return _note(f"This {what} would be too large rendered, so it is shown as plain text.") + \
-            text_html(normalised)
+        return _note(too_large) + text_html(normalised)
+    return body
+
+
+def copy_html(normalised: Normalised, fmt: str) -> str:
+    """A copy's body for its frame: markdown rendered, a diff coloured, text as it is; a copy
+    past the markdown limits, or whose rendering would be past the frame's size bound, is shown
+    as text with a note, and so is a copy with more marks than its budget."""
+    body = _copy_body(normalised, fmt)
+    if normalised.unhighlighted:
+        body = _note(
+            f"This copy holds more hidden characters, mixed-script tokens or redactions than can "
+            f"be highlighted: the last {normalised.unhighlighted:,} are shown as plain text, a "
+            "hidden character as its code in brackets (\u27e6200B\u27e7).") + body
     return body
 
 

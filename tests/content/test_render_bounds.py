@@ -9,11 +9,12 @@ import textwrap
 
 import pytest
 
-from content.normalise import PatternError, Segment, compile_patterns, normalise
+from content.normalise import PatternError, Segment, compile_patterns, mark_budget, normalise
 from content.rendering import (
     _MD,
     FRAME_SIZE_ALLOWANCE,
     FRAME_SIZE_FACTOR,
+    MARKDOWN_MAX_LINES,
     MARKDOWN_MAX_LINKS,
     MARKDOWN_MAX_TABLE_CELLS,
     copy_html,
@@ -60,6 +61,9 @@ WORST = {
     "bidi controls, cycling": BIDI_CYCLE * (MEGABYTE // 3 // len(BIDI_CYCLE)),
     "mixed-script tokens": ("p\u0430ypal " * 10 + "\n") * (MEGABYTE // 81),
     "quotes": '"' * MEGABYTE,
+    "zero-width spaces between letters": "a\u200b" * (MEGABYTE // 4),
+    "soft hyphens between letters": "a\u00ad" * (MEGABYTE // 3),
+    "bidi and invisible characters alternating": "\u202e\u200b" * (MEGABYTE // 6),
     "a diff of alternating one-character lines": "+\n-\n" * (MEGABYTE // 4),
     "a diff of blank lines": "@@ -1,1 +1,400000 @@\n" + "+\n" * 400_000,
     "empty blockquotes": ">\n\n" * 30_000,
@@ -76,6 +80,23 @@ def test_a_frame_is_at_most_four_times_its_copy_plus_64_kb(name, fmt):
 
     assert len(frame(text, fmt)) <= FRAME_SIZE_FACTOR * size + FRAME_SIZE_ALLOWANCE
     assert FRAME_SIZE_FACTOR * size + FRAME_SIZE_ALLOWANCE == 4 * size + 65_536
+
+
+def test_marks_past_the_budget_are_one_segment_shown_as_short_codes_and_still_counted():
+    text = "a\u200b" * 100_000 + "p\u0430ypal x " * 10 + "\u202e"
+    result = normalise(text, "text", [])
+
+    assert (result.invisible, result.bidi, result.mixed_script) == (100_000, 1, 10)
+    assert len(result.segments) < 2 * mark_budget(len(text.encode("utf-8"))) + 2
+    assert result.segments[-1].kind == "unhighlighted"
+    assert result.unhighlighted == result.segments[-1].count > 90_000
+    # plain() writes every mark as it always did, budget or not.
+    assert result.plain() == "a⟦U+200B⟧" * 100_000 + "⟦mixed-script:p\u0430ypal⟧ x " * 10 + "⟦U+202E⟧"
+    html = copy_html(result, "text")
+    assert html.startswith('<p class="note">This copy holds more hidden characters')
+    assert "a\u27e6200B\u27e7" in html and "\u200b" not in html and "\u202e" not in html
+    assert "\u202e" not in inline_html(result) and "\u200b" not in inline_html(result)
+    assert "\u200b" not in copy_html(result, "markdown") and "\u200b" not in copy_html(result, "diff")
 
 
 class CountingList(list):
@@ -116,7 +137,10 @@ def test_the_link_pass_reads_each_token_a_bounded_number_of_times(links):
 
 
 @pytest.mark.parametrize(("text", "note"), [
-    ("|a|\n|-|\n" + "|x|\n" * MARKDOWN_MAX_TABLE_CELLS, "table cells (more than 5,000)"),
+    ("|a|b|c|d|e|f|g|h|i|j|\n" + "|-" * 10 + "|\n" + "|x|y|z|x|y|z|x|y|z|x|\n" * 600,
+     "6,010 table cells (more than 5,000)"),
+    ("|a|\n|-|\n" + "|x|\n" * MARKDOWN_MAX_LINES, "5,003 lines (more than 5,000)"),
+    ("- x\n" * (MARKDOWN_MAX_LINES + 1), "lines (more than 5,000)"),
     ("[a](b) " * (MARKDOWN_MAX_LINKS + 1), "1,001 links and images (more than 1,000)"),
     ("![a](b) " * (MARKDOWN_MAX_LINKS + 1), "1,001 links and images (more than 1,000)"),
     (">" * 25 + " the deep text\n", "nests 16 levels deep or more"),
