@@ -51,7 +51,7 @@ def corpus() -> dict[str, tuple[str, str]]:
     return {
         "ordinary 2 KB (baseline)": ("text", _ordinary()),
         "markdown table, 24,000 rows (96 KB)": ("markdown", "|a|\n|-|\n" + "|x|\n" * 24000),
-        "16,666 links in one paragraph": ("markdown", "[a](b) " * 16666),
+        "16,666 links in one paragraph": ("markdown", "[a](b)" * 16666),
         "5 MB of U+200B": ("text", _fill("\u200b")),
         "5 MB of U+200B, markdown": ("markdown", _fill("\u200b")),
         "5 MB of bidi controls, cycling": ("text", _fill(BIDI)),
@@ -96,6 +96,17 @@ def render(repeat: int) -> dict:
 
 # --- Serving ------------------------------------------------------------------------------------
 
+# The copies the serving part imports: one bundle must stay within BLINDJUDGE_MAX_BUNDLE_BYTES
+# (50 MB), so the variants of a case (markdown twins, one repeated bidi control) are left out.
+SERVED = (
+    "ordinary 2 KB (baseline)", "markdown table, 24,000 rows (96 KB)",
+    "16,666 links in one paragraph", "5 MB of U+200B", "5 MB of bidi controls, cycling",
+    "5 MB of mixed-script tokens", "blockquote nested 50,000 deep", "list nested 300 deep",
+    "5 MB diff", "5 MB diff of alternating one-character lines",
+    "5 MB of zero-width space between letters",
+)
+
+
 def seed(out: str, judges: int) -> None:
     """Through the product's services: import the corpus, create and open a session, admit
     judges and bind each to a browser session (as bench/fixture.py does)."""
@@ -118,13 +129,14 @@ def seed(out: str, judges: int) -> None:
 
     names = list(corpus())
     copies = [{"id": f"c{i:02d}", "builder": f"b{i % 2}", "format": fmt, "content": content,
-               "truth": "known_good"} for i, (fmt, content) in enumerate(corpus().values())]
+               "truth": "known_good"} for i, (fmt, content) in enumerate(corpus().values())
+              if names[i] in SERVED]
     bundle = {"format": "blindjudge.run/1",
               "run": {"name": "worst-case corpus", "task": "Render hostile copies."},
               "builders": [{"id": "b0", "model": "m0", "family": "f0"},
                            {"id": "b1", "model": "m1", "family": "f1"}],
               "copies": copies, "reviewers": [], "reviews": []}
-    raw = json.dumps(bundle).encode("utf-8")
+    raw = json.dumps(bundle, ensure_ascii=False).encode("utf-8")
     host = host_create(username=f"worst-{secrets.token_hex(4)}").host
     run = run_import(host=host, raw=raw, actor="bench")
     session = session_create(run=run, kind="copies", actor="bench", rubric="Is it right?").session
@@ -147,7 +159,7 @@ def seed(out: str, judges: int) -> None:
 
 def _get(url: str, cookie: str) -> tuple[float, float, int]:
     """(time to first byte, total time, bytes) of one GET."""
-    request = urllib.request.Request(url, headers={"Cookie": cookie})
+    request = urllib.request.Request(url, headers={"Cookie": cookie})  # noqa: S310 - our own server
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=600) as response:  # noqa: S310 - our own server
         first = response.read(1)
@@ -185,7 +197,7 @@ def serve(args) -> dict:
 
         baseline = "ordinary 2 KB (baseline)"
         ttfb = {}
-        for name in corpus():
+        for name in SERVED:
             samples = [_get(frame_url(name), cookie(0)) for _ in range(args.samples)]
             ttfb[name] = {"ttfb_ms_p50": round(1000 * statistics.median(s[0] for s in samples), 1),
                           "total_ms_p50": round(1000 * statistics.median(s[1] for s in samples), 1),
@@ -243,7 +255,7 @@ def main(argv=None):
     s.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     s.add_argument("--port", type=int, default=8790)
     s.add_argument("--samples", type=int, default=5)
-    s.add_argument("--work-dir", default="/tmp/blindjudge-bench-worst")
+    s.add_argument("--work-dir", default=str(ROOT / "var" / "bench-worst-case"))
     s.add_argument("--label", default="serve")
     d = sub.add_parser("seed")
     d.add_argument("--out", required=True)

@@ -15,7 +15,10 @@ the same function. `normalise()` does, in this order:
 4. **Marks** — in what is left, bidi controls and invisible characters are taken out of the text
    flow and shown as labels (`U+202E`), and tokens mixing Latin, Cyrillic and Greek letters
    (homoglyphs) are flagged. Nothing is removed silently: every character of the stripped text is
-   either kept, labelled, or inside a `[redacted]` mark.
+   either kept, labelled, or inside a `[redacted]` mark. A run of marks is one segment with a
+   count (`⟦U+200B⟧ × 1,747,626`, see `Segment`), and past a budget of marks per text
+   (`mark_budget`) the rest of the text is one `unhighlighted` segment, so neither memory nor the
+   rendered frame grows with the number of marks faster than with the text.
 
 What counts as metadata (the rules `strip_metadata` applies, for every format unless noted):
 

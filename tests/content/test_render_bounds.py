@@ -16,7 +16,6 @@ from content.rendering import (
     FRAME_SIZE_FACTOR,
     MARKDOWN_MAX_LINES,
     MARKDOWN_MAX_LINKS,
-    MARKDOWN_MAX_TABLE_CELLS,
     copy_html,
     frame_document,
     inline_html,
