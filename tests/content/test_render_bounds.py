@@ -142,6 +142,8 @@ def test_the_link_pass_reads_each_token_a_bounded_number_of_times(links):
     ("- x\n" * (MARKDOWN_MAX_LINES + 1), "lines (more than 5,000)"),
     ("[a](b) " * (MARKDOWN_MAX_LINKS + 1), "1,001 links and images (more than 1,000)"),
     ("![a](b) " * (MARKDOWN_MAX_LINKS + 1), "1,001 links and images (more than 1,000)"),
+    ("[a][r] " * (MARKDOWN_MAX_LINKS + 1) + "\n\n[r]: http://x.example/\n",
+     "1,001 links and images (more than 1,000)"),
     (">" * 25 + " the deep text\n", "nests 16 levels deep or more"),
     ("".join("  " * i + f"- item{i}\n" for i in range(25)) + "\nthe deep text\n",
      "nests 16 levels deep or more"),
