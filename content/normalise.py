@@ -856,13 +856,13 @@ class _Builder:
 
     def redacted(self) -> None:
         last = self.segments[-1] if self.segments and not self._text else None
-        if last is not None and last.kind == "redacted":
-            self.segments[-1] = Segment("redacted", REDACTED, last.count + 1)
-        elif self.budget > 0:
-            self._mark(Segment("redacted", REDACTED))
-        else:
+        if self._overflow or (self.budget <= 0 and not (last and last.kind == "redacted")):
             self._overflow.append(REDACTED)
             self.unhighlighted += 1
+        elif last is not None and last.kind == "redacted":
+            self.segments[-1] = Segment("redacted", REDACTED, last.count + 1)
+        else:
+            self._mark(Segment("redacted", REDACTED))
 
     def _special_run(self, run: str) -> None:
         segment = _run_segment(run)

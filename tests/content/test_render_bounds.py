@@ -98,6 +98,15 @@ def test_marks_past_the_budget_are_one_segment_shown_as_short_codes_and_still_co
     assert "\u200b" not in copy_html(result, "markdown") and "\u200b" not in copy_html(result, "diff")
 
 
+def test_redactions_past_the_budget_stay_where_they_were():
+    text = "GPT " + "a\u200b" * 2_000 + " GPT x GPT GPT"
+    result = normalise(text, "text", ["re:gpt"])
+
+    assert result.redactions == 4 and result.invisible == 2_000
+    assert result.plain() == "[redacted] " + "a⟦U+200B⟧" * 2_000 + " [redacted] x [redacted] [redacted]"
+    assert copy_html(result, "text").endswith(" [redacted] x [redacted] [redacted]</pre>")
+
+
 class CountingList(list):
     """A token list that counts every element read from it, however it is read."""
 
