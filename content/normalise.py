@@ -15,7 +15,10 @@ the same function. `normalise()` does, in this order:
 4. **Marks** — in what is left, bidi controls and invisible characters are taken out of the text
    flow and shown as labels (`U+202E`), and tokens mixing Latin, Cyrillic and Greek letters
    (homoglyphs) are flagged. Nothing is removed silently: every character of the stripped text is
-   either kept, labelled, or inside a `[redacted]` mark.
+   either kept, labelled, or inside a `[redacted]` mark. A run of marks is one segment with a
+   count (`⟦U+200B⟧ × 1,747,626`, see `Segment`), and past a budget of marks per text
+   (`mark_budget`) the rest of the text is one `unhighlighted` segment, so neither memory nor the
+   rendered frame grows with the number of marks faster than with the text.
 
 What counts as metadata (the rules `strip_metadata` applies, for every format unless noted):
 
@@ -52,18 +55,23 @@ the start or end of the text.
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from itertools import compress, islice
 from itertools import count as count_from
 
+import re2
+
 __all__ = [
     "FORMATS", "Segment", "Normalised", "PatternError",
     "strip_metadata", "compile_patterns", "normalise",
-    "normalise_line_endings", "show_controls", "term_regex", "FoldedText",
+    "normalise_line_endings", "show_controls", "plain_marks", "term_regex", "FoldedText",
+    "mark_budget", "PLAIN_LABELS",
 ]
 
 FORMATS = ("text", "markdown", "diff")
@@ -93,6 +101,9 @@ _TOKEN_TAIL_RE = re.compile(f"{_TOKEN_CHARS}*")
 CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
 
 
+_LABEL_PART_RE = re.compile("U\\+([0-9A-F]{4,6})(?: \u00d7 ([0-9,]+))?")
+
+
 def label(char: str) -> str:
     """The visible label of a character: `U+200B`."""
     return f"U+{ord(char):04X}"
@@ -108,6 +119,18 @@ def show_controls(text: str) -> str:
     return _SPECIAL_RE.sub(lambda m: f"⟦{label(m.group())}⟧", text)
 
 
+def plain_marks(text: str) -> str:
+    """`text` with its marks written as `plain()` writes them: `⟦U+200B⟧`, `⟦mixed-script:…⟧`."""
+    if text.isascii():
+        return text
+    parts, position = [], 0
+    for start, end, _ in _mixed_script_tokens(text):
+        parts += (show_controls(text[position:start]), f"⟦mixed-script:{text[start:end]}⟧")
+        position = end
+    parts.append(show_controls(text[position:]))
+    return "".join(parts)
+
+
 def normalise_line_endings(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -121,10 +144,45 @@ class Segment:
     kind: `text` (shown as is), `redacted` (text is `[redacted]`), `invisible` or `bidi` (text is
     the label of the removed character, e.g. `U+200B`), `mixed_script` (text is the token itself,
     shown with a mark).
+
+    A run of marks is one segment, so that a copy of a million zero-width spaces costs one
+    object, not a million: `count` is how many marks it stands for. For `invisible` and `bidi`
+    that is the number of characters: a run of one character keeps its label (`U+200B`, count
+    1,747,626); a run of several characters of the same kind has their labels in order, a
+    repeated one written once with its count (`U+202E U+2066 × 2 U+2069`, count 4). Adjacent
+    redactions are one `redacted` segment (count: the matches); mixed-script tokens separated only
+    by spaces or tabs are one `mixed_script` segment whose text runs from the first token to the
+    last (count: the tokens).
+
+    Past a text's mark budget (`mark_budget`) the rest of the text is one `unhighlighted`
+    segment (count: the marks in it): its text is the source as it is, special characters
+    included, with `[redacted]` where a redaction was. It must never be shown raw: `plain()`
+    writes its marks as everywhere else (`plain_marks`), the renderer as short codes.
     """
 
     kind: str
     text: str
+    count: int = 1
+
+    def characters(self) -> str:
+        """The characters an `invisible` or `bidi` segment stands for, in order."""
+        if self.kind not in ("invisible", "bidi"):
+            raise ValueError(f"a {self.kind} segment stands for no removed characters")
+        if " " not in self.text:
+            return chr(int(self.text[2:], 16)) * self.count
+        return "".join(chr(int(code, 16)) * int((times or "1").replace(",", ""))
+                       for code, times in _LABEL_PART_RE.findall(self.text))
+
+    def shown(self) -> str:
+        """The mark's visible text: `[redacted]`, `⟦U+200B⟧ × 1,747,626`, `⟦U+202E U+2066⟧`, or
+        the token(s) of a `mixed_script` segment."""
+        if self.kind in ("invisible", "bidi"):
+            if self.count > 1 and " " not in self.text:
+                return f"\u27e6{self.text}\u27e7 \u00d7 {self.count:,}"
+            return f"\u27e6{self.text}\u27e7"
+        if self.kind == "redacted" and self.count > 1:
+            return f"{REDACTED} \u00d7 {self.count:,}"
+        return self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +193,9 @@ class Normalised:
     invisible: int
     bidi: int
     mixed_script: int
+    # Marks past the text's mark budget (`mark_budget`), in its `unhighlighted` segment; counted
+    # above like the others.
+    unhighlighted: int = 0
 
     def plain(self) -> str:
         """A text form for CSV and plain output: marks shown inline as `⟦…⟧`."""
@@ -142,12 +203,12 @@ class Normalised:
         for segment in self.segments:
             if segment.kind == "text":
                 parts.append(segment.text)
-            elif segment.kind == "redacted":
-                parts.append(REDACTED)
             elif segment.kind == "mixed_script":
                 parts.append(f"⟦mixed-script:{segment.text}⟧")
+            elif segment.kind == "unhighlighted":
+                parts.append(plain_marks(segment.text))
             else:
-                parts.append(f"⟦{segment.text}⟧")
+                parts.append(segment.shown())
         return "".join(parts)
 
 
@@ -496,12 +557,33 @@ def term_regex(term: str, *, flexible: bool = False) -> str:
     return f"{head}{rest}{end}"
 
 
-def compile_patterns(patterns: list[str]) -> list[re.Pattern]:
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+# Short texts for the empty-match check of a regex RE2 cannot run: Python's engine can backtrack
+# for hours on a long text, not on one or two characters.
+_EMPTY_PROBES = ("", "\n", " ", "a", "A", "0", "_", "-", ".", "\t", "x", "X", "aA", "a ", " a",
+                 "a0", "0a", "a.", "xyz")
+
+
+def compile_patterns(patterns: list[str]) -> list:
     """Compile host-accepted redaction patterns, case-insensitively.
 
     A pattern is a literal string (matched with the name boundaries of `term_regex`) or, written
     `re:<regex>`, a regular expression. Raises PatternError naming the pattern for an empty or
-    blank pattern, an overlong one, an invalid regex, or a regex that can match the empty string.
+    blank pattern, an overlong one, an invalid regex, a regex that can match the empty string, or
+    one that needs backtracking (a lookaround or a backreference).
+
+    `re:` regexes run on RE2 (google-re2), which matches in time linear in the text, so no
+    pattern can stall a page (`re:(a+)+$` is harmless). A regex must be valid for Python's `re`
+    too (its error messages are the ones hosts see). In RE2, `\\w`, `\\d`, `\\s` and `\\b` are
+    ASCII-only. Literal patterns become our own regexes (`term_regex`, whose lookarounds are
+    bounded and cannot backtrack) and run on `re`.
     """
     compiled = []
     for pattern in patterns:
@@ -512,24 +594,43 @@ def compile_patterns(patterns: list[str]) -> list[re.Pattern]:
                 f"pattern {pattern[:40]!r}… is longer than {MAX_PATTERN_LENGTH} characters"
             )
         if pattern.startswith("re:"):
-            source = pattern[3:]
-            if not source.strip():
-                raise PatternError(f"pattern {pattern!r}: the regex is empty")
-            try:
-                regex = re.compile(source, re.IGNORECASE)
-            except re.error as error:
-                raise PatternError(f"pattern {pattern!r}: invalid regex: {error}") from None
-            if _matches_empty(regex):
-                raise PatternError(f"pattern {pattern!r}: the regex matches the empty string")
+            compiled.append(_compile_regex(pattern))
         else:
             if not pattern.strip():
                 raise PatternError(f"pattern {pattern!r} is empty")
-            regex = re.compile(term_regex(pattern), re.IGNORECASE)
-        compiled.append(regex)
+            compiled.append(re.compile(term_regex(pattern), re.IGNORECASE))
     return compiled
 
 
-def _matches_empty(regex: re.Pattern) -> bool:
+def _compile_regex(pattern: str):
+    source = pattern[3:]
+    if not source.strip():
+        raise PatternError(f"pattern {pattern!r}: the regex is empty")
+    try:
+        python_regex = re.compile(source, re.IGNORECASE)  # the syntax check, with its messages
+    except re.error as error:
+        raise PatternError(f"pattern {pattern!r}: invalid regex: {error}") from None
+    try:
+        regex = re2.compile(source, _RE2_OPTIONS)
+    except re2.error as error:
+        if any(_empty_at_some_point(python_regex, probe) for probe in _EMPTY_PROBES):
+            raise PatternError(f"pattern {pattern!r}: the regex matches the empty string") from None
+        reason = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
+        raise PatternError(
+            f"pattern {pattern!r}: the linear-time regex engine refuses it ({reason}). "
+            "Lookarounds, backreferences and possessive or atomic groups are not accepted: "
+            "they can make matching take hours on a hostile copy"
+        ) from None
+    if _matches_empty(regex):
+        raise PatternError(f"pattern {pattern!r}: the regex matches the empty string")
+    return regex
+
+
+def _empty_at_some_point(regex: re.Pattern, probe: str) -> bool:
+    return any(m.end() == m.start() for m in regex.finditer(probe))
+
+
+def _matches_empty(regex) -> bool:
     probe = "\n a A 0 _ - . \t xyz XYZ 123 \n"
     return regex.match("") is not None or any(
         m.end() == m.start() for m in regex.finditer(probe)
@@ -607,8 +708,9 @@ def _ranges(code_points: list[int]) -> str:
 
 
 @cache
-def _script_change_re() -> re.Pattern:
-    """A regex finding two letters of different confusable scripts within one token.
+def _script_change_re() -> tuple[re.Pattern, re.Pattern]:
+    """A regex finding two letters of different confusable scripts within one token, and one
+    extending a mixed-script token over those after it that only spaces or tabs separate.
 
     Built once from the Unicode database: each letter's script is the first word of its name.
     Between the two letters only token characters of no confusable script may stand (digits,
@@ -625,118 +727,200 @@ def _script_change_re() -> re.Pattern:
                     letters[script].append(cp)
     latin, cyrillic, greek = (_ranges(letters[s]) for s in CONFUSABLE_SCRIPTS)
     other = f"[^\\W{BIDI_CLASS}{INVISIBLE_CLASS}{latin}{cyrillic}{greek}]*+"
-    return re.compile(
+    change = (
         f"[{latin}]{other}[{cyrillic}{greek}]"
         f"|[{cyrillic}]{other}[{latin}{greek}]"
         f"|[{greek}]{other}[{latin}{cyrillic}]"
     )
+    # After a mixed-script token: the further mixed-script tokens separated from it only by
+    # spaces or tabs, all in one match (each starts where its gap ends, so no lookbehind).
+    more = re.compile(f"(?:[ \\t]+{_TOKEN_CHARS}*?(?:{change}){_TOKEN_CHARS}*)*")
+    return re.compile(change), more
 
 
-def _mixed_script_tokens(piece: str) -> list[tuple[int, int]]:
-    """Spans of the tokens in `piece` whose letters come from two or more confusable scripts."""
-    change_re = _script_change_re()
-    spans = []
+def _mixed_script_tokens(piece: str) -> Iterator[tuple[int, int, int]]:
+    """The tokens in `piece` whose letters come from two or more confusable scripts, in order, as
+    (start, end, tokens): tokens separated only by spaces or tabs are one span."""
+    change_re, more_re = _script_change_re()
     reversed_piece = None
     position = 0
     while True:
         m = change_re.search(piece, position)
         if m is None:
-            return spans
+            return
         if reversed_piece is None:
             reversed_piece = piece[::-1]
         back = _TOKEN_TAIL_RE.match(reversed_piece, len(piece) - m.start())
         start = m.start() - (back.end() - back.start())
         end = _TOKEN_TAIL_RE.match(piece, m.end()).end()
-        spans.append((start, end))
-        position = end
+        further = more_re.match(piece, end).end()
+        tokens = 1 + (len(_MIXED_GAP_RE.findall(piece, end, further)) if further > end else 0)
+        yield start, further, tokens
+        position = further
 
 
 # --- normalise() --------------------------------------------------------------------------------
 
-_SPECIAL_SPLIT_RE = re.compile(f"([{BIDI_CLASS}{INVISIBLE_CLASS}])")
-
+# A run of special characters of one kind (bidi or invisible), and a run of one same character.
+_SPECIAL_RUN_RE = re.compile(f"([{BIDI_CLASS}]+|[{INVISIBLE_CLASS}]+)")
+# What may stand between two mixed-script tokens of one mark.
+_MIXED_GAP_RE = re.compile(r"[ \t]+")
 
 _SPECIAL_SEGMENTS: dict[str, Segment] = {}  # segments are immutable, so one per character
 
 
-def _special_segment(char: str) -> Segment:
-    return Segment("bidi" if _BIDI_RE.match(char) else "invisible", label(char))
+def _run_segment(run: str) -> Segment:
+    """The one segment for a run of special characters of one kind (see `Segment`)."""
+    first = run[0]
+    if len(run) == 1:
+        segment = _SPECIAL_SEGMENTS.get(first)
+        if segment is None:
+            kind = "bidi" if _BIDI_RE.match(first) else "invisible"
+            segment = _SPECIAL_SEGMENTS[first] = Segment(kind, label(first))
+        return segment
+    kind = "bidi" if _BIDI_RE.match(first) else "invisible"
+    if run.count(first) == len(run):
+        return Segment(kind, label(first), len(run))
+    # Labels in C: each character becomes "U+XXXX ", then repeats are folded into "U+XXXX × n ".
+    labels = run.translate(_LABELS)
+    if _REPEAT_RE.search(run):
+        labels = _REPEATED_LABEL_RE.sub(
+            lambda m: f"{m.group(1)}\u00d7 {(m.end() - m.start()) // len(m.group(1)):,} ", labels)
+    return Segment(kind, labels[:-1], len(run))
+
+
+class _Labels(dict):
+    """str.translate's table: a special character to its label and a space, made when first met."""
+
+    def __missing__(self, code_point: int) -> str:
+        self[code_point] = f"U+{code_point:04X} "
+        return self[code_point]
+
+
+_LABELS = _Labels()
+_REPEAT_RE = re.compile(r"(.)\1", re.DOTALL)
+_REPEATED_LABEL_RE = re.compile(r"(U\+[0-9A-F]{4,6} )\1+")
+
+
+def _class_code_points(character_class: str) -> list[int]:
+    """The code points of a character class's source such as BIDI_CLASS (`a-c` ranges, singles)."""
+    points, index = [], 0
+    while index < len(character_class):
+        if index + 2 < len(character_class) and character_class[index + 1] == "-":
+            points.extend(range(ord(character_class[index]), ord(character_class[index + 2]) + 1))
+            index += 3
+        else:
+            points.append(ord(character_class[index]))
+            index += 1
+    return points
+
+
+# In the frame, past the mark budget, a special character is shown as its code in brackets.
+PLAIN_LABELS = {cp: f"\u27e6{cp:04X}\u27e7"
+                 for cp in _class_code_points(BIDI_CLASS + INVISIBLE_CLASS)}
+
+
+def mark_budget(size: int) -> int:
+    """How many separate marks a text of `size` UTF-8 bytes gets as segments (see `normalise`).
+
+    A mark costs some 90 bytes of HTML, a character past the budget at most 3.7 times its own
+    size (`a⟦00AD⟧` for three bytes), so with this budget no frame is past 4 x its copy + 64 KB
+    however densely marks and text alternate."""
+    return MARK_BUDGET_BASE + size // MARK_BUDGET_BYTES_PER_MARK
+
+
+MARK_BUDGET_BASE = 900
+MARK_BUDGET_BYTES_PER_MARK = 256
 
 
 class _Builder:
-    """Collects segments, merging adjacent text, and counts the marks."""
+    """Collects segments, merging adjacent text and runs of marks, and counts the marks."""
 
-    def __init__(self):
+    def __init__(self, budget: int):
         self.segments: list[Segment] = []
         self._text: list[str] = []
         self.invisible = self.bidi = self.mixed_script = 0
+        self.budget = budget  # mark segments still to be made
+        self.unhighlighted = 0  # marks past the budget
+        self._overflow: list[str] = []  # everything from the first mark past the budget on
 
     def _flush(self) -> None:
         if self._text:
             self.segments.append(Segment("text", "".join(self._text)))
             self._text = []
 
-    def redacted(self) -> None:
+    def _mark(self, segment: Segment) -> None:
         self._flush()
-        self.segments.append(Segment("redacted", REDACTED))
+        self.segments.append(segment)
+        self.budget -= 1
+
+    def redacted(self) -> None:
+        last = self.segments[-1] if self.segments and not self._text else None
+        if self._overflow or (self.budget <= 0 and not (last and last.kind == "redacted")):
+            self._overflow.append(REDACTED)
+            self.unhighlighted += 1
+        elif last is not None and last.kind == "redacted":
+            self.segments[-1] = Segment("redacted", REDACTED, last.count + 1)
+        else:
+            self._mark(Segment("redacted", REDACTED))
+
+    def _special_run(self, run: str) -> None:
+        segment = _run_segment(run)
+        self._mark(segment)
+        if segment.kind == "bidi":
+            self.bidi += len(run)
+        else:
+            self.invisible += len(run)
 
     def marked(self, piece: str) -> None:
         """Add `piece` of unredacted text with its specials and mixed-script tokens marked."""
+        if self._overflow:
+            self._unhighlighted(piece)
+            return
         if piece.isascii():
             if piece:
                 self._text.append(piece)
             return
-        tokens = _mixed_script_tokens(piece)
-        if tokens:
-            self._marked_slowly(piece, tokens)
+        if self.budget <= 0:
+            self._unhighlighted(piece)
             return
-        # split() with a group alternates text and single special characters, all in C.
-        parts = _SPECIAL_SPLIT_RE.split(piece)
-        if len(parts) == 1:
-            self._text.append(piece)
-            return
-        segments = self.segments
-        pending = "".join(self._text) + parts[0]
-        cached = _SPECIAL_SEGMENTS
-        for index in range(1, len(parts), 2):
-            if pending:
-                segments.append(Segment("text", pending))
-            char = parts[index]
-            segment = cached.get(char)
-            if segment is None:
-                segment = cached[char] = _special_segment(char)
-            segments.append(segment)
-            pending = parts[index + 1]
-        self._text = [pending] if pending else []
-        bidi = len(_BIDI_RE.findall(piece))
-        self.bidi += bidi
-        self.invisible += len(parts) // 2 - bidi
-
-    def _marked_slowly(self, piece: str, tokens: list[tuple[int, int]]) -> None:
-        events = [(m.start(), m.end()) for m in _SPECIAL_RE.finditer(piece)]
-        events.extend(tokens)  # tokens never hold a special, so no event overlaps another
-        events.sort()
+        specials = ((m.start(), m.end(), 0) for m in _SPECIAL_RUN_RE.finditer(piece))
+        # Tokens never hold a special, so no event overlaps another.
+        events = heapq.merge(specials, _mixed_script_tokens(piece))
         position = 0
-        for start, end in events:
+        for start, end, count in events:
+            if self.budget <= 0:
+                self._unhighlighted(piece[position:])
+                return
             if start > position:
                 self._text.append(piece[position:start])
-            self._flush()
-            if end - start == 1 and _SPECIAL_RE.match(piece, start):
-                segment = _SPECIAL_SEGMENTS.get(piece[start]) or _special_segment(piece[start])
-                self.segments.append(segment)
-                if segment.kind == "bidi":
-                    self.bidi += 1
-                else:
-                    self.invisible += 1
+            if count == 0:
+                self._special_run(piece[start:end])
             else:
-                self.segments.append(Segment("mixed_script", piece[start:end]))
-                self.mixed_script += 1
+                self._mark(Segment("mixed_script", piece[start:end], count))
+                self.mixed_script += count
             position = end
         if position < len(piece):
             self._text.append(piece[position:])
 
+    def _unhighlighted(self, piece: str) -> None:
+        """Past the budget: the piece goes into one `unhighlighted` segment, its marks counted."""
+        if not piece.isascii():
+            bidi = len(piece) - len(_BIDI_RE.sub("", piece))
+            invisible = len(piece) - len(_SPECIAL_RE.sub("", piece)) - bidi
+            mixed = sum(count for _, _, count in _mixed_script_tokens(piece))
+            self.bidi += bidi
+            self.invisible += invisible
+            self.mixed_script += mixed
+            self.unhighlighted += bidi + invisible + mixed
+        if piece:
+            self._overflow.append(piece)
+
     def finish(self) -> tuple[Segment, ...]:
         self._flush()
+        if self._overflow:
+            self.segments.append(
+                Segment("unhighlighted", "".join(self._overflow), self.unhighlighted))
         return tuple(self.segments)
 
 
@@ -751,7 +935,7 @@ def normalise(text: str, fmt: str, patterns: list[str]) -> Normalised:
     stripped, metadata = strip_metadata(text, fmt)
     spans = _redaction_spans(FoldedText(stripped), regexes) if regexes else []
 
-    builder = _Builder()
+    builder = _Builder(mark_budget(len(stripped.encode("utf-8", "surrogatepass"))))
     position = 0
     for start, end in spans:
         builder.marked(stripped[position:start])
@@ -765,4 +949,5 @@ def normalise(text: str, fmt: str, patterns: list[str]) -> Normalised:
         invisible=builder.invisible,
         bidi=builder.bidi,
         mixed_script=builder.mixed_script,
+        unhighlighted=builder.unhighlighted,
     )

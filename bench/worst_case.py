@@ -1,0 +1,279 @@
+"""The worst-case corpus (issue 12): hostile copies at today's limits, rendered and served.
+
+    python bench/worst_case.py render                 # normalise + render each copy, in process
+    python bench/worst_case.py serve --pg-url URL     # a real server: time to first byte, p50s
+    python bench/worst_case.py seed --out FIXTURE     # (run by `serve`, in its own process)
+
+`render` measures, per copy, the work done when a session opens (normalise + copy_html +
+frame_document) and the frame's size against its copy's; the targets: at most 2 s per copy and a
+frame of at most 4 x the copy + 64 KB. `serve` imports a bundle holding the corpus through the
+product's services, opens a session, admits judges (bench/fixture.py's way), starts
+`deploy/serve PORT 1` (Uvicorn, production settings) on a fresh PostgreSQL database, and then
+only sends HTTP GETs: each worst-case frame's time to first byte against the 2 KB copy's
+(target: within 1.5 x), and another judge's item page p50 idle and while four worst-case frames
+are being fetched at once (target: within 2 x). Results: bench/results/worst-case-*.json.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import secrets
+import shutil
+import statistics
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MAX_COPY_BYTES = 5 * 1024 * 1024  # BLINDJUDGE_MAX_COPY_BYTES's default (blindjudge/settings.py)
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def _fill(unit: str, limit: int = MAX_COPY_BYTES) -> str:
+    return unit * (limit // len(unit.encode("utf-8")))
+
+
+def _ordinary(size: int = 2048) -> str:
+    line = "def step(value, n):  # adds n, then doubles: the task's second rule\n    return 2 * (value + n)\n"
+    return (line * (size // len(line) + 1))[:size]
+
+
+def corpus() -> dict[str, tuple[str, str]]:
+    """name -> (format, content). Every copy within BLINDJUDGE_MAX_COPY_BYTES; markdown ones
+    within MARKDOWN_RENDER_LIMIT where the point is the markdown renderer."""
+    diff_line = "+    total = sum(item.price * item.quantity for item in basket)  # subtotal\n"
+    return {
+        "ordinary 2 KB (baseline)": ("text", _ordinary()),
+        "markdown table, 24,000 rows (96 KB)": ("markdown", "|a|\n|-|\n" + "|x|\n" * 24000),
+        "16,666 links in one paragraph": ("markdown", "[a](b)" * 16666),
+        "5 MB of U+200B": ("text", _fill("\u200b")),
+        "5 MB of U+200B, markdown": ("markdown", _fill("\u200b")),
+        "5 MB of bidi controls, cycling": ("text", _fill(BIDI)),
+        "5 MB of bidi controls, one repeated": ("text", _fill("\u202e")),
+        "5 MB of mixed-script tokens": ("text", _fill("p\u0430ypal " * 10 + "\n")),
+        "5 MB of mixed-script tokens, markdown": ("markdown", _fill("p\u0430ypal " * 10 + "\n")),
+        "blockquote nested 50,000 deep": ("markdown", ">" * 50000 + " deep\n"),
+        "list nested 300 deep": ("markdown", "".join(" " * (2 * i) + "- x\n" for i in range(300))),
+        "5 MB diff": ("diff", "@@ -1,0 +1,70000 @@\n" + _fill(diff_line, MAX_COPY_BYTES - 100)),
+        "5 MB diff of alternating one-character lines": ("diff", _fill("+\n-\n")),
+        "5 MB of zero-width space between letters": ("text", _fill("a\u200b")),
+    }
+
+
+def _frame_bound(source_bytes: int) -> int:
+    return 4 * source_bytes + 64 * 1024
+
+
+def render(repeat: int) -> dict:
+    from content.normalise import normalise  # noqa: PLC0415 - after sys.path is set
+    from content.rendering import copy_html, frame_document  # noqa: PLC0415 - after sys.path is set
+
+    rows = []
+    for name, (fmt, content) in corpus().items():
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            frame = frame_document(copy_html(normalise(content, fmt, []), fmt))
+            times.append(time.perf_counter() - started)
+        source = len(content.encode("utf-8"))
+        size = len(frame.encode("utf-8"))
+        row = {"copy": name, "format": fmt, "source_bytes": source, "frame_bytes": size,
+               "frame_over_source": round(size / source, 2), "frame_bound": _frame_bound(source),
+               "render_s": round(min(times), 3), "fell_back_to_text": 'class="note"' in frame[:2000],
+               "within_time": min(times) <= 2.0, "within_size": size <= _frame_bound(source)}
+        rows.append(row)
+        print(f"{name:48} {fmt:8} {source:>9} B -> {size:>9} B ({row['frame_over_source']:>5}x) "
+              f"{row['render_s']:6.3f} s {'ok' if row['within_time'] and row['within_size'] else 'MISSED'}",
+              file=sys.stderr, flush=True)
+    return {"copies": rows, "all_within_target": all(r["within_time"] and r["within_size"] for r in rows)}
+
+
+# --- Serving ------------------------------------------------------------------------------------
+
+# The copies the serving part imports: one bundle must stay within BLINDJUDGE_MAX_BUNDLE_BYTES
+# (50 MB), so the variants of a case (markdown twins, one repeated bidi control) are left out.
+SERVED = (
+    "ordinary 2 KB (baseline)", "markdown table, 24,000 rows (96 KB)",
+    "16,666 links in one paragraph", "5 MB of U+200B", "5 MB of bidi controls, cycling",
+    "5 MB of mixed-script tokens", "blockquote nested 50,000 deep", "list nested 300 deep",
+    "5 MB diff", "5 MB diff of alternating one-character lines",
+    "5 MB of zero-width space between letters",
+)
+
+
+def seed(out: str, judges: int) -> None:
+    """Through the product's services: import the corpus, create and open a session, admit
+    judges and bind each to a browser session (as bench/fixture.py does)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+
+    django.setup()
+    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup()
+
+    from accounts.guards import JUDGE_SESSION_KEY  # noqa: PLC0415 - needs django.setup()
+    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup()
+    from judging.services import (  # noqa: PLC0415 - needs django.setup()
+        host_create,
+        invitation_create,
+        join_token_exchange,
+        run_import,
+        session_create,
+        session_open,
+    )
+
+    names = list(corpus())
+    copies = [{"id": f"c{i:02d}", "builder": f"b{i % 2}", "format": fmt, "content": content,
+               "truth": "known_good"} for i, (fmt, content) in enumerate(corpus().values())
+              if names[i] in SERVED]
+    bundle = {"format": "blindjudge.run/1",
+              "run": {"name": "worst-case corpus", "task": "Render hostile copies."},
+              "builders": [{"id": "b0", "model": "m0", "family": "f0"},
+                           {"id": "b1", "model": "m1", "family": "f1"}],
+              "copies": copies, "reviewers": [], "reviews": []}
+    raw = json.dumps(bundle, ensure_ascii=False).encode("utf-8")
+    host = host_create(username=f"worst-{secrets.token_hex(4)}").host
+    run = run_import(host=host, raw=raw, actor="bench")
+    session = session_create(run=run, kind="copies", actor="bench", rubric="Is it right?").session
+    started = time.perf_counter()
+    session = session_open(session=session, actor="bench")
+    open_seconds = time.perf_counter() - started
+    rows = []
+    for number in range(1, judges + 1):
+        invited = invitation_create(session=session, actor="bench", name=f"Worst judge {number}")
+        judge = join_token_exchange(token=invited.join_token).judge
+        browser = SessionStore()
+        browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
+        browser.create()
+        codes = {names[int(copy_id[1:])]: code for code, copy_id in Assignment.objects.filter(
+            judge=judge).values_list("code", "item__copy__bundle_id")}
+        rows.append({"sessionid": browser.session_key, "codes": codes})
+    Path(out).write_text(json.dumps({"url_id": session.url_id, "open_seconds": open_seconds,
+                                     "bundle_bytes": len(raw), "judges": rows}))
+
+
+def _get(url: str, cookie: str) -> tuple[float, float, int]:
+    """(time to first byte, total time, bytes) of one GET."""
+    request = urllib.request.Request(url, headers={"Cookie": cookie})  # noqa: S310 - our own server
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as response:  # noqa: S310 - our own server
+        first = response.read(1)
+        ttfb = time.perf_counter() - started
+        rest = response.read()
+    return ttfb, time.perf_counter() - started, len(first) + len(rest)
+
+
+def serve(args) -> dict:
+    from bench.run import Server, database_env, fresh_postgres, run_python  # noqa: PLC0415 - after sys.path
+
+    work = Path(args.work_dir)
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "data").mkdir(parents=True)
+    env = database_env("postgres", args, args.port, work)
+    out = {"postgres_settings": fresh_postgres(args.pg_url), "load_at_start": os.getloadavg()}
+    run_python(["manage.py", "migrate", "--no-input", "-v0"], env, "migrate")
+    run_python(["manage.py", "collectstatic", "--no-input", "-v0"], env, "collectstatic")
+    fixture_path = work / "fixture.json"
+    run_python(["bench/worst_case.py", "seed", "--out", str(fixture_path), "--judges", "6"], env, "seed")
+    fixture = json.loads(fixture_path.read_text())
+    out["session_open_s"] = round(fixture["open_seconds"], 3)
+    base = f"http://127.0.0.1:{args.port}"
+    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), "1"], env, work / "server.log", base)
+    server.wait_ready("/bench/hello")
+    try:
+        judges = fixture["judges"]
+        url_id = fixture["url_id"]
+
+        def frame_url(name, judge=0):
+            return f"{base}/s/{url_id}/i/{judges[judge]['codes'][name]}/frame"
+
+        def cookie(judge):
+            return f"sessionid={judges[judge]['sessionid']}"
+
+        baseline = "ordinary 2 KB (baseline)"
+        ttfb = {}
+        for name in SERVED:
+            samples = [_get(frame_url(name), cookie(0)) for _ in range(args.samples)]
+            ttfb[name] = {"ttfb_ms_p50": round(1000 * statistics.median(s[0] for s in samples), 1),
+                          "total_ms_p50": round(1000 * statistics.median(s[1] for s in samples), 1),
+                          "bytes": samples[0][2]}
+            print(f"{name:48} ttfb {ttfb[name]['ttfb_ms_p50']:>9} ms  total "
+                  f"{ttfb[name]['total_ms_p50']:>9} ms  {ttfb[name]['bytes']:>10} B", file=sys.stderr,
+                  flush=True)
+        base_ttfb = ttfb[baseline]["ttfb_ms_p50"]
+        for row in ttfb.values():
+            row["ttfb_over_baseline"] = round(row["ttfb_ms_p50"] / base_ttfb, 2)
+            row["within_1_5x"] = row["ttfb_ms_p50"] <= 1.5 * base_ttfb
+        out["frames"] = ttfb
+
+        item_url = f"{base}/s/{url_id}/i/{judges[1]['codes'][baseline]}/"
+
+        def item_p50(count):
+            return 1000 * statistics.median(_get(item_url, cookie(1))[1] for _ in range(count))
+
+        idle = item_p50(args.samples * 3)
+        heavy = sorted(ttfb, key=lambda n: -ttfb[n]["total_ms_p50"])[:4]
+        stop = threading.Event()
+
+        def fetch_forever(name, judge):
+            while not stop.is_set():
+                _get(frame_url(name, judge), cookie(judge))
+
+        threads = [threading.Thread(target=fetch_forever, args=(name, 2 + k), daemon=True)
+                   for k, name in enumerate(heavy)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        loaded = item_p50(args.samples * 3)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=600)
+        out["item_page"] = {"idle_p50_ms": round(idle, 1), "under_four_frames_p50_ms": round(loaded, 1),
+                            "ratio": round(loaded / idle, 2), "within_2x": loaded <= 2 * idle,
+                            "frames_fetched_meanwhile": heavy}
+        print(f"item page p50 idle {idle:.1f} ms, while four worst frames are fetched {loaded:.1f} ms",
+              file=sys.stderr, flush=True)
+    finally:
+        server.stop()
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="bench/worst_case.py")
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("render")
+    r.add_argument("--repeat", type=int, default=1)
+    r.add_argument("--label", default="render")
+    s = sub.add_parser("serve")
+    s.add_argument("--pg-url", default=os.environ.get(
+        "BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/blindjudge_bench_worst"))
+    s.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    s.add_argument("--port", type=int, default=8790)
+    s.add_argument("--samples", type=int, default=5)
+    s.add_argument("--work-dir", default=str(ROOT / "var" / "bench-worst-case"))
+    s.add_argument("--label", default="serve")
+    d = sub.add_parser("seed")
+    d.add_argument("--out", required=True)
+    d.add_argument("--judges", type=int, default=6)
+    args = parser.parse_args(argv)
+    if args.command == "seed":
+        seed(args.out, args.judges)
+        return
+    started = datetime.datetime.now(datetime.UTC)
+    result = {"bench": f"worst_case {args.command}", "started_at": f"{started:%Y-%m-%d %H:%M:%S UTC}",
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                          "load_before": os.getloadavg()}}
+    result.update(render(args.repeat) if args.command == "render" else serve(args))
+    result["machine"]["load_after"] = os.getloadavg()
+    path = ROOT / "bench" / "results" / f"worst-case-{args.label}-{started:%Y%m%dT%H%M}.json"
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    print(path, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
