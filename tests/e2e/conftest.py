@@ -150,8 +150,9 @@ def _wait_until_answering(server: E2EServer):
 
 @pytest.fixture
 def e2e_server(request, transactional_db, tmp_path):
-    """A real Uvicorn process (as ./bj start runs it) serving the product (plus the test-only pages) on this test's
-    database. Depends on transactional_db, so it stops before the flush at the end of the test."""
+    """A real Uvicorn process (as ./bj start runs it) serving the product (plus the test-only
+    pages) on this test's database. Depends on transactional_db, so it stops before the flush at
+    the end of the test. A `server_env(NAME="value", …)` mark adds to its environment."""
     # The listening socket is made here and handed over, so no other process can take the port
     # between choosing it and binding it.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -170,6 +171,8 @@ def e2e_server(request, transactional_db, tmp_path):
         # The server's allauth talks to this run's GitHub stand-in (tests/support/github_standin.py).
         "BLINDJUDGE_TEST_GITHUB_PORT": str(settings.TEST_GITHUB_STANDIN_PORT),
     })
+    for mark in request.node.iter_markers("server_env"):
+        env.update(mark.kwargs)
     (tmp_path / "static").mkdir()
     stderr_path, stdout_path = tmp_path / "server.stderr", tmp_path / "server.stdout"
     with open(stderr_path, "wb") as stderr, open(stdout_path, "wb") as stdout:
