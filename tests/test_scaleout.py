@@ -6,6 +6,7 @@
 - nginx serves the static files itself and passes websockets, refusing a foreign Origin.
 - The guest-code rate limit keys on the client address nginx reports, not on anything the client
   sends, and holds across both processes (docs/threats.md case 15).
+- No join or resume token (nor an OAuth code) reaches nginx's access log or the processes' logs.
 """
 
 import http.client
@@ -21,9 +22,9 @@ from django.db import connection
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
-from accounts.models import Throttle
+from accounts.models import Judge, Throttle
 from judging.models import Assignment
-from judging.services import guests_configure, resume_token_reissue
+from judging.services import guests_configure, invitation_create, resume_token_reissue
 from tests.support.deployment import (
     Nginx,
     ServeProcess,
@@ -216,3 +217,36 @@ def test_the_guest_code_limit_keys_on_nginxs_client_address_and_holds_across_pro
     neighbour = Visitor(nginx.port, source="127.0.0.3", origin=nginx.base)
     status, headers, _ = neighbour.csrf_post("/guest/", {"code": code, "name": "Nell"})
     assert status == 302 and f"/s/{open_session.url_id}/" in headers["Location"]
+
+
+def test_no_token_reaches_nginxs_access_log_or_the_servers_logs(deployment, open_session):
+    """Issue 12 item 14: after a join, a refused second use of the link, a resume and GitHub's
+    callback, neither nginx's access log (the shipped format) nor the processes' logs hold a
+    token, a code or a state; they show the requests with the credential redacted."""
+    nginx, servers = deployment
+    join_token = invitation_create(session=open_session, actor="test", name="Ada").join_token
+    ada = Visitor(nginx.port, origin=nginx.base)
+    assert ada.csrf_post(f"/join/{join_token}", {})[0] == 302
+    again = Visitor(nginx.port, origin=nginx.base)
+    assert again.csrf_post(f"/join/{join_token}", {})[0] == 403  # Django logs its 4xx paths
+    judge = Judge.objects.get(session=open_session)
+    resume_token = resume_token_reissue(judge=judge, actor="test")
+    elsewhere = Visitor(nginx.port, origin=nginx.base)
+    status, _, _ = elsewhere.csrf_post(f"/resume/{resume_token}", {},
+                                       {"Referer": f"{nginx.base}/resume/{resume_token}"})
+    assert status == 302
+    secrets = [join_token, resume_token, "oauthcode1234567", "oauthstate7654321"]
+    elsewhere.request("GET", f"/accounts/github/login/callback/?code={secrets[2]}&state={secrets[3]}")
+    for server in servers:
+        server.stop()  # its log is complete
+    logs = {"nginx": nginx.access_log(), **{f"serve {s.port}": s.log() for s in servers}}
+    for name, text in logs.items():
+        for secret in secrets:
+            assert secret not in text, f"the {name} log holds a credential:\n{text[-3000:]}"
+    # Positive controls: the requests were logged, redacted.
+    access = logs["nginx"]
+    assert access.count('"GET /join/[redacted] HTTP/1.1" 200') == 2
+    assert access.count('"POST /join/[redacted] HTTP/1.1"') == 2
+    assert '"POST /resume/[redacted] HTTP/1.1" 302' in access and '"[redacted]"' in access
+    assert '"GET /accounts/github/login/callback/?[redacted] HTTP/1.1"' in access
+    assert "Forbidden: /join/[redacted]" in "".join(s.log() for s in servers)
