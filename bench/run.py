@@ -387,8 +387,8 @@ def bench_database(db, args, results_dir):
     base = f"http://127.0.0.1:{port}"
     if db == "sqlite":
         command = [str(ROOT / "bj"), "start"]
-        out["server"] = "./bj start (Daphne, one process, SQLite file in the bench's data dir)"
-        marker = "daphne"
+        out["server"] = "./bj start (Uvicorn, one process, SQLite file in the bench's data dir)"
+        marker = "uvicorn"
     else:
         command = [str(ROOT / "deploy" / "serve"), str(port), str(args.workers)]
         out["server"] = f"deploy/serve {port} {args.workers} (Uvicorn, {args.workers} workers)"
