@@ -355,7 +355,9 @@ BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES = env_int("BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES
 BLINDJUDGE_MAX_HOST_FORM_BYTES = env_int("BLINDJUDGE_MAX_HOST_FORM_BYTES", 2 * 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_REQUEST_BYTES = env_int("BLINDJUDGE_MAX_REQUEST_BYTES", 160 * 1024, minimum=1)
 # Websocket openings per client address, per server process (blindjudge/asgi.py,
-# SocketOpeningLimit): a burst, refilled at a steady rate. A page opens one socket per tab and
-# reconnects with backoff; past the limit the socket is closed with 4429 and the page waits.
-BLINDJUDGE_WS_OPEN_BURST = env_int("BLINDJUDGE_WS_OPEN_BURST", 60, minimum=1)
-BLINDJUDGE_WS_OPEN_PER_MINUTE = env_int("BLINDJUDGE_WS_OPEN_PER_MINUTE", 30, minimum=1)
+# SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item, session, lock)
+# opens one as it loads, and reconnects with backoff; past the limit the socket is closed with 4429
+# and the page waits (it still saves: only its live updates wait). Judges sharing one address (a
+# lab behind NAT) share its limit: raise both for them.
+BLINDJUDGE_WS_OPEN_BURST = env_int("BLINDJUDGE_WS_OPEN_BURST", 120, minimum=1)
+BLINDJUDGE_WS_OPEN_PER_MINUTE = env_int("BLINDJUDGE_WS_OPEN_PER_MINUTE", 120, minimum=1)
