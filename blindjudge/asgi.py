@@ -6,8 +6,9 @@ Outside Django, before any of its work:
   answered 413 the moment it passes the cap. The rest is never read.
 - Websockets pass the Origin check first (`SiteOriginOnly`: exactly SITE_URL's scheme, host and
   port; a page on another site or port cannot open a socket with the visitor's cookies), then the
-  per-address opening limit (`SocketOpeningLimit`), then the session and user are read from the
-  cookie, as for a page; the consumers' guards decide from those.
+  per-address opening limit (`SocketOpeningLimit`, counted in the store every process shares),
+  then the session and user are read from the cookie, as for a page; the consumers' guards
+  decide from those.
 
 Refusals, uniformly: a socket that may not exist for this client (foreign or missing Origin, not
 the session's host or admitted judge, an unknown path) is refused at the handshake (HTTP 403,
@@ -15,13 +16,18 @@ nothing sent); a socket that was allowed is closed with a code in 4000-4999
 (judging/live_consumer.py), which tells the page whether to reconnect.
 """
 
+import asyncio
 import logging
 import math
 import os
 import time
 from urllib.parse import urlsplit
 
+import redis
+import redis.asyncio
 from django.core.asgi import get_asgi_application
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindjudge.settings")
 django_asgi_app = get_asgi_application()
@@ -33,6 +39,8 @@ from django.conf import settings  # noqa: E402
 from blindjudge.credential_paths import RedactCredentials  # noqa: E402
 from blindjudge.routing import websocket_urlpatterns  # noqa: E402
 from judging.live_consumer import CLOSE_TOO_MANY  # noqa: E402
+
+logger = logging.getLogger(__name__)
 
 IMPORT_PATH = "/host/runs/import"
 HOST_PREFIX = "/host/"
@@ -176,29 +184,18 @@ class SiteOriginOnly:
         return await self.app(scope, receive, send)
 
 
-class SocketOpeningLimit:
-    """At most BLINDJUDGE_WS_OPEN_BURST websocket openings per client address at once, refilled
-    at BLINDJUDGE_WS_OPEN_PER_MINUTE; past that the socket is accepted and closed at once with
-    CLOSE_TOO_MANY (4429), which the page answers by waiting its longest backoff (static/live/socket.js).
-
-    Kept per process, in memory: what it protects (connections, consumer tasks, database calls of
-    a socket's handshake) is per process, and a handshake costs no shared-store write. N processes
-    let one address open N times as many sockets, each process bearing only its own share. A judge
-    is never locked out for long: a refusal lasts until one opening has refilled (60 /
-    BLINDJUDGE_WS_OPEN_PER_MINUTE seconds), and the burst covers many tabs reconnecting at once
-    after a restart. The client address is the one the server sees (behind nginx, the forwarded
-    one nginx sets; see deploy/README.md)."""
+class MemoryOpeningCount:
+    """The opening buckets in this process's memory: the shared store on the embedded default
+    (SQLite and the in-memory channel layer, which run as one process: `deploy/serve` refuses
+    more than one worker without REDIS_URL), so every opening of the deployment is counted here."""
 
     MAX_ADDRESSES = 10_000  # past this, full buckets (addresses idle for a while) are forgotten
 
-    def __init__(self, app, clock=time.monotonic):
-        self.app = app
+    def __init__(self, clock=time.monotonic):
         self.clock = clock
         self.buckets: dict[str, tuple[float, float]] = {}  # address -> (tokens, when)
 
-    def allow(self, address: str) -> bool:
-        burst = float(settings.BLINDJUDGE_WS_OPEN_BURST)
-        rate = settings.BLINDJUDGE_WS_OPEN_PER_MINUTE / 60.0
+    def allow(self, address: str, burst: float, rate: float) -> bool:
         now = self.clock()
         tokens, when = self.buckets.get(address, (burst, now))
         tokens = min(burst, tokens + (now - when) * rate)
@@ -209,12 +206,114 @@ class SocketOpeningLimit:
                             if min(burst, t + (now - w) * rate) < burst}
         return allowed
 
+
+# One address's bucket, taken in one atomic step on Redis's clock (so the processes' clocks do
+# not matter): refilled since its last opening, one token taken if there is one. The key expires
+# when the bucket would be full again, when a missing key means the same thing.
+# KEYS[1]: the address's key; ARGV: the burst, the refill per second. Returns 1 (allowed) or 0.
+OPENING_SCRIPT = """
+local burst = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'when')
+local tokens = tonumber(held[1])
+local when = tonumber(held[2])
+if tokens == nil or when == nil then
+    tokens = burst
+    when = now
+end
+tokens = math.min(burst, tokens + math.max(0, now - when) * rate)
+local allowed = 0
+if tokens >= 1 then
+    tokens = tokens - 1
+    allowed = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'when', string.format('%.6f', now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
+return allowed
+"""
+
+
+class RedisOpeningCount:
+    """The opening buckets in Redis (REDIS_URL, the channel layer's server), counted together by
+    every process: keys `<BLINDJUDGE_WS_OPEN_KEY_PREFIX>:<address>`, each expiring once its bucket
+    has refilled. One connection pool per process (per event loop: Uvicorn runs one per
+    process; tests run one per test), a few connections shared by every handshake.
+
+    If Redis does not answer, the opening is allowed uncounted (the limit protects the server; a
+    Redis fault must not lock judges out), logged once until Redis answers again."""
+
+    POOL_SIZE = 16
+    TIMEOUT_SECONDS = 2  # to connect, to answer, and to wait for a free pooled connection
+
+    def __init__(self):
+        self._client: tuple[asyncio.AbstractEventLoop, str, redis.asyncio.Redis] | None = None
+        self._script = None
+        self.failing = False
+
+    def client(self, url: str) -> redis.asyncio.Redis:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client[0] is not loop or self._client[1] != url:
+            no_retry = Retry(NoBackoff(), 0)  # an unanswered opening is allowed, not retried
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                url, max_connections=self.POOL_SIZE, timeout=self.TIMEOUT_SECONDS,
+                socket_connect_timeout=self.TIMEOUT_SECONDS, socket_timeout=self.TIMEOUT_SECONDS,
+                retry=no_retry)
+            client = redis.asyncio.Redis(connection_pool=pool, retry=no_retry)
+            self._client = (loop, url, client)
+            self._script = client.register_script(OPENING_SCRIPT)
+        return self._client[2]
+
+    async def allow(self, url: str, key: str, burst: float, rate: float) -> bool:
+        client = self.client(url)
+        try:
+            allowed = await self._script(keys=[key], args=[burst, rate], client=client)
+        except (redis.RedisError, OSError, TimeoutError) as error:
+            if not self.failing:
+                self.failing = True
+                logger.warning("Websocket opening limit: Redis did not answer (%s); openings are "
+                               "allowed uncounted until it does.", error)
+            return True
+        if self.failing:
+            self.failing = False
+            logger.warning("Websocket opening limit: Redis answers again; openings are counted.")
+        return bool(allowed)
+
+
+class SocketOpeningLimit:
+    """At most BLINDJUDGE_WS_OPEN_BURST websocket openings per client address at once, refilled
+    at BLINDJUDGE_WS_OPEN_PER_MINUTE; past that the socket is accepted and closed at once with
+    CLOSE_TOO_MANY (4429), which the page answers by waiting its longest backoff (static/live/socket.js).
+
+    Counted in the store every process shares (docs/threats.md case 40), so N processes give an
+    address no more openings than one: with REDIS_URL, in Redis (`RedisOpeningCount`, one round
+    trip per opening; if Redis does not answer, the opening is allowed); on the embedded default,
+    which is one process, in its memory (`MemoryOpeningCount`). A judge is never locked out for
+    long: a refusal lasts until one opening has refilled (60 / BLINDJUDGE_WS_OPEN_PER_MINUTE
+    seconds), and the burst covers many tabs reconnecting at once after a restart. The client
+    address is the one the server sees (behind nginx, the forwarded one nginx sets; see
+    deploy/README.md)."""
+
+    def __init__(self, app, clock=time.monotonic):
+        self.app = app
+        self.memory = MemoryOpeningCount(clock)
+        self.redis = RedisOpeningCount()
+
+    async def allow(self, address: str) -> bool:
+        burst = float(settings.BLINDJUDGE_WS_OPEN_BURST)
+        rate = settings.BLINDJUDGE_WS_OPEN_PER_MINUTE / 60.0
+        if settings.REDIS_URL:
+            key = f"{settings.BLINDJUDGE_WS_OPEN_KEY_PREFIX}:{address}"
+            return await self.redis.allow(settings.REDIS_URL, key, burst, rate)
+        return self.memory.allow(address, burst, rate)
+
     async def __call__(self, scope, receive, send):
         # Without a client address (a Unix socket with no proxy headers) there is nothing to
         # key on; the servers this project runs always know it.
         client = scope.get("client")
         if scope["type"] == "websocket" and client:
-            if not self.allow(client[0]):
+            if not await self.allow(client[0]):
                 message = await receive()
                 if message["type"] == "websocket.connect":
                     await send({"type": "websocket.accept"})

@@ -354,10 +354,14 @@ BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES = env_int("BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES
                                              BLINDJUDGE_MAX_BUNDLE_BYTES + 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_HOST_FORM_BYTES = env_int("BLINDJUDGE_MAX_HOST_FORM_BYTES", 2 * 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_REQUEST_BYTES = env_int("BLINDJUDGE_MAX_REQUEST_BYTES", 160 * 1024, minimum=1)
-# Websocket openings per client address, per server process (blindjudge/asgi.py,
-# SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item, session, lock)
-# opens one as it loads, and reconnects with backoff; past the limit the socket is closed with 4429
-# and the page waits (it still saves: only its live updates wait). Judges sharing one address (a
-# lab behind NAT) share its limit: raise both for them.
+# Websocket openings per client address, counted by all server processes together (blindjudge/
+# asgi.py, SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item,
+# session, lock) opens one as it loads, and reconnects with backoff; past the limit the socket is
+# closed with 4429 and the page waits (it still saves: only its live updates wait). Judges sharing
+# one address (a lab behind NAT) share its limit: raise both for them. With REDIS_URL the counts
+# live in Redis, under BLINDJUDGE_WS_OPEN_KEY_PREFIX (default: the channel layer's prefix and
+# ":ws-open"); on the embedded default, in the one process's memory.
 BLINDJUDGE_WS_OPEN_BURST = env_int("BLINDJUDGE_WS_OPEN_BURST", 120, minimum=1)
 BLINDJUDGE_WS_OPEN_PER_MINUTE = env_int("BLINDJUDGE_WS_OPEN_PER_MINUTE", 120, minimum=1)
+BLINDJUDGE_WS_OPEN_KEY_PREFIX = (env("BLINDJUDGE_WS_OPEN_KEY_PREFIX")
+                                 or f"{env('REDIS_CHANNEL_PREFIX') or 'blindjudge'}:ws-open")

@@ -170,6 +170,9 @@ def e2e_server(request, transactional_db, tmp_path):
         "STATIC_ROOT": str(tmp_path / "static"),  # unused (finders serve); present, so no warning
         # The server's allauth talks to this run's GitHub stand-in (tests/support/github_standin.py).
         "BLINDJUDGE_TEST_GITHUB_PORT": str(settings.TEST_GITHUB_STANDIN_PORT),
+        # Its websocket opening counts (in Redis, with REDIS_URL) start from zero, as a new
+        # process's own would: no other test's server, nor another run on the same Redis, shares them.
+        "BLINDJUDGE_WS_OPEN_KEY_PREFIX": f"bjtest-ws-open-{os.urandom(6).hex()}",
     })
     for mark in request.node.iter_markers("server_env"):
         env.update(mark.kwargs)

@@ -29,6 +29,7 @@ from judging.services import (
     session_reopen,
     verdict_record,
 )
+from tests.support.deployment import free_port
 from tests.worlds import host_cookie, invite_and_join
 from tests.worlds import judge_cookie as judge_cookie_sync
 
@@ -199,6 +200,25 @@ async def test_openings_per_client_address_are_limited_and_refused_with_4429(two
     assert (await other.receive_json_from(timeout=TIMEOUT))["type"] == "state"
     await other.disconnect()
 
+
+
+async def test_openings_are_allowed_and_logged_once_when_redis_does_not_answer(two_judges, caplog):
+    """The opening limit protects the server; a Redis fault must not lock judges out. With
+    REDIS_URL on a port where nothing listens, every opening is allowed past a burst of 1, and
+    the fault is logged once, not once per opening. (The channel layer keeps its own server.)"""
+    ada, _ = two_judges
+    cookie = await judge_cookie(ada)
+    with override_settings(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",
+                           BLINDJUDGE_WS_OPEN_BURST=1, BLINDJUDGE_WS_OPEN_PER_MINUTE=1):
+        for _ in range(3):
+            opened = socket(f"/ws/s/{ada.session.url_id}/", cookie)
+            opened.scope["client"] = ("192.0.2.20", 50000)
+            assert (await opened.connect(timeout=TIMEOUT))[0]
+            assert (await opened.receive_json_from(timeout=TIMEOUT))["type"] == "state"
+            await opened.disconnect()
+    faults = [r for r in caplog.records if "Redis did not answer" in r.getMessage()]
+    assert len(faults) == 1, [r.getMessage() for r in caplog.records]
+    assert faults[0].levelname == "WARNING" and "allowed uncounted" in faults[0].getMessage()
 
 # --- Frames a client sends -----------------------------------------------------------------------
 

@@ -114,8 +114,9 @@ class ServeProcess:
 
 def serve_env(*, site_url: str, extra: dict | None = None) -> dict:
     """The environment of a deploy/serve process in tests: the test settings (the parent's
-    database and Redis URLs, secret key and Redis prefix are inherited), the venv running the
-    tests, and a test database name when the parent is inside a test run."""
+    database and Redis URLs, secret key and channel-layer prefix are inherited), the venv running
+    the tests, a websocket-opening key prefix of its own (shared by the processes started with
+    this environment), and a test database name when the parent is inside a test run."""
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update({
         "DJANGO_SETTINGS_MODULE": env.get("DJANGO_SETTINGS_MODULE_SERVE", "blindjudge.settings_test"),
@@ -123,6 +124,9 @@ def serve_env(*, site_url: str, extra: dict | None = None) -> dict:
         "SITE_URL": site_url,
         "ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
+        # The processes of one deployment count websocket openings together in Redis; another
+        # deployment (another test, or another run on the same Redis) starts from zero.
+        "BLINDJUDGE_WS_OPEN_KEY_PREFIX": f"bjtest-ws-open-{os.urandom(6).hex()}",
     })
     env.update(extra or {})
     return env
