@@ -316,6 +316,9 @@ def main():
         "VENV": sys.prefix, "LOG_LEVEL": "ERROR",
         # A connection pool per process, as deploy/README.md recommends for PostgreSQL.
         "DB_POOL_MAX_SIZE": os.environ.get("DB_POOL_MAX_SIZE", "20"),
+        # Every simulated judge connects from 127.0.0.1; real judges each have their own address,
+        # so the per-address limit on websocket openings is lifted here.
+        "BLINDJUDGE_WS_OPEN_BURST": "100000",
     })
     os.environ.update(env)
     load_before = list(os.getloadavg())

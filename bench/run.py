@@ -7,7 +7,7 @@
 For each database it makes a fresh database, creates a session of --items items of about 2 KB
 and --judges judges through the product's services (bench/fixture.py), starts the server the
 production way — PostgreSQL + Redis: deploy/serve PORT WORKERS (Uvicorn); SQLite: ./bj start
-(Daphne, one process) with the benchmark's own data directory — and drives a closed loop,
+(Uvicorn, one process) with the benchmark's own data directory — and drives a closed loop,
 bounded in time and in count, at each concurrency: the hello-world baseline (bench/urls.py), the
 item page, the copy frame, a verdict save (the page's autosave POST), the phase-2 page, the host's
 progress view (before any verdict and at >= 10,000), then the locks over judges pre-filled to the
@@ -387,8 +387,8 @@ def bench_database(db, args, results_dir):
     base = f"http://127.0.0.1:{port}"
     if db == "sqlite":
         command = [str(ROOT / "bj"), "start"]
-        out["server"] = "./bj start (Daphne, one process, SQLite file in the bench's data dir)"
-        marker = "daphne"
+        out["server"] = "./bj start (Uvicorn, one process, SQLite file in the bench's data dir)"
+        marker = "uvicorn"
     else:
         command = [str(ROOT / "deploy" / "serve"), str(port), str(args.workers)]
         out["server"] = f"deploy/serve {port} {args.workers} (Uvicorn, {args.workers} workers)"

@@ -96,8 +96,9 @@ if "*" in ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must not contain a wildcard; list the host names")
 CSRF_TRUSTED_ORIGINS = [f"{_site.scheme}://{_site.netloc}"]
 
+# No "daphne" here: the one server everywhere is Uvicorn (./bj start, deploy/serve, the browser
+# tests), so `manage.py runserver` stays Django's own (WSGI, no websockets) and is not used.
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -131,6 +132,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "blindjudge.middleware.ServiceErrorMiddleware",
+    "blindjudge.credential_paths.CredentialPageReferrerPolicy",
 ]
 
 ROOT_URLCONF = "blindjudge.urls"
@@ -334,10 +336,13 @@ USE_I18N = True
 USE_TZ = True
 
 # --- Logging: errors to stderr, never tracebacks to clients (DEBUG is off) ---------------
+# Every record is passed through RedactCredentials: no token path (/join/…, /resume/…) or OAuth
+# code reaches a log (Django logs the path of each 4xx; see blindjudge/credential_paths.py).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "filters": {"redact_credentials": {"()": "blindjudge.credential_paths.RedactCredentials"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "filters": ["redact_credentials"]}},
     "root": {"handlers": ["stderr"], "level": env("LOG_LEVEL", "WARNING")},
 }
 
@@ -403,3 +408,25 @@ BLINDJUDGE_HOST_GITHUB_ALLOWLIST = [
     if login.strip()
 ]
 DATA_UPLOAD_MAX_MEMORY_SIZE = BLINDJUDGE_MAX_BUNDLE_BYTES + 1024 * 1024
+# Request bodies, capped before they are read (blindjudge/asgi.py, BodyCap): over the cap the
+# answer is 413 and the rest is never read. The bundle upload: the largest bundle plus the form's
+# envelope (raise it when uploads are converted, e.g. evaluation logs larger than their bundle;
+# keep nginx's client_max_body_size in step). The host's other forms: rubric, preregistration,
+# amendments and redaction patterns of a few hundred thousand characters. Everything else
+# (judges, guests, sign-in): the largest is a verdict with a reason of MAX_REASON_CHARS (10,000)
+# characters, at most 120,000 bytes form-encoded (4-byte characters, each byte as %XX).
+BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES = env_int("BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES",
+                                             BLINDJUDGE_MAX_BUNDLE_BYTES + 1024 * 1024, minimum=1)
+BLINDJUDGE_MAX_HOST_FORM_BYTES = env_int("BLINDJUDGE_MAX_HOST_FORM_BYTES", 2 * 1024 * 1024, minimum=1)
+BLINDJUDGE_MAX_REQUEST_BYTES = env_int("BLINDJUDGE_MAX_REQUEST_BYTES", 160 * 1024, minimum=1)
+# Websocket openings per client address, counted by all server processes together (blindjudge/
+# asgi.py, SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item,
+# session, lock) opens one as it loads, and reconnects with backoff; past the limit the socket is
+# closed with 4429 and the page waits (it still saves: only its live updates wait). Judges sharing
+# one address (a lab behind NAT) share its limit: raise both for them. With REDIS_URL the counts
+# live in Redis, under BLINDJUDGE_WS_OPEN_KEY_PREFIX (default: the channel layer's prefix and
+# ":ws-open"); on the embedded default, in the one process's memory.
+BLINDJUDGE_WS_OPEN_BURST = env_int("BLINDJUDGE_WS_OPEN_BURST", 120, minimum=1)
+BLINDJUDGE_WS_OPEN_PER_MINUTE = env_int("BLINDJUDGE_WS_OPEN_PER_MINUTE", 120, minimum=1)
+BLINDJUDGE_WS_OPEN_KEY_PREFIX = (env("BLINDJUDGE_WS_OPEN_KEY_PREFIX")
+                                 or f"{env('REDIS_CHANNEL_PREFIX') or 'blindjudge'}:ws-open")

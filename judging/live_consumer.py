@@ -46,12 +46,16 @@ MAX_FRAME_BYTES = 256  # the largest frame a client has reason to send is {"type
 FLOOD_FRAMES = 20  # frames allowed per FLOOD_SECONDS; a client pings every live.PING_SECONDS
 FLOOD_SECONDS = 10
 
-# Close codes (RFC 6455, and 4000-4999 for the application's own).
-CLOSE_UNSUPPORTED = 1003  # a binary frame
-CLOSE_BAD_DATA = 1007  # not JSON
-CLOSE_POLICY = 1008  # a frame of another shape, or a flood
-CLOSE_TOO_BIG = 1009
+# Close codes of a socket that was accepted: all in 4000-4999, the range RFC 6455 leaves to the
+# application, which every server sends as given (Daphne refused 1003/1007/1009 with an exception,
+# a 1011 and a traceback). The last three digits echo the RFC's or HTTP's code of the same meaning.
+# A socket that may not exist for this client is refused at the handshake instead (HTTP 403).
+CLOSE_UNSUPPORTED = 4003  # a binary frame
+CLOSE_BAD_DATA = 4007  # not JSON
+CLOSE_POLICY = 4008  # a frame of another shape, or a flood
+CLOSE_TOO_BIG = 4009
 CLOSE_REMOVED = 4403  # the judge was removed: the client must not reconnect
+CLOSE_TOO_MANY = 4429  # too many sockets opened from this address (blindjudge/asgi.py): wait
 
 
 class LiveConsumer(AsyncWebsocketConsumer):

@@ -6,6 +6,9 @@
 - nginx serves the static files itself and passes websockets, refusing a foreign Origin.
 - The guest-code rate limit keys on the client address nginx reports, not on anything the client
   sends, and holds across both processes (docs/threats.md case 15).
+- No join or resume token (nor an OAuth code) reaches nginx's access log or the processes' logs.
+- Websocket openings per client address are counted in Redis, together by both processes
+  (docs/threats.md case 40).
 """
 
 import http.client
@@ -16,14 +19,15 @@ import time
 from urllib.parse import urlencode
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import connection
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
-from accounts.models import Throttle
+from accounts.models import Judge, Throttle
 from judging.models import Assignment
-from judging.services import guests_configure, resume_token_reissue
+from judging.services import guests_configure, invitation_create, resume_token_reissue
 from tests.support.deployment import (
     Nginx,
     ServeProcess,
@@ -33,7 +37,7 @@ from tests.support.deployment import (
     serve_env,
     wait_for_http,
 )
-from tests.worlds import host_cookie, invite_and_join
+from tests.worlds import host_cookie, invite_and_join, judge_cookie
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -89,8 +93,9 @@ def static_root(tmp_path_factory):
 
 
 @pytest.fixture
-def deployment(transactional_db, tmp_path, static_root):
-    """Two deploy/serve processes (one worker each) on this test's database, behind nginx."""
+def deployment(request, transactional_db, tmp_path, static_root):
+    """Two deploy/serve processes (one worker each) on this test's database, behind nginx. A
+    `server_env(NAME="value", …)` mark adds to both processes' environment."""
     nginx_port = free_port()
     site = f"http://127.0.0.1:{nginx_port}"
     env = serve_env(site_url=site, extra={
@@ -98,6 +103,9 @@ def deployment(transactional_db, tmp_path, static_root):
         "BLINDJUDGE_GUEST_ATTEMPTS": str(GUEST_ATTEMPTS),
         "STATIC_ROOT": str(static_root),
     })
+    for mark in request.node.iter_markers("server_env"):
+        env.update(mark.kwargs)
+    request.node.serve_env = env
     servers = [ServeProcess(port=free_port(), env=env, log_path=tmp_path / f"serve-{i}.log")
                for i in range(2)]
     nginx = Nginx(port=nginx_port, upstreams=[s.port for s in servers],
@@ -222,3 +230,88 @@ def test_the_guest_code_limit_keys_on_nginxs_client_address_and_holds_across_pro
     neighbour = Visitor(nginx.port, source="127.0.0.3", origin=nginx.base)
     status, headers, _ = neighbour.csrf_post("/guest/", {"code": code, "name": "Nell"})
     assert status == 302 and f"/s/{open_session.url_id}/" in headers["Location"]
+
+
+def test_no_token_reaches_nginxs_access_log_or_the_servers_logs(deployment, open_session):
+    """Issue 12 item 14: after a join, a refused second use of the link, a resume and GitHub's
+    callback, neither nginx's access log (the shipped format) nor the processes' logs hold a
+    token, a code or a state; they show the requests with the credential redacted."""
+    nginx, servers = deployment
+    join_token = invitation_create(session=open_session, actor="test", name="Ada").join_token
+    ada = Visitor(nginx.port, origin=nginx.base)
+    assert ada.csrf_post(f"/join/{join_token}", {})[0] == 302
+    again = Visitor(nginx.port, origin=nginx.base)
+    assert again.csrf_post(f"/join/{join_token}", {})[0] == 403  # Django logs its 4xx paths
+    judge = Judge.objects.get(session=open_session)
+    resume_token = resume_token_reissue(judge=judge, actor="test")
+    elsewhere = Visitor(nginx.port, origin=nginx.base)
+    status, _, _ = elsewhere.csrf_post(f"/resume/{resume_token}", {},
+                                       {"Referer": f"{nginx.base}/resume/{resume_token}"})
+    assert status == 302
+    secrets = [join_token, resume_token, "oauthcode1234567", "oauthstate7654321"]
+    elsewhere.request("GET", f"/accounts/github/login/callback/?code={secrets[2]}&state={secrets[3]}")
+    for server in servers:
+        server.stop()  # its log is complete
+    logs = {"nginx": nginx.access_log(), **{f"serve {s.port}": s.log() for s in servers}}
+    for name, text in logs.items():
+        for secret in secrets:
+            assert secret not in text, f"the {name} log holds a credential:\n{text[-3000:]}"
+    # Positive controls: the requests were logged, redacted.
+    access = logs["nginx"]
+    assert access.count('"GET /join/[redacted] HTTP/1.1" 200') == 2
+    assert access.count('"POST /join/[redacted] HTTP/1.1"') == 2
+    assert '"POST /resume/[redacted] HTTP/1.1" 302' in access and '"[redacted]"' in access
+    assert '"GET /accounts/github/login/callback/?[redacted] HTTP/1.1"' in access
+    assert "Forbidden: /join/[redacted]" in "".join(s.log() for s in servers)
+
+
+OPEN_BURST = 4
+
+
+def open_socket(nginx, path: str, cookie: str, source: str) -> tuple[str, int | None]:
+    """Open a judge's socket through nginx from `source`: the process that answered the
+    handshake, and None if the socket was kept (its first frame is the judge's state) or the
+    code it was closed with at once."""
+    with ws_connect(f"ws://127.0.0.1:{nginx.port}{path}", origin=nginx.base,
+                    additional_headers={"Cookie": cookie}, open_timeout=10,
+                    source_address=(source, 0)) as feed:
+        served_by = feed.response.headers["X-Test-Upstream"]
+        try:
+            assert json.loads(feed.recv(timeout=10))["type"] == "state"
+        except ConnectionClosed as closed:
+            return served_by, closed.rcvd.code if closed.rcvd else 1006
+        return served_by, None
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason=(
+    "the processes share the opening counts in Redis; the embedded default is one process, whose "
+    "own memory is the shared store (runs in the PostgreSQL + Redis run)"))
+@pytest.mark.server_env(BLINDJUDGE_WS_OPEN_BURST=str(OPEN_BURST), BLINDJUDGE_WS_OPEN_PER_MINUTE="1")
+def test_websocket_openings_per_address_are_counted_together_by_both_processes(request, deployment,
+                                                                               open_session):
+    """docs/threats.md case 40: a flood of socket openings is limited per address in the store
+    every process shares. Per-process buckets let an address open N times the burst across N
+    processes; here the burst is split across both and the next opening is refused with 4429,
+    whichever process gets it."""
+    nginx, servers = deployment
+    cookie = judge_cookie(invite_and_join(open_session, "Ada").judge)
+    path = f"/ws/s/{open_session.url_id}/"
+    kept = [open_socket(nginx, path, cookie, "127.0.0.2") for _ in range(OPEN_BURST)]
+    assert [code for _, code in kept] == [None] * OPEN_BURST, kept
+    processes = {f"127.0.0.1:{s.port}" for s in servers}
+    assert {served_by for served_by, _ in kept} == processes, f"one process had every opening: {kept}"
+    # Round robin: the next openings alternate the processes; each of them refuses.
+    refused = [open_socket(nginx, path, cookie, "127.0.0.2") for _ in range(2)]
+    assert [code for _, code in refused] == [4429, 4429], refused
+    assert {served_by for served_by, _ in refused} == processes, refused
+    # Another address has its own count.
+    assert open_socket(nginx, path, cookie, "127.0.0.3")[1] is None
+    # The counts are keys of this deployment's namespace in the Redis it shares, and they expire.
+    store = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        prefix = request.node.serve_env["BLINDJUDGE_WS_OPEN_KEY_PREFIX"]
+        keys = sorted(key.decode() for key in store.scan_iter(match=f"{prefix}:*"))
+        assert keys == [f"{prefix}:127.0.0.2", f"{prefix}:127.0.0.3"], keys
+        assert all(0 < store.ttl(key) <= 61 * OPEN_BURST for key in keys)
+    finally:
+        store.close()

@@ -720,14 +720,15 @@ def test_case_15_every_guest_refusal_is_the_same_page_and_wrong_codes_are_limite
 def test_case_16_join_tokens_are_single_use_scrubbed_from_the_url_and_never_echoed(client, open_session):
     token = invitation_create(session=open_session, actor="test", name="Ada").join_token
     page = client.get(f"/join/{token}")
-    # same-origin: the Referer of this page reaches only this server (case 16 allows it), and
-    # no-referrer would make Chromium send `Origin: null` with the page's own form (CSRF 403).
-    assert page.status_code == 200 and page["Referrer-Policy"] == "same-origin"
+    # strict-origin: what this page fetches carries the site's origin as Referer, never the token
+    # path (issue 12 item 14); no-referrer would make Chromium send `Origin: null` with the page's
+    # own form (CSRF 403).
+    assert page.status_code == 200 and page["Referrer-Policy"] == "strict-origin"
     assert token.encode() not in page.content  # the page does not repeat the credential
     joined = client.post(f"/join/{token}")
     assert joined.status_code == 302
     assert joined["Location"] == f"/s/{open_session.url_id}/welcome/"  # the token is gone from the URL
-    assert joined["Referrer-Policy"] == "same-origin"
+    assert joined["Referrer-Policy"] == "strict-origin"
     welcome = client.get(joined["Location"])
     assert token.encode() not in welcome.content
     # Used once: a second POST (any browser) is refused exactly like a token that never existed.
@@ -735,7 +736,7 @@ def test_case_16_join_tokens_are_single_use_scrubbed_from_the_url_and_never_echo
     unknown = Client().post("/join/no-such-token-at-all")
     assert again.status_code == 403 and JOIN_REFUSAL.encode() in again.content
     assert again.content == unknown.content
-    assert again["Referrer-Policy"] == "same-origin"
+    assert again["Referrer-Policy"] == "strict-origin"
     assert token.encode() not in again.content
     assert Judge.objects.filter(session=open_session).count() == 1
     # Stored hashed.
@@ -754,7 +755,7 @@ def test_case_16_resume_links_work_elsewhere_until_revoked_then_answer_like_unkn
     resume_token = re.search(r"/resume/([A-Za-z0-9_\-]+)", welcome.content.decode()).group(1)
     device = Client()
     page = device.get(f"/resume/{resume_token}")
-    assert page.status_code == 200 and page["Referrer-Policy"] == "same-origin"
+    assert page.status_code == 200 and page["Referrer-Policy"] == "strict-origin"
     assert resume_token.encode() not in page.content
     resumed = device.post(f"/resume/{resume_token}")
     assert resumed["Location"] == f"/s/{open_session.url_id}/"

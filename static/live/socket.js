@@ -8,6 +8,7 @@
   var PING_MS = 25000;
   var MAX_DELAY_MS = 15000;
   var CLOSE_REMOVED = 4403;
+  var CLOSE_TOO_MANY = 4429;  // too many sockets opened from this address: wait the longest delay
 
   window.blindjudgeLive = function (path, handlers) {
     var socket = null;
@@ -42,6 +43,7 @@
         clearInterval(pingTimer);
         if (stopped || event.code === CLOSE_REMOVED) { stopped = true; report("stopped"); return; }
         report("reconnecting");
+        if (event.code === CLOSE_TOO_MANY) { attempt = Math.max(attempt, 4); }
         var delay = Math.min(MAX_DELAY_MS, 1000 * Math.pow(2, attempt)) * (0.5 + Math.random() / 2);
         attempt += 1;
         retryTimer = setTimeout(connect, delay);

@@ -1,7 +1,8 @@
 """End-to-end harness: a real ASGI server process on the test database, real Chromium, detectors.
 
 - `e2e_server` (inside a `django_db(transaction=True)` test): starts
-  `python -m daphne … blindjudge.asgi:application` with DJANGO_SETTINGS_MODULE=tests.e2e.settings_e2e
+  `python -m uvicorn … blindjudge.asgi:application` with the flags `./bj start` uses
+  (`SERVER_FLAGS`) on a listening socket made here, DJANGO_SETTINGS_MODULE=tests.e2e.settings_e2e
   and BLINDJUDGE_TEST_DATABASE_NAME naming this test run's database; yields its base URL; stops it
   before the database is flushed. Its stderr is attached to the report of a failing test.
 - `browser` (module scope): Debian's Chromium, headless, quiet flags; every host name but the
@@ -37,6 +38,11 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--disable-quic"]
 SERVER_START_SECONDS = 60
+# The server ./bj start runs, flag for flag, but on an inherited socket (`--fd`) instead of
+# --host/--port; tests/e2e/test_server.py checks the two stay the same.
+SERVER_FLAGS = ["--loop", "uvloop", "--http", "httptools", "--ws", "websockets-sansio",
+                "--lifespan", "off", "--ws-max-size", "4096", "--timeout-graceful-shutdown", "5",
+                "--no-server-header"]
 
 
 # --- The sink: where every request to a host other than the server lands ----------------------
@@ -103,6 +109,7 @@ class E2EServer:
     base: str
     process: subprocess.Popen
     stderr_path: Path
+    stdout_path: Path | None = None
 
     @property
     def origin(self) -> str:
@@ -111,6 +118,13 @@ class E2EServer:
     def stderr(self) -> str:
         try:
             return self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stdout(self) -> str:
+        """Uvicorn's access log."""
+        try:
+            return self.stdout_path.read_text(errors="replace") if self.stdout_path else ""
         except OSError:
             return ""
 
@@ -136,8 +150,9 @@ def _wait_until_answering(server: E2EServer):
 
 @pytest.fixture
 def e2e_server(request, transactional_db, tmp_path):
-    """A real Daphne process serving the product (plus the test-only pages) on this test's
-    database. Depends on transactional_db, so it stops before the flush at the end of the test."""
+    """A real Uvicorn process (as ./bj start runs it) serving the product (plus the test-only
+    pages) on this test's database. Depends on transactional_db, so it stops before the flush at
+    the end of the test. A `server_env(NAME="value", …)` mark adds to its environment."""
     # The listening socket is made here and handed over, so no other process can take the port
     # between choosing it and binding it.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -155,17 +170,22 @@ def e2e_server(request, transactional_db, tmp_path):
         "STATIC_ROOT": str(tmp_path / "static"),  # unused (finders serve); present, so no warning
         # The server's allauth talks to this run's GitHub stand-in (tests/support/github_standin.py).
         "BLINDJUDGE_TEST_GITHUB_PORT": str(settings.TEST_GITHUB_STANDIN_PORT),
+        # Its websocket opening counts (in Redis, with REDIS_URL) start from zero, as a new
+        # process's own would: no other test's server, nor another run on the same Redis, shares them.
+        "BLINDJUDGE_WS_OPEN_KEY_PREFIX": f"bjtest-ws-open-{os.urandom(6).hex()}",
     })
+    for mark in request.node.iter_markers("server_env"):
+        env.update(mark.kwargs)
     (tmp_path / "static").mkdir()
-    stderr_path = tmp_path / "daphne.stderr"
-    with open(stderr_path, "wb") as stderr, open(tmp_path / "daphne.stdout", "wb") as stdout:
+    stderr_path, stdout_path = tmp_path / "server.stderr", tmp_path / "server.stdout"
+    with open(stderr_path, "wb") as stderr, open(stdout_path, "wb") as stdout:
         process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "--fd", str(listener.fileno()),
-             "blindjudge.asgi:application"],
+            [sys.executable, "-m", "uvicorn", "blindjudge.asgi:application",
+             "--fd", str(listener.fileno()), *SERVER_FLAGS],
             cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
             pass_fds=[listener.fileno()])
     listener.close()
-    server = E2EServer(base=base, process=process, stderr_path=stderr_path)
+    server = E2EServer(base=base, process=process, stderr_path=stderr_path, stdout_path=stdout_path)
     request.node.e2e_server = server
     try:
         _wait_until_answering(server)
@@ -185,7 +205,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     server = getattr(item, "e2e_server", None)
     if server is not None and report.failed:
-        report.sections.append((f"daphne stderr ({report.when})", server.stderr() or "(empty)"))
+        report.sections.append((f"server stderr ({report.when})", server.stderr() or "(empty)"))
 
 
 # --- Detectors ----------------------------------------------------------------------------------

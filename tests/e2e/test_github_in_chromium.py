@@ -1,4 +1,4 @@
-"""Sign-in with GitHub in real Chromium against a real Daphne process and the local GitHub stand-in
+"""Sign-in with GitHub in real Chromium against a real Uvicorn process and the local GitHub stand-in
 (issue 4). The browser's only way out is the server and the stand-in: everything else resolves to
 the sink (tests/e2e/conftest.py), and the Observer records every request.
 """

@@ -1,4 +1,4 @@
-"""End to end in real Chromium against a real Daphne process (issue 3; docs/threats.md cases 1–7).
+"""End to end in real Chromium against a real Uvicorn process (issue 3; docs/threats.md cases 1–7).
 
 The detectors are shown to fire on deliberately unsafe test-only pages first; only then does their
 silence on the product's pages count. See tests/e2e/conftest.py for the harness and the Observer.

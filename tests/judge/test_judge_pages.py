@@ -21,9 +21,10 @@ def join_by_link(client, session, name="Ada"):
     token = invitation_create(session=session, actor="test", name=name).join_token
     page = client.get(f"/join/{token}")
     assert page.status_code == 200 and b"Join the session" in page.content
-    # same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` with the
-    # page's own form, which CSRF protection refuses; a same-origin Referer only reaches us.
-    assert page["Referrer-Policy"] == "same-origin"
+    # strict-origin: what the page fetches carries the site's origin as Referer, never its URL
+    # (the token); not no-referrer: under it Chromium sends `Origin: null` with the page's own
+    # form, which CSRF protection refuses. (Its CSP lets it fetch nothing from elsewhere.)
+    assert page["Referrer-Policy"] == "strict-origin"
     response = client.post(f"/join/{token}")
     assert response.status_code == 302
     assert response["Location"] == f"/s/{session.url_id}/welcome/"
@@ -59,11 +60,11 @@ def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_
     assert "/resume/" in body and open_session.protocol_sha256 in body
     again = client.get(f"/s/{open_session.url_id}/welcome/").content.decode()
     assert "/resume/" not in again and open_session.protocol_sha256 in again
-    # The join link is single-use; the refusal, whose URL still holds the token, sends a
-    # Referer to this server only.
+    # The join link is single-use; the refusal, whose URL still holds the token, sends only the
+    # site's origin as Referer.
     refused = client.post(f"/join/{token}")
     assert refused.status_code == 403
-    assert refused["Referrer-Policy"] == "same-origin"
+    assert refused["Referrer-Policy"] == "strict-origin"
     assert token not in refused.content.decode()
 
 
@@ -135,7 +136,7 @@ def test_resume_links_work_on_another_device(client, open_session):
     link = re.search(r'value="http://[^"]+(/resume/[^"]+)"',
                      client.get(f"/s/{open_session.url_id}/welcome/").content.decode()).group(1)
     other = Client()
-    assert other.get(link)["Referrer-Policy"] == "same-origin"
+    assert other.get(link)["Referrer-Policy"] == "strict-origin"
     assert other.post(link)["Location"] == f"/s/{open_session.url_id}/"
     assert other.get(f"/s/{open_session.url_id}/").status_code == 200
 

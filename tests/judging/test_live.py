@@ -9,6 +9,7 @@ verdict value.
 
 import json
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -16,7 +17,7 @@ from channels.db import database_sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.test import Client
+from django.test import Client, override_settings
 
 from blindjudge.asgi import application
 from judging import live_consumer as consumers
@@ -28,6 +29,7 @@ from judging.services import (
     session_reopen,
     verdict_record,
 )
+from tests.support.deployment import free_port
 from tests.worlds import host_cookie, invite_and_join
 from tests.worlds import judge_cookie as judge_cookie_sync
 
@@ -143,6 +145,80 @@ async def test_a_foreign_origin_is_refused_at_the_handshake(two_judges, origin):
     assert (await own.connect(timeout=TIMEOUT))[0]
     await own.disconnect()
 
+
+def _moved(origin: str, *, scheme: str | None = None, port: int | None = None) -> bytes:
+    parts = urlsplit(origin)
+    return f"{scheme or parts.scheme}://{parts.hostname}:{port or parts.port or 80}".encode()
+
+
+@pytest.mark.parametrize("change", ["port", "scheme", "missing", "path", "two headers"])
+async def test_the_hosts_dashboard_opens_only_from_site_urls_exact_origin(open_session, host, change):
+    """Issue 12 item 6: the same host name on another port or scheme is another site (another
+    service on 127.0.0.1, plain http beside https). The host's own cookies, refused all the same."""
+    path = f"/ws/host/sessions/{open_session.pk}/"
+    cookie = await database_sync_to_async(host_cookie)(host)
+    site = settings.SITE_URL
+    origin = {"port": _moved(site, port=9999), "scheme": _moved(site, scheme="https"),
+              "missing": None, "path": site.encode() + b"/host/", "two headers": ORIGIN}[change]
+    communicator = socket(path, cookie, origin=origin)
+    if change == "two headers":
+        communicator.scope["headers"].append((b"origin", _moved(site, port=9999)))
+    assert await refused_with_nothing_sent(communicator)
+    # Positive controls: SITE_URL's origin, as the browser sends it and with its port spelled out.
+    for exact in (ORIGIN, _moved(site)):
+        own = socket(path, cookie, origin=exact)
+        assert (await own.connect(timeout=TIMEOUT))[0]
+        assert (await own.receive_json_from(timeout=TIMEOUT))["type"] == "snapshot"
+        await own.disconnect()
+
+
+@override_settings(BLINDJUDGE_WS_OPEN_BURST=3, BLINDJUDGE_WS_OPEN_PER_MINUTE=1)
+async def test_openings_per_client_address_are_limited_and_refused_with_4429(two_judges):
+    """Issue 12: one judge opened 300 sockets. Past the burst, a socket from that address is
+    accepted and closed at once with CLOSE_TOO_MANY; another address is not affected."""
+    ada, _ = two_judges
+    cookie = await judge_cookie(ada)
+    path = f"/ws/s/{ada.session.url_id}/"
+
+    def from_address(address):
+        communicator = socket(path, cookie)
+        communicator.scope["client"] = (address, 50000)
+        return communicator
+
+    for _ in range(3):
+        opened = from_address("192.0.2.10")
+        assert (await opened.connect(timeout=TIMEOUT))[0]
+        assert (await opened.receive_json_from(timeout=TIMEOUT))["type"] == "state"
+        await opened.disconnect()
+    refused = from_address("192.0.2.10")
+    assert (await refused.connect(timeout=TIMEOUT))[0]
+    assert await refused.receive_output(timeout=TIMEOUT) == {
+        "type": "websocket.close", "code": consumers.CLOSE_TOO_MANY}
+    assert not await LiveSocket.objects.filter(judge=ada).aexists()  # nothing was recorded
+    other = from_address("192.0.2.11")
+    assert (await other.connect(timeout=TIMEOUT))[0]
+    assert (await other.receive_json_from(timeout=TIMEOUT))["type"] == "state"
+    await other.disconnect()
+
+
+
+async def test_openings_are_allowed_and_logged_once_when_redis_does_not_answer(two_judges, caplog):
+    """The opening limit protects the server; a Redis fault must not lock judges out. With
+    REDIS_URL on a port where nothing listens, every opening is allowed past a burst of 1, and
+    the fault is logged once, not once per opening. (The channel layer keeps its own server.)"""
+    ada, _ = two_judges
+    cookie = await judge_cookie(ada)
+    with override_settings(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",
+                           BLINDJUDGE_WS_OPEN_BURST=1, BLINDJUDGE_WS_OPEN_PER_MINUTE=1):
+        for _ in range(3):
+            opened = socket(f"/ws/s/{ada.session.url_id}/", cookie)
+            opened.scope["client"] = ("192.0.2.20", 50000)
+            assert (await opened.connect(timeout=TIMEOUT))[0]
+            assert (await opened.receive_json_from(timeout=TIMEOUT))["type"] == "state"
+            await opened.disconnect()
+    faults = [r for r in caplog.records if "Redis did not answer" in r.getMessage()]
+    assert len(faults) == 1, [r.getMessage() for r in caplog.records]
+    assert faults[0].levelname == "WARNING" and "allowed uncounted" in faults[0].getMessage()
 
 # --- Frames a client sends -----------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ and fault tests and by bench/live.py, so what they exercise is what deploy/ ship
   wrapped in a main config whose paths are all in a temporary folder. Each substitution must
   match, so a change to the shipped file that the generator no longer understands fails loudly.
   For the tests' eyes only, each proxied response carries `X-Test-Upstream` (which process
-  answered) and the access log records it.
+  answered); the access log is the shipped one (its format records the upstream), in the folder.
 - `PrivatePostgres`: initdb in a temporary folder, its own port, started and stopped with pg_ctl;
   never the machine's shared server.
 """
@@ -114,8 +114,9 @@ class ServeProcess:
 
 def serve_env(*, site_url: str, extra: dict | None = None) -> dict:
     """The environment of a deploy/serve process in tests: the test settings (the parent's
-    database and Redis URLs, secret key and Redis prefix are inherited), the venv running the
-    tests, and a test database name when the parent is inside a test run."""
+    database and Redis URLs, secret key and channel-layer prefix are inherited), the venv running
+    the tests, a websocket-opening key prefix of its own (shared by the processes started with
+    this environment), and a test database name when the parent is inside a test run."""
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update({
         "DJANGO_SETTINGS_MODULE": env.get("DJANGO_SETTINGS_MODULE_SERVE", "blindjudge.settings_test"),
@@ -123,6 +124,9 @@ def serve_env(*, site_url: str, extra: dict | None = None) -> dict:
         "SITE_URL": site_url,
         "ALLOWED_HOSTS": "127.0.0.1",
         "PYTHONUNBUFFERED": "1",
+        # The processes of one deployment count websocket openings together in Redis; another
+        # deployment (another test, or another run on the same Redis) starts from zero.
+        "BLINDJUDGE_WS_OPEN_KEY_PREFIX": f"bjtest-ws-open-{os.urandom(6).hex()}",
     })
     env.update(extra or {})
     return env
@@ -137,8 +141,10 @@ def _substitute(text: str, pattern: str, replacement: str, *, count: int = 1, fl
     return new
 
 
-def site_config(shipped: str, *, port: int, upstreams: list[int], static_root: Path) -> str:
-    """The shipped site, served on 127.0.0.1:PORT over plain HTTP, proxying to `upstreams`."""
+def site_config(shipped: str, *, port: int, upstreams: list[int], static_root: Path,
+                access_log: Path) -> str:
+    """The shipped site, served on 127.0.0.1:PORT over plain HTTP, proxying to `upstreams`,
+    logging in the shipped format to `access_log`."""
     text = shipped
     text = _substitute(text, r"(upstream blindjudge \{.*?)((?:\n\s*server 127\.0\.0\.1:\d+;)+)",
                        lambda m: m.group(1) + "".join(f"\n    server 127.0.0.1:{p};" for p in upstreams),
@@ -148,6 +154,8 @@ def site_config(shipped: str, *, port: int, upstreams: list[int], static_root: P
     text = _substitute(text, r"listen 443 ssl[^;]*;", f"listen 127.0.0.1:{port};")
     text = _substitute(text, r"\n\s*ssl_certificate(_key)? [^;]+;", "", count=2)
     text = _substitute(text, r"alias [^;]+;", f"alias {static_root}/;")
+    text = _substitute(text, r"access_log /var/log/nginx/blindjudge\.access\.log blindjudge;",
+                       f"access_log {access_log} blindjudge;")
     text = _substitute(text, r"(location / \{)",
                        r"\1\n        add_header X-Test-Upstream $upstream_addr always;")
     return text
@@ -169,7 +177,7 @@ class Nginx:
     def write_config(self) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         site = site_config(SHIPPED_NGINX.read_text(), port=self.port, upstreams=self.upstreams,
-                           static_root=self.static_root)
+                           static_root=self.static_root, access_log=self.folder / "access.log")
         temp = {name: self.folder / name for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")}
         main = "\n".join([
             # As root, workers would otherwise run as nobody and not reach the temporary folders.
@@ -184,8 +192,9 @@ class Nginx:
             "    include /etc/nginx/mime.types;",
             "    default_type application/octet-stream;",
             *(f"    {kind}_temp_path {path};" for kind, path in temp.items()),
-            "    log_format upstream '$remote_addr \"$request\" $status upstream=$upstream_addr';",
-            f"    access_log {self.folder / 'access.log'} upstream;",
+            # The site's own access log (the shipped format, which records the upstream) is
+            # moved into the folder; nothing else is logged.
+            "    access_log off;",
             *self.extra_http,
             site,
             "}",
