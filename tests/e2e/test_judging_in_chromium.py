@@ -223,7 +223,8 @@ def test_findings_drafts_autosave_and_the_finding_text_stays_inert(e2e_server, o
     page.reload()
     expect(page.locator("h1 .code")).to_have_text(code)
     expect(page.get_by_role("radio", name=re.compile("^False alarm"))).to_be_checked()
-    expect(page.get_by_label("Reason (optional, up to 10,000 characters)")).to_have_value("the check it asks for is already there")
+    expect(page.get_by_label("Reason (optional, up to 10,000 characters)")).to_have_value(
+        "the check it asks for is already there")
 
     # Every finding, the hostile one included, by keyboard; its text is literal in the page.
     texts = []
