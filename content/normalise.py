@@ -571,7 +571,7 @@ _EMPTY_PROBES = ("", "\n", " ", "a", "A", "0", "_", "-", ".", "\t", "x", "X", "a
                  "a0", "0a", "a.", "xyz")
 
 
-def compile_patterns(patterns: list[str]) -> list:
+def compile_patterns(patterns: list[str], *, backtracking_allowed: bool = False) -> list:
     """Compile host-accepted redaction patterns, case-insensitively.
 
     A pattern is a literal string (matched with the name boundaries of `term_regex`) or, written
@@ -584,6 +584,10 @@ def compile_patterns(patterns: list[str]) -> list:
     too (its error messages are the ones hosts see). In RE2, `\\w`, `\\d`, `\\s` and `\\b` are
     ASCII-only. Literal patterns become our own regexes (`term_regex`, whose lookarounds are
     bounded and cannot backtrack) and run on `re`.
+
+    `backtracking_allowed` is for patterns frozen in a session before RE2 was used (its renders
+    made once, by migration 0004): a regex RE2 refuses then runs on Python's `re`, as it always
+    had for that session, rather than leaving its copies unredacted or unrendered.
     """
     compiled = []
     for pattern in patterns:
@@ -594,7 +598,7 @@ def compile_patterns(patterns: list[str]) -> list:
                 f"pattern {pattern[:40]!r}… is longer than {MAX_PATTERN_LENGTH} characters"
             )
         if pattern.startswith("re:"):
-            compiled.append(_compile_regex(pattern))
+            compiled.append(_compile_regex(pattern, backtracking_allowed=backtracking_allowed))
         else:
             if not pattern.strip():
                 raise PatternError(f"pattern {pattern!r} is empty")
@@ -602,7 +606,7 @@ def compile_patterns(patterns: list[str]) -> list:
     return compiled
 
 
-def _compile_regex(pattern: str):
+def _compile_regex(pattern: str, *, backtracking_allowed: bool = False):
     source = pattern[3:]
     if not source.strip():
         raise PatternError(f"pattern {pattern!r}: the regex is empty")
@@ -615,6 +619,8 @@ def _compile_regex(pattern: str):
     except re2.error as error:
         if any(_empty_at_some_point(python_regex, probe) for probe in _EMPTY_PROBES):
             raise PatternError(f"pattern {pattern!r}: the regex matches the empty string") from None
+        if backtracking_allowed:
+            return python_regex
         reason = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
         raise PatternError(
             f"pattern {pattern!r}: the linear-time regex engine refuses it ({reason}). "
@@ -924,14 +930,15 @@ class _Builder:
         return tuple(self.segments)
 
 
-def normalise(text: str, fmt: str, patterns: list[str]) -> Normalised:
+def normalise(text: str, fmt: str, patterns: list[str], *,
+              backtracking_allowed: bool = False) -> Normalised:
     """Normalise model output for a judge: strip metadata, redact, make hidden characters visible.
 
     `fmt` is the copy's format (`text`, `markdown` or `diff`); `patterns` the host-accepted
     redaction patterns (see `compile_patterns`; a bad pattern raises PatternError). Counts are
     for this one text; callers sum them per builder.
     """
-    regexes = compile_patterns(patterns)
+    regexes = compile_patterns(patterns, backtracking_allowed=backtracking_allowed)
     stripped, metadata = strip_metadata(text, fmt)
     spans = _redaction_spans(FoldedText(stripped), regexes) if regexes else []
 

@@ -36,22 +36,26 @@ def inputs_sha256(*, task: str, rubric: str, patterns: list[str]) -> str:
                              "renderer": FRAME_STYLE_HASH})
 
 
-def frame_of(content: str, fmt: str, patterns: list[str]) -> tuple[str, str]:
+def frame_of(content: str, fmt: str, patterns: list[str], *,
+             backtracking_allowed: bool = False) -> tuple[str, str]:
     """A copy's standalone frame document and the CSP source of the style block it holds."""
-    return frame_document(copy_html(normalise(content, fmt, patterns), fmt)), FRAME_STYLE_HASH
+    normalised = normalise(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
+    return frame_document(copy_html(normalised, fmt)), FRAME_STYLE_HASH
 
 
-def inline_of(text: str, patterns: list[str]) -> str:
+def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False) -> str:
     """A finding's text or a review's reason, as HTML for the judge's own page."""
-    return inline_html(normalise(text or "", "text", patterns))
+    return inline_html(normalise(text or "", "text", patterns,
+                                 backtracking_allowed=backtracking_allowed))
 
 
-def prose_of(text: str, patterns: list[str]) -> str:
+def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False) -> str:
     """The task statement or the rubric: the same normaliser and inert markdown renderer as a
     markdown copy (links and images shown as text, every hidden character marked)."""
     if not (text or "").strip():
         return ""
-    return copy_html(normalise(text, "markdown", patterns), "markdown")
+    return copy_html(normalise(text, "markdown", patterns,
+                               backtracking_allowed=backtracking_allowed), "markdown")
 
 
 def frame_csp(style_hash: str) -> str:
@@ -90,7 +94,8 @@ def expected_counts(models: Models, session_id: int) -> tuple[int, int]:
             items.filter(finding__isnull=False).values("finding_id").distinct().count())
 
 
-def render_batches(models: Models, session_id: int, key: str, patterns: list[str]):
+def render_batches(models: Models, session_id: int, key: str, patterns: list[str], *,
+                   backtracking_allowed: bool = False):
     """Yield lists of unsaved render rows (CopyRender, FindingRender) for what is still missing,
     each list bounded by BATCH_ROWS and BATCH_CHARACTERS. Reads one copy at a time (a copy may be
     megabytes); holds no transaction."""
@@ -98,11 +103,13 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
     batch, size = [], 0
     for copy_id in copy_ids:
         content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
-        frame, style_hash = frame_of(content, fmt, patterns)
+        frame, style_hash = frame_of(content, fmt, patterns,
+                                     backtracking_allowed=backtracking_allowed)
         del content
         reviews = [
             {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],
-             "reason_html": inline_of(r["reason"], patterns)}
+             "reason_html": inline_of(r["reason"], patterns,
+                                      backtracking_allowed=backtracking_allowed)}
             for r in models.Review.objects.filter(copy_id=copy_id).order_by("reviewer__position", "pk")
             .values("pk", "reviewer_id", "verdict", "reason")
         ]
@@ -115,7 +122,7 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
     for start in range(0, len(finding_ids), BATCH_ROWS):
         chunk = finding_ids[start:start + BATCH_ROWS]
         for finding_id, text in models.Finding.objects.filter(pk__in=chunk).values_list("pk", "text"):
-            html = inline_of(text, patterns)
+            html = inline_of(text, patterns, backtracking_allowed=backtracking_allowed)
             batch.append(models.FindingRender(session_id=session_id, finding_id=finding_id,
                                               inputs_sha256=key, html=html))
             size += len(html)

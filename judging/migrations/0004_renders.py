@@ -22,12 +22,15 @@ def render_opened_sessions(apps, schema_editor):
         key = renders.inputs_sha256(task=session.run.task, rubric=session.rubric, patterns=patterns)
         SessionRender.objects.update_or_create(session=session, defaults={
             "inputs_sha256": key, "complete": True, "opener": "", "opener_seen_at": None,
-            "task_html": renders.prose_of(session.run.task, patterns),
-            "rubric_html": renders.prose_of(session.rubric, patterns),
+            "task_html": renders.prose_of(session.run.task, patterns, backtracking_allowed=True),
+            "rubric_html": renders.prose_of(session.rubric, patterns, backtracking_allowed=True),
         })
         models.CopyRender.objects.filter(session=session).exclude(inputs_sha256=key).delete()
         models.FindingRender.objects.filter(session=session).exclude(inputs_sha256=key).delete()
-        for batch in renders.render_batches(models, session.pk, key, patterns):
+        # Patterns frozen before RE2 ran them keep Python's engine here, as they had: once, now,
+        # rather than a session left unrendered (or unredacted) by an upgrade.
+        for batch in renders.render_batches(models, session.pk, key, patterns,
+                                            backtracking_allowed=True):
             renders.store(models, batch)
 
 

@@ -352,6 +352,13 @@ def session_open(*, session: Session, actor: str) -> Session:
     fresh = Session.objects.select_related("run").get(pk=session.pk)
     _require_state(fresh, SessionState.DRAFT, doing="open")
     _check_rules(fresh.preregistration, "preregistration")
+    try:
+        # A draft can hold a pattern accepted before RE2 ran them (a lookaround, a backreference):
+        # say so here, with what to do, never fail halfway through rendering.
+        compile_patterns(fresh.redaction_patterns)
+    except PatternError as error:
+        raise Invalid(f"cannot open: {error}. Withdraw that pattern on the blinding page (or with "
+                      "`redactions --withdraw`) and accept one RE2 can run") from None
     opener = Draws().hex("opener")[:32]
     try:
         for _ in range(OPEN_ATTEMPTS):

@@ -17,12 +17,13 @@ from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from blindjudge.errors import Conflict
+from blindjudge.errors import Conflict, Invalid
 from content.normalise import normalise
 from content.rendering import FRAME_STYLE_HASH, copy_html, frame_document, inline_html
 from judging import renders
 from judging.models import (
     AuditEvent,
+    Copy,
     CopyRender,
     FindingRender,
     Session,
@@ -272,3 +273,29 @@ def test_the_data_migration_renders_sessions_opened_before_renders_were_stored(h
     judge = invite_and_join(Session.objects.get(pk=opened.pk), "After").judge
     response = client_as(judge).get(f"/s/{opened.url_id}/i/{codes(judge)[0]}/frame")
     assert response.status_code == 200 and response.content.startswith(b"<!doctype html>")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pattern_frozen_before_re2_still_redacts_in_the_migration_and_a_draft_with_one_is_told_why_it_cannot_open(host):
+    """Python's `re` ran redaction patterns before RE2 did, so a session can hold a lookaround
+    accepted then. The migration renders such a session with it, as it was always redacted, and
+    a draft holding one is refused at opening with what to do, never a crash halfway through."""
+    run = a_run(host)
+    legacy = "re:Ze(?=ta)"
+    opened = a_session(run, "open")
+    Session.objects.filter(pk=opened.pk).update(redaction_patterns=[legacy])
+    draft = a_session(run, "draft")
+    Session.objects.filter(pk=draft.pk).update(redaction_patterns=[legacy])
+    Copy.objects.filter(run=run).update(content="Built by Zeta, not by Zeus.")
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("judging", "0003_live_sockets")])
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    frames = list(CopyRender.objects.filter(session=opened).values_list("frame", flat=True))
+    assert frames and all("[redacted]" in frame and "Zeus" in frame for frame in frames)
+
+    with pytest.raises(Invalid, match=r"cannot open: pattern 're:Ze\(\?=ta\)'.*Withdraw that pattern"):
+        session_open(session=Session.objects.get(pk=draft.pk), actor="test")
+    assert Session.objects.get(pk=draft.pk).state == SessionState.DRAFT
+    assert not CopyRender.objects.filter(session=draft).exists()
