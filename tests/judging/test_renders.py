@@ -276,7 +276,7 @@ def test_the_data_migration_renders_sessions_opened_before_renders_were_stored(h
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_pattern_frozen_before_re2_still_redacts_in_the_migration_and_a_draft_with_one_is_told_why_it_cannot_open(host):
+def test_a_pattern_frozen_before_re2_redacts_in_the_migration_and_a_draft_is_told_to_withdraw_it(host):
     """Python's `re` ran redaction patterns before RE2 did, so a session can hold a lookaround
     accepted then. The migration renders such a session with it, as it was always redacted, and
     a draft holding one is refused at opening with what to do, never a crash halfway through."""
