@@ -49,7 +49,16 @@ from judging.services import (
 )
 from judging.services.verdicts import PHASE_2_LOCKED
 from tests.support.leakcheck import walk_routes
-from tests.worlds import a_run, a_session, advance, bundle_bytes, codes, invite_and_join, make_bundle
+from tests.worlds import (
+    a_run,
+    a_session,
+    advance,
+    bundle_bytes,
+    client_as,
+    codes,
+    invite_and_join,
+    make_bundle,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -995,6 +1004,27 @@ def test_case_28_cross_site_posts_without_a_token_are_403(open_session):
     assert browser.post(item_url(open_session, code_), {"verdict": "pass", "phase": "1",
                                                           "csrfmiddlewaretoken": csrf}
                         ).status_code == 302
+    assert Verdict.objects.count() == 1
+
+
+@pytest.mark.parametrize("origin", ["http://testserver:9999", "https://testserver",
+                                    "http://127.0.0.1:9999", "null"])
+def test_case_39_a_form_posted_from_another_port_or_scheme_of_the_host_is_403(open_session, origin):
+    """Forms check Origin as sockets do (case 39): Django's CSRF check compares the Origin header
+    with the request's own scheme, host and port, so a page on another port of the same host
+    (which shares the cookies) cannot post even with a token it read."""
+    browser = Client(enforce_csrf_checks=True)
+    judge = invite_and_join(open_session, "Ada").judge
+    browser.cookies = client_as(judge).cookies
+    path = item_url(open_session, codes(judge)[0])
+    page = browser.get(path)
+    csrf = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content).group(1).decode()
+    data = {"verdict": "pass", "phase": "1", "csrfmiddlewaretoken": csrf}
+    refused = browser.post(path, data, HTTP_ORIGIN=origin)
+    assert refused.status_code == 403
+    assert not Verdict.objects.exists()
+    # Positive control: the page's own origin is accepted with the same token.
+    assert browser.post(path, data, HTTP_ORIGIN="http://testserver").status_code == 302
     assert Verdict.objects.count() == 1
 
 
