@@ -17,6 +17,7 @@ nothing sent); a socket that was allowed is closed with a code in 4000-4999
 """
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -72,16 +73,28 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-async def _too_large(send, limit: int):
-    body = (f"Request too large: this address accepts at most {_size(limit)}. "
-            "Nothing was read or saved.\n").encode()
+async def _too_large(scope, send, limit: int):
+    message = (f"Request too large: this address accepts at most {_size(limit)}. "
+               "Nothing was read or saved.")
+    # The judge page's autosave asks for JSON and shows its message (as every other refusal it
+    # gets: blindjudge/errors.py); everyone else gets one line of text.
+    accept = b",".join(value for name, value in scope["headers"] if name == b"accept")
+    if b"application/json" in accept:
+        body = json.dumps({"saved": False, "error": "too_large", "message": message}).encode()
+        content_type = b"application/json"
+    else:
+        body = (message + "\n").encode()
+        content_type = b"text/plain; charset=utf-8"
     await send({"type": "http.response.start", "status": 413, "headers": [
-        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-type", content_type),
         (b"content-length", str(len(body)).encode()),
         # The rest of the body is never read: the connection cannot carry another request.
         (b"connection", b"close"),
         (b"cache-control", b"no-store"),
         (b"x-content-type-options", b"nosniff"),
+        # Answered before Django, so its CSP middleware never sees this: nothing here may load.
+        (b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'"),
+        (b"referrer-policy", b"no-referrer"),
     ]})
     await send({"type": "http.response.body", "body": body})
 
@@ -103,7 +116,7 @@ class BodyCap:
                 except ValueError:
                     declared = 0  # the server refuses a malformed length before we are called
                 if declared > limit:
-                    return await _too_large(send, limit)
+                    return await _too_large(scope, send, limit)
         received = 0
         answered = False
         started = False
@@ -118,7 +131,7 @@ class BodyCap:
                 if received > limit:
                     answered = True
                     if not started:
-                        await _too_large(send, limit)
+                        await _too_large(scope, send, limit)
                     # Django stops reading at a disconnect and answers nothing itself.
                     return {"type": "http.disconnect"}
             return message

@@ -3,6 +3,7 @@
 tests/e2e/test_server.py."""
 
 import asyncio
+import json
 
 import pytest
 from django.test import override_settings
@@ -82,3 +83,25 @@ async def test_each_route_has_its_configured_cap(path, allowed):
     at = Client(chunks=1, chunk=b"x" * allowed)
     await application(scope(path, allowed), at.receive, at.send)
     assert at.read == 1 and at.status != 413
+
+
+async def test_the_413_is_json_for_the_autosave_and_allows_nothing_to_load():
+    """The judge page's autosave asks for JSON and shows the message it gets back; the 413 is
+    answered before Django, so it carries its own CSP and Referrer-Policy."""
+    autosave = Client(chunks=6400)
+    request = scope("/s/abc/i/CODE/", 200 * 1024 * 1024)
+    request["headers"].append((b"accept", b"application/json"))
+    await application(request, autosave.receive, autosave.send)
+    assert autosave.status == 413 and autosave.read == 0
+    assert json.loads(autosave.body) == {
+        "saved": False, "error": "too_large",
+        "message": "Request too large: this address accepts at most 160 KB. Nothing was read or saved."}
+    headers = dict(next(m for m in autosave.sent if m["type"] == "http.response.start")["headers"])
+    assert headers[b"content-type"] == b"application/json"
+    assert headers[b"content-security-policy"] == b"default-src 'none'; frame-ancestors 'none'"
+    assert headers[b"referrer-policy"] == b"no-referrer"
+    page = Client(chunks=6400)
+    await application(scope("/guest/", 200 * 1024 * 1024), page.receive, page.send)
+    headers = dict(next(m for m in page.sent if m["type"] == "http.response.start")["headers"])
+    assert headers[b"content-type"] == b"text/plain; charset=utf-8"
+    assert b"content-security-policy" in headers
