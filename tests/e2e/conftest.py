@@ -42,7 +42,7 @@ SERVER_START_SECONDS = 60
 # --host/--port; tests/e2e/test_server.py checks the two stay the same.
 SERVER_FLAGS = ["--loop", "uvloop", "--http", "httptools", "--ws", "websockets-sansio",
                 "--lifespan", "off", "--ws-max-size", "4096", "--timeout-graceful-shutdown", "5",
-                "--no-server-header"]
+                "--timeout-keep-alive", "75", "--no-server-header"]
 
 
 # --- The sink: where every request to a host other than the server lands ----------------------
