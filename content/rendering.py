@@ -61,12 +61,40 @@ _MARK_TITLES = {"redacted": "redactions by the host",
                 "mixed_script": "tokens of letters from mixed scripts"}
 
 
+# Text content in the frame (inside <pre>, <span>, <p>…, never an attribute value: those, the
+# marks' titles, keep html.escape) is read by the HTML tokenizer's data state
+# (https://html.spec.whatwg.org/multipage/parsing.html#data-state), where only `<` and `&` mean
+# anything, and only sometimes:
+# - `<` goes to the tag open state, which starts markup only before an ASCII letter (a tag), `!`
+#   (comment, doctype, CDATA), `/` (end tag) or `?` (bogus comment); before anything else, the end
+#   of input included, it is the character `<`
+#   (https://html.spec.whatwg.org/multipage/parsing.html#tag-open-state);
+# - `&` goes to the character reference state, which reads a reference only before an ASCII
+#   alphanumeric (named) or `#` (numeric); before anything else it is the character `&`
+#   (https://html.spec.whatwg.org/multipage/parsing.html#character-reference-state);
+# - `>` and quotes are characters in text.
+# So only those `<` and `&` are escaped, and a `<` before ASCII whitespace too, which HTML reads
+# as text but lenient parsers and byte scans (tests/test_threats_http.py) read as a tag
+# (`< script >`). html.escape's `&amp;` for every `&` made a frame of `&`s five times its copy,
+# past the bound (docs/threats.md, case 34); now the worst is `&a` (3 ×), then `<a` or `< `
+# (2.5 ×).
+# A `<` or `&` at the end of a piece is escaped too, as what follows it is not known here (the
+# next piece, a mark or a line's tag). One pass of a one-character lookahead: linear.
+_TEXT_MARKUP = re.compile(r"&(?=[A-Za-z0-9#]|\Z)|<(?=[A-Za-z!/?\t\n\x0b\x0c\r ]|\Z)")
+_TEXT_ESCAPES = {"&": "&amp;", "<": "&lt;"}
+
+
+def _text(text: str) -> str:
+    """`text` as HTML text content (never an attribute value), escaped where HTML needs it."""
+    return _TEXT_MARKUP.sub(lambda m: _TEXT_ESCAPES[m.group()], text)
+
+
 def mark_html(segment: Segment) -> str:
     """One mark: a run of marks is one span, its count shown (`⟦U+200B⟧ × 1,747,626`)."""
     kind = segment.kind
     title = _MARK_TITLE[kind] if segment.count == 1 else f"{segment.count:,} {_MARK_TITLES[kind]}"
-    return (f'<span class="mark {_MARK_CLASS[kind]}" title="{title}">'
-            f"{escape(segment.shown())}</span>")
+    return (f'<span class="mark {_MARK_CLASS[kind]}" title="{escape(title)}">'
+            f"{_text(segment.shown())}</span>")
 
 
 def _unhighlighted(text: str) -> str:
@@ -79,12 +107,6 @@ def inline_html(normalised: Normalised) -> str:
     return "".join(escape(s.text) if s.kind == "text"
                    else escape(_unhighlighted(s.text)) if s.kind == "unhighlighted"
                    else mark_html(s) for s in normalised.segments)
-
-
-def _text(text: str) -> str:
-    # Element text in the frame: quotes need no escaping there (html.escape's `&quot;` made a
-    # copy of quotes six times its size).
-    return escape(text, quote=False)
 
 
 def _body(normalised: Normalised) -> str:
@@ -166,14 +188,14 @@ def _inert_link_close(self, tokens, idx, options, env):
     hrefs = env.get("hrefs")
     if not hrefs:
         return "</span>"
-    return f'</span> <span class="url">\u27e8{escape(hrefs.pop())}\u27e9</span>'
+    return f'</span> <span class="url">\u27e8{_text(hrefs.pop())}\u27e9</span>'
 
 
 def _inert_image(self, tokens, idx, options, env):
     token = tokens[idx]
     alt = "".join(child.content for child in token.children or [])
-    return (f'<span class="url">[image: {escape(alt)} \u27e8'
-            f'{escape(token.attrGet("src") or "")}\u27e9]</span>')
+    return (f'<span class="url">[image: {_text(alt)} \u27e8'
+            f'{_text(token.attrGet("src") or "")}\u27e9]</span>')
 
 
 def _markdown() -> MarkdownIt:

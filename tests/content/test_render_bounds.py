@@ -68,6 +68,18 @@ WORST = {
     "empty blockquotes": ">\n\n" * 30_000,
     "links": "[a](b) " * 14_000,
     "a table": "|a|\n|-|\n" + "|x|\n" * 24_000,
+    # What HTML must escape in text, repeated: only `&` before a letter, digit or `#` and `<`
+    # before a letter, `!`, `/`, `?` or a space are escaped, so the worst is `&a` (6 bytes for 2).
+    "ampersands": "&" * MEGABYTE,
+    "less-than signs": "<" * MEGABYTE,
+    "ampersands before letters": "&a" * (MEGABYTE // 2),
+    "less-than signs before letters": "<a" * (MEGABYTE // 2),
+    "ampersands before hashes": "&#" * (MEGABYTE // 2),
+    "less-than signs before bangs": "<!" * (MEGABYTE // 2),
+    "less-than signs before slashes and question marks": "</<?" * (MEGABYTE // 4),
+    "less-than signs before spaces": "< " * (MEGABYTE // 2),
+    "ampersands and less-than signs mixed": "&<a&#<!&&<<>\"" * (MEGABYTE // 12),
+    "ampersands and less-than signs, one a line": "&a\n<a\n" * (MEGABYTE // 6),
 }
 
 

@@ -294,6 +294,44 @@ def test_a_five_megabyte_copy_leaves_the_item_page_responsive(e2e_server, observ
     seen.assert_silent(sink)
 
 
+# `&` and `<` are escaped in a frame's text only where HTML would read markup (issue 12, item 1;
+# content.rendering._text): everything else here must reach Chromium as itself, and nothing as
+# an element, attribute, comment or character reference.
+BARE_MARKUP = ("&&& & && a&b &; &- &\u00e9 <<< < << a<b <1 <- <= <> >>> a>b \"'\n"
+               "&amp; &lt; &#60; &#x3c; &copy &amp <b>bold</b> </pre></body> <!-- c --> <?x ?>"
+               " <![CDATA[ d ]]> <script>alert(\"bare markup ran\")</script>"
+               ' <img src="http://beacon.example.invalid/p.gif" onerror="alert(1)">\n'
+               "+&a <a\n-&#1 <!x\n@@ & < @@\nthe last line &<")
+
+
+@pytest.mark.parametrize("fmt", ["text", "diff"])
+def test_a_copy_of_bare_ampersands_and_less_than_signs_reads_as_itself(e2e_server, observed_context,
+                                                                       sink, fmt):
+    bundle = {"format": "blindjudge.run/1", "run": {"name": "bare", "task": "Judge the copy."},
+              "builders": [{"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"}],
+              "copies": [{"id": "c1", "builder": "b1", "format": fmt, "content": BARE_MARKUP,
+                          "truth": "known_good"}]}
+    session = a_session(a_run(a_host(f"e2e-bare-{fmt}", "e2e host passphrase 3"), bundle), "open")
+    token = invitation_create(session=session, actor="test", name="Literal Judge").join_token
+
+    context, seen = observed_context(e2e_server.origin)
+    page = context.new_page()
+    page.goto(e2e_server.url(f"/join/{token}"))
+    _join_by_link(page)
+    _tab_to(page, tag="a", text="Start")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_load_state("load")
+    text = _check_copy_frame(page, page.locator("h1 .code").inner_text())
+    tags = page.locator("iframe.copy-frame").element_handle().content_frame().evaluate(
+        "() => Array.from(document.querySelectorAll('pre *'), e => e.localName)")
+    if fmt == "text":
+        assert text == BARE_MARKUP and tags == []
+    else:  # one block per run of lines of one kind; a block's last newline is its end
+        assert text.replace("\n", "") == BARE_MARKUP.replace("\n", "") and set(tags) == {"span"}
+    seen.assert_silent(sink)
+
+
 # --- Helpers: the host -------------------------------------------------------------------------
 
 HOST_PASSWORD = "e2e host passphrase 1"
