@@ -6,9 +6,13 @@ admitted as in the session the URL names. What a judge sees comes only from the 
 service.
 """
 
+import gzip
+import re
+
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
@@ -37,6 +41,8 @@ from judging.services import (
 )
 
 WELCOME_KEY = "welcome:{url_id}"
+# "gzip" among the encodings a client takes, unless it gives it q=0.
+ACCEPTS_GZIP = re.compile(r"(?:^|,)\s*gzip\s*(?:,|$|;\s*q\s*=\s*(?!0(?:\.0{0,3})?\s*(?:,|$)))", re.I)
 VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm",
                   KEEP: "Keep my phase-1 verdict"}
 
@@ -222,7 +228,15 @@ def frame(request, url_id, code):
     if judge.session.state == SessionState.REVEALED:
         raise Http404("no such page")
     stored = judge_frame(judge, code)
-    response = HttpResponse(stored.document, content_type="text/html; charset=utf-8")
+    # Stored compressed at opening; sent as stored to every client that takes gzip (every
+    # browser), decompressed only for one that does not.
+    if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
+        response = HttpResponse(stored.gzipped, content_type="text/html; charset=utf-8")
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(gzip.decompress(stored.gzipped),
+                                content_type="text/html; charset=utf-8")
+    patch_vary_headers(response, ["Accept-Encoding"])
     response["Content-Security-Policy"] = stored.csp
     response["Referrer-Policy"] = "no-referrer"
     response["Cross-Origin-Resource-Policy"] = "same-origin"

@@ -5,6 +5,8 @@ by the functions in `judging/services/`; nothing here has behaviour beyond small
 properties.
 """
 
+import gzip
+
 from django.db import models
 from django.db.models import Q
 
@@ -394,13 +396,17 @@ class SessionRender(models.Model):
 
 
 class CopyRender(models.Model):
-    """A copy as a session's judges see it: the frame document, the hash of the style block it was
-    rendered with (its CSP header is built from it), and the reviewers' reasons as HTML."""
+    """A copy as a session's judges see it: the frame document (gzip-compressed: a hostile copy's
+    frame can be megabytes of repeated marks, which served raw cost every other judge time), the
+    hash of the style block it was rendered with (its CSP header is built from it), and the
+    reviewers' reasons as HTML."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="copy_renders")
     copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="+")
     inputs_sha256 = models.CharField(max_length=64)
-    frame = models.TextField(help_text="The standalone HTML document served in the sandbox.")
+    frame_gzip = models.BinaryField(
+        help_text="The standalone HTML document served in the sandbox, UTF-8, gzip-compressed "
+        "(judging.renders.pack_frame); served as these bytes to every browser that accepts gzip.")
     style_hash = models.CharField(
         max_length=100, help_text="CSP source ('sha256-…') of the frame's one style block.")
     reviews = models.JSONField(
@@ -411,6 +417,11 @@ class CopyRender(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "copy"], name="copyrender_one_per_copy")
         ]
+
+    @property
+    def frame(self) -> str:
+        """The frame document as text (for checks and tests; serving sends the stored bytes)."""
+        return gzip.decompress(bytes(self.frame_gzip)).decode("utf-8")
 
 
 class FindingRender(models.Model):

@@ -9,6 +9,7 @@ same functions. Works with the app's models or a migration's historical ones (`m
 either), so neither path can drift from the other.
 """
 
+import gzip
 from dataclasses import dataclass
 
 from content.canonical import canonical_sha256
@@ -56,6 +57,16 @@ def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = Fal
         return ""
     return copy_html(normalise(text, "markdown", patterns,
                                backtracking_allowed=backtracking_allowed), "markdown")
+
+
+def pack_frame(document: str) -> bytes:
+    """A frame document as stored: UTF-8, gzip-compressed once, at opening. A hostile copy's frame
+    is megabytes of repeated marks that compress to a few hundred kilobytes, so serving it costs
+    a small read and a small send, never megabytes per request. mtime=0 keeps the bytes a function
+    of the document alone (twin sessions' judges get byte-identical answers: threats case 12a).
+    The frame holds no secret (no token, nothing of the judge), so compressing it beside model
+    output gives a BREACH-style attack nothing to find."""
+    return gzip.compress(document.encode("utf-8"), compresslevel=6, mtime=0)
 
 
 def frame_csp(style_hash: str) -> str:
@@ -114,7 +125,8 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
             .values("pk", "reviewer_id", "verdict", "reason")
         ]
         batch.append(models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
-                                       frame=frame, style_hash=style_hash, reviews=reviews))
+                                       frame_gzip=pack_frame(frame), style_hash=style_hash,
+                                       reviews=reviews))
         size += len(frame) + sum(len(r["reason_html"]) for r in reviews)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
             yield batch

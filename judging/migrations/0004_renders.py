@@ -58,7 +58,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('inputs_sha256', models.CharField(max_length=64)),
-                ('frame', models.TextField(help_text='The standalone HTML document served in the sandbox.')),
+                ('frame_gzip', models.BinaryField(help_text='The standalone HTML document served in the sandbox, UTF-8, gzip-compressed (judging.renders.pack_frame); served as these bytes to every browser that accepts gzip.')),
                 ('style_hash', models.CharField(help_text="CSP source ('sha256-…') of the frame's one style block.", max_length=100)),
                 ('reviews', models.JSONField(default=list, help_text="Per review of the copy, in reviewer order: review and reviewer ids, the verdict and the reason's HTML.")),
                 ('copy', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='judging.copy')),

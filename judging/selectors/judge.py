@@ -205,7 +205,7 @@ def judge_item(judge, code: str) -> JudgeItem:
 
 @dataclass(frozen=True)
 class StoredFrame:
-    document: str
+    gzipped: bytes  # the document, UTF-8, gzip-compressed as stored (judging.renders.pack_frame)
     csp: str
 
 
@@ -218,11 +218,11 @@ def judge_frame(judge, code: str) -> StoredFrame:
     own_copy = (Assignment.objects.filter(judge=judge, code=code).order_by()
                 .values("item__copy_id")[:1])
     rows = list(CopyRender.objects.filter(session_id=judge.session_id, copy_id=Subquery(own_copy))
-                .order_by().values_list("frame", "style_hash")[:1])
+                .order_by().values_list("frame_gzip", "style_hash")[:1])
     if not rows:
         raise NotFound("no such item")
-    document, style_hash = rows[0]
-    return StoredFrame(document=document, csp=frame_csp(style_hash))
+    gzipped, style_hash = rows[0]
+    return StoredFrame(gzipped=bytes(gzipped), csp=frame_csp(style_hash))
 
 
 def judge_live_state(judge) -> dict:

@@ -4,6 +4,7 @@ rubric, finding text and reasons, nothing on those paths renders or reads a copy
 the task and rubric are sanitised inert HTML with their hidden characters marked."""
 
 import ast
+import gzip
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,6 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from judging.models import Copy, CopyRender, FindingRender, SessionRender
+from judging.renders import pack_frame
 from judging.services import phase_lock, redactions_accept, session_open
 from tests.worlds import a_run, a_session, answer_all, client_as, codes, invite_and_join, make_bundle
 
@@ -51,12 +53,14 @@ def test_the_frame_is_the_stored_document_with_a_csp_for_its_stored_style_hash(h
     judge = invite_and_join(session, "Reader").judge
     code = codes(judge)[0]
     copy_id = judge.assignments.get(code=code).item.copy_id
-    CopyRender.objects.filter(session=session, copy_id=copy_id).update(frame=STORED, style_hash=STORED_HASH)
+    CopyRender.objects.filter(session=session, copy_id=copy_id).update(
+        frame_gzip=pack_frame(STORED), style_hash=STORED_HASH)
     client = client_as(judge)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(page_url(session, code, frame=True))
     assert response.status_code == 200
     assert response.content == STORED.encode("utf-8")
+    assert "Content-Encoding" not in response and "Accept-Encoding" in response["Vary"]
     assert csp(response)["style-src"] == [f"'{STORED_HASH}'"]
     assert csp(response)["sandbox"] == [] and csp(response)["default-src"] == ["'none'"]
     # Serving reads the stored render and never the copy's row (its content, its truth).
@@ -64,6 +68,30 @@ def test_the_frame_is_the_stored_document_with_a_csp_for_its_stored_style_hash(h
     copy_table = Copy._meta.db_table
     assert not [q["sql"] for q in queries.captured_queries
                 if re.search(rf'\b"?{copy_table}"?\b', q["sql"])]
+
+
+@pytest.mark.django_db
+def test_a_browser_that_takes_gzip_gets_the_stored_bytes_as_they_are(host):
+    """A hostile copy's frame can be megabytes of repeated marks: it is compressed once, at
+    opening, and those bytes are what a browser gets (no decompressing, no compressing per
+    request); a client that does not take gzip gets the document itself."""
+    session = a_session(a_run(host), "open")
+    judge = invite_and_join(session, "Reader").judge
+    code = codes(judge)[0]
+    copy_id = judge.assignments.get(code=code).item.copy_id
+    stored = bytes(CopyRender.objects.get(session=session, copy_id=copy_id).frame_gzip)
+    client = client_as(judge)
+    browser = client.get(page_url(session, code, frame=True),
+                         HTTP_ACCEPT_ENCODING="gzip, deflate, br, zstd")
+    assert browser["Content-Encoding"] == "gzip" and "Accept-Encoding" in browser["Vary"]
+    assert browser.content == stored
+    assert gzip.decompress(browser.content).startswith(b"<!doctype html>")
+    refused = client.get(page_url(session, code, frame=True), HTTP_ACCEPT_ENCODING="gzip;q=0, br")
+    assert "Content-Encoding" not in refused
+    assert refused.content == gzip.decompress(stored)
+    # Positive control of the size: the worst case of the bench, 5 MB of a zero-width space
+    # between letters (a 15 MB frame), is stored in a small fraction of it.
+    assert len(pack_frame("<p>" + "a<span>⟦U+200B⟧</span>" * 400_000)) < 200_000
 
 
 @pytest.mark.django_db

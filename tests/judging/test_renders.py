@@ -292,7 +292,7 @@ def test_a_pattern_frozen_before_re2_redacts_in_the_migration_and_a_draft_is_tol
     executor.migrate([("judging", "0003_live_sockets")])
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
-    frames = list(CopyRender.objects.filter(session=opened).values_list("frame", flat=True))
+    frames = [render.frame for render in CopyRender.objects.filter(session=opened)]
     assert frames and all("[redacted]" in frame and "Zeus" in frame for frame in frames)
 
     with pytest.raises(Invalid, match=r"cannot open: pattern 're:Ze\(\?=ta\)'.*Withdraw that pattern"):
