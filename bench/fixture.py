@@ -20,6 +20,22 @@ import sys
 import time
 
 
+def admit_judge(session, name: str):
+    """Invite and admit one judge as the join page does, and bind a browser session to them the
+    way `remember_judge` does (id and credential generation). Returns (judge, session key).
+    Shared by every bench that needs judges' cookies (fixture, worst_case, live)."""
+    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
+
+    from accounts.guards import JUDGE_SESSION_KEY, judge_binding  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import invitation_create, join_token_exchange  # noqa: PLC0415 - needs django.setup() first
+
+    invited = invitation_create(session=session, actor="bench", name=name)
+    judge = join_token_exchange(token=invited.join_token).judge
+    browser = SessionStore()
+    browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge_binding(judge)
+    browser.create()
+    return judge, browser.session_key
+
 def _django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
     import django  # noqa: PLC0415 - Django loads only where the script needs the database
@@ -71,15 +87,11 @@ def make_bundle(items: int, *, copy_bytes: int = 2048, reviewers: int = 3) -> di
 def setup(items: int, judges: int, per_judge: int | None) -> dict:
     _django()
     from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
-    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
     from django.test import Client  # noqa: PLC0415 - needs django.setup() first
 
-    from accounts.guards import JUDGE_SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
     from judging.models import Assignment  # noqa: PLC0415 - needs django.setup() first
     from judging.services import (  # noqa: PLC0415 - needs django.setup() first
         host_create,
-        invitation_create,
-        join_token_exchange,
         run_import,
         session_create,
         session_open,
@@ -96,15 +108,11 @@ def setup(items: int, judges: int, per_judge: int | None) -> dict:
     started = time.perf_counter()
     judge_rows = []
     for number in range(1, judges + 1):
-        invited = invitation_create(session=session, actor="bench", name=f"Bench judge {number}")
-        judge = join_token_exchange(token=invited.join_token).judge
-        browser = SessionStore()
-        browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
-        browser.create()
+        judge, session_key = admit_judge(session, f"Bench judge {number}")
         codes = list(Assignment.objects.filter(judge=judge).order_by("position")
                      .values_list("code", flat=True))
         judge_rows.append({"pseudonym": judge.pseudonym, "pk": judge.pk,
-                           "sessionid": browser.session_key, "codes": codes})
+                           "sessionid": session_key, "codes": codes})
     join_seconds = time.perf_counter() - started
     host_browser = Client()
     host_browser.force_login(host.user)

@@ -92,13 +92,11 @@ def seed(sockets: int) -> dict:
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
     from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
 
-    from accounts.guards import JUDGE_SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
+    from bench.fixture import admit_judge  # noqa: PLC0415 - needs django.setup() first
     from judging.demo import DEMO_RUBRIC, demo_bundle  # noqa: PLC0415 - needs django.setup() first
     from judging.models import Assignment  # noqa: PLC0415 - needs django.setup() first
     from judging.services import (  # noqa: PLC0415 - needs django.setup() first
         host_create,
-        invitation_create,
-        join_token_exchange,
         run_import,
         session_create,
         session_open,
@@ -116,14 +114,10 @@ def seed(sockets: int) -> dict:
     cookie = settings.SESSION_COOKIE_NAME
     judges = []
     for index in range(sockets):
-        judge = join_token_exchange(token=invitation_create(
-            session=session, actor="bench", name=f"Bench judge {index + 1}").join_token).judge
-        browser = SessionStore()
-        browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
-        browser.create()
+        judge, session_key = admit_judge(session, f"Bench judge {index + 1}")
         codes = list(Assignment.objects.filter(judge=judge).order_by("position")
                      .values_list("code", flat=True))
-        judges.append({"number": judge.number, "cookie": f"{cookie}={browser.session_key}",
+        judges.append({"number": judge.number, "cookie": f"{cookie}={session_key}",
                        "codes": codes})
     return {"session_id": session.pk, "url_id": session.url_id,
             "host_cookie": f"{cookie}={store.session_key}", "judges": judges}

@@ -114,14 +114,11 @@ def seed(out: str, judges: int) -> None:
     import django  # noqa: PLC0415 - Django loads only where the script needs the database
 
     django.setup()
-    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup()
 
-    from accounts.guards import JUDGE_SESSION_KEY  # noqa: PLC0415 - needs django.setup()
+    from bench.fixture import admit_judge  # noqa: PLC0415 - needs django.setup() first
     from judging.models import Assignment  # noqa: PLC0415 - needs django.setup()
     from judging.services import (  # noqa: PLC0415 - needs django.setup()
         host_create,
-        invitation_create,
-        join_token_exchange,
         run_import,
         session_create,
         session_open,
@@ -145,14 +142,10 @@ def seed(out: str, judges: int) -> None:
     open_seconds = time.perf_counter() - started
     rows = []
     for number in range(1, judges + 1):
-        invited = invitation_create(session=session, actor="bench", name=f"Worst judge {number}")
-        judge = join_token_exchange(token=invited.join_token).judge
-        browser = SessionStore()
-        browser[JUDGE_SESSION_KEY.format(url_id=session.url_id)] = judge.pk
-        browser.create()
+        judge, session_key = admit_judge(session, f"Worst judge {number}")
         codes = {names[int(copy_id[1:])]: code for code, copy_id in Assignment.objects.filter(
             judge=judge).values_list("code", "item__copy__bundle_id")}
-        rows.append({"sessionid": browser.session_key, "codes": codes})
+        rows.append({"sessionid": session_key, "codes": codes})
     Path(out).write_text(json.dumps({"url_id": session.url_id, "open_seconds": open_seconds,
                                      "bundle_bytes": len(raw), "judges": rows}))
 

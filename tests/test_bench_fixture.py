@@ -7,7 +7,7 @@ import json
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
 
-from accounts.guards import JUDGE_SESSION_KEY
+from accounts.guards import JUDGE_SESSION_KEY, judge_binding
 from accounts.models import Judge
 from bench.fixture import make_bundle, prefill, reveal, setup
 from content.bundle import validate_bundle
@@ -25,7 +25,9 @@ def test_the_benchmark_fixture_makes_judges_with_browser_sessions_and_fills_them
     assert [len(j["codes"]) for j in fixture["judges"]] == [2, 2, 2]
     first = fixture["judges"][0]
     browser = SessionStore(session_key=first["sessionid"])
-    assert browser[JUDGE_SESSION_KEY.format(url_id=fixture["url_id"])] == first["pk"]
+    # Bound as the join page binds (id and credential generation), so the guard admits it as is.
+    assert browser[JUDGE_SESSION_KEY.format(url_id=fixture["url_id"])] == judge_binding(
+        Judge.objects.get(pk=first["pk"]))
     assert prefill(fixture, 1, [first["pseudonym"]], lock=True)["verdicts"] == 2
     judge = Judge.objects.get(pk=first["pk"])
     assert judge.phase1_locked_at and judge.phase1_answered == 2
