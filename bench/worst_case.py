@@ -182,7 +182,7 @@ def serve(args) -> dict:
     fixture = json.loads(fixture_path.read_text())
     out["session_open_s"] = round(fixture["open_seconds"], 3)
     base = f"http://127.0.0.1:{args.port}"
-    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), "1"], env, work / "server.log", base)
+    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), str(args.workers)], env, work / "server.log", base)
     server.wait_ready("/bench/hello")
     try:
         judges = fixture["judges"]
@@ -265,6 +265,7 @@ def main(argv=None):
     s.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     s.add_argument("--port", type=int, default=8790)
     s.add_argument("--samples", type=int, default=5)
+    s.add_argument("--workers", type=int, default=1, help="Uvicorn processes (deploy/serve PORT N)")
     s.add_argument("--work-dir", default=str(ROOT / "var" / "bench-worst-case"))
     s.add_argument("--label", default="serve")
     d = sub.add_parser("seed")
