@@ -182,7 +182,8 @@ def serve(args) -> dict:
     fixture = json.loads(fixture_path.read_text())
     out["session_open_s"] = round(fixture["open_seconds"], 3)
     base = f"http://127.0.0.1:{args.port}"
-    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), str(args.workers)], env, work / "server.log", base)
+    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), str(args.workers)], env,
+                    work / "server.log", base)
     server.wait_ready("/bench/hello")
     try:
         judges = fixture["judges"]
