@@ -462,8 +462,24 @@ def _closed_object(validator, allowed, instance, schema):
             yield ValidationError("unknown fields")
 
 
+@cache
+def _ecma_pattern(pattern: str) -> re.Pattern:
+    """`pattern` as JSON Schema means it (ECMA-262): a final `$` matches only at the very end,
+    where Python's also matches before a final newline ("clean\\n" would pass as a label, a hash
+    with a newline would pass as 64 hex digits and then not fit its column)."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _ecma_pattern_keyword(validator, pattern, instance, schema):
+    if isinstance(instance, str) and not _ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"does not match {pattern}")
+
+
 _BundleValidator = validators.extend(
-    Draft202012Validator, {"additionalProperties": _closed_object})
+    Draft202012Validator,
+    {"additionalProperties": _closed_object, "pattern": _ecma_pattern_keyword})
 
 
 @cache
@@ -518,8 +534,9 @@ def _describe(error: ValidationError, errors: _Errors) -> None:
         # Only raised_by entries have a oneOf (run/2): a reviewer id, or an object. Say what is
         # wrong with the form the entry chose, not that it matched neither.
         branch = 0 if isinstance(instance, str) else 1 if isinstance(instance, dict) else None
-        chosen = [e for e in error.context or () if e.relative_schema_path[:1] == [branch]] \
-            if branch is not None else []
+        chosen = [e for e in error.context or ()
+                  if branch is not None and e.relative_schema_path
+                  and e.relative_schema_path[0] == branch]
         if chosen:
             for sub in chosen:
                 _describe(sub, errors)
@@ -544,6 +561,8 @@ def _describe(error: ValidationError, errors: _Errors) -> None:
     elif kind == "uniqueItems":
         errors.add(parts, "must not repeat an item")
     elif kind == "pattern":
+        if instance == "":  # minLength says so
+            return
         wording = _PATTERN_WORDING.get(expected, f"does not match {expected}")
         errors.add(parts, f"{_value(instance)} {wording}")
     else:  # not produced by these schemas today; kept readable if a schema grows
@@ -562,9 +581,12 @@ def _nonempty_str(value) -> bool:
     return isinstance(value, str) and value != ""
 
 
-def _ids(data: dict, key: str, errors: _Errors) -> set[str] | None:
-    """The ids of data[key], reporting duplicates; None when data[key] is present but no list."""
-    if data.get(key) is not None and not isinstance(data[key], list):
+def _ids(data: dict, key: str, errors: _Errors, *, required: bool = False) -> set[str] | None:
+    """The ids of data[key], reporting duplicates; None (references unchecked) when data[key] is
+    present but no list, or is a required list that is missing (the schema says so once, not
+    once per reference)."""
+    items = data.get(key)
+    if (items is not None or required) and not isinstance(items, list):
         return None
     first: dict[str, int] = {}
     for i, record in _records(data, key):
@@ -596,14 +618,24 @@ def _default_condition(data: dict) -> str:
     return condition if _nonempty_str(condition) else DEFAULT_CONDITION
 
 
+_LABEL = re.compile(_LABEL_PATTERN.removeprefix("^").removesuffix("$"))
+
+
+def _is_label(value) -> bool:
+    """A condition the schema accepts; the checks that compare conditions skip any other (the
+    schema reports it, and a second message about the same bad label would be noise)."""
+    return isinstance(value, str) and len(value) <= _label_max_chars() and bool(
+        _LABEL.fullmatch(value))
+
+
 def _conditions(names) -> str:
     return ", ".join(_q(name) for name in names)
 
 
 def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
     run2 = fmt == FORMAT_2
-    tasks = _ids(data, "tasks", errors) if run2 else None
-    builders = _ids(data, "builders", errors)
+    tasks = _ids(data, "tasks", errors, required=True) if run2 else None
+    builders = _ids(data, "builders", errors, required=True)
     copies = _ids(data, "copies", errors)
     reviewers = _ids(data, "reviewers", errors)
     _ids(data, "findings", errors)
@@ -616,14 +648,18 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
     default = _default_condition(data)
     reviewed: dict[tuple[str, str, str], int] = {}  # (reviewer, copy, condition) -> review index
     seen_keys: dict[str, int] = {}
+    unlabelled: set[tuple[str, str]] = set()
     for i, review in _records(data, "reviews"):
         reviewer, copy = review.get("reviewer"), review.get("copy")
         _reference(reviewers, reviewer, ("reviews", i, "reviewer"), "reviewer", errors)
         _reference(copies, copy, ("reviews", i, "copy"), "copy", errors)
         condition = review.get("condition") if run2 else None
         condition = default if condition is None else condition
-        if not (_nonempty_str(reviewer) and _nonempty_str(copy) and _nonempty_str(condition)):
+        if not (_nonempty_str(reviewer) and _nonempty_str(copy)):
             continue  # the schema reports it
+        if not _is_label(condition):
+            unlabelled.add((reviewer, copy))  # the schema reports it; raised_by cannot be checked
+            continue
         if (reviewer, copy, condition) in reviewed:
             first = reviewed[reviewer, copy, condition]
             under = f" under condition {_q(condition)}" if run2 else ""
@@ -635,13 +671,12 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
             continue
         reviewed[reviewer, copy, condition] = i
         # Only possible when ids contain "/" (labels cannot).
-        if run2:
-            key = f"{reviewer}/{copy}/{condition}"
-            names = f"reviewer {_q(reviewer)}, copy {_q(copy)} and condition {_q(condition)}"
-        else:
-            key = f"{reviewer}/{copy}"
-            names = f"reviewer {_q(reviewer)} and copy {_q(copy)}"
+        key = f"{reviewer}/{copy}/{condition}" if run2 else f"{reviewer}/{copy}"
         if key in seen_keys:
+            if run2:
+                names = f"reviewer {_q(reviewer)}, copy {_q(copy)} and condition {_q(condition)}"
+            else:
+                names = f"reviewer {_q(reviewer)} and copy {_q(copy)}"
             errors.add(
                 ("reviews", i),
                 f"{names} give the manifest key {_q(key)}, already used by "
@@ -682,7 +717,7 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
                 continue  # the schema reports it
             if not _reference(reviewers, reviewer, reviewer_place, "reviewer", errors):
                 continue
-            if not (_nonempty_str(reviewer) and _nonempty_str(condition)):
+            if not (_nonempty_str(reviewer) and _is_label(condition)):
                 continue
             if (reviewer, condition) in named:
                 k = named[reviewer, condition]
@@ -694,7 +729,8 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
                     )
                 continue
             named[reviewer, condition] = j
-            if check_review and (reviewer, copy, condition) not in reviewed:
+            if (check_review and (reviewer, copy, condition) not in reviewed
+                    and (reviewer, copy) not in unlabelled):
                 others = conditions_of.get((reviewer, copy))
                 if others:
                     why = f"its reviews of that copy are under {_conditions(others)}"
