@@ -649,6 +649,9 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
     reviewed: dict[tuple[str, str, str], int] = {}  # (reviewer, copy, condition) -> review index
     seen_keys: dict[str, int] = {}
     unlabelled: set[tuple[str, str]] = set()
+    # Whether "no such review" can be said of a raised_by entry: not when the reviews are no list
+    # or one of them names no reviewer or copy (the schema reports those; this would be noise).
+    incomplete = data.get("reviews") is not None and not isinstance(data["reviews"], list)
     for i, review in _records(data, "reviews"):
         reviewer, copy = review.get("reviewer"), review.get("copy")
         _reference(reviewers, reviewer, ("reviews", i, "reviewer"), "reviewer", errors)
@@ -656,7 +659,8 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
         condition = review.get("condition") if run2 else None
         condition = default if condition is None else condition
         if not (_nonempty_str(reviewer) and _nonempty_str(copy)):
-            continue  # the schema reports it
+            incomplete = True  # the schema reports it; which review it is, nobody can tell
+            continue
         if not _is_label(condition):
             unlabelled.add((reviewer, copy))  # the schema reports it; raised_by cannot be checked
             continue
@@ -702,7 +706,8 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
                     reviewers, reviewer, ("findings", i, "raised_by", j), "reviewer", errors
                 )
             continue
-        check_review = copy_known and _nonempty_str(copy) and copies is not None
+        check_review = (copy_known and _nonempty_str(copy) and copies is not None
+                        and not incomplete)
         named: dict[tuple[str, str], int] = {}
         for j, entry in enumerate(raised_by):
             place = ("findings", i, "raised_by", j)

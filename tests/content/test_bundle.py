@@ -825,6 +825,8 @@ def test_fuzz_mutated_bundles(mutations, max_copy_bytes):
             parent[last]  # noqa: B018 - the path may be gone after an earlier mutation
         except (KeyError, IndexError, TypeError):
             continue
+        if not isinstance(parent, dict | list):  # a string indexes too, but cannot be mutated
+            continue
         if action == "set":
             parent[last] = value
         elif action == "delete":

@@ -336,8 +336,7 @@ def test_enums_with_null_offer_only_their_values():
 def test_required_fields_of_run2():
     bundle = run2()
     del bundle["tasks"]
-    bundle["reviews"][0] = {"copy": "c1"}
-    bundle["findings"] = []
+    bundle["reviews"][0] = {"copy": "c1"}  # f1's raised_by cannot be checked: no cascade
     assert errors_of(bundle) == [
         'bundle: missing required field "tasks"',
         'reviews[0]: missing required field "reviewer"',
@@ -422,6 +421,12 @@ def test_run1_keeps_accepting_a_raised_by_reviewer_without_a_review():
     """run/1 never required it; bundles written that way stay valid (r2 reviewed nothing)."""
     assert valid(run1()).data["findings"][0]["raised_by"][1] == {
         "reviewer": "r2", "condition": "clean"}
+
+
+def test_no_raised_by_cascade_when_the_reviews_cannot_be_read():
+    bundle = run2()
+    bundle["reviews"] = {}
+    assert errors_of(bundle) == ["reviews: expected an array or null, got an object"]
 
 
 def test_two_raised_by_entries_naming_one_review_are_refused():
@@ -739,6 +744,8 @@ def test_fuzz_mutated_run2_bundles(mutations, max_copy_bytes):
             last = path[-1]
             parent[last]  # noqa: B018 - the path may be gone after an earlier mutation
         except (KeyError, IndexError, TypeError):
+            continue
+        if not isinstance(parent, dict | list):  # a string indexes too, but cannot be mutated
             continue
         if action == "set":
             parent[last] = value
