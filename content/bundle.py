@@ -506,17 +506,117 @@ def schema(format: str = FORMAT_1) -> dict:  # noqa: A002 - the bundle's own wor
 _RAISED_BY_ENTRY = 'a reviewer id or an object {"reviewer", "condition"}'
 
 
+# --- a fast path for the many flat records ---------------------------------------------------
+#
+# jsonschema descends into every field of every record: 0.39 s of a 0.6 s validation of 1,500
+# copies and 7,500 reviews. Most records are flat objects of strings, enums and nulls. For a record
+# schema made only of the keywords below, _flat_check builds a predicate that accepts a record only
+# where the schema does; a record it accepts needs no further look, one it refuses (or a schema it
+# cannot express) goes to jsonschema as before, so every message is the same (a test compares).
+
+_FLAT_VALUE_KEYWORDS = {"type", "enum", "minLength", "maxLength", "pattern", "description",
+                        "title"}
+
+
+def _flat_value_check(node: dict):
+    """A predicate for one field's schema, or None when it uses anything else."""
+    if not set(node) <= _FLAT_VALUE_KEYWORDS:
+        return None
+    types = node.get("type")
+    types = set(types if isinstance(types, list) else [types]) if types is not None else None
+    if types is not None and not types <= {"string", "null"}:
+        return None
+    enum = node.get("enum")
+    if enum is not None and not all(v is None or isinstance(v, str) for v in enum):
+        return None
+    strings_allowed = types is None or "string" in types
+    null_allowed = (types is None or "null" in types) and (enum is None or None in enum)
+    allowed = frozenset(v for v in enum if v is not None) if enum is not None else None
+    min_length, max_length = node.get("minLength", 0), node.get("maxLength")
+    pattern = _ecma_pattern(node["pattern"]) if "pattern" in node else None
+
+    def check(value) -> bool:
+        if value is None:
+            return null_allowed
+        if not (strings_allowed and isinstance(value, str)):
+            return False  # a number or a container: let jsonschema say what is wrong
+        if allowed is not None and value not in allowed:
+            return False
+        if len(value) < min_length or (max_length is not None and len(value) > max_length):
+            return False
+        return pattern is None or pattern.search(value) is not None
+
+    return check
+
+
+def _flat_check(node: dict):
+    """A predicate for a record's schema (a closed object of flat fields), or None."""
+    if not (node.get("type") == "object" and node.get("additionalProperties") is False
+            and set(node) <= {"type", "required", "additionalProperties", "properties",
+                              "description", "title"}):
+        return None
+    fields = {}
+    for name, sub in node.get("properties", {}).items():
+        fields[name] = _flat_value_check(sub)
+        if fields[name] is None:
+            return None
+    required = tuple(node.get("required", ()))
+
+    def check(record) -> bool:
+        if not isinstance(record, dict):
+            return False
+        for name in required:
+            if name not in record:
+                return False
+        for name, value in record.items():
+            field = fields.get(name)
+            if field is None or not field(value):
+                return False
+        return True
+
+    return check
+
+
+@cache
+def _fast_plan(fmt: str):
+    """(shell validator, {list key: (record predicate, record validator)}): the shell is the
+    format's schema without the `items` of the lists checked record by record."""
+    published = _published_schema(fmt)
+    inlined = _inline_refs({k: v for k, v in published.items() if k != "$defs"},
+                           published.get("$defs", {}))
+    lists = {}
+    for key, node in inlined.get("properties", {}).items():
+        items = node.get("items") if isinstance(node, dict) else None
+        check = _flat_check(items) if isinstance(items, dict) else None
+        if check is not None:
+            lists[key] = (check, _BundleValidator(items))
+            node.pop("items")
+    return _BundleValidator(inlined), lists
+
+
 def _schema_errors(data, fmt: str, errors: _Errors) -> None:
-    for error in _validator(fmt).iter_errors(data):
+    shell, lists = _fast_plan(fmt)
+    for error in shell.iter_errors(data):
         _describe(error, errors)
+    if not isinstance(data, dict):
+        return
+    for key, (check, record_validator) in lists.items():
+        records = data.get(key)
+        if not isinstance(records, list):
+            continue
+        for i, record in enumerate(records):
+            if not check(record):
+                for error in record_validator.iter_errors(record):
+                    _describe(error, errors, (key, i))
 
 
-def _describe(error: ValidationError, errors: _Errors) -> None:
-    """One schema error in the product's words (never the library's message)."""
+def _describe(error: ValidationError, errors: _Errors, prefix: tuple = ()) -> None:
+    """One schema error in the product's words (never the library's message); `prefix` is the
+    place of the instance the error's validator was given (a record, for the fast path)."""
     if errors.full and error.validator != "additionalProperties":
         errors.count(1)
         return
-    parts = tuple(error.absolute_path)
+    parts = (*prefix, *error.absolute_path)
     kind, expected, instance = error.validator, error.validator_value, error.instance
     if kind == "required":
         for name in expected:
@@ -539,7 +639,7 @@ def _describe(error: ValidationError, errors: _Errors) -> None:
                   and e.relative_schema_path[0] == branch]
         if chosen:
             for sub in chosen:
-                _describe(sub, errors)
+                _describe(sub, errors, prefix)
         else:
             errors.add(parts, f"expected {_RAISED_BY_ENTRY}, got {_kind(instance)}")
     elif kind == "type":

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+import content.bundle as bundle_module
 from content.bundle import (
     FORMAT_1,
     FORMAT_2,
@@ -707,7 +708,8 @@ json_values = st.recursive(
 words = st.sampled_from([
     "t1", "t2", "t9", "b1", "b9", "c1", "c2", "c9", "r1", "r2", "r9", "f1", "clean", "told_fail",
     "", "a/b", "bad label", "clean\n", {"reviewer": "r1"}, {"reviewer": "r2", "condition": "x"},
-    {"reviewer": "r1", "condition": None}, "abstain", "excluded",
+    {"reviewer": "r1", "condition": None}, "abstain", "excluded", "c" * 101, "c" * 100,
+    "a" * 64 + "\n", "A" * 64, "known_good", "diff", "markdown", "pass",
 ])
 
 
@@ -721,21 +723,8 @@ def _paths(value, prefix=()):
             yield from _paths(item, (*prefix, i))
 
 
-BASE = run2()
-BASE_PATHS = [p for p in _paths(BASE) if p]
-
-
-@FUZZ
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(BASE_PATHS), st.sampled_from(["set", "delete", "dup", "null"]),
-                  json_values | words),
-        min_size=1, max_size=5,
-    ),
-    st.just(10_000) | st.integers(min_value=0, max_value=20),
-)
-def test_fuzz_mutated_run2_bundles(mutations, max_copy_bytes):
-    bundle = copylib.deepcopy(BASE)
+def mutated(base: dict, mutations) -> dict:
+    bundle = copylib.deepcopy(base)
     for path, action, value in mutations:
         parent = bundle
         try:
@@ -755,6 +744,28 @@ def test_fuzz_mutated_run2_bundles(mutations, max_copy_bytes):
             del parent[last]
         elif isinstance(parent, list):
             parent.append(copylib.deepcopy(parent[last]))
+    return bundle
+
+
+BASE = run2()
+BASE_PATHS = [p for p in _paths(BASE) if p]
+BASE1 = run1()
+BASE1["reviews"][0].update(request="{}", request_sha256="0" * 64, authorship_guess=None)
+BASE1_PATHS = [p for p in _paths(BASE1) if p]
+
+
+def mutations_of(paths):
+    return st.lists(
+        st.tuples(st.sampled_from(paths), st.sampled_from(["set", "delete", "dup", "null"]),
+                  json_values | words),
+        min_size=1, max_size=5,
+    )
+
+
+@FUZZ
+@given(mutations_of(BASE_PATHS), st.just(10_000) | st.integers(min_value=0, max_value=20))
+def test_fuzz_mutated_run2_bundles(mutations, max_copy_bytes):
+    bundle = mutated(BASE, mutations)
     raw = json.dumps(bundle, ensure_ascii=True).encode("ascii")
     try:
         result = validate_bundle(raw, max_bundle_bytes=50_000, max_copy_bytes=max_copy_bytes)
@@ -774,3 +785,31 @@ def test_fuzz_mutated_run2_bundles(mutations, max_copy_bytes):
             assert (entry["reviewer"], finding["copy"], entry["condition"]) in keys
     assert "null" not in json.dumps(data)
     assert result.manifest == build_manifest(result.original, result.raw_sha256)
+
+
+def schema_messages(data, fmt: str, *, fast: bool) -> list[str]:
+    errors = bundle_module._Errors(10**6)
+    if fast:
+        bundle_module._schema_errors(data, fmt, errors)
+    else:
+        for error in bundle_module._validator(fmt).iter_errors(data):
+            bundle_module._describe(error, errors)
+    return errors.messages()
+
+
+@FUZZ
+@given(st.sampled_from([(BASE, BASE_PATHS, FORMAT_2), (BASE1, BASE1_PATHS, FORMAT_1)]).flatmap(
+    lambda case: st.tuples(st.just(case[0]), mutations_of(case[1]), st.just(case[2]))))
+def test_the_fast_path_says_exactly_what_the_whole_schema_says(case):
+    """Flat records skip jsonschema when a predicate built from their schema accepts them; the
+    messages must be the schema's, record for record (content/bundle.py, _flat_check)."""
+    base, mutations, fmt = case
+    data = mutated(base, mutations)
+    assert schema_messages(data, fmt, fast=True) == schema_messages(data, fmt, fast=False)
+
+
+def test_the_fast_path_covers_the_many_records_and_leaves_findings_to_the_schema():
+    assert sorted(bundle_module._fast_plan(FORMAT_2)[1]) == [
+        "builders", "copies", "reviewers", "reviews", "tasks"]
+    assert sorted(bundle_module._fast_plan(FORMAT_1)[1]) == [
+        "builders", "copies", "reviewers", "reviews"]
