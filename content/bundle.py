@@ -484,6 +484,7 @@ _BundleValidator = validators.extend(
 
 @cache
 def _validator(fmt: str) -> Draft202012Validator:
+    """The whole schema in one validator: what _schema_errors' fast path is tested against."""
     published = _published_schema(fmt)
     defs = published.get("$defs", {})
     return _BundleValidator(
