@@ -262,6 +262,9 @@ def _match_reports(parsed, preds, problems) -> dict:
             submitted = report.get("submitted_ids")
             if isinstance(submitted, list):
                 candidates = [m for m in candidates if set(preds[m]) == set(submitted)]
+        if not candidates and not preds:
+            problems.add(place(source), "no valid predictions to match this report to")
+            continue
         if not candidates:
             names = ", ".join(f"{_file_stem(m)}.<run_id>.json" for m in sorted(preds))
             problems.add(place(source), f"matches no model's predictions: a report is named "
@@ -283,7 +286,7 @@ def _match_reports(parsed, preds, problems) -> dict:
 
 def _report(source: Source, problems: Problems) -> dict | None:
     value = _json_document(source, problems)
-    if value is None:
+    if value is _UNREADABLE:
         return None
     if not isinstance(value, dict):
         problems.add(place(source), f"a run report is a JSON object, not {_kind(value)}")
@@ -306,17 +309,20 @@ def _report(source: Source, problems: Problems) -> dict | None:
     return out if ok else None
 
 
+_UNREADABLE = object()  # the problem is already listed (JSON `null` is a value like any other)
+
+
 def _json_document(source: Source, problems: Problems):
     text = _decode(source, problems)
     if text is None:
-        return None
+        return _UNREADABLE
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         problems.add(place(source, error.lineno), f"malformed JSON: {error.msg}")
     except RecursionError:
         problems.add(place(source), "malformed JSON: nested too deeply")
-    return None
+    return _UNREADABLE
 
 
 def _decode(source, problems: Problems) -> str | None:
