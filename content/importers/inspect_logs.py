@@ -24,8 +24,9 @@ The bundle:
   summary `epochs_ignored`); content `output.completion`, else the first choice's message text;
   format `text`, for the same reason as the statement.
 - samples are joined across logs by (eval task name, sample id): a sample is kept only when every
-  model that ran its eval task has it (summary `skipped`), so each task is judged across the same
-  builders. The same (task, sample, model) in two logs is refused.
+  model that ran its eval task has it at that epoch without an `error` (summary `skipped`), so
+  each task is judged across the same builders. The same (task, sample, model) in two logs is
+  refused.
 
 Truth (`truth_scorer`: the name of a scorer in `sample.scores`; None: every copy `unknown`, and
 summary `truth` says so). A score's `value` maps to a truth in this order:
@@ -535,6 +536,7 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
         models_of_task[log.task].add(log.model)
 
     chosen: dict[tuple[str, str, str], tuple[_Log, _Sample]] = {}
+    skipped: Counter[str] = Counter()
     epochs_ignored = 0
     for log in read:
         for sample in log.samples:
@@ -544,6 +546,11 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
             sample_epoch = sample.data.get("epoch", 1)
             if sample_epoch != epoch:
                 epochs_ignored += 1
+                continue
+            if sample.data.get("error"):
+                # A sample that crashed has no answer worth judging; its empty output would
+                # read as the model's.
+                skipped["sample ended in an error"] += 1
                 continue
             key = (log.task, sample_id, log.model)
             if key in chosen:
@@ -555,7 +562,6 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
     by_task: dict[tuple[str, str], dict[str, tuple[_Log, _Sample]]] = defaultdict(dict)
     for (task, sample_id, model), pair in chosen.items():
         by_task[(task, sample_id)][model] = pair
-    skipped: Counter[str] = Counter()
     kept = []
     for (task, sample_id), by_model in by_task.items():
         if set(by_model) != models_of_task[task]:

@@ -346,3 +346,18 @@ def test_damaged_zip_bytes_are_only_ever_a_conversion_error():
             run([Source("damaged.eval", bytes(damaged))], truth_scorer="match")
         except ConversionError as error:
             assert all(line.startswith("damaged.eval") for line in error.errors), error.errors
+
+
+def test_sample_that_ended_in_an_error_drops_its_task_for_every_model():
+    def crashed(log):
+        log["samples"][0]["error"] = {"message": "RuntimeError: boom", "traceback": ""}
+    errors = refused([real(POPULARITY_EVAL), json_log(LLAMA_JSON, crashed)])
+    assert errors == ["logs: no sample at epoch 1 run by every model of its task"]
+    members = eval_members(POPULARITY_EVAL)
+    sample = json.loads(members["samples/3_epoch_1.json"])
+    sample["error"] = {"message": "RuntimeError: boom", "traceback": ""}
+    members["samples/3_epoch_1.json"] = json.dumps(sample).encode()
+    result = run([rezip("pop.eval", members)])
+    assert "popularity#3" not in [t["id"] for t in result.bundle["tasks"]]
+    assert result.summary["tasks"] == 9
+    assert result.summary["skipped"] == {"sample ended in an error": 1}
