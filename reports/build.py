@@ -1,13 +1,15 @@
 """The revealed report: built from the database once a session is revealed, never before.
 
 `build_report(session)` returns one complete, JSON-serialisable dict whose shape is published in
-`reports/schemas/report-1.schema.json`; CSV, HTML and the anonymised export are views of that dict
+`reports/schemas/report-2.schema.json`; CSV, HTML and the anonymised export are views of that dict
 (reports/render.py). Scores are per judge and per model reviewer, never a vote: recall on
 defective items and the true-negative rate on good ones, k/n with Wilson 95% intervals, phase 1
 and phase 2 apart. Then the phase shift (McNemar per judge and truth class; pooled effects with a
 bootstrap over judges and items, never a pooled McNemar), agreement (reported, never used to
 decide), the preregistered decision rules evaluated as written, model reviewers' pairs, authorship
-guesses and seals, order effects, and the achieved sample beside the planned one.
+guesses and seals, order effects, and the achieved sample beside the planned one. Model
+reviewers are scored on the run's default condition only, abstentions by the run's rule; reviews
+under other conditions are listed apart (other_conditions), never pooled with them.
 
 How it is made: reports/loading.py makes every query once, into lists and judges × items numpy
 matrices; each section of the dict is built from that by a pure function in reports/sections/;
@@ -36,7 +38,7 @@ from reports.sections import (
 )
 from reports.sections.common import iso
 
-REPORT_SCHEMA = "blindjudge.report/1"
+REPORT_SCHEMA = "blindjudge.report/2"
 
 
 def build_report(session) -> dict:
@@ -65,6 +67,7 @@ def _build_report(session) -> dict:
         "blinding_statement": blinding.BLINDING_STATEMENT,
         "run": records.run(data),
         "session": records.session(data),
+        "tasks": records.tasks(data),
         "builders": records.builders(data),
         "copies": records.copies(data),
         "reviewers": records.reviewers(data),
@@ -78,6 +81,7 @@ def _build_report(session) -> dict:
         "phase_shift": phase_shift.phase_shift(data, pooled_by_group),
         "decision_rules": decision_rules.decision_rules(data, pooled_by_group),
         "model_reviewers": model_reviewers.model_reviewers(data),
+        "other_conditions": scores.other_conditions(data),
         "session_kind_note": records.session_kind_note(data),
     }
     # Stamped once every section is built, as the moment the report was made.

@@ -1,4 +1,9 @@
-"""The report's file forms: JSON, CSV (one row per verdict, human and model) and anonymised JSON."""
+"""The report's file forms: JSON, CSV (one row per verdict, human and model) and anonymised JSON.
+
+A CSV row names the copy's task; a model row its review's condition (every condition: the
+report's scores keep the default one apart from the others, the CSV lists them all, a reader
+filters by the column) and its verdict as given (abstain included), `correct` being the verdict
+as scored under the run's abstention rule."""
 
 import csv
 import io
@@ -12,9 +17,9 @@ import json
 FORMULA_PREFIXES = ("=", "+", "-", "@", ";", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 CSV_COLUMNS = [
-    "rater_kind", "rater", "group", "phase", "item", "copy", "builder", "builder_model",
-    "builder_family", "truth", "verdict", "correct", "kept", "locked", "position", "code",
-    "seconds_spent", "seal", "same_family", "reason",
+    "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "builder",
+    "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked", "position",
+    "code", "seconds_spent", "seal", "same_family", "reason",
 ]
 
 
@@ -57,7 +62,8 @@ def csv_rows(report: dict):
         builder = builders[copies[copy_id]["builder"]]
         yield {
             "rater_kind": "human", "rater": names[v["judge"]], "group": groups[v["judge"]],
-            "phase": v["phase"], "item": v["item"], "copy": copy_id, "builder": builder["id"],
+            "phase": v["phase"], "condition": "", "item": v["item"], "copy": copy_id,
+            "task": copies[copy_id]["task"], "builder": builder["id"],
             "builder_model": builder["model"], "builder_family": builder["family"],
             "truth": v["truth"], "verdict": v["value"], "correct": v["correct"],
             "kept": v["kept"], "locked": v["locked"], "position": v["position"],
@@ -70,7 +76,8 @@ def csv_rows(report: dict):
             "rater_kind": "model", "rater": r["reviewer"],
             "group": "seal_failed" if r["seal"] == "failed" else
                      ("same_family" if r["same_family"] else "main"),
-            "phase": "", "item": r["copy"], "copy": r["copy"], "builder": builder["id"],
+            "phase": "", "condition": r["condition"], "item": r["copy"], "copy": r["copy"],
+            "task": copies[r["copy"]]["task"], "builder": builder["id"],
             "builder_model": builder["model"], "builder_family": builder["family"],
             "truth": r["truth"], "verdict": r["verdict"], "correct": r["correct"], "kept": "",
             "locked": "", "position": "", "code": "", "seconds_spent": "", "seal": r["seal"],

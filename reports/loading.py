@@ -18,7 +18,7 @@ from django.db import connections
 from django.db.models import Func, TextField
 
 from content.truth import truth_class
-from judging.models import Assignment, Run, Session, Verdict
+from judging.models import Assignment, FindingRaise, Run, Session, Verdict
 from reports.scoring import judge_group
 
 # A truth's class in the matrices: 1 defective, 0 good, -1 unknown (never scored).
@@ -71,16 +71,26 @@ class Bundle:
     """The run's records as imported (truth as corrected since), with lookups by primary key."""
 
     run: Run
+    tasks: list  # Task, in import order
+    task_by_pk: dict
     builders: list
     builder_by_pk: dict
     copies: list
     copy_by_pk: dict
     reviewers: list
     reviewer_by_pk: dict
-    reviews: list
+    reviews: list  # every review, each condition
+    # The reviews under the run's default condition: the ones judges saw in phase 2, and the only
+    # ones reviewers are scored on (the others are listed apart, never pooled with these).
+    default_reviews: list
+    other_reviews: list
     findings: list
     finding_by_pk: dict
-    raised_by: dict  # finding pk -> bundle ids of the reviewers that raised it, sorted
+    # finding pk -> bundle ids of the reviewers that raised it under the default condition, sorted
+    # (the phase-2 table of who raised what)
+    raised_by: dict
+    # finding pk -> [(reviewer bundle id, condition)] of every raise, any condition, sorted
+    raised_by_conditions: dict
     corrections: list  # TruthCorrection, with its copy or finding fetched
 
 
@@ -193,18 +203,30 @@ def _load_deferred_fields(instance):
 
 
 def _load_bundle(run) -> Bundle:
+    tasks = list(run.tasks.order_by("position"))
     builders = list(run.builders.all())
     copies = list(run.copies.all())
     reviewers = list(run.reviewers.all())
-    findings = list(run.findings.prefetch_related("raised_by"))
+    reviewer_by_pk = {r.pk: r for r in reviewers}
+    findings = list(run.findings.all())
+    reviews = list(run.reviews.all())
+    default = run.default_condition
+    raises = {f.pk: [] for f in findings}
+    for finding_pk, reviewer_pk, condition in FindingRaise.objects.filter(
+            finding__run=run).values_list("finding_id", "reviewer_id", "condition"):
+        raises[finding_pk].append((reviewer_by_pk[reviewer_pk].bundle_id, condition))
     return Bundle(
         run=run,
+        tasks=tasks, task_by_pk={t.pk: t for t in tasks},
         builders=builders, builder_by_pk={b.pk: b for b in builders},
         copies=copies, copy_by_pk={c.pk: c for c in copies},
-        reviewers=reviewers, reviewer_by_pk={r.pk: r for r in reviewers},
-        reviews=list(run.reviews.all()),
+        reviewers=reviewers, reviewer_by_pk=reviewer_by_pk,
+        reviews=reviews,
+        default_reviews=[r for r in reviews if r.condition == default],
+        other_reviews=[r for r in reviews if r.condition != default],
         findings=findings, finding_by_pk={f.pk: f for f in findings},
-        raised_by={f.pk: sorted(r.bundle_id for r in f.raised_by.all()) for f in findings},
+        raised_by={pk: sorted(r for r, c in raised if c == default) for pk, raised in raises.items()},
+        raised_by_conditions={pk: sorted(raised) for pk, raised in raises.items()},
         corrections=list(run.truth_corrections.select_related("copy", "finding")),
     )
 

@@ -2,7 +2,8 @@
 and the judge's own scorecard (reports/scorecard.py), so that both score exactly alike.
 
 Scores are recall on defective items and the true-negative rate on good ones, each k/n with its
-Wilson 95% interval; a verdict on an item of unknown truth is counted apart, never scored.
+Wilson 95% interval; a verdict on an item of unknown truth is counted apart, never scored. A model
+review that gave no verdict (abstain) is scored by the run's rule (`scored_verdict`).
 """
 
 from accounts.models import AdmittedAs, JudgeStatus
@@ -37,6 +38,15 @@ def score(pairs) -> dict:
             true_negative += is_correct(verdict, truth)
     return {"recall": rate(caught, defective), "tnr": rate(true_negative, good),
             "unknown_truth": unknown}
+
+
+def scored_verdict(verdict: str, abstain_scoring: str) -> str | None:
+    """The verdict a model review is scored as: an abstention (no verdict given) counts as a pass
+    under the run's `not_flagged` rule (it flagged nothing) and is left out (None) under
+    `excluded`; pass and fail are scored as given."""
+    if verdict != "abstain":
+        return verdict
+    return "pass" if abstain_scoring == "not_flagged" else None
 
 
 def judge_group(judge) -> str:

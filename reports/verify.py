@@ -1,15 +1,17 @@
 """Recompute every hash a report publishes, from the report alone. Pure: no Django, no database.
 
-Checks: the run manifest's hash, and that the report's run, builders, reviewers and copies are
-the records the manifest hashes (so a builder's identity cannot be swapped unseen); the frozen
+Checks: the run manifest's hash, and that the report's run, tasks, builders, reviewers and copies
+are the records the manifest hashes (so a builder's identity or a task statement cannot be
+swapped unseen: run/2 hashes each task, run/1 holds its one statement in the run object); the frozen
 protocol's hash; for each judge the commitment (salted canonical mapping) and the drawn order
 (positions sorted by HMAC(order seed, item)); and that the mapping's copy → builder agrees with the
 report's copies.
 """
 
 from collections import defaultdict
+from itertools import product
 
-from content.canonical import canonical_sha256
+from content.canonical import canonical_sha256, sha256_hex
 from content.commitments import commitment_sha256
 from content.draws import draw_order, order_key
 
@@ -32,6 +34,10 @@ def verify(report: dict) -> tuple[list[str], int]:
                                                  "task": report["run"]["task"]}
         if canonical_sha256(record) != manifest["run"]:
             problems.append("run: the run record does not hash to the manifest's run entry")
+        if "tasks" in report:  # reports of schema blindjudge.report/1 published no tasks
+            task_problems, task_checks = _verify_tasks(report, manifest, record)
+            problems += task_problems
+            checks += task_checks
         for key in ("builders", "reviewers"):
             checks += 1
             records = {r["id"]: r for r in report[key]}
@@ -89,4 +95,53 @@ def verify(report: dict) -> tuple[list[str], int]:
                                     f"in copies")
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         problems.append(f"the report is malformed: {type(error).__name__}: {error}")
+    return problems, checks
+
+
+# A run/2 task's optional fields and the value the importer fills in when one is absent or null.
+TASK_DEFAULTS = {"format": "markdown", "title": "", "cluster": ""}
+
+
+def task_objects(task: dict):
+    """Every task object a bundle could have held to be imported as this published task.
+
+    The manifest hashes the task object exactly as it appeared, and the run record keeps the
+    values only: an optional field holding its default may have been absent, null or written
+    out, so each of those forms is tried (at most 27); a field holding anything else was written
+    as it is. A changed statement, title, format or cluster matches none of them."""
+    choices = []
+    for key, default in TASK_DEFAULTS.items():
+        value = task[key] if task[key] is not None else ""
+        choices.append([(key, value)] if value != default else [None, (key, None), (key, default)])
+    for chosen in product(*choices):
+        yield {"id": task["id"], "statement": task["statement"], **dict(c for c in chosen if c)}
+
+
+def _verify_tasks(report: dict, manifest: dict, run_record: dict) -> tuple[list[str], int]:
+    """The published tasks against the manifest (run/2: each task's hash; run/1: the one statement
+    the run object holds), and each copy's task among them."""
+    problems, checks = [], 0
+    tasks = {t["id"]: t for t in report["tasks"]}
+    for t in report["tasks"]:
+        checks += 1
+        if sha256_hex(t["statement"].encode("utf-8")) != t["statement_sha256"]:
+            problems.append(f"tasks[{t['id']}].statement_sha256 does not match the statement")
+    checks += 1
+    if "tasks" in manifest:
+        if set(tasks) != set(manifest["tasks"]):
+            problems.append("tasks: the ids differ from the manifest's")
+        for tid, task in tasks.items():
+            checks += 1
+            hashes = {canonical_sha256(candidate) for candidate in task_objects(task)}
+            if manifest["tasks"].get(tid) not in hashes:
+                problems.append(f"tasks[{tid}]: the statement, title, format and cluster do not "
+                                f"hash to the manifest's entry")
+    elif list(tasks) != ["task"] or canonical_sha256(tasks["task"]["statement"]) != \
+            canonical_sha256(run_record.get("task")):
+        problems.append('tasks: a run/1 bundle gives one task, "task", whose statement is the run '
+                        "object's task")
+    checks += 1
+    strays = sorted({c["id"] for c in report["copies"] if c["task"] not in tasks})
+    if strays:
+        problems.append(f"copies {', '.join(strays)}: their task is not among the published tasks")
     return problems, checks

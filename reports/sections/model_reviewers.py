@@ -2,16 +2,17 @@
 
 A model review counts in the main group unless its seal failed (the request sent was not the
 exact, hashed one) or it reviewed a copy of its own family's builder; those are scored apart
-(scores.reviewers). Pairs of reviewers are scored on main reviews only. Authorship
-guesses measure how far blinding holds for models: accuracy against chance, per reviewer and
-over all."""
+(scores.reviewers). Only reviews under the run's default condition are scored here (the others
+are listed apart: scores.other_conditions). Pairs of reviewers are scored on main reviews only.
+Authorship guesses measure how far blinding holds for models: accuracy against chance, per
+reviewer and over all."""
 
 from collections import defaultdict
 from itertools import combinations
 
 from content.truth import truth_class
 from reports.loading import Bundle, ReportData
-from reports.scoring import rate
+from reports.scoring import rate, scored_verdict
 
 
 def is_same_family(review, bundle: Bundle) -> bool:
@@ -29,23 +30,30 @@ def review_group(review, bundle: Bundle) -> str:
 
 def model_reviewers(data: ReportData) -> dict:
     bundle = data.bundle
-    main_reviews = [r for r in bundle.reviews if review_group(r, bundle) == "main"]
+    main_reviews = [r for r in bundle.default_reviews if review_group(r, bundle) == "main"]
     return {
-        "pairs": reviewer_pairs(bundle.reviewers, main_reviews, bundle.copy_by_pk),
+        "condition": bundle.run.default_condition,
+        "pairs": reviewer_pairs(bundle.reviewers, main_reviews, bundle.copy_by_pk,
+                                bundle.run.abstain_scoring),
         "authorship": authorship(bundle),
     }
 
 
-def reviewer_pairs(reviewers, main_reviews, copy_by_pk) -> list[dict]:
+def reviewer_pairs(reviewers, main_reviews, copy_by_pk, abstain_scoring: str) -> list[dict]:
     """Each pair's catch rate (a defective copy is caught when either reviewer failed it) beside
     the pair's true-negative rate (a good copy passes only when neither failed it), over the
-    copies both reviewed (main reviews: seal not failed, not their own family's copies)."""
+    copies both judged (main reviews under the default condition: seal not failed, not their own
+    family's copies). An abstention counts as not failing under the not_flagged rule; under
+    excluded a copy either reviewer abstained on is dropped from the pair, and the number dropped
+    is given."""
     verdicts = defaultdict(dict)
     for review in main_reviews:
-        verdicts[review.reviewer_id][review.copy_id] = review.verdict
+        verdicts[review.reviewer_id][review.copy_id] = scored_verdict(review.verdict, abstain_scoring)
     pairs = []
     for first, second in combinations(reviewers, 2):
-        common = verdicts[first.pk].keys() & verdicts[second.pk].keys()
+        reviewed = verdicts[first.pk].keys() & verdicts[second.pk].keys()
+        common = {c for c in reviewed
+                  if verdicts[first.pk][c] is not None and verdicts[second.pk][c] is not None}
         caught = defective = passed = good = 0
         for copy_pk in common:
             cls = truth_class(copy_by_pk[copy_pk].truth)
@@ -57,6 +65,7 @@ def reviewer_pairs(reviewers, main_reviews, copy_by_pk) -> list[dict]:
                 good += 1
                 passed += not either_failed
         pairs.append({"reviewers": [first.bundle_id, second.bundle_id], "copies": len(common),
+                      "dropped_abstentions": len(reviewed) - len(common),
                       "catch_rate": rate(caught, defective), "tnr": rate(passed, good)})
     return pairs
 
@@ -81,14 +90,14 @@ def guess_matches(guess: str, builders) -> tuple[str | None, str | None]:
 
 def authorship(bundle: Bundle) -> dict:
     """How often reviewers' authorship guesses named the builder's model and family, beside
-    chance (1/k of k models or families)."""
+    chance (1/k of k models or families); default-condition reviews only."""
     builders, reviewers = bundle.builders, bundle.reviewers
     models = {b.model for b in builders}
     families = {b.family.casefold() for b in builders}
     chance_model = 1 / len(models) if models else None
     chance_family = 1 / len(families) if families else None
     by_reviewer = defaultdict(list)
-    for review in bundle.reviews:
+    for review in bundle.default_reviews:
         if review.authorship_guess:
             builder = bundle.builder_by_pk[bundle.copy_by_pk[review.copy_id].builder_id]
             model, family = guess_matches(review.authorship_guess, builders)

@@ -1,10 +1,14 @@
-"""The record sections: the run, the session and the bundle's records (builders, copies,
+"""The record sections: the run, the session and the bundle's records (tasks, builders, copies,
 reviewers, reviews, findings, truth corrections) as imported, for the reader to check the report
 against; and the note on what an item is in this kind of session."""
 
+from collections import Counter
+
+from content.canonical import sha256_hex
 from content.truth import is_correct
 from judging.models import SessionKind
 from reports.loading import ReportData
+from reports.scoring import scored_verdict
 from reports.sections.common import iso
 from reports.sections.model_reviewers import is_same_family
 
@@ -36,14 +40,28 @@ def session(data: ReportData) -> dict:
     }
 
 
+def tasks(data: ReportData) -> list[dict]:
+    """The run's tasks in import order; a run imported as run/1 has one, id "task"."""
+    copies_per_task = Counter(c.task_id for c in data.bundle.copies)
+    return [
+        {"id": t.bundle_id, "title": t.title, "format": t.format, "cluster": t.cluster or None,
+         "statement": t.statement,
+         # the hash the frozen protocol (version 2) gives the statement
+         "statement_sha256": sha256_hex(t.statement.encode("utf-8")),
+         "copies": copies_per_task[t.pk]}
+        for t in data.bundle.tasks
+    ]
+
+
 def builders(data: ReportData) -> list[dict]:
     return [{"id": b.bundle_id, "model": b.model, "family": b.family} for b in data.bundle.builders]
 
 
 def copies(data: ReportData) -> list[dict]:
-    builder_by_pk = data.bundle.builder_by_pk
+    builder_by_pk, task_by_pk = data.bundle.builder_by_pk, data.bundle.task_by_pk
     return [
-        {"id": c.bundle_id, "builder": builder_by_pk[c.builder_id].bundle_id,
+        {"id": c.bundle_id, "task": task_by_pk[c.task_id].bundle_id,
+         "builder": builder_by_pk[c.builder_id].bundle_id,
          "format": c.format, "content_sha256": c.content_sha256, "truth": c.truth,
          "imported_truth": c.imported_truth, "defect": c.defect, "cluster": c.cluster or None}
         for c in data.bundle.copies
@@ -57,23 +75,31 @@ def reviewers(data: ReportData) -> list[dict]:
 def reviews(data: ReportData) -> list[dict]:
     bundle = data.bundle
     copy_by_pk, reviewer_by_pk = bundle.copy_by_pk, bundle.reviewer_by_pk
+    default, rule = bundle.run.default_condition, bundle.run.abstain_scoring
     return [
         {"reviewer": reviewer_by_pk[r.reviewer_id].bundle_id,
-         "copy": copy_by_pk[r.copy_id].bundle_id, "verdict": r.verdict, "reason": r.reason,
+         "copy": copy_by_pk[r.copy_id].bundle_id, "condition": r.condition,
+         "default_condition": r.condition == default, "verdict": r.verdict,
+         "scored_as": scored_verdict(r.verdict, rule), "reason": r.reason,
          "authorship_guess": r.authorship_guess or None, "seal": r.seal,
          "seal_reason": r.seal_reason or None, "request_sha256": r.request_sha256 or None,
          "truth": copy_by_pk[r.copy_id].truth,
-         "correct": is_correct(r.verdict, copy_by_pk[r.copy_id].truth),
+         "correct": None if scored_verdict(r.verdict, rule) is None
+         else is_correct(scored_verdict(r.verdict, rule), copy_by_pk[r.copy_id].truth),
          "same_family": is_same_family(r, bundle)}
         for r in bundle.reviews
     ]
 
 
 def findings(data: ReportData) -> list[dict]:
-    copy_by_pk, raised_by = data.bundle.copy_by_pk, data.bundle.raised_by
+    bundle = data.bundle
+    copy_by_pk, raised_by = bundle.copy_by_pk, bundle.raised_by
     return [
         {"id": f.bundle_id, "copy": copy_by_pk[f.copy_id].bundle_id, "text": f.text,
-         "raised_by": raised_by[f.pk], "proposed_verdict": f.proposed_verdict, "truth": f.truth,
+         "raised_by": raised_by[f.pk],
+         "raised_by_conditions": [{"reviewer": reviewer, "condition": condition}
+                                  for reviewer, condition in bundle.raised_by_conditions[f.pk]],
+         "proposed_verdict": f.proposed_verdict, "truth": f.truth,
          "imported_truth": f.imported_truth}
         for f in data.bundle.findings
     ]

@@ -1,12 +1,18 @@
 """The "scores" section: recall and true-negative rate per judge (each phase, each truth version)
-and per model reviewer (by group of reviews: main, same family, seal failed). Never a vote."""
+and per model reviewer (by group of reviews: main, same family, seal failed), and the
+"other_conditions" section. Never a vote.
+
+A model reviewer is scored on its reviews under the run's default condition only; an abstention
+is scored by the run's abstain_scoring (reports.scoring.scored_verdict: not_flagged counts it as a
+pass, excluded leaves it out). Reviews under other conditions (the reviewer told a prior verdict,
+say) are scored apart in other_conditions, never pooled with the default condition's."""
 
 from collections import defaultdict
 
 import numpy as np
 
 from reports.loading import CLASS_CODES, ReportData
-from reports.scoring import rate, score
+from reports.scoring import rate, score, scored_verdict
 from reports.sections.model_reviewers import review_group
 
 
@@ -59,27 +65,82 @@ def judge_scores(data: ReportData) -> list[dict]:
 
 
 def reviewer_scores(data: ReportData) -> list[dict]:
+    """Per reviewer, its default-condition reviews scored by group (main, same family, seal
+    failed), abstentions by the run's rule; beside them how many abstentions it gave under each
+    condition (other conditions are scored apart, in other_conditions)."""
     bundle, versions = data.bundle, data.items.versions
+    rule = bundle.run.abstain_scoring
     reviews_by_reviewer = defaultdict(list)
-    for review in bundle.reviews:
+    for review in bundle.default_reviews:
         reviews_by_reviewer[review.reviewer_id].append(review)
+    abstentions = defaultdict(lambda: defaultdict(int))
+    for review in bundle.reviews:
+        abstentions[review.reviewer_id][review.condition] += review.verdict == "abstain"
     entries = []
     for reviewer in bundle.reviewers:
-        groups = defaultdict(list)
         seals = {"sealed": 0, "failed": 0, "absent": 0}
         for review in reviews_by_reviewer[reviewer.pk]:
             seals[review.seal] += 1
-            groups[review_group(review, bundle)].append((review.verdict, bundle.copy_by_pk[review.copy_id]))
+        mine = reviews_by_reviewer[reviewer.pk]
         entries.append({
             "reviewer": reviewer.bundle_id,
             "seals": seals,
-            "groups": {
-                group: {
-                    version: score((verdict, c.imported_truth if version == "imported" else c.truth)
-                                   for verdict, c in pairs)
-                    for version in versions
-                }
-                for group, pairs in sorted(groups.items())
-            },
+            "reviews": len(mine),
+            "abstained": sum(1 for r in mine if r.verdict == "abstain"),
+            "excluded": sum(1 for r in mine if scored_verdict(r.verdict, rule) is None),
+            "abstentions_by_condition": dict(sorted(abstentions[reviewer.pk].items())),
+            "groups": grouped_scores(mine, bundle, versions, rule),
         })
     return entries
+
+
+def grouped_scores(reviews, bundle, versions, rule) -> dict:
+    """group -> truth version -> recall and true-negative rate of these reviews (one reviewer's,
+    under one condition), each scored as `scored_verdict` says; excluded abstentions left out."""
+    groups = defaultdict(list)
+    for review in reviews:
+        verdict = scored_verdict(review.verdict, rule)
+        if verdict is not None:
+            groups[review_group(review, bundle)].append((verdict, bundle.copy_by_pk[review.copy_id]))
+    return {
+        group: {
+            version: score((verdict, c.imported_truth if version == "imported" else c.truth)
+                           for verdict, c in pairs)
+            for version in versions
+        }
+        for group, pairs in sorted(groups.items())
+    }
+
+
+OTHER_CONDITIONS_LABEL = ("reviews under conditions other than the default one: scored here "
+                          "apart, never pooled with the default condition's scores")
+
+
+def other_conditions(data: ReportData) -> dict:
+    """Per reviewer and condition other than the default: how many reviews, how many flagged
+    (fail), how many abstained, and the same per-truth-class rates as the main table, by group.
+    No comparison test between conditions here: listed apart only."""
+    bundle, versions = data.bundle, data.items.versions
+    rule = bundle.run.abstain_scoring
+    by_pair = defaultdict(list)
+    for review in bundle.other_reviews:
+        by_pair[(review.reviewer_id, review.condition)].append(review)
+    order = {r.pk: n for n, r in enumerate(bundle.reviewers)}
+    entries = []
+    for (reviewer_pk, condition), reviews in sorted(by_pair.items(),
+                                                    key=lambda kv: (order[kv[0][0]], kv[0][1])):
+        entries.append({
+            "reviewer": bundle.reviewer_by_pk[reviewer_pk].bundle_id,
+            "condition": condition,
+            "reviews": len(reviews),
+            "flagged": sum(1 for r in reviews if r.verdict == "fail"),
+            "abstained": sum(1 for r in reviews if r.verdict == "abstain"),
+            "excluded": sum(1 for r in reviews if scored_verdict(r.verdict, rule) is None),
+            "groups": grouped_scores(reviews, bundle, versions, rule),
+        })
+    return {
+        "label": OTHER_CONDITIONS_LABEL,
+        "default_condition": bundle.run.default_condition,
+        "abstain_scoring": rule,
+        "reviewers": entries,
+    }

@@ -43,7 +43,7 @@ from reports.export import anonymise, to_csv, to_json
 from reports.verify import verify
 from tests.worlds import GOOD, a_run, a_session, advance, invite_and_join, make_bundle
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-1.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-2.schema.json"
 
 REQUEST_KEYS = ["candidate_text", "reviewer_profile", "evidence_refs"]
 SEALED_REQUEST = json.dumps({"candidate_text": "…", "reviewer_profile": {"rubric": "add-v1"},
@@ -154,9 +154,9 @@ NAMES = ["Zebediah Quux", "Ada Lovelace", "Gary Guestington", "Rita Rockwell", "
 NAME_PARTS = ["Zebediah", "Lovelace", "Guestington", "Rockwell", "Nolock"]
 GITHUB_LOGIN = "zebquux-gh"
 CSV_HEADER = [
-    "rater_kind", "rater", "group", "phase", "item", "copy", "builder", "builder_model",
-    "builder_family", "truth", "verdict", "correct", "kept", "locked", "position", "code",
-    "seconds_spent", "seal", "same_family", "reason",
+    "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "builder",
+    "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked", "position",
+    "code", "seconds_spent", "seal", "same_family", "reason",
 ]
 
 
@@ -535,8 +535,9 @@ def test_the_csv_has_one_row_per_verdict_and_per_review(report):
                and r["phase"] == "1")
     assert {k: v for k, v in row.items() if k not in ("position", "code")} == {
         "rater_kind": "human", "rater": "Zebediah Quux", "group": "invited", "phase": "1",
-        "item": "c1", "copy": "c1", "builder": "b1", "builder_model": "gpt-4o-2024-08-06",
-        "builder_family": "OpenAI", "truth": "known_good", "verdict": "pass", "correct": "True",
+        "condition": "", "item": "c1", "copy": "c1", "task": "task", "builder": "b1",
+        "builder_model": "gpt-4o-2024-08-06", "builder_family": "OpenAI", "truth": "known_good",
+        "verdict": "pass", "correct": "True",
         "kept": "False", "locked": "True", "seconds_spent": "12.5", "seal": "",
         "same_family": "", "reason": "'=1+2"}
     assert row["position"].isdigit() and len(row["code"]) == 4
@@ -586,9 +587,11 @@ def test_the_anonymised_export_names_nobody_and_still_verifies(revealed, report)
     assert report["anonymised"] is False  # anonymise() copies; the host's report is untouched
 
 
-# run 1 + bundle 1 + run record 1 + builders (1 + 3) + reviewers (1 + 2) + copies (1 + 6)
-# + protocol 1 + per judge (commitment 1 + order 1 + 6 × (order key + builder)) × 6
-VERIFY_CHECKS = 3 + 4 + 3 + 7 + 1 + 6 * (2 + 6 * 2)
+# run 1 + bundle 1 + run record 1 + tasks (one statement's hash + the run/1 statement + copies'
+# tasks) + builders (1 + 3) + reviewers (1 + 2) + copies (1 + 6) + protocol 1
+# + per judge (commitment 1 + order 1 + 6 × (order key + builder)) × 6
+TASK_CHECKS = 3
+VERIFY_CHECKS = 3 + TASK_CHECKS + 4 + 3 + 7 + 1 + 6 * (2 + 6 * 2)
 
 COMMITMENT = ("judges[J01].commitment: the published mapping, order seed and salt do not hash to "
               "the published commitment")
@@ -712,7 +715,7 @@ def test_a_findings_session_report_validates_scores_and_verifies(run, schema):
     phase_lock(judge=judge, phase=1)
     report = build_report(advance(session, "revealed"))
     assert schema_errors(schema, exported(report)) == []
-    assert verify(exported(report)) == ([], 3 + 4 + 3 + 7 + 1 + (2 + 2 * 2))
+    assert verify(exported(report)) == ([], 3 + TASK_CHECKS + 4 + 3 + 7 + 1 + (2 + 2 * 2))
     [entry] = report["scores"]["judges"]
     # f1 is real (caught), f2 a false alarm judged real (not a true negative).
     assert entry["phases"]["1"] == {"current": expected_score((1, 1), (0, 1), 0)}
@@ -752,4 +755,4 @@ def test_the_json_file_round_trips_and_puts_each_verdict_on_its_own_line(report)
     verdict_lines = [line for line in text.splitlines()
                      if line.startswith('    {"judge": "J0') and '"phase": ' in line]
     assert len(verdict_lines) == len(report["verdicts"])
-    assert text.startswith('{\n  "schema": "blindjudge.report/1",\n') and text.endswith("}\n")
+    assert text.startswith('{\n  "schema": "blindjudge.report/2",\n') and text.endswith("}\n")

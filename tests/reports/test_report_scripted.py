@@ -309,7 +309,8 @@ def test_model_reviewers_pairs_authorship_and_seals(scripted):
     # The pair over d2 d3 g2 g3 (r2's main reviews): d2 caught by r1, d3 by r2; g2 passed by
     # both, g3 failed by r1.
     assert scripted["model_reviewers"]["pairs"] == [
-        {"reviewers": ["r1", "r2"], "copies": 4, "catch_rate": wilson(2, 2), "tnr": wilson(1, 2)}]
+        {"reviewers": ["r1", "r2"], "copies": 4, "dropped_abstentions": 0,
+         "catch_rate": wilson(2, 2), "tnr": wilson(1, 2)}]
     authorship = scripted["model_reviewers"]["authorship"]
     assert (authorship["builders"], authorship["families"]) == (3, 3)
     # One right model in four guesses, two right families; chance 1/3 each.
