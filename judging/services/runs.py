@@ -1,5 +1,6 @@
 """Runs: importing a bundle whole, correcting a truth label later."""
 
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.db import transaction
@@ -13,10 +14,12 @@ from judging.models import (
     Copy,
     CopyTruth,
     Finding,
+    FindingRaise,
     FindingTruth,
     Review,
     Reviewer,
     Run,
+    Task,
     TruthCorrection,
 )
 from judging.services.checks import bundle_limits, checked_text
@@ -43,13 +46,23 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
         )
     except BundleError as error:
         raise Invalid(str(error)) from None
+    bundle = _normalised(bundle)
     data = bundle.data
+    run_record = data["run"]
     with transaction.atomic():
         run = Run.objects.create(
-            host=host, name=data["run"]["name"], task=data["run"]["task"], format=data["format"],
-            request_keys=bundle.request_keys, bundle_sha256=bundle.raw_sha256,
-            manifest=bundle.manifest, manifest_sha256=bundle.manifest_sha256,
+            host=host, name=run_record["name"], format=bundle.format,
+            bundle_run=bundle.bundle_run, default_condition=run_record["default_condition"],
+            abstain_scoring=run_record["abstain_scoring"], request_keys=bundle.request_keys,
+            bundle_sha256=bundle.raw_sha256, manifest=bundle.manifest,
+            manifest_sha256=bundle.manifest_sha256,
         )
+        tasks = {
+            t["id"]: Task(run=run, bundle_id=t["id"], title=t["title"], statement=t["statement"],
+                          format=t["format"], cluster=t["cluster"], position=i)
+            for i, t in enumerate(data["tasks"])
+        }
+        Task.objects.bulk_create(tasks.values())
         builders = {
             b["id"]: Builder(run=run, bundle_id=b["id"], model=b["model"], family=b["family"],
                              position=i)
@@ -58,10 +71,11 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
         Builder.objects.bulk_create(builders.values())
         copies = {
             c["id"]: Copy(
-                run=run, bundle_id=c["id"], builder=builders[c["builder"]], format=c["format"],
-                content=c["content"], content_sha256=sha256_hex(c["content"].encode("utf-8")),
-                imported_truth=c["truth"], truth=c["truth"], defect=c.get("defect", ""),
-                cluster=c.get("cluster", ""), position=i,
+                run=run, bundle_id=c["id"], task=tasks[c["task"]], builder=builders[c["builder"]],
+                format=c["format"], content=c["content"],
+                content_sha256=sha256_hex(c["content"].encode("utf-8")),
+                imported_truth=c["truth"], truth=c["truth"], defect=c["defect"],
+                cluster=c["cluster"], position=i,
             )
             for i, c in enumerate(data["copies"])
         }
@@ -75,8 +89,8 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
         Review.objects.bulk_create(
             Review(
                 run=run, reviewer=reviewers[r["reviewer"]], copy=copies[r["copy"]],
-                verdict=r["verdict"], reason=r.get("reason", ""),
-                authorship_guess=r.get("authorship_guess", ""),
+                condition=r["condition"], verdict=r["verdict"], reason=r["reason"],
+                authorship_guess=r["authorship_guess"],
                 request=r.get("request") or "", request_sha256=r.get("request_sha256") or "",
                 seal=seal.outcome, seal_reason=seal.reason, position=i,
             )
@@ -91,15 +105,17 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
             for i, f in enumerate(data.get("findings", []))
         }
         Finding.objects.bulk_create(findings.values())
-        raised = Finding.raised_by.through
-        raised.objects.bulk_create(
-            raised(finding=findings[f["id"]], reviewer=reviewers[reviewer_id])
+        FindingRaise.objects.bulk_create(
+            FindingRaise(finding=findings[f["id"]], reviewer=reviewers[reviewer],
+                         condition=condition)
             for f in data.get("findings", [])
-            for reviewer_id in dict.fromkeys(f["raised_by"])
+            for reviewer, condition in dict.fromkeys(
+                (entry["reviewer"], entry["condition"]) for entry in f["raised_by"])
         )
         audit.record(
             "run.imported", actor=actor, run=run, bundle_sha256=bundle.raw_sha256,
-            manifest_sha256=bundle.manifest_sha256, copies=len(copies), findings=len(findings),
+            manifest_sha256=bundle.manifest_sha256, format=bundle.format, tasks=len(tasks),
+            copies=len(copies), findings=len(findings),
         )
     return run
 
@@ -140,3 +156,26 @@ def truth_correct(*, run: Run, item: str, truth: str, note: str, actor: str) -> 
             "truth.corrected", actor=actor, run=run, item=item, old=correction.old_truth, new=truth,
         )
     return correction
+
+
+# TEMPORARY, until the run/2 validator (content/bundle.py) lands: it hands over this shape itself.
+def _normalised(bundle):
+    if hasattr(bundle, "format"):
+        return bundle
+    data = {k: v for k, v in bundle.data.items()}
+    run = data["run"]
+    data["run"] = {"name": run["name"], "default_condition": "clean",
+                   "abstain_scoring": "not_flagged"}
+    data["tasks"] = [{"id": "task", "statement": run["task"], "format": "markdown", "title": "",
+                      "cluster": ""}]
+    data["copies"] = [{**c, "task": "task", "defect": c.get("defect") or "",
+                       "cluster": c.get("cluster") or ""} for c in data["copies"]]
+    data["reviews"] = [{**r, "condition": "clean", "reason": r.get("reason") or "",
+                        "authorship_guess": r.get("authorship_guess") or ""}
+                       for r in data.get("reviews") or []]
+    data["findings"] = [{**f, "raised_by": [{"reviewer": x, "condition": "clean"}
+                                            for x in f["raised_by"]]}
+                        for f in data.get("findings") or []]
+    return SimpleNamespace(**{k: getattr(bundle, k) for k in (
+        "raw_sha256", "request_keys", "seals", "manifest", "manifest_sha256")},
+        data=data, format="blindjudge.run/1", bundle_run=run)
