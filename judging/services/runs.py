@@ -1,6 +1,5 @@
 """Runs: importing a bundle whole, correcting a truth label later."""
 
-from types import SimpleNamespace
 
 from django.conf import settings
 from django.db import transaction
@@ -46,13 +45,12 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
         )
     except BundleError as error:
         raise Invalid(str(error)) from None
-    bundle = _normalised(bundle)
     data = bundle.data
     run_record = data["run"]
     with transaction.atomic():
         run = Run.objects.create(
             host=host, name=run_record["name"], format=bundle.format,
-            bundle_run=bundle.bundle_run, default_condition=run_record["default_condition"],
+            bundle_run=bundle.original["run"], default_condition=run_record["default_condition"],
             abstain_scoring=run_record["abstain_scoring"], request_keys=bundle.request_keys,
             bundle_sha256=bundle.raw_sha256, manifest=bundle.manifest,
             manifest_sha256=bundle.manifest_sha256,
@@ -157,25 +155,3 @@ def truth_correct(*, run: Run, item: str, truth: str, note: str, actor: str) -> 
         )
     return correction
 
-
-# TEMPORARY, until the run/2 validator (content/bundle.py) lands: it hands over this shape itself.
-def _normalised(bundle):
-    if hasattr(bundle, "format"):
-        return bundle
-    data = {k: v for k, v in bundle.data.items()}
-    run = data["run"]
-    data["run"] = {"name": run["name"], "default_condition": "clean",
-                   "abstain_scoring": "not_flagged"}
-    data["tasks"] = [{"id": "task", "statement": run["task"], "format": "markdown", "title": "",
-                      "cluster": ""}]
-    data["copies"] = [{**c, "task": "task", "defect": c.get("defect") or "",
-                       "cluster": c.get("cluster") or ""} for c in data["copies"]]
-    data["reviews"] = [{**r, "condition": "clean", "reason": r.get("reason") or "",
-                        "authorship_guess": r.get("authorship_guess") or ""}
-                       for r in data.get("reviews") or []]
-    data["findings"] = [{**f, "raised_by": [{"reviewer": x, "condition": "clean"}
-                                            for x in f["raised_by"]]}
-                        for f in data.get("findings") or []]
-    return SimpleNamespace(**{k: getattr(bundle, k) for k in (
-        "raw_sha256", "request_keys", "seals", "manifest", "manifest_sha256")},
-        data=data, format="blindjudge.run/1", bundle_run=run)
