@@ -147,7 +147,9 @@ def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False,
     if two_tasks:
         for index, copy in enumerate(copies):
             copy["task"] = ("tADD", "tSUM")[index % 2]
+        # No findings: run/2 wants a finding raised in a review, and a by-task session judges copies.
         return {**_canary_records(builders, copies, truth_twin), "format": "blindjudge.run/2",
+                "findings": [],
                 "run": {"name": "CANARYRUNNAMEQ1 Ω sweep"},
                 "tasks": [{"id": "tADD", "statement": TASK}, {"id": "tSUM", "statement": TASK_SUM}]}
     return _canary_records(builders, copies, truth_twin)

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from blindjudge.errors import Invalid
 from content.draws import draw_order_by_task
+from host.judge_rows import _row_contexts  # the rows the host's dashboard draws
 from judging.models import Assignment, Session
 from reports.build import build_report
 from reports.export import to_json
@@ -173,3 +174,10 @@ def test_verify_fails_when_a_by_task_judge_holds_part_of_a_task(by_task_report):
     problems, _ = verify(data)
     assert f"judges[J01]: a by-task judge holds only part of task {task}" in problems
     assert "protocol.sha256 does not match the frozen protocol" in problems
+
+
+def test_the_hosts_dashboard_counts_each_by_task_judges_own_items(many_tasks_run):
+    session = a_session(many_tasks_run, "open", items_per_judge=7, by_task=True)
+    invite_and_join(session)
+    _state, rows = _row_contexts(session.pk, None, "csrf")
+    assert [(row["items"], row["row"]["items"]) for row in rows] == [("6", 6)]
