@@ -8,8 +8,11 @@ reveal. Pure: no Django.
 """
 
 import hashlib
+import heapq
 import hmac
 import secrets
+from collections import Counter
+from fractions import Fraction
 
 # Item codes: no 0/O, 1/I/L, 2/Z, 5/S, 8/B, so a judge can read a code aloud or type it back.
 ITEM_CODE_ALPHABET = "ACDEFGHJKMNPQRTUVWXY34679"
@@ -80,23 +83,169 @@ def draw_item_codes(draws: Draws, label: str, count: int) -> list[str]:
     return codes
 
 
-def balanced_pick(item_keys: list[str], judge_counts: dict[str, int], k: int,
-                  allocation_seed_hex: str, judge_number: int) -> list[str]:
-    """The k items a new judge gets: those with the fewest judges so far.
+def _hmac_hex(seed_hex: str, message: str) -> str:
+    return hmac.new(bytes.fromhex(seed_hex), message.encode("utf-8"), hashlib.sha256).hexdigest()
 
-    Ties are broken by HMAC(allocation seed, judge number + item key), so the allocation is seeded
-    and recorded. Picking the k least-judged items each time keeps every item's judge count within
-    one of every other's after each admission.
+
+def balanced_pick(item_keys: list[str], judge_counts: dict[str, int], k: int,
+                  allocation_seed_hex: str, judge_number: int,
+                  groups: dict[str, tuple[str, str]] | None = None) -> list[str]:
+    """The k items a new judge gets: always among those with the fewest judges so far, and spread
+    over tasks and builders.
+
+    The pick is greedy, one item at a time. Each time, among the items left with the fewest
+    judges, it prefers, in this order:
+    1. the item whose task the judge has fewest of so far in this pick,
+    2. then whose builder the judge has fewest of,
+    3. then whose task is least judged overall (the mean judge count of its items before this
+       admission), then whose builder is; without this, later judges could be left with the
+       unjudged remainder of a few tasks, several copies each, and no spread left to choose from;
+    4. then the lowest HMAC(allocation seed, judge number + item key), so ties are seeded and
+       recorded.
+    Because every pick is a least-judged item among those left, every item's judge count stays
+    within one of every other's after each admission, as with no groups at all.
+
+    `groups` maps each item key to its (task, builder) *bundle ids*, used as opaque labels that
+    are counted, never read: the pick cannot depend on names, families or truth. Without groups
+    the pick is the k least-judged items, ties by the same HMAC.
     """
     if k >= len(item_keys):
         return list(item_keys)
-    seed = bytes.fromhex(allocation_seed_hex)
 
     def tie_break(key):
-        return hmac.new(seed, f"{judge_number}:{key}".encode(), hashlib.sha256).hexdigest()
+        return _hmac_hex(allocation_seed_hex, f"{judge_number}:{key}")
 
-    ranked = sorted(item_keys, key=lambda key: (judge_counts.get(key, 0), tie_break(key), key))
-    return ranked[:k]
+    if not groups:
+        ranked = sorted(item_keys, key=lambda key: (judge_counts.get(key, 0), tie_break(key), key))
+        return ranked[:k]
+    mean_task = _mean_counts(item_keys, judge_counts, lambda key: groups[key][0])
+    mean_builder = _mean_counts(item_keys, judge_counts, lambda key: groups[key][1])
+    own_task: Counter = Counter()
+    own_builder: Counter = Counter()
+
+    # One heap per builder: within a builder, the judge's builder count and the builder's mean are
+    # the same for every item, so a builder's best item is its heap's least (count, judge's count
+    # of the task, task's mean, HMAC), and the judge's next item is the best of the builders' best.
+    # An entry goes stale only when the judge takes an item of its task, and only grows then, so a
+    # stale head is re-ranked and pushed back (a lazy heap).
+    def rank_within_builder(key):
+        task = groups[key][0]
+        return (judge_counts.get(key, 0), own_task[task], mean_task[task], tie_break(key), key)
+
+    heaps: dict[str, list] = {}
+    for key in item_keys:
+        heaps.setdefault(groups[key][1], []).append(rank_within_builder(key))
+    for heap in heaps.values():
+        heapq.heapify(heap)
+
+    def best_of(heap):
+        while True:
+            current = rank_within_builder(heap[0][-1])
+            if current == heap[0]:
+                return current
+            heapq.heapreplace(heap, current)
+
+    chosen: list[str] = []
+    while len(chosen) < k:
+        best = None
+        for builder, heap in heaps.items():
+            if not heap:
+                continue
+            count, task_n, task_mean, tie, key = best_of(heap)
+            candidate = (count, task_n, own_builder[builder], task_mean, mean_builder[builder],
+                         tie, key, builder)
+            if best is None or candidate < best:
+                best = candidate
+        key, builder = best[-2], best[-1]
+        heapq.heappop(heaps[builder])
+        chosen.append(key)
+        own_task[groups[key][0]] += 1
+        own_builder[builder] += 1
+    return chosen
+
+
+def _mean_counts(item_keys, judge_counts, group_of) -> dict[str, Fraction]:
+    """Each group's mean judge count per item (exact, so comparisons never depend on rounding)."""
+    totals: dict[str, list[int]] = {}
+    for key in item_keys:
+        total = totals.setdefault(group_of(key), [0, 0])
+        total[0] += judge_counts.get(key, 0)
+        total[1] += 1
+    return {group: Fraction(n, size) for group, (n, size) in totals.items()}
+
+
+def by_task_pick(task_items: dict[str, list[str]], judge_counts: dict[str, int],
+                 items_per_judge: int | None, allocation_seed_hex: str,
+                 judge_number: int) -> list[str]:
+    """A by-task judge's items: every item of each task they get, whole tasks only.
+
+    Tasks are ranked by how many judges have them so far (a task's count is the most judges any
+    of its items has: in a by-task session every item of a task has the same count), fewest first,
+    ties by the lowest HMAC(allocation seed, judge number + "task:" + task key). Whole tasks are
+    taken in that rank while the next one fits in `items_per_judge` items; the first that does not
+    fit ends the pick (skipping to a smaller task would favour small tasks and unbalance the
+    tasks' counts), but a judge always gets at least one task, however large. No limit (None), or
+    one at least as large as every item, gives every task. Taking a prefix of the least-judged
+    tasks keeps every task's judge count within one of every other's after each admission.
+
+    Task keys are bundle ids, used as opaque labels: never builders, names or truth.
+    Returns the item keys, task by task in rank order (the order is draw_order_by_task's job).
+    """
+    total = sum(len(items) for items in task_items.values())
+    if items_per_judge is None or items_per_judge >= total:
+        return [key for items in task_items.values() for key in items]
+
+    def task_count(task):
+        return max((judge_counts.get(key, 0) for key in task_items[task]), default=0)
+
+    ranked = sorted(task_items, key=lambda task: (
+        task_count(task), _hmac_hex(allocation_seed_hex, f"{judge_number}:task:{task}"), task))
+    chosen: list[str] = []
+    for task in ranked:
+        items = task_items[task]
+        if chosen and len(chosen) + len(items) > items_per_judge:
+            break
+        chosen.extend(items)
+    return chosen
+
+
+def task_order_key(order_seed_hex: str, task_key: str) -> str:
+    """HMAC-SHA256(order seed, "task:" + task key), hex: ranks a by-task judge's tasks."""
+    return order_key(order_seed_hex, f"task:{task_key}")
+
+
+def draw_order_by_task(order_seed_hex: str, item_tasks: dict[str, str]) -> list[str]:
+    """A by-task judge's order, interleaving tasks so that two items of one task are adjacent only
+    when nothing else is left.
+
+    Within a task, items go in their order_key order (HMAC(order seed, item key)). Position by
+    position, the next item comes from the task with the most items left that is not the task of
+    the previous item, ties by the lowest task_order_key; only when the previous item's task is
+    the only one with items left does it come next again. This greedy leaves the fewest adjacent
+    pairs possible: none when no task holds more than half the items (rounded up), otherwise
+    2m - n - 1 for a task of m items out of n, all at the end, once that task holds more than half
+    of what remains. Every key is an HMAC of a bundle id (item or task), never of a builder.
+    """
+    queues: dict[str, list[str]] = {}
+    for item in sorted(item_tasks, key=lambda item: (order_key(order_seed_hex, item), item),
+                       reverse=True):
+        queues.setdefault(item_tasks[item], []).append(item)  # reversed: pop() takes the next
+    heap = [(-len(items), task_order_key(order_seed_hex, task), task)
+            for task, items in queues.items()]
+    heapq.heapify(heap)
+    order: list[str] = []
+    previous = None
+    while heap:
+        entry = heapq.heappop(heap)
+        if entry[2] == previous and heap:
+            entry, held = heapq.heappop(heap), entry
+            heapq.heappush(heap, held)
+        task = entry[2]
+        order.append(queues[task].pop())
+        if queues[task]:
+            heapq.heappush(heap, (-len(queues[task]), entry[1], task))
+        previous = task
+    return order
 
 
 def new_guest_code(draws: Draws, label: str) -> str:

@@ -97,13 +97,19 @@ class _SessionSettings(HostForm):
 
 
 class SessionCreateForm(_SessionSettings):
-    field_order = ["kind", "rubric", "preregistration", "items_per_judge", "guests_allowed",
-                   "guest_cap", "reviewer_display", "scorecards"]
+    field_order = ["kind", "rubric", "preregistration", "items_per_judge", "by_task",
+                   "guests_allowed", "guest_cap", "reviewer_display", "scorecards"]
 
     kind = forms.ChoiceField(
         label="Judges judge", choices=[(SessionKind.COPIES, "each copy (pass / fail)"),
                                        (SessionKind.FINDINGS, "each finding (real / false alarm)")],
         initial=SessionKind.COPIES,
+    )
+    by_task = forms.BooleanField(
+        label="By task: each judge gets every copy of each task they get", required=False,
+        help_text="Copies sessions on a run of several tasks, so builders can be compared within "
+                  "one judge. Whole tasks are allocated while they fit in the items per judge "
+                  "(at least one task each); the order interleaves the tasks.",
     )
     guests_allowed = forms.BooleanField(
         label="Allow guests (anyone with the guest code)", required=False,

@@ -47,7 +47,7 @@ def _row_contexts(session_id: int, judge_pks, csrf: str) -> tuple[str, list[dict
     revealed = session.state == SessionState.REVEALED
     rows = []
     for judge in judges:
-        data = live_row(judge, items)
+        data = live_row(judge, getattr(judge, "item_count", items))
         erased = judge.erased_at
         # Every value as text here: the template engine's per-value cost (number formatting, the
         # date filter, attribute lookups) was most of the page's time at 64 rows.
@@ -56,7 +56,8 @@ def _row_contexts(session_id: int, judge_pks, csrf: str) -> tuple[str, list[dict
             "number": str(judge.number), "pseudonym": judge.pseudonym, "status": judge.status,
             "admitted_as": judge.admitted_as, "identified_by": judge.identified_by,
             "github_login": judge.github_login, "shown_name": show_controls(judge.display_name or ""),
-            "answered1": str(data["answered1"]), "answered2": str(data["answered2"]), "items": str(items),
+            "answered1": str(data["answered1"]), "answered2": str(data["answered2"]),
+            "items": str(data["items"]),
             "locked1": "true" if data["phase1_locked"] else "false",
             "locked2": "true" if data["phase2_locked"] else "false",
             "connected": str(data["connected"]), "connected_text": _connected_text(data),

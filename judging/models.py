@@ -284,6 +284,10 @@ class Session(models.Model):
     items_per_judge = models.PositiveIntegerField(
         null=True, blank=True, help_text="Items each judge gets; empty means all."
     )
+    by_task = models.BooleanField(
+        default=False, help_text="Copies sessions: each judge gets every copy of each task they "
+        "get (content.draws.by_task_pick), in an order interleaving the tasks."
+    )
     guests_allowed = models.BooleanField(default=False)
     guest_cap = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most guests admitted; empty means no cap."

@@ -4,8 +4,10 @@ Checks: the run manifest's hash, and that the report's run, tasks, builders, rev
 are the records the manifest hashes (so a builder's identity or a task statement cannot be
 swapped unseen: run/2 hashes each task, run/1 holds its one statement in the run object); the frozen
 protocol's hash; for each judge the commitment (salted canonical mapping) and the drawn order
-(positions sorted by HMAC(order seed, item)); and that the mapping's copy → builder agrees with the
-report's copies.
+(positions sorted by HMAC(order seed, item); in a by-task session, the protocol's `by_task`, the
+tasks interleaved as content.draws.draw_order_by_task draws them from the order seed and the
+protocol's item -> task keys, and every task a judge has held whole); and that the mapping's copy →
+builder agrees with the report's copies.
 """
 
 from collections import defaultdict
@@ -13,7 +15,7 @@ from itertools import product
 
 from content.canonical import canonical_sha256, sha256_hex
 from content.commitments import commitment_sha256
-from content.draws import draw_order, order_key
+from content.draws import draw_order, draw_order_by_task, order_key
 
 
 def verify(report: dict) -> tuple[list[str], int]:
@@ -66,6 +68,13 @@ def verify(report: dict) -> tuple[list[str], int]:
         for a in report["assignments"]:
             by_judge[a["judge"]].append(a)
         session_url_id = report["session"]["url_id"]
+        by_task = protocol["frozen"].get("by_task", False) is True
+        item_task = {}
+        task_items = defaultdict(set)
+        if by_task:
+            item_task = {i["key"]: i["task"] for i in protocol["frozen"]["items"]}
+            for key, task in item_task.items():
+                task_items[task].add(key)
         for judge in report["judges"]:
             pseudonym = judge["pseudonym"]
             commitment = judge["commitment"]
@@ -79,10 +88,22 @@ def verify(report: dict) -> tuple[list[str], int]:
                 problems.append(f"judges[{pseudonym}].commitment: the published mapping, order "
                                 f"seed and salt do not hash to the published commitment")
             checks += 1
-            expected = draw_order(commitment["order_seed"], [a["item"] for a in mine])
-            if [a["item"] for a in mine] != expected:
+            items = [a["item"] for a in mine]
+            if by_task:
+                expected = draw_order_by_task(commitment["order_seed"],
+                                              {item: item_task[item] for item in items})
+            else:
+                expected = draw_order(commitment["order_seed"], items)
+            if items != expected:
                 problems.append(f"judges[{pseudonym}]: positions are not the order drawn from "
-                                f"the order seed")
+                                f"the order seed" + (" (by task)" if by_task else ""))
+            if by_task:
+                checks += 1
+                held = {item_task[item] for item in items}
+                partial = sorted(t for t in held if not task_items[t] <= set(items))
+                if partial:
+                    problems.append(f"judges[{pseudonym}]: a by-task judge holds only part of "
+                                    f"task {', '.join(partial)}")
             for a in mine:
                 checks += 1
                 if order_key(commitment["order_seed"], a["item"]) != a["order_key"]:

@@ -82,6 +82,7 @@ def session_create_view(request, run):
             preregistration=data["preregistration"], items_per_judge=data["items_per_judge"],
             guests_allowed=data["guests_allowed"], guest_cap=data["guest_cap"],
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
+            by_task=data["by_task"],
         )
         if created.guest_code:
             show_once(request, kind="guest_code", session=created.session.pk,

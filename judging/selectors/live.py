@@ -25,12 +25,16 @@ def dashboard_judges(session_id: int, judge_pks=None) -> tuple[Session, list[Jud
     answered counts are the ones `verdict_record` keeps on the judge row, so no verdict is read
     at all, and the cost does not grow with the verdicts (this runs for the progress page and for
     every change the host's socket is told of)."""
-    session = Session.objects.only("pk", "items_per_judge", "state").get(pk=session_id)
+    session = Session.objects.only("pk", "items_per_judge", "by_task", "state").get(pk=session_id)
     connected = (_sockets_connected_now().filter(judge=OuterRef("pk"))
                  .order_by().values("judge").annotate(n=Count("pk")).values("n"))
     judges = Judge.objects.filter(session_id=session_id)
     if judge_pks is not None:
         judges = judges.filter(pk__in=judge_pks)
+    if session.by_task:
+        # Whole tasks: a judge's items may fall short of items per judge (the next task did not
+        # fit) or pass it (one large task), so each judge's own count is read; it never changes.
+        judges = judges.annotate(item_count=Count("assignments", distinct=True))
     return session, list(judges.annotate(connected=Coalesce(Subquery(connected), 0)).order_by("number"))
 
 

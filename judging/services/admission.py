@@ -27,7 +27,16 @@ from accounts.models import (
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused, TooMany
 from content.commitments import commitment_sha256
-from content.draws import Draws, balanced_pick, canonical_guest_code, draw_item_codes, draw_order, order_key
+from content.draws import (
+    Draws,
+    balanced_pick,
+    by_task_pick,
+    canonical_guest_code,
+    draw_item_codes,
+    draw_order,
+    draw_order_by_task,
+    order_key,
+)
 from judging import audit, live
 from judging.models import Assignment, Session, SessionState
 from judging.services.checks import checked_github_login, clean_display_name
@@ -74,16 +83,31 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     order_seed = draws.hex(f"judge:{number}:order")
     salt = draws.hex(f"judge:{number}:salt")
 
-    items = {item.key: item for item in session.items.select_related("copy__builder")}
+    items = {item.key: item for item in session.items.select_related("copy__builder", "task")}
     keys = list(items)
-    if session.items_per_judge and session.items_per_judge < len(keys):
+    limited = bool(session.items_per_judge) and session.items_per_judge < len(keys)
+    counts = {}
+    if limited:
         counts = dict(
             Assignment.objects.filter(item__session=session, judge__status=JudgeStatus.ACTIVE)
             .values_list("item__key").annotate(n=Count("id")).values_list("item__key", "n")
         )
-        keys = balanced_pick(keys, counts, session.items_per_judge, session.allocation_seed,
-                             number)
-    ordered = draw_order(order_seed, keys)
+    # Tasks and builders by bundle id only: opaque labels for the spread, never names or truth.
+    if session.by_task:
+        task_items: dict[str, list[str]] = {}
+        for key in keys:
+            task_items.setdefault(items[key].task.bundle_id, []).append(key)
+        if limited:
+            keys = by_task_pick(task_items, counts, session.items_per_judge,
+                                session.allocation_seed, number)
+        ordered = draw_order_by_task(order_seed, {key: items[key].task.bundle_id for key in keys})
+    else:
+        if limited:
+            groups = {key: (item.task.bundle_id, item.copy.builder.bundle_id)
+                      for key, item in items.items()}
+            keys = balanced_pick(keys, counts, session.items_per_judge, session.allocation_seed,
+                                 number, groups)
+        ordered = draw_order(order_seed, keys)
     codes = draw_item_codes(draws, f"judge:{number}:codes", len(ordered))
 
     pseudonym = f"J{number:02d}"

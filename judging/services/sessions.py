@@ -98,11 +98,24 @@ def _checked_items_per_judge(value, items: int) -> int | None:
     return value
 
 
+def _checked_by_task(value, kind: str, run: Run) -> bool:
+    if not value:
+        return False
+    if kind != SessionKind.COPIES:
+        raise Invalid("by task: only a copies session can give judges every copy of a task; "
+                      "a findings session allocates findings one by one")
+    tasks = run.tasks.count()
+    if tasks < 2:
+        raise Invalid(f"by task: run {run.pk} has {tasks} task, so every judge would get every "
+                      f"copy; leave by task off (items per judge then allocates copies)")
+    return True
+
+
 def session_create(
     *, run: Run, kind: str, actor: str, rubric: str = "", preregistration: str = "",
     items_per_judge: int | None = None, guests_allowed: bool = False,
     guest_cap=DEFAULT_GUEST_CAP, reviewer_display: str = ReviewerDisplay.LETTERS,
-    scorecards: bool = False, draw_seed: str = "",
+    scorecards: bool = False, draw_seed: str = "", by_task: bool = False,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -110,9 +123,14 @@ def session_create(
     Side effects: creates the Session (random URL id, allocation seed drawn and stored) and its
     Items; issues the guest code when guests are allowed (see judging.services.guests_configure);
     appends a `session.created` audit event.
+    `by_task` (copies sessions on a run of several tasks): each judge gets every copy of each task
+    they get, tasks allocated balanced and whole while they fit in items per judge (at least one
+    task per judge), in an order that interleaves the tasks (content.draws.by_task_pick and
+    draw_order_by_task). It is a creation setting: the draft's edits leave it as created.
     Refuses a findings session on a run without findings, items per judge outside 1..items, model
     names as reviewer labels when they would name a builder, malformed decision rules, a
-    malformed draw seed.
+    malformed draw seed, by task on a findings session or on a run of one task (every judge would
+    get every copy: the setting would do nothing but override items per judge).
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -132,6 +150,7 @@ def session_create(
     else:
         sources = [(c, None, c.bundle_id) for c in run.copies.defer("content")]
     items_per_judge = _checked_items_per_judge(items_per_judge, len(sources))
+    by_task = _checked_by_task(by_task, kind, run)
     if guest_cap is DEFAULT_GUEST_CAP:
         guest_cap = settings.BLINDJUDGE_DEFAULT_GUEST_CAP or None
     check_guest_cap(guest_cap)
@@ -141,7 +160,7 @@ def session_create(
         session = Session.objects.create(
             run=run, url_id=Draws().symbols("url", "abcdefghijkmnpqrstuvwxyz23456789", 22),
             kind=kind, rubric=rubric, preregistration=preregistration,
-            items_per_judge=items_per_judge, guest_cap=guest_cap,
+            items_per_judge=items_per_judge, by_task=by_task, guest_cap=guest_cap,
             reviewer_display=reviewer_display, scorecards=scorecards, draw_seed=draw_seed,
             allocation_seed=draws.hex("allocation"),
         )
@@ -150,7 +169,7 @@ def session_create(
             for copy, finding, key in sources
         )
         audit.record("session.created", actor=actor, session=session, kind=kind,
-                     items=len(sources), items_per_judge=items_per_judge)
+                     items=len(sources), items_per_judge=items_per_judge, by_task=by_task)
         guest_code = None
         if guests_allowed:
             guest_code = guests_configure(session=session, allow=True, actor=actor).guest_code
@@ -225,7 +244,7 @@ def protocol_of(session: Session) -> dict:
     tasks = [{"key": t.bundle_id, "title": t.title, "format": t.format,
               "statement_sha256": sha256_hex(t.statement.encode("utf-8"))}
              for t in _tasks_of(session)]
-    return {
+    protocol = {
         "blindjudge_protocol": PROTOCOL_VERSION,
         "kind": session.kind,
         "tasks": tasks,
@@ -239,6 +258,10 @@ def protocol_of(session: Session) -> dict:
         "decision_rules": parse_rules(session.preregistration),
         "allocation_seed": session.allocation_seed,
     }
+    if session.by_task:
+        # Only when set, so the protocols (and hashes) of every other session stay as they were.
+        protocol["by_task"] = True
+    return protocol
 
 
 # An opening renders first, then opens. While it renders, it holds a claim on the session (its

@@ -96,6 +96,7 @@ HIDDEN_QUERY = ("?order=builder&sort=truth&dir=desc&filter=family%3DOpenAI&build
                 "&truth=seeded_defect&model=gpt-4o&judge=2&phase=2&page=2&format=json&id=1")
 
 TASK = "Write add(a, b) that returns the sum of two numbers."
+TASK_SUM = "Write add(a, b) again, without the + operator."
 RUBRIC = "Fail the copy if add() does not return a + b for every input."
 CONTENTS = [
     ("text", "def add(a, b):\n    return a + b\n"),
@@ -121,10 +122,12 @@ ID_MODELS = [Run, Session, Builder, Copy, Reviewer, Review, Finding, Item, Assig
              Judge, Invitation, Credential]
 
 
-def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False) -> dict:
+def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False,
+                  two_tasks: bool = False) -> dict:
     """Six copies by three builders, two reviewers, four reviews, two findings; every value a
     judge must never see is a distinctive canary (with spaces, punctuation and non-ASCII letters
-    so its escaped forms differ from its raw form). Twins differ only where they say."""
+    so its escaped forms differ from its raw form). Twins differ only where they say.
+    `two_tasks`: the same as a run/2 bundle of two tasks, each built once by every builder."""
     tag = "TW" if builder_twin else "QX"
     builders = [
         {"id": f"bCANARY{tag}1", "model": f"CANARYMODEL{tag}7-alpha Ω",
@@ -141,6 +144,18 @@ def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False) -> di
         if index in (1, 5):
             copy["defect"] = f"CANARYDEFECT0{index + 1}x — subtracts «instead» of adding"
         copies.append(copy)
+    if two_tasks:
+        for index, copy in enumerate(copies):
+            copy["task"] = ("tADD", "tSUM")[index % 2]
+        # No findings: run/2 wants a finding raised in a review, and a by-task session judges copies.
+        return {**_canary_records(builders, copies, truth_twin), "format": "blindjudge.run/2",
+                "findings": [],
+                "run": {"name": "CANARYRUNNAMEQ1 Ω sweep"},
+                "tasks": [{"id": "tADD", "statement": TASK}, {"id": "tSUM", "statement": TASK_SUM}]}
+    return _canary_records(builders, copies, truth_twin)
+
+
+def _canary_records(builders, copies, truth_twin) -> dict:
     return {
         "format": "blindjudge.run/1",
         "run": {"name": "CANARYRUNNAMEQ1 Ω sweep", "task": TASK},
@@ -249,10 +264,11 @@ def reason_for(label: str, index: int) -> str:
 
 
 def build_world(host, bundle, *, kind="copies", display="letters", scorecards=False,
-                seed="", standin=None) -> World:
+                seed="", standin=None, by_task=False, items_per_judge=None) -> World:
     run = a_run(host, bundle)
     created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
-                             reviewer_display=display, scorecards=scorecards, draw_seed=seed)
+                             reviewer_display=display, scorecards=scorecards, draw_seed=seed,
+                             by_task=by_task, items_per_judge=items_per_judge)
     other = a_session(run, "open", draw_seed=seed)
     invite_and_join(other, name=JUDGE_NAMES["C"])
     session = created.session
@@ -1023,3 +1039,36 @@ def test_case_12a_builder_twins_give_byte_identical_judge_responses(canary_host,
         pages = [Normaliser(w)(w.personas["A"].client.get(f"/unsafe/leak/{w.session.url_id}/").content)
                  for w in (left_world, right_world)]
     assert pages[0] != pages[1]
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_12a_by_task_twins_give_byte_identical_judge_responses(canary_host, standin):
+    """A by-task session over two tasks, allocated (3 of 6 items per judge: one whole task each)
+    and interleaved: twins differing in builder names, families and ids and in every truth label
+    get the same pages, the same allocation and the same order."""
+    options = {"kind": "copies", "by_task": True, "items_per_judge": 3}
+    left, left_world = twin_transcript(canary_host, canary_bundle(two_tasks=True), standin,
+                                       **options)
+    right, right_world = twin_transcript(
+        canary_host, canary_bundle(two_tasks=True, builder_twin=True, truth_twin=True), standin,
+        **options)
+    assert len(left) > 500
+    assert left_world.session.by_task and left_world.run.tasks.count() == 2
+    assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
+        right_world.run.builders.values_list("model", flat=True))
+    assert [c.truth for c in left_world.run.copies.order_by("position")] != [
+        c.truth for c in right_world.run.copies.order_by("position")]
+
+    def allocation(world):
+        return [list(Assignment.objects.filter(judge__session=world.session, judge__number=n)
+                     .order_by("position").values_list("item__key", "item__task__bundle_id", "code"))
+                for n in range(1, world.session.joined_judges + 1)]
+
+    left_allocation = allocation(left_world)
+    assert left_allocation == allocation(right_world)
+    # Each judge holds one whole task (three copies, one per builder), as the setting says.
+    assert all(len(items) == 3 and len({task for _, task, _ in items}) == 1
+               for items in left_allocation)
+    assert {items[0][1] for items in left_allocation} == {"tADD", "tSUM"}
+    assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
+    assert first_difference(left, right) == ""

@@ -16,6 +16,10 @@ class Command(HostCommand):
                             help="the preregistration, optionally ending in a ```rules block")
         parser.add_argument("--items-per-judge", type=int, metavar="N",
                             help="items each judge gets (default: all), allocated balanced")
+        parser.add_argument("--by-task", action="store_true",
+                            help="copies sessions: each judge gets every copy of each task they "
+                                 "get (whole tasks while they fit in --items-per-judge, at least "
+                                 "one), in an order interleaving the tasks")
         parser.add_argument("--guests", action="store_true", help="allow guests by code")
         parser.add_argument("--guest-cap", type=int, metavar="N",
                             help="most guests admitted (default: BLINDJUDGE_DEFAULT_GUEST_CAP; "
@@ -30,7 +34,8 @@ class Command(HostCommand):
                                  "audits); default: the OS CSPRNG")
 
     def run(self, *, run, kind, rubric=None, prereg=None, items_per_judge=None, guests=False,
-            guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", **options):
+            guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,
+            **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -38,7 +43,7 @@ class Command(HostCommand):
             items_per_judge=items_per_judge, guests_allowed=guests,
             **({} if guest_cap is None else {"guest_cap": guest_cap}),
             reviewer_display=ReviewerDisplay.NAMES if reviewer_names else ReviewerDisplay.LETTERS,
-            scorecards=scorecards, draw_seed=draw_seed,
+            scorecards=scorecards, draw_seed=draw_seed, by_task=by_task,
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
