@@ -9,6 +9,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from content.bundle import BundleError
+
 MAX_ERRORS = 100
 
 
@@ -28,23 +30,10 @@ class Imported:
     summary: dict = field(default_factory=dict)
 
 
-class ConversionError(Exception):
+class ConversionError(BundleError):
     """Input that cannot become a bundle; `errors` lists each problem as `file:line: field: …`
-    (at most MAX_ERRORS; `more` counts the rest)."""
-
-    def __init__(self, errors: list[str], more: int = 0):
-        self.errors = list(errors)
-        self.more = more
-        super().__init__(self.errors)
-
-    def lines(self) -> list[str]:
-        if not self.more:
-            return list(self.errors)
-        return [*self.errors, f"…and {self.more:,} more problems; only the first "
-                              f"{len(self.errors)} are listed"]
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
+    (at most MAX_ERRORS; `more` counts the rest). A BundleError, so whoever shows a refused
+    bundle's problems (`lines()`) shows these the same way."""
 
 
 class Problems:
