@@ -2,6 +2,7 @@
 article's real data (tests/data/seed000/), the counts the article publishes."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +167,119 @@ def test_options_are_checked():
         convert(outputs=Source("o", OUTPUTS), table_format="xlsx", column_map=parse_map(MAP),
                 value_maps={}, builder=None, builder_family=None, reviews=None,
                 review_column_map={}, families=Families(), copy_format="pdf")
+
+
+# --- the seed article's real data (tests/data/seed000; tests/data/README.md says where from) ------
+
+SEED = Path(__file__).resolve().parents[1] / "data" / "seed000"
+SEED_MAP = "task=task,statement=doc,content=source,truth=label,copy=id,defect=change"
+SEED_VALUES = ("truth:buggy=seeded_defect,correct=known_good "
+               "verdict:PASS=pass,FAIL=fail,NONE=abstain")
+SEED_REVIEW_MAP = "reviewer=model,copy=item"
+SEED_BUILDER, SEED_BUILDER_FAMILY = "review_items_v1", "profrod.ai"
+CONDITIONS = ("clean", "anchored-pass", "anchored-fail")
+
+
+def seed_import(items: bytes | None = None, reviews: bytes | None = None, **overrides):
+    arguments = dict(
+        outputs=Source("items-v1.jsonl", items or (SEED / "items-v1.jsonl").read_bytes()),
+        table_format="jsonl", column_map=parse_map(SEED_MAP),
+        value_maps=parse_value_maps(SEED_VALUES), builder=SEED_BUILDER,
+        builder_family=SEED_BUILDER_FAMILY,
+        reviews=Source("reviews-v1.jsonl", reviews or (SEED / "reviews-v1.jsonl").read_bytes()),
+        review_column_map=parse_map(SEED_REVIEW_MAP), families=Families(),
+        run_name="Does a prior verdict anchor your AI reviewer?")
+    arguments.update(overrides)
+    return convert(**arguments)
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return seed_import()
+
+
+@pytest.fixture(scope="module")
+def summary_v1():
+    return json.loads((SEED / "summary-v1.json").read_text())
+
+
+def test_seed_items_become_30_tasks_and_180_copies_with_the_articles_truth(seed, summary_v1):
+    summary = seed.summary
+    assert summary["tasks"] == 30
+    assert summary["builders"] == {SEED_BUILDER: 180}
+    assert summary["copies_by_truth"] == {
+        "known_good": summary_v1["items"]["correct"], "seeded_defect": summary_v1["items"]["buggy"]}
+    tasks = {t["id"]: t for t in seed.bundle["tasks"]}
+    assert tasks["median"]["statement"] == ("Return the median of a non-empty list; for an even "
+                                            "count, the mean of the two middle values.")
+    # 3 correct + 3 seeded bugs per function, the defect note only on the buggy ones
+    per_task = {}
+    for copy in seed.bundle["copies"]:
+        per_task.setdefault(copy["task"], []).append(copy["truth"])
+        assert ("defect" in copy) == (copy["truth"] == "seeded_defect")
+    assert all(sorted(t) == ["known_good"] * 3 + ["seeded_defect"] * 3 for t in per_task.values())
+    assert summary["skipped"] == {"defect note on a good copy (dropped)": 90}
+
+
+def test_seed_reviews_keep_1620_reviews_three_conditions_and_the_abstentions(seed, summary_v1):
+    reviewers = {r["model"] for r in seed.bundle["reviewers"]}
+    assert reviewers == set(summary_v1["models"])
+    assert {r["family"] for r in seed.bundle["reviewers"]} == {"Alibaba"}
+    assert len(seed.bundle["reviews"]) == 1620
+    assert seed.summary["reviews"] == {f"{m} / {c}": 180 for m in reviewers for c in CONDITIONS}
+    truth = {c["id"]: c["truth"] for c in seed.bundle["copies"]}
+    label = {"known_good": "correct", "seeded_defect": "buggy"}
+    flagged, no_verdict = {}, {}
+    for review in seed.bundle["reviews"]:
+        key = (review["reviewer"], f'{label[truth[review["copy"]]]}/{review["condition"]}')
+        flagged[key] = flagged.get(key, 0) + (review["verdict"] == "fail")
+        no_verdict[key] = no_verdict.get(key, 0) + (review["verdict"] == "abstain")
+    for model, published in summary_v1["models"].items():
+        for cell, counts in published["conditions"].items():
+            assert flagged[(model, cell)] == counts["flagged"], (model, cell)
+            assert no_verdict[(model, cell)] == counts["noVerdict"], (model, cell)
+        for condition in CONDITIONS:
+            assert seed.summary["abstentions"].get(f"{model} / {condition}", 0) == (
+                published["conditions"][f"buggy/{condition}"]["noVerdict"]
+                + published["conditions"][f"correct/{condition}"]["noVerdict"])
+    # the article: the smallest reviewer "gave no verdict on 37 to 64 of every 90 replies"
+    smallest = [v for (m, _), v in no_verdict.items() if m == "Qwen/Qwen2.5-Coder-1.5B-Instruct"]
+    assert (min(smallest), max(smallest)) == (37, 64)
+    # ... and Qwen3 1.7B caught 46 of 90 bugs clean, 24 told "PASS"; flagged 4 correct clean, 41
+    # told "FAIL"
+    qwen3 = "Qwen/Qwen3-1.7B"
+    assert [flagged[(qwen3, c)] for c in ("buggy/clean", "buggy/anchored-pass", "correct/clean",
+                                          "correct/anchored-fail")] == [46, 24, 4, 41]
+
+
+def test_seed_refusals_a_missing_column():
+    with pytest.raises(ConversionError) as caught:
+        seed_import(column_map=parse_map(SEED_MAP.replace("content=source", "content=code")))
+    assert caught.value.errors[0].startswith('items-v1.jsonl: no column "code" (mapped to '
+                                             "content); the columns are: change, doc, failing")
+
+
+def test_seed_refusals_an_unknown_model_family():
+    with pytest.raises(ConversionError) as caught:
+        seed_import(builder_family=None)
+    assert caught.value.errors == [f"families: no known family for {SEED_BUILDER}; say which "
+                                   "organisation trained each with --family MODEL=ORG"]
+    assert seed_import(builder_family=None, families=Families({SEED_BUILDER: "profrod.ai"}))
+
+
+def test_seed_refusals_a_malformed_line_named_by_file_and_line():
+    items = (SEED / "items-v1.jsonl").read_bytes() + b'{"task": "clamp", "source": \n'
+    with pytest.raises(ConversionError) as caught:
+        seed_import(items=items)
+    assert len(caught.value.errors) == 1
+    assert caught.value.errors[0].startswith("items-v1.jsonl:181: not JSON")
+
+
+def test_seed_refusals_a_review_naming_a_copy_that_does_not_exist():
+    reviews = (SEED / "reviews-v1.jsonl").read_bytes() + json.dumps(
+        {"model": "Qwen/Qwen3-1.7B", "item": "ffffffffffff", "condition": "clean",
+         "verdict": "PASS"}).encode() + b"\n"
+    with pytest.raises(ConversionError) as caught:
+        seed_import(reviews=reviews)
+    assert caught.value.errors == ['reviews-v1.jsonl:1621: item: no copy "ffffffffffff" in the '
+                                   "outputs"]
