@@ -1,13 +1,32 @@
-"""Run bundles (format ``blindjudge.run/1``): whole-bundle validation, seal checks, run manifest.
+"""Run bundles (formats ``blindjudge.run/1`` and ``blindjudge.run/2``): whole-bundle validation,
+seal checks, run manifest, and the one normalised shape the importer writes from.
 
 Pure: no Django, no database. ``validate_bundle`` checks a bundle's raw bytes completely before
 anything is written and either returns a ``ValidatedBundle`` or raises ``BundleError`` holding every
 problem found, each naming its place (``copies[3].builder: unknown builder "b9"``). It never raises
-anything else, whatever the bytes. The published structural contract is
-``content/schemas/run-bundle-1.schema.json`` (JSON Schema draft 2020-12); the rules a schema cannot
-express (unique ids, references, one review per reviewer and copy, text content, size limits) are
-checked here. Every text has a limit: the copy's content `max_copy_bytes`, every other text the
-`TextLimits` passed in (content/limits.py; the product's come from settings).
+anything else, whatever the bytes. The published structural contracts are
+``content/schemas/run-bundle-1.schema.json`` and ``run-bundle-2.schema.json`` (JSON Schema draft
+2020-12; ``schema(format)``), documented field by field in docs/bundle-format.md; the rules a
+schema cannot express are checked here:
+
+- ids unique within builders, copies, reviewers, findings (and tasks, run/2);
+- every reference names a record: ``copies[].builder``, ``reviews[].reviewer``, ``reviews[].copy``,
+  ``findings[].copy``, ``findings[].raised_by[]`` (and ``copies[].task``, run/2);
+- run/1: a reviewer reviews a copy at most once; a ``raised_by`` id names a reviewer (it need not
+  have reviewed the copy: bundles written that way were accepted and stay so);
+- run/2: a reviewer reviews a copy at most once per condition (a review without one is under
+  ``run.default_condition``); every ``raised_by`` entry names a review that exists, of that
+  finding's copy, by that reviewer, under that condition (a bare id: the default condition), and
+  no two entries of one finding name the same review. A finding is raised *in a review*: the
+  report attributes it to that review's condition, so one with no such review is refused;
+- ids that would give two records one manifest key (only possible with ``/`` in ids) are refused;
+- no string holds a NUL character or a lone surrogate; every text within its limit: the copy's
+  content `max_copy_bytes`, every other text the `TextLimits` passed in (content/limits.py; the
+  product's come from settings).
+
+Explicit ``null`` means absent, everywhere, in both formats: the schemas allow null wherever a
+field is optional, and ``ValidatedBundle.data`` drops it. A null in a required field is an error
+naming the place (``reviews[0].reason: expected a string, got null``).
 
 The error list is capped (`max_errors`, default 100): past the cap the validator stops writing
 messages and only counts them, and the last line says how many more there were
@@ -16,6 +35,29 @@ counting, never a million messages.
 
 Positions in messages: ``at byte N`` and ``at character N`` are 0-based offsets (bytes into the
 raw file, code points into the string); ``line L column C`` of malformed JSON is 1-based.
+
+``ValidatedBundle.data``, the normalised bundle (one shape for both formats; ``format`` keeps the
+input's format string, ``original`` the parsed bundle exactly as it appeared)::
+
+    {
+      "format": <the input's format>,
+      "run": {"name", "default_condition" ("clean"), "abstain_scoring" ("not_flagged")},
+      "tasks": [{"id", "statement", "format" ("markdown"), "title" (""), "cluster" ("")}, ...],
+      "builders": [...], "reviewers": [...] ([]),
+      "copies": [{"id", "task", "builder", "format", "content", "truth", "defect" (""),
+                  "cluster" (the task's cluster, else "")}, ...],
+      "request_keys": [...] (DEFAULT_REQUEST_KEYS),
+      "reviews": [{"reviewer", "copy", "condition" (run.default_condition), "verdict",
+                   "reason" (""), "authorship_guess" (""), "request"?, "request_sha256"?}, ...] ([]),
+      "findings": [{"id", "copy", "text", "raised_by": [{"reviewer", "condition"}, ...],
+                    "proposed_verdict", "truth"}, ...] ([])
+    }
+
+Defaults in brackets; a key whose value was null is dropped and, where a default is given, filled
+with it (``request`` and ``request_sha256`` stay absent when absent). A run/1 bundle becomes a run
+of one task, ``{"id": "task", "statement": run.task, "format": "markdown", "title": "",
+"cluster": ""}``, every copy naming it; its reviews are under "clean", every ``raised_by`` id
+becomes ``{"reviewer": id, "condition": "clean"}``.
 
 Seal check (never rejects a bundle), one ``SealResult`` per review, in order:
 
@@ -29,19 +71,22 @@ Seal check (never rejects a bundle), one ``SealResult`` per review, in order:
 Run manifest (published in reports; every hash is lowercase hex SHA-256)::
 
     {
-      "format": "blindjudge.run/1",
+      "format": "blindjudge.run/1" | "blindjudge.run/2",
       "bundle_sha256": <hash of the raw bundle bytes, exactly as imported>,
       "run": <canonical_sha256(run object)>,
+      "tasks":     {<task id>: <canonical_sha256(task object)>, ...},       (run/2 only)
       "builders":  {<builder id>: <canonical_sha256(builder object)>, ...},
       "copies":    {<copy id>: <sha256 of the copy's content, UTF-8, not normalised>, ...},
       "reviewers": {<reviewer id>: <canonical_sha256(reviewer object)>, ...},
-      "reviews":   {"<reviewer id>/<copy id>": <canonical_sha256(review object)>, ...},
+      "reviews":   {"<reviewer id>/<copy id>": <canonical_sha256(review object)>, ...}  (run/1)
+                   {"<reviewer id>/<copy id>/<condition>": ...}  (run/2: the effective condition)
       "findings":  {<finding id>: <canonical_sha256(finding object)>, ...}
     }
 
 ``canonical_sha256`` is ``content.canonical``'s: SHA-256 of canonical JSON (keys sorted, no
 whitespace, UTF-8, strings NFC with LF line endings) of the object exactly as it appears in the
-bundle (optional fields included only where present). Absent ``reviewers``/``reviews``/
+bundle (optional fields included only where present, a null included as null: the manifest pins
+the bytes the host was given, not the normalised form). Absent ``reviewers``/``reviews``/
 ``findings`` give empty maps. The manifest's own hash is ``canonical_sha256(manifest)``. A copy's
 hash covers its content only: truth labels, which may be corrected later, are pinned by
 ``bundle_sha256``.
@@ -62,14 +107,26 @@ from jsonschema import Draft202012Validator, ValidationError, _keywords, validat
 from content.canonical import canonical_sha256, sha256_hex
 from content.limits import TextLimits
 
-FORMAT = "blindjudge.run/1"
+FORMAT_1 = "blindjudge.run/1"
+FORMAT_2 = "blindjudge.run/2"
+FORMAT = FORMAT_1  # the first format; kept for callers written before run/2
+FORMATS = (FORMAT_1, FORMAT_2)
+SCHEMA_RESOURCES = {
+    FORMAT_1: "schemas/run-bundle-1.schema.json",
+    FORMAT_2: "schemas/run-bundle-2.schema.json",
+}
+SCHEMA_RESOURCE = SCHEMA_RESOURCES[FORMAT_1]
 DEFAULT_REQUEST_KEYS = ["candidate_text", "reviewer_profile", "evidence_refs"]
-SCHEMA_RESOURCE = "schemas/run-bundle-1.schema.json"
+DEFAULT_CONDITION = "clean"
+DEFAULT_ABSTAIN_SCORING = "not_flagged"
+DEFAULT_TASK_FORMAT = "markdown"
+RUN1_TASK_ID = "task"  # the one task a run/1 bundle becomes
 MAX_ERRORS = 100
 
 _BOM = b"\xef\xbb\xbf"
-# A valid bundle nests 4 deep (findings[i].raised_by[j]); the cap keeps every later step, the
-# schema library's recursive comparisons included, far from Python's recursion limit.
+# A valid bundle nests 5 deep (findings[i].raised_by[j] objects in run/2); the cap keeps every
+# later step, the schema library's recursive comparisons included, far from Python's recursion
+# limit.
 MAX_DEPTH = 32
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -77,14 +134,20 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Top-level keys sort in document order in error lists, not alphabetically.
 _TOP_ORDER = {
     k: i for i, k in enumerate(
-        ["format", "run", "builders", "copies", "reviewers", "request_keys", "reviews", "findings"]
+        ["format", "run", "tasks", "builders", "copies", "reviewers", "request_keys", "reviews",
+         "findings"]
     )
 }
 _JSON_TYPE = {
     "string": "a string", "number": "a number", "integer": "an integer", "boolean": "a boolean",
     "null": "null", "array": "an array", "object": "an object",
 }
-_PATTERN_WORDING = {"^[0-9a-fA-F]{64}$": "is not a 64-character hexadecimal SHA-256"}
+_LABEL_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]*$"
+_PATTERN_WORDING = {
+    "^[0-9a-fA-F]{64}$": "is not a 64-character hexadecimal SHA-256",
+    _LABEL_PATTERN: "is not a label: letters, digits and _ . : - only, starting with a letter "
+                    "or a digit",
+}
 
 
 class BundleError(Exception):
@@ -115,12 +178,18 @@ class SealResult:
 
 @dataclass(frozen=True)
 class ValidatedBundle:
+    """A bundle fit to import. `data` is normalised (module docstring), the one shape the importer
+    reads whatever the format; `original` is the parsed bundle exactly as it appeared (nulls
+    included), what the manifest hashes, e.g. `original["run"]` for re-checking the run's hash."""
+
     raw_sha256: str
     data: dict
     request_keys: list[str]
     seals: list[SealResult]
     manifest: dict
     manifest_sha256: str
+    format: str
+    original: dict
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -358,8 +427,9 @@ def _depth(value) -> int:
 # --- checks ---------------------------------------------------------------------------------
 
 @cache
-def _published_schema() -> dict:
-    return json.loads(resources.files("content").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
+def _published_schema(fmt: str) -> dict:
+    text = resources.files("content").joinpath(SCHEMA_RESOURCES[fmt]).read_text("utf-8")
+    return json.loads(text)
 
 
 def _inline_refs(node, defs: dict):
@@ -392,62 +462,212 @@ def _closed_object(validator, allowed, instance, schema):
             yield ValidationError("unknown fields")
 
 
+@cache
+def _ecma_pattern(pattern: str) -> re.Pattern:
+    """`pattern` as JSON Schema means it (ECMA-262): a final `$` matches only at the very end,
+    where Python's also matches before a final newline ("clean\\n" would pass as a label, a hash
+    with a newline would pass as 64 hex digits and then not fit its column)."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _ecma_pattern_keyword(validator, pattern, instance, schema):
+    if isinstance(instance, str) and not _ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"does not match {pattern}")
+
+
 _BundleValidator = validators.extend(
-    Draft202012Validator, {"additionalProperties": _closed_object})
+    Draft202012Validator,
+    {"additionalProperties": _closed_object, "pattern": _ecma_pattern_keyword})
 
 
 @cache
-def _validator() -> Draft202012Validator:
-    published = _published_schema()
+def _validator(fmt: str) -> Draft202012Validator:
+    """The whole schema in one validator: what _schema_errors' fast path is tested against."""
+    published = _published_schema(fmt)
     defs = published.get("$defs", {})
     return _BundleValidator(
         _inline_refs({k: v for k, v in published.items() if k != "$defs"}, defs))
 
 
-def schema() -> dict:
-    """The published JSON Schema of blindjudge.run/1."""
-    return _published_schema()
+@cache
+def _label_max_chars() -> int:
+    """The schema's own bound on a condition label (run/2's `optionalLabel`)."""
+    return _published_schema(FORMAT_2)["$defs"]["optionalLabel"]["maxLength"]
 
 
-def _schema_errors(data, errors: _Errors) -> None:
-    for error in _validator().iter_errors(data):
-        if errors.full and error.validator != "additionalProperties":
-            errors.count(1)
+def schema(format: str = FORMAT_1) -> dict:  # noqa: A002 - the bundle's own word
+    """The published JSON Schema of a bundle format (`FORMAT_1`, the default, or `FORMAT_2`)."""
+    if format not in SCHEMA_RESOURCES:
+        raise ValueError(f"unknown bundle format {format!r}; expected one of {list(FORMATS)}")
+    return _published_schema(format)
+
+
+_RAISED_BY_ENTRY = 'a reviewer id or an object {"reviewer", "condition"}'
+
+
+# --- a fast path for the many flat records ---------------------------------------------------
+#
+# jsonschema descends into every field of every record: 0.39 s of a 0.6 s validation of 1,500
+# copies and 7,500 reviews. Most records are flat objects of strings, enums and nulls. For a record
+# schema made only of the keywords below, _flat_check builds a predicate that accepts a record only
+# where the schema does; a record it accepts needs no further look, one it refuses (or a schema it
+# cannot express) goes to jsonschema as before, so every message is the same (a test compares).
+
+_FLAT_VALUE_KEYWORDS = {"type", "enum", "minLength", "maxLength", "pattern", "description",
+                        "title"}
+
+
+def _flat_value_check(node: dict):
+    """A predicate for one field's schema, or None when it uses anything else."""
+    if not set(node) <= _FLAT_VALUE_KEYWORDS:
+        return None
+    types = node.get("type")
+    types = set(types if isinstance(types, list) else [types]) if types is not None else None
+    if types is not None and not types <= {"string", "null"}:
+        return None
+    enum = node.get("enum")
+    if enum is not None and not all(v is None or isinstance(v, str) for v in enum):
+        return None
+    strings_allowed = types is None or "string" in types
+    null_allowed = (types is None or "null" in types) and (enum is None or None in enum)
+    allowed = frozenset(v for v in enum if v is not None) if enum is not None else None
+    min_length, max_length = node.get("minLength", 0), node.get("maxLength")
+    pattern = _ecma_pattern(node["pattern"]) if "pattern" in node else None
+
+    def check(value) -> bool:
+        if value is None:
+            return null_allowed
+        if not (strings_allowed and isinstance(value, str)):
+            return False  # a number or a container: let jsonschema say what is wrong
+        if allowed is not None and value not in allowed:
+            return False
+        if len(value) < min_length or (max_length is not None and len(value) > max_length):
+            return False
+        return pattern is None or pattern.search(value) is not None
+
+    return check
+
+
+def _flat_check(node: dict):
+    """A predicate for a record's schema (a closed object of flat fields), or None."""
+    if not (node.get("type") == "object" and node.get("additionalProperties") is False
+            and set(node) <= {"type", "required", "additionalProperties", "properties",
+                              "description", "title"}):
+        return None
+    fields = {}
+    for name, sub in node.get("properties", {}).items():
+        fields[name] = _flat_value_check(sub)
+        if fields[name] is None:
+            return None
+    required = tuple(node.get("required", ()))
+
+    def check(record) -> bool:
+        if not isinstance(record, dict):
+            return False
+        for name in required:
+            if name not in record:
+                return False
+        for name, value in record.items():
+            field = fields.get(name)
+            if field is None or not field(value):
+                return False
+        return True
+
+    return check
+
+
+@cache
+def _fast_plan(fmt: str):
+    """(shell validator, {list key: (record predicate, record validator)}): the shell is the
+    format's schema without the `items` of the lists checked record by record."""
+    published = _published_schema(fmt)
+    inlined = _inline_refs({k: v for k, v in published.items() if k != "$defs"},
+                           published.get("$defs", {}))
+    lists = {}
+    for key, node in inlined.get("properties", {}).items():
+        items = node.get("items") if isinstance(node, dict) else None
+        check = _flat_check(items) if isinstance(items, dict) else None
+        if check is not None:
+            lists[key] = (check, _BundleValidator(items))
+            node.pop("items")
+    return _BundleValidator(inlined), lists
+
+
+def _schema_errors(data, fmt: str, errors: _Errors) -> None:
+    shell, lists = _fast_plan(fmt)
+    for error in shell.iter_errors(data):
+        _describe(error, errors)
+    if not isinstance(data, dict):
+        return
+    for key, (check, record_validator) in lists.items():
+        records = data.get(key)
+        if not isinstance(records, list):
             continue
-        parts = tuple(error.absolute_path)
-        kind, expected, instance = error.validator, error.validator_value, error.instance
-        if kind == "required":
-            for name in expected:
-                if isinstance(instance, dict) and name not in instance:
-                    errors.add(parts, f"missing required field {_q(name)}")
-        elif kind == "additionalProperties":
-            known = set(error.schema.get("properties", {}))
-            unknown = (name for name in instance if name not in known)
-            for name in unknown:
-                if errors.full:  # the rest are only counted
-                    errors.count(1 + sum(1 for _ in unknown))
-                    break
-                errors.add(parts, f"unknown field {_q(name)}")
-        elif kind == "type":
-            types = expected if isinstance(expected, list) else [expected]
-            wanted = " or ".join(_JSON_TYPE.get(t, t) for t in types)
-            errors.add(parts, f"expected {wanted}, got {_kind(instance)}")
-        elif kind == "enum":
-            options = ", ".join(sorted(str(v) for v in expected))
-            errors.add(parts, f"{_value(instance)} is not one of {options}")
-        elif kind == "const":
-            errors.add(parts, f"expected {_value(expected)}, got {_value(instance)}")
-        elif kind == "minLength":
-            errors.add(parts, "must not be empty")
-        elif kind == "minItems":
-            errors.add(parts, "must not be empty" if expected == 1 else f"needs {expected} items")
-        elif kind == "uniqueItems":
-            errors.add(parts, "must not repeat an item")
-        elif kind == "pattern":
-            wording = _PATTERN_WORDING.get(expected, f"does not match {expected}")
-            errors.add(parts, f"{_value(instance)} {wording}")
-        else:  # not produced by this schema today; kept readable if the schema grows
-            errors.add(parts, _safe(error.message, 200))
+        for i, record in enumerate(records):
+            if not check(record):
+                for error in record_validator.iter_errors(record):
+                    _describe(error, errors, (key, i))
+
+
+def _describe(error: ValidationError, errors: _Errors, prefix: tuple = ()) -> None:
+    """One schema error in the product's words (never the library's message); `prefix` is the
+    place of the instance the error's validator was given (a record, for the fast path)."""
+    if errors.full and error.validator != "additionalProperties":
+        errors.count(1)
+        return
+    parts = (*prefix, *error.absolute_path)
+    kind, expected, instance = error.validator, error.validator_value, error.instance
+    if kind == "required":
+        for name in expected:
+            if isinstance(instance, dict) and name not in instance:
+                errors.add(parts, f"missing required field {_q(name)}")
+    elif kind == "additionalProperties":
+        known = set(error.schema.get("properties", {}))
+        unknown = (name for name in instance if name not in known)
+        for name in unknown:
+            if errors.full:  # the rest are only counted
+                errors.count(1 + sum(1 for _ in unknown))
+                break
+            errors.add(parts, f"unknown field {_q(name)}")
+    elif kind == "oneOf":
+        # Only raised_by entries have a oneOf (run/2): a reviewer id, or an object. Say what is
+        # wrong with the form the entry chose, not that it matched neither.
+        branch = 0 if isinstance(instance, str) else 1 if isinstance(instance, dict) else None
+        chosen = [e for e in error.context or ()
+                  if branch is not None and e.relative_schema_path
+                  and e.relative_schema_path[0] == branch]
+        if chosen:
+            for sub in chosen:
+                _describe(sub, errors, prefix)
+        else:
+            errors.add(parts, f"expected {_RAISED_BY_ENTRY}, got {_kind(instance)}")
+    elif kind == "type":
+        types = expected if isinstance(expected, list) else [expected]
+        wanted = " or ".join(_JSON_TYPE.get(t, t) for t in types)
+        errors.add(parts, f"expected {wanted}, got {_kind(instance)}")
+    elif kind == "enum":
+        # null in an enum is "absent" (optional fields), not an option to offer.
+        options = ", ".join(sorted(str(v) for v in expected if v is not None))
+        errors.add(parts, f"{_value(instance)} is not one of {options}")
+    elif kind == "const":
+        errors.add(parts, f"expected {_value(expected)}, got {_value(instance)}")
+    elif kind == "minLength":
+        errors.add(parts, "must not be empty")
+    elif kind == "maxLength":
+        errors.add(parts, f"{len(instance)} characters exceeds the limit of {expected} characters")
+    elif kind == "minItems":
+        errors.add(parts, "must not be empty" if expected == 1 else f"needs {expected} items")
+    elif kind == "uniqueItems":
+        errors.add(parts, "must not repeat an item")
+    elif kind == "pattern":
+        if instance == "":  # minLength says so
+            return
+        wording = _PATTERN_WORDING.get(expected, f"does not match {expected}")
+        errors.add(parts, f"{_value(instance)} {wording}")
+    else:  # not produced by these schemas today; kept readable if a schema grows
+        errors.add(parts, _safe(error.message, 200))
 
 
 def _records(data: dict, key: str):
@@ -462,9 +682,12 @@ def _nonempty_str(value) -> bool:
     return isinstance(value, str) and value != ""
 
 
-def _ids(data: dict, key: str, errors: _Errors) -> set[str] | None:
-    """The ids of data[key], reporting duplicates; None when data[key] is present but no list."""
-    if key in data and not isinstance(data[key], list):
+def _ids(data: dict, key: str, errors: _Errors, *, required: bool = False) -> set[str] | None:
+    """The ids of data[key], reporting duplicates; None (references unchecked) when data[key] is
+    present but no list, or is a required list that is missing (the schema says so once, not
+    once per reference)."""
+    items = data.get(key)
+    if (items is not None or required) and not isinstance(items, list):
         return None
     first: dict[str, int] = {}
     for i, record in _records(data, key):
@@ -480,53 +703,151 @@ def _ids(data: dict, key: str, errors: _Errors) -> set[str] | None:
     return set(first)
 
 
-def _reference(known, value, parts, noun: str, errors: _Errors) -> None:
+def _reference(known, value, parts, noun: str, errors: _Errors) -> bool:
+    """Report a reference to no record; True when it names one (or cannot be checked)."""
     if known is not None and _nonempty_str(value) and value not in known:
         errors.add(parts, f"unknown {noun} {_q(value)}")
+        return False
+    return True
 
 
-def _semantic_errors(data: dict, errors: _Errors) -> None:
-    builders = _ids(data, "builders", errors)
+def _default_condition(data: dict) -> str:
+    """run.default_condition as the bundle gives it, else "clean" (also for a run/1 bundle, and
+    for a value the schema refuses: its own error says why)."""
+    run = data.get("run")
+    condition = run.get("default_condition") if isinstance(run, dict) else None
+    return condition if _nonempty_str(condition) else DEFAULT_CONDITION
+
+
+_LABEL = re.compile(_LABEL_PATTERN.removeprefix("^").removesuffix("$"))
+
+
+def _is_label(value) -> bool:
+    """A condition the schema accepts; the checks that compare conditions skip any other (the
+    schema reports it, and a second message about the same bad label would be noise)."""
+    return isinstance(value, str) and len(value) <= _label_max_chars() and bool(
+        _LABEL.fullmatch(value))
+
+
+def _conditions(names) -> str:
+    return ", ".join(_q(name) for name in names)
+
+
+def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
+    run2 = fmt == FORMAT_2
+    tasks = _ids(data, "tasks", errors, required=True) if run2 else None
+    builders = _ids(data, "builders", errors, required=True)
     copies = _ids(data, "copies", errors)
     reviewers = _ids(data, "reviewers", errors)
     _ids(data, "findings", errors)
 
     for i, copy in _records(data, "copies"):
+        if run2:
+            _reference(tasks, copy.get("task"), ("copies", i, "task"), "task", errors)
         _reference(builders, copy.get("builder"), ("copies", i, "builder"), "builder", errors)
 
-    seen_pairs: dict[tuple[str, str], int] = {}
+    default = _default_condition(data)
+    reviewed: dict[tuple[str, str, str], int] = {}  # (reviewer, copy, condition) -> review index
     seen_keys: dict[str, int] = {}
+    unlabelled: set[tuple[str, str]] = set()
+    # Whether "no such review" can be said of a raised_by entry: not when the reviews are no list
+    # or one of them names no reviewer or copy (the schema reports those; this would be noise).
+    incomplete = data.get("reviews") is not None and not isinstance(data["reviews"], list)
     for i, review in _records(data, "reviews"):
         reviewer, copy = review.get("reviewer"), review.get("copy")
         _reference(reviewers, reviewer, ("reviews", i, "reviewer"), "reviewer", errors)
         _reference(copies, copy, ("reviews", i, "copy"), "copy", errors)
+        condition = review.get("condition") if run2 else None
+        condition = default if condition is None else condition
         if not (_nonempty_str(reviewer) and _nonempty_str(copy)):
+            incomplete = True  # the schema reports it; which review it is, nobody can tell
             continue
-        if (reviewer, copy) in seen_pairs:
+        if not _is_label(condition):
+            unlabelled.add((reviewer, copy))  # the schema reports it; raised_by cannot be checked
+            continue
+        if (reviewer, copy, condition) in reviewed:
+            first = reviewed[reviewer, copy, condition]
+            under = f" under condition {_q(condition)}" if run2 else ""
             errors.add(
                 ("reviews", i),
-                f"reviewer {_q(reviewer)} already reviewed copy {_q(copy)} "
-                f"at reviews[{seen_pairs[reviewer, copy]}]",
+                f"reviewer {_q(reviewer)} already reviewed copy {_q(copy)}{under} "
+                f"at reviews[{first}]",
             )
             continue
-        seen_pairs[reviewer, copy] = i
-        key = f"{reviewer}/{copy}"
-        if key in seen_keys:  # only possible when ids contain "/"
+        reviewed[reviewer, copy, condition] = i
+        # Only possible when ids contain "/" (labels cannot).
+        key = f"{reviewer}/{copy}/{condition}" if run2 else f"{reviewer}/{copy}"
+        if key in seen_keys:
+            if run2:
+                names = f"reviewer {_q(reviewer)}, copy {_q(copy)} and condition {_q(condition)}"
+            else:
+                names = f"reviewer {_q(reviewer)} and copy {_q(copy)}"
             errors.add(
                 ("reviews", i),
-                f"reviewer {_q(reviewer)} and copy {_q(copy)} give the manifest key {_q(key)}, "
-                f"already used by reviews[{seen_keys[key]}]; rename an id",
+                f"{names} give the manifest key {_q(key)}, already used by "
+                f"reviews[{seen_keys[key]}]; rename an id",
             )
         else:
             seen_keys[key] = i
 
+    conditions_of: dict[tuple[str, str], list[str]] = {}
+    if run2:
+        for reviewer, copy, condition in reviewed:
+            conditions_of.setdefault((reviewer, copy), []).append(condition)
+
     for i, finding in _records(data, "findings"):
-        _reference(copies, finding.get("copy"), ("findings", i, "copy"), "copy", errors)
+        copy = finding.get("copy")
+        copy_known = _reference(copies, copy, ("findings", i, "copy"), "copy", errors)
         raised_by = finding.get("raised_by")
-        if isinstance(raised_by, list):
+        if not isinstance(raised_by, list):
+            continue
+        if not run2:
             for j, reviewer in enumerate(raised_by):
                 _reference(
                     reviewers, reviewer, ("findings", i, "raised_by", j), "reviewer", errors
+                )
+            continue
+        check_review = (copy_known and _nonempty_str(copy) and copies is not None
+                        and not incomplete)
+        named: dict[tuple[str, str], int] = {}
+        for j, entry in enumerate(raised_by):
+            place = ("findings", i, "raised_by", j)
+            if isinstance(entry, str):
+                reviewer, condition, bare = entry, default, True
+                reviewer_place = place
+            elif isinstance(entry, dict):
+                reviewer, condition, bare = entry.get("reviewer"), entry.get("condition"), False
+                condition = default if condition is None else condition
+                reviewer_place = (*place, "reviewer")
+            else:
+                continue  # the schema reports it
+            if not _reference(reviewers, reviewer, reviewer_place, "reviewer", errors):
+                continue
+            if not (_nonempty_str(reviewer) and _is_label(condition)):
+                continue
+            if (reviewer, condition) in named:
+                k = named[reviewer, condition]
+                if raised_by[k] != entry:  # equal entries: the schema's "must not repeat"
+                    errors.add(
+                        place,
+                        f"names the same review as raised_by[{k}] (reviewer {_q(reviewer)} "
+                        f"under condition {_q(condition)})",
+                    )
+                continue
+            named[reviewer, condition] = j
+            if (check_review and (reviewer, copy, condition) not in reviewed
+                    and (reviewer, copy) not in unlabelled):
+                others = conditions_of.get((reviewer, copy))
+                if others:
+                    why = f"its reviews of that copy are under {_conditions(others)}"
+                    if bare:
+                        why += f"; a bare reviewer id means run.default_condition {_q(default)}"
+                else:
+                    why = "it has no review of that copy at all"
+                errors.add(
+                    place,
+                    f"reviewer {_q(reviewer)} has no review of copy {_q(copy)} under "
+                    f"condition {_q(condition)} ({why}); a finding is raised in a review",
                 )
 
 
@@ -585,10 +906,11 @@ def _utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-# Every text of a run/1 bundle but the copy's content, by record list (None: the `run` object)
+# Every text of a bundle but the copy's content, by format, record list (None: the `run` object)
 # and field, with the TextLimits field that bounds it. References (copies[].builder, …) need no
-# limit of their own: one that names a record is as long as that record's id, which has one.
-_LIMITED_TEXTS = {
+# limit of their own: one that names a record is as long as that record's id, which has one (a
+# raised_by condition must name a review's, which has one too).
+_LIMITED_TEXTS_1 = {
     None: {"name": "name_chars", "task": "task_chars"},
     "builders": {"id": "id_chars", "model": "name_chars", "family": "name_chars"},
     "reviewers": {"id": "id_chars", "model": "name_chars", "family": "name_chars"},
@@ -597,6 +919,16 @@ _LIMITED_TEXTS = {
                 "request": "request_bytes"},
     "findings": {"id": "id_chars", "text": "finding_chars"},
 }
+_LIMITED_TEXTS_2 = {
+    **_LIMITED_TEXTS_1,
+    None: {"name": "name_chars", "default_condition": "id_chars"},
+    "tasks": {"id": "id_chars", "statement": "task_chars", "title": "name_chars",
+              "cluster": "id_chars"},
+    "reviews": {**_LIMITED_TEXTS_1["reviews"], "condition": "id_chars"},
+}
+_LIMITED_TEXTS = {FORMAT_1: _LIMITED_TEXTS_1, FORMAT_2: _LIMITED_TEXTS_2}
+# Labels the schema bounds itself (maxLength): one past that bound is reported once, by the schema.
+_LABELS = {"default_condition", "condition"}
 
 
 def _over(text, limit_name: str, limits: TextLimits) -> str | None:
@@ -614,7 +946,8 @@ def _over(text, limit_name: str, limits: TextLimits) -> str | None:
     return f"{len(text)} characters exceeds the limit of {limit} characters"
 
 
-def _size_errors(data: dict, max_copy_bytes: int, limits: TextLimits, errors: _Errors) -> None:
+def _size_errors(data: dict, fmt: str, max_copy_bytes: int, limits: TextLimits,
+                 errors: _Errors) -> None:
     for i, copy in _records(data, "copies"):
         content = copy.get("content")
         if isinstance(content, str):
@@ -624,14 +957,17 @@ def _size_errors(data: dict, max_copy_bytes: int, limits: TextLimits, errors: _E
                     ("copies", i, "content"),
                     f"{size} bytes exceeds the per-copy limit of {max_copy_bytes} bytes",
                 )
-    for key, texts in _LIMITED_TEXTS.items():
+    for key, texts in _LIMITED_TEXTS[fmt].items():
         if key is None:
             records = [((), data["run"])] if isinstance(data.get("run"), dict) else []
         else:
             records = [((key, i), record) for i, record in _records(data, key)]
         for parts, record in records:
             for field, limit_name in texts.items():
-                problem = _over(record.get(field), limit_name, limits)
+                text = record.get(field)
+                if field in _LABELS and isinstance(text, str) and len(text) > _label_max_chars():
+                    continue
+                problem = _over(text, limit_name, limits)
                 if problem:
                     errors.add((*parts, field) if parts else ("run", field), problem)
     request_keys = data.get("request_keys")
@@ -644,14 +980,24 @@ def _size_errors(data: dict, max_copy_bytes: int, limits: TextLimits, errors: _E
 
 # --- public API -----------------------------------------------------------------------------
 
+def _format_of(data: dict) -> str | None:
+    """The bundle's format, or None after an unknown one. A bundle without a format is checked
+    as the format its keys suggest (run/2 has tasks), so its other errors are the right ones."""
+    if "format" not in data:
+        return FORMAT_2 if "tasks" in data else FORMAT_1
+    fmt = data["format"]
+    return fmt if isinstance(fmt, str) and fmt in FORMATS else None
+
+
 def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
                     limits: TextLimits | None = None,
                     max_errors: int = MAX_ERRORS) -> ValidatedBundle:
-    """Check a whole bundle; return it with its seal results and manifest, or raise BundleError.
+    """Check a whole bundle of either format; return it normalised with its seal results and
+    manifest, or raise BundleError.
 
     `limits` bounds every text but the copies' content (TextLimits' defaults when None);
     `max_errors` caps the listed problems (the rest are counted, see the module docstring).
-    Pure: reads nothing but its arguments and the packaged schema, writes nothing.
+    Pure: reads nothing but its arguments and the packaged schemas, writes nothing.
     """
     limits = limits if limits is not None else TextLimits()
     raw = bytes(raw)
@@ -669,16 +1015,16 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
 
     if not isinstance(data, dict):
         raise BundleError([f"bundle: expected a JSON object, got {_kind(data)}"])
-    if "format" in data and data["format"] != FORMAT:
-        # Another format's fields mean something else: checking them against this one is noise.
-        raise BundleError(
-            [f"format: unknown format {_value(data['format'])}; expected {_q(FORMAT)}"]
-        )
+    fmt = _format_of(data)
+    if fmt is None:
+        # Another format's fields mean something else: checking them against these is noise.
+        known = " or ".join(_q(f) for f in FORMATS)
+        raise BundleError([f"format: unknown format {_value(data['format'])}; expected {known}"])
 
-    _schema_errors(data, errors)
-    _semantic_errors(data, errors)
+    _schema_errors(data, fmt, errors)
+    _semantic_errors(data, fmt, errors)
     _text_errors(data, duplicates, errors, raw)
-    _size_errors(data, max_copy_bytes, limits, errors)
+    _size_errors(data, fmt, max_copy_bytes, limits, errors)
     if errors:
         raise errors.error()
 
@@ -691,12 +1037,79 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
     manifest = build_manifest(data, raw_sha256)
     return ValidatedBundle(
         raw_sha256=raw_sha256,
-        data=data,
+        data=normalise_bundle(data, request_keys),
         request_keys=request_keys,
         seals=seals,
         manifest=manifest,
         manifest_sha256=canonical_sha256(manifest),
+        format=fmt,
+        original=data,
     )
+
+
+def _present(record: dict) -> dict:
+    """The record without its null fields (null means absent)."""
+    return {key: value for key, value in record.items() if value is not None}
+
+
+def _or(record: dict, key: str, default):
+    value = record.get(key)
+    return default if value is None else value
+
+
+def normalise_bundle(data: dict, request_keys: list[str]) -> dict:
+    """Valid bundle data of either format in the one shape the importer reads (module docstring).
+
+    Only for data that passed validation: every reference resolves, every required field is
+    there. Builds new dicts; `data` is left as it appeared (the manifest hashes that).
+    """
+    run = data["run"]
+    if data["format"] == FORMAT_1:
+        tasks = [{"id": RUN1_TASK_ID, "statement": run["task"], "format": DEFAULT_TASK_FORMAT,
+                  "title": "", "cluster": ""}]
+        default = DEFAULT_CONDITION
+        abstain_scoring = DEFAULT_ABSTAIN_SCORING
+    else:
+        tasks = [
+            {"id": t["id"], "statement": t["statement"],
+             "format": _or(t, "format", DEFAULT_TASK_FORMAT), "title": _or(t, "title", ""),
+             "cluster": _or(t, "cluster", "")}
+            for t in data["tasks"]
+        ]
+        default = _or(run, "default_condition", DEFAULT_CONDITION)
+        abstain_scoring = _or(run, "abstain_scoring", DEFAULT_ABSTAIN_SCORING)
+    cluster_of = {t["id"]: t["cluster"] for t in tasks}
+
+    copies = []
+    for c in data["copies"]:
+        task = _or(c, "task", RUN1_TASK_ID)
+        copies.append({**_present(c), "task": task, "defect": _or(c, "defect", ""),
+                       "cluster": _or(c, "cluster", cluster_of[task])})
+    reviews = [
+        {**_present(r), "condition": _or(r, "condition", default), "reason": _or(r, "reason", ""),
+         "authorship_guess": _or(r, "authorship_guess", "")}
+        for r in data.get("reviews") or []
+    ]
+    findings = []
+    for f in data.get("findings") or []:
+        raised_by = [
+            {"reviewer": entry, "condition": default} if isinstance(entry, str)
+            else {"reviewer": entry["reviewer"], "condition": _or(entry, "condition", default)}
+            for entry in f["raised_by"]
+        ]
+        findings.append({**_present(f), "raised_by": raised_by})
+    return {
+        "format": data["format"],
+        "run": {"name": run["name"], "default_condition": default,
+                "abstain_scoring": abstain_scoring},
+        "tasks": tasks,
+        "builders": [_present(b) for b in data["builders"]],
+        "copies": copies,
+        "reviewers": [_present(r) for r in data.get("reviewers") or []],
+        "request_keys": list(request_keys),
+        "reviews": reviews,
+        "findings": findings,
+    }
 
 
 SEAL_KEYS_LISTED = 20
@@ -757,21 +1170,36 @@ def check_seal(
     return SealResult("sealed", "")
 
 
+
+
 def build_manifest(data: dict, raw_sha256: str) -> dict:
-    """The run manifest of validated bundle data (shape in the module docstring)."""
+    """The run manifest of validated bundle data exactly as it appeared (`ValidatedBundle.original`,
+    not the normalised `data`); shape in the module docstring."""
 
     def objects(key):
         return [item for item in data.get(key) or [] if isinstance(item, dict)]
 
-    return {
+    run2 = data["format"] == FORMAT_2
+    default = _default_condition(data)
+
+    def review_key(review: dict) -> str:
+        if not run2:
+            return f"{review['reviewer']}/{review['copy']}"
+        condition = review.get("condition")
+        return f"{review['reviewer']}/{review['copy']}/{default if condition is None else condition}"
+
+    manifest = {
         "format": data["format"],
         "bundle_sha256": raw_sha256,
         "run": canonical_sha256(data["run"]),
+    }
+    if run2:
+        manifest["tasks"] = {t["id"]: canonical_sha256(t) for t in objects("tasks")}
+    manifest.update({
         "builders": {b["id"]: canonical_sha256(b) for b in objects("builders")},
         "copies": {c["id"]: sha256_hex(c["content"].encode("utf-8")) for c in objects("copies")},
         "reviewers": {r["id"]: canonical_sha256(r) for r in objects("reviewers")},
-        "reviews": {
-            f"{r['reviewer']}/{r['copy']}": canonical_sha256(r) for r in objects("reviews")
-        },
+        "reviews": {review_key(r): canonical_sha256(r) for r in objects("reviews")},
         "findings": {f["id"]: canonical_sha256(f) for f in objects("findings")},
-    }
+    })
+    return manifest

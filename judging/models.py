@@ -34,6 +34,17 @@ class FindingTruth(models.TextChoices):
 class ReviewVerdict(models.TextChoices):
     PASS = "pass"
     FAIL = "fail"
+    ABSTAIN = "abstain"  # the reply gave no verdict; scored by the run's abstain_scoring
+
+
+class AbstainScoring(models.TextChoices):
+    NOT_FLAGGED = "not_flagged"  # an abstention flags nothing (scored as a pass)
+    EXCLUDED = "excluded"  # left out of the reviewer's scoring
+
+
+class TaskFormat(models.TextChoices):
+    TEXT = "text"
+    MARKDOWN = "markdown"
 
 
 class ProposedVerdict(models.TextChoices):
@@ -53,8 +64,16 @@ class Run(models.Model):
         help_text="The host who imported the run and owns it.",
     )
     name = models.CharField(max_length=300, help_text="The run's name, from the bundle.")
-    task = models.TextField(help_text="The task statement every builder was given.")
-    format = models.CharField(max_length=40, help_text="Bundle format, e.g. blindjudge.run/1.")
+    format = models.CharField(max_length=40, help_text="Bundle format, e.g. blindjudge.run/2.")
+    bundle_run = models.JSONField(
+        default=dict, help_text="The bundle's run object exactly as it appeared (its manifest "
+        "hash is computed over it).")
+    default_condition = models.CharField(
+        max_length=100, default="clean", help_text="The condition of the clean reviews: the ones "
+        "judges see in phase 2 and the report scores reviewers on.")
+    abstain_scoring = models.CharField(
+        max_length=20, choices=AbstainScoring.choices, default=AbstainScoring.NOT_FLAGGED,
+        help_text="How a review without a verdict is scored: not_flagged or excluded.")
     request_keys = models.JSONField(
         help_text="The exact top-level keys a sealed review request must have."
     )
@@ -69,6 +88,26 @@ class Run(models.Model):
 
     def __str__(self):
         return f"run {self.pk}: {self.name}"
+
+
+class Task(models.Model):
+    """One task every builder of the run was given; each copy is one builder's answer to one."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tasks")
+    bundle_id = models.CharField(max_length=200, help_text="The task's id inside the bundle.")
+    title = models.CharField(max_length=200, blank=True, help_text="Optional short title.")
+    statement = models.TextField(help_text="The task statement (untrusted, shown inertly).")
+    format = models.CharField(max_length=10, choices=TaskFormat.choices,
+                              default=TaskFormat.MARKDOWN)
+    cluster = models.CharField(max_length=200, blank=True,
+                               help_text="Group id for resampling by cluster (e.g. repository).")
+    position = models.PositiveIntegerField(help_text="Import order within the run.")
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "bundle_id"], name="task_unique_bundle_id")
+        ]
 
 
 class Builder(models.Model):
@@ -88,6 +127,7 @@ class Builder(models.Model):
 class Copy(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="copies")
     bundle_id = models.CharField(max_length=200, help_text="The copy's id inside the bundle.")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="copies")
     builder = models.ForeignKey(Builder, on_delete=models.CASCADE, related_name="copies")
     format = models.CharField(max_length=10, choices=CopyFormat.choices)
     content = models.TextField(help_text="The copy as the builder wrote it (untrusted).")
@@ -130,6 +170,9 @@ class Review(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(Reviewer, on_delete=models.CASCADE, related_name="reviews")
     copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="reviews")
+    condition = models.CharField(
+        max_length=100, help_text="What the reviewer was told besides the copy; the run's "
+        "default_condition for a clean review.")
     verdict = models.CharField(max_length=10, choices=ReviewVerdict.choices)
     reason = models.TextField(blank=True, help_text="The reviewer's reason (untrusted).")
     authorship_guess = models.CharField(
@@ -147,7 +190,8 @@ class Review(models.Model):
     class Meta:
         ordering = ["run", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["reviewer", "copy"], name="review_one_per_pair")
+            models.UniqueConstraint(fields=["reviewer", "copy", "condition"],
+                                    name="review_one_per_condition")
         ]
 
 
@@ -156,7 +200,8 @@ class Finding(models.Model):
     bundle_id = models.CharField(max_length=200)
     copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="findings")
     text = models.TextField(help_text="What the reviewers raised (untrusted).")
-    raised_by = models.ManyToManyField(Reviewer, related_name="findings_raised")
+    raised_by = models.ManyToManyField(Reviewer, through="FindingRaise",
+                                       related_name="findings_raised")
     proposed_verdict = models.CharField(max_length=10, choices=ProposedVerdict.choices)
     imported_truth = models.CharField(max_length=20, choices=FindingTruth.choices)
     truth = models.CharField(max_length=20, choices=FindingTruth.choices)
@@ -166,6 +211,22 @@ class Finding(models.Model):
         ordering = ["run", "position"]
         constraints = [
             models.UniqueConstraint(fields=["run", "bundle_id"], name="finding_unique_bundle_id")
+        ]
+
+
+class FindingRaise(models.Model):
+    """A reviewer raised a finding in its review under one condition."""
+
+    finding = models.ForeignKey(Finding, on_delete=models.CASCADE)
+    reviewer = models.ForeignKey(Reviewer, on_delete=models.CASCADE)
+    condition = models.CharField(max_length=100, help_text="The condition of that review.")
+
+    class Meta:
+        # The table of the many-to-many field this model took over (migration 0005).
+        db_table = "judging_finding_raised_by"
+        constraints = [
+            models.UniqueConstraint(fields=["finding", "reviewer", "condition"],
+                                    name="findingraise_one_per_condition")
         ]
 
 
@@ -282,6 +343,10 @@ class Item(models.Model):
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
     copy = models.ForeignKey(Copy, on_delete=models.PROTECT, related_name="+")
+    task = models.ForeignKey(
+        Task, on_delete=models.PROTECT, related_name="+",
+        help_text="The copy's task, kept here so the judge's page finds the task's render "
+        "without reading the copy row.")
     finding = models.ForeignKey(
         Finding, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -377,15 +442,14 @@ class LiveSocket(models.Model):
 
 
 class SessionRender(models.Model):
-    """The session's task statement and rubric as the judge's page shows them, and the claim of
-    the one opening that is rendering the session now (judging.services.session_open)."""
+    """The session's rubric as the judge's page shows it, and the claim of the one opening that
+    is rendering the session now (judging.services.session_open)."""
 
     session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True,
                                    related_name="render")
     inputs_sha256 = models.CharField(
-        max_length=64, help_text="SHA-256 of what the renders depend on (task, rubric, "
+        max_length=64, help_text="SHA-256 of what the renders depend on (tasks, rubric, "
         "redaction patterns); renders made for other inputs are thrown away, never served.")
-    task_html = models.TextField(blank=True, help_text="The task, normalised and rendered inert.")
     rubric_html = models.TextField(blank=True, help_text="The rubric, normalised and rendered inert.")
     complete = models.BooleanField(
         default=False, help_text="Every item's render is stored (set by the opening that made them).")
@@ -422,6 +486,20 @@ class CopyRender(models.Model):
     def frame(self) -> str:
         """The frame document as text (for checks and tests; serving sends the stored bytes)."""
         return gzip.decompress(bytes(self.frame_gzip)).decode("utf-8")
+
+
+class TaskRender(models.Model):
+    """A task statement as the session's judges see it above each of its copies (HTML)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="task_renders")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")
+    inputs_sha256 = models.CharField(max_length=64)
+    html = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "task"], name="taskrender_one_per_task")
+        ]
 
 
 class FindingRender(models.Model):

@@ -1,5 +1,5 @@
 """Rendering a session's texts once, for its judges: the copies' frames, the findings' texts, the
-reviewers' reasons, the task statement and the rubric.
+reviewers' reasons, the tasks' statements and the rubric.
 
 Content and redactions freeze when a session opens, so everything a judge is shown is rendered
 then (judging.services.session_open, before the state changes, in batches, each stored in a short
@@ -31,8 +31,9 @@ BATCH_CHARACTERS = 4_000_000
 
 def inputs_sha256(*, task: str, rubric: str, patterns: list[str]) -> str:
     """What every render of a session depends on besides the (immutable) imported texts: the
-    task, the rubric, the redaction patterns, and the renderer (by its frame style's hash). A
-    render made for other inputs is stale and is never served."""
+    tasks (`task`: their statement, or since run/2 a digest of every task's), the rubric, the
+    redaction patterns, and the renderer (by its frame style's hash). A render made for other
+    inputs is stale and is never served."""
     return canonical_sha256({"task": task, "rubric": rubric, "patterns": list(patterns),
                              "renderer": FRAME_STYLE_HASH})
 
@@ -50,13 +51,28 @@ def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = Fa
                                  backtracking_allowed=backtracking_allowed))
 
 
-def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False) -> str:
-    """The task statement or the rubric: the same normaliser and inert markdown renderer as a
-    markdown copy (links and images shown as text, every hidden character marked)."""
+def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False,
+             fmt: str = "markdown") -> str:
+    """A task statement or the rubric: the same normaliser and inert renderer as a copy of that
+    format, markdown (links and images shown as text) or text (preformatted), every hidden
+    character marked."""
     if not (text or "").strip():
         return ""
-    return copy_html(normalise(text, "markdown", patterns,
-                               backtracking_allowed=backtracking_allowed), "markdown")
+    return copy_html(normalise(text, fmt, patterns, backtracking_allowed=backtracking_allowed),
+                     fmt)
+
+
+def task_of(title: str, statement: str, fmt: str, patterns: list[str], *,
+            backtracking_allowed: bool = False) -> str:
+    """A task as the judge's page shows it above each of its copies: its title (if any) and its
+    statement, both untrusted text through the same normaliser as a copy."""
+    heading = ""
+    if title:
+        heading = ('<p class="task-title"><strong>'
+                   + inline_of(title, patterns, backtracking_allowed=backtracking_allowed)
+                   + "</strong></p>")
+    return heading + prose_of(statement, patterns, backtracking_allowed=backtracking_allowed,
+                              fmt=fmt)
 
 
 def pack_frame(document: str) -> bytes:
@@ -84,6 +100,14 @@ class Models:
     Finding: type
     CopyRender: type
     FindingRender: type
+    # Since run/2 (migration 0005); migration 0004 renders with the models it had, without them.
+    Task: type | None = None
+    TaskRender: type | None = None
+
+
+def _task_ids(models: Models, session_id: int) -> set[int]:
+    return set(models.Item.objects.filter(session_id=session_id).order_by()
+               .values_list("task_id", flat=True))
 
 
 def pending(models: Models, session_id: int, key: str) -> tuple[list[int], list[int]]:
@@ -98,20 +122,45 @@ def pending(models: Models, session_id: int, key: str) -> tuple[list[int], list[
     return sorted(copies), sorted(findings)
 
 
-def expected_counts(models: Models, session_id: int) -> tuple[int, int]:
-    """How many copy renders and finding renders a complete session has."""
+def pending_tasks(models: Models, session_id: int, key: str) -> list[int]:
+    """Task ids of the session's items with no render for these inputs yet."""
+    if models.TaskRender is None:
+        return []
+    done = set(models.TaskRender.objects.filter(session_id=session_id, inputs_sha256=key)
+               .values_list("task_id", flat=True))
+    return sorted(_task_ids(models, session_id) - done)
+
+
+def expected_counts(models: Models, session_id: int) -> tuple[int, int, int]:
+    """How many copy renders, finding renders and task renders a complete session has."""
     items = models.Item.objects.filter(session_id=session_id).order_by()
     return (items.values("copy_id").distinct().count(),
-            items.filter(finding__isnull=False).values("finding_id").distinct().count())
+            items.filter(finding__isnull=False).values("finding_id").distinct().count(),
+            len(_task_ids(models, session_id)) if models.TaskRender is not None else 0)
 
 
 def render_batches(models: Models, session_id: int, key: str, patterns: list[str], *,
-                   backtracking_allowed: bool = False):
-    """Yield lists of unsaved render rows (CopyRender, FindingRender) for what is still missing,
-    each list bounded by BATCH_ROWS and BATCH_CHARACTERS. Reads one copy at a time (a copy may be
-    megabytes); holds no transaction."""
+                   backtracking_allowed: bool = False, condition: str | None = None):
+    """Yield lists of unsaved render rows (TaskRender, CopyRender, FindingRender) for what is
+    still missing, each list bounded by BATCH_ROWS and BATCH_CHARACTERS. Reads one task or copy
+    at a time (either may be megabytes); holds no transaction.
+
+    A copy's reviews are those under `condition` (the run's default one: judges never see a
+    review given under another condition, such as one told a prior verdict); None takes every
+    review (migration 0004's data had no conditions)."""
     copy_ids, finding_ids = pending(models, session_id, key)
     batch, size = [], 0
+    for task_id in pending_tasks(models, session_id, key):
+        title, statement, fmt = (models.Task.objects.filter(pk=task_id)
+                                 .values_list("title", "statement", "format")[0])
+        html = task_of(title, statement, fmt, patterns, backtracking_allowed=backtracking_allowed)
+        del statement
+        batch.append(models.TaskRender(session_id=session_id, task_id=task_id, inputs_sha256=key,
+                                       html=html))
+        size += len(html)
+        if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
+            yield batch
+            batch, size = [], 0
     for copy_id in copy_ids:
         content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
         frame, style_hash = frame_of(content, fmt, patterns,
@@ -121,8 +170,9 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
             {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],
              "reason_html": inline_of(r["reason"], patterns,
                                       backtracking_allowed=backtracking_allowed)}
-            for r in models.Review.objects.filter(copy_id=copy_id).order_by("reviewer__position", "pk")
-            .values("pk", "reviewer_id", "verdict", "reason")
+            for r in models.Review.objects.filter(
+                copy_id=copy_id, **({} if condition is None else {"condition": condition}))
+            .order_by("reviewer__position", "pk").values("pk", "reviewer_id", "verdict", "reason")
         ]
         batch.append(models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
                                        frame_gzip=pack_frame(frame), style_hash=style_hash,
@@ -148,7 +198,9 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
 def store(models: Models, rows: list) -> None:
     """Insert a batch; a row another opening stored first is kept (one per session and copy or
     finding, by the unique constraints), never doubled."""
-    for model in (models.CopyRender, models.FindingRender):
+    for model in (models.TaskRender, models.CopyRender, models.FindingRender):
+        if model is None:
+            continue
         mine = [row for row in rows if isinstance(row, model)]
         if mine:
             model.objects.bulk_create(mine, ignore_conflicts=True)

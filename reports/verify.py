@@ -27,9 +27,11 @@ def verify(report: dict) -> tuple[list[str], int]:
         if manifest["bundle_sha256"] != report["run"]["bundle_sha256"]:
             problems.append("run.bundle_sha256 differs from the manifest's bundle_sha256")
         checks += 1
-        if canonical_sha256({"name": report["run"]["name"], "task": report["run"]["task"]}) \
-                != manifest["run"]:
-            problems.append("run: the name and task do not hash to the manifest's run entry")
+        # Reports exported before run/2 published the run/1 object's two fields, not the record.
+        record = report["run"].get("record") or {"name": report["run"]["name"],
+                                                 "task": report["run"]["task"]}
+        if canonical_sha256(record) != manifest["run"]:
+            problems.append("run: the run record does not hash to the manifest's run entry")
         for key in ("builders", "reviewers"):
             checks += 1
             records = {r["id"]: r for r in report[key]}

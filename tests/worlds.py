@@ -85,6 +85,68 @@ def make_bundle(**overrides) -> dict:
     return bundle
 
 
+def make_run2_bundle(**overrides) -> dict:
+    """A small valid blindjudge.run/2 bundle: 2 tasks, 3 builders, 6 copies (each builder one copy
+    of each task), reviewer r1 asked clean and told "PASS" (condition told_pass), reviewer r2
+    asked clean only, with one abstention; findings raised under either condition."""
+    bundle = {
+        "format": "blindjudge.run/2",
+        "run": {"name": "add() and sub() across three models", "default_condition": "clean",
+                "abstain_scoring": "not_flagged"},
+        "tasks": [
+            {"id": "t-add", "title": "add(a, b)", "statement": "Write add(a, b).",
+             "cluster": "arith"},
+            {"id": "t-sub", "statement": "Write *sub(a, b)*: a minus b.", "format": "markdown",
+             "title": None, "cluster": None},
+        ],
+        "builders": [
+            {"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"},
+            {"id": "b2", "model": "claude-3-5-sonnet-20241022", "family": "Anthropic"},
+            {"id": "b3", "model": "gemini-1.5-pro", "family": "Google"},
+        ],
+        "copies": [
+            {"id": "c1", "task": "t-add", "builder": "b1", "format": "text", "content": GOOD,
+             "truth": "known_good", "defect": None, "cluster": None},
+            {"id": "c2", "task": "t-add", "builder": "b2", "format": "text", "content": BAD,
+             "truth": "seeded_defect", "defect": "subtracts"},
+            {"id": "c3", "task": "t-add", "builder": "b3", "format": "diff", "content": "+" + GOOD,
+             "truth": "tests_pass"},
+            {"id": "c4", "task": "t-sub", "builder": "b1", "format": "text", "content": BAD,
+             "truth": "tests_pass"},
+            {"id": "c5", "task": "t-sub", "builder": "b2", "format": "text", "content": GOOD,
+             "truth": "tests_fail"},
+            {"id": "c6", "task": "t-sub", "builder": "b3", "format": "text",
+             "content": BAD + "# unsure\n", "truth": "unknown"},
+        ],
+        "reviewers": [
+            {"id": "r1", "model": "qwen3-1.7b", "family": "Alibaba"},
+            {"id": "r2", "model": "gpt-4o-mini", "family": "OpenAI"},
+        ],
+        "reviews": [
+            {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "fine"},
+            {"reviewer": "r1", "copy": "c2", "verdict": "fail", "reason": "subtracts"},
+            {"reviewer": "r1", "copy": "c1", "condition": "told_pass", "verdict": "pass",
+             "reason": "the prior reviewer passed it"},
+            {"reviewer": "r1", "copy": "c2", "condition": "told_pass", "verdict": "pass",
+             "reason": "told-pass-reason-marker"},
+            {"reviewer": "r2", "copy": "c1", "verdict": "abstain", "reason": None,
+             "authorship_guess": None},
+            {"reviewer": "r2", "copy": "c2", "condition": None, "verdict": "fail",
+             "reason": "wrong sign"},
+        ],
+        "findings": [
+            {"id": "f1", "copy": "c2", "text": "uses minus",
+             "raised_by": ["r2", {"reviewer": "r1", "condition": "told_pass"}],
+             "proposed_verdict": "confirmed", "truth": "real"},
+            {"id": "f2", "copy": "c1", "text": "no type checks",
+             "raised_by": [{"reviewer": "r1", "condition": "clean"}],
+             "proposed_verdict": "confirmed", "truth": "false_alarm"},
+        ],
+    }
+    bundle.update(copy.deepcopy(overrides))
+    return bundle
+
+
 def bundle_bytes(bundle: dict | None = None) -> bytes:
     return json.dumps(bundle if bundle is not None else make_bundle()).encode("utf-8")
 

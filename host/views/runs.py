@@ -54,14 +54,17 @@ def _run_page(request, run, form=None, status=200, error=None):
         "reviews": [{"review": r, "reason": visible(r.reason),
                      "seal_reason": visible(r.seal_reason)} for r in listed["reviews"]],
         "findings": [{"finding": f, "text": visible(f.text),
-                      "raised_by": ", ".join(r.bundle_id for r in f.raised_by.all())}
+                      "raised_by": ", ".join(
+                          raise_.reviewer.bundle_id if raise_.condition == run.default_condition
+                          else f"{raise_.reviewer.bundle_id} ({raise_.condition})"
+                          for raise_ in f.findingraise_set.all())}
                      for f in listed["findings"]],
         "corrections": [{"correction": c, "item": (c.copy or c.finding).bundle_id,
                          "kind": "copy" if c.copy_id else "finding", "note": visible(c.note)}
                         for c in listed["corrections"]],
         "sessions": listed["sessions"],
         "session_form": form or SessionCreateForm(),
-        "task": run.task,
+        "tasks": [{"task": t, "title": visible(t.title)} for t in listed["tasks"]],
     }
     return render_host_page(request, "host/run.html", context, status=status)
 

@@ -13,7 +13,7 @@ from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
-from judging.models import Run, Session
+from judging.models import Run, Session, Task
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
 # of KB at 1,000 items) that almost no page reads; decoding them on every request cost more than
@@ -120,8 +120,18 @@ def blinding_check(session: Session) -> dict:
         totals["stripped_lines"] += len(stripped)
         totals["matches"] += len(matches)
         totals["redactions"] += redactions
+    # Every task of the session's items, title and statement, and the rubric: host-written or
+    # imported text a judge reads beside each copy.
+    tasks = list(Task.objects.filter(pk__in=session.items.values("task_id")).order_by("position"))
+    one = len(tasks) == 1
+
+    def where_in(task, part):
+        return ("task" if one else f"task {task.bundle_id}") + (" title" if part == "title" else "")
+
+    sources = [(text, where_in(task, part)) for task in tasks
+               for part, text in (("title", task.title), ("statement", task.statement))]
     texts = [_host_text_check(text, where, patterns, matches_in)
-             for text, where in ((run.task, "task"), (session.rubric, "rubric")) if text]
+             for text, where in (*sources, (session.rubric, "rubric")) if text]
     return {"session": session.pk, "state": session.state, "accepted_patterns": patterns,
             "copies": copies, "builders": list(per_builder.values()), "texts": texts}
 
@@ -147,11 +157,14 @@ def run_overview(run: Run) -> dict:
     # Copies can be megabytes each: count their characters in the database, load none.
     return {
         "builders": list(run.builders.all()),
-        "copies": list(run.copies.select_related("builder").defer("content")
+        "copies": list(run.copies.select_related("builder", "task")
+                       .defer("content", "task__statement")
                        .annotate(characters=Length("content"))),
         "reviewers": list(run.reviewers.all()),
-        "reviews": list(run.reviews.select_related("reviewer", "copy")),
-        "findings": list(run.findings.select_related("copy").prefetch_related("raised_by")),
+        "reviews": list(run.reviews.select_related("reviewer", "copy").defer("copy__content")),
+        "tasks": list(run.tasks.annotate(copy_count=Count("copies"))),
+        "findings": list(run.findings.select_related("copy")
+                         .prefetch_related("findingraise_set__reviewer")),
         "corrections": list(run.truth_corrections.select_related("copy", "finding")),
         "sessions": list(run.sessions.annotate(judge_count=Count("judges")).order_by("pk")),
     }

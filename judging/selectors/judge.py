@@ -17,11 +17,14 @@ from judging.models import (
     Assignment,
     CopyRender,
     Finding,
+    FindingRaise,
     FindingRender,
     Item,
     Reviewer,
     ReviewerDisplay,
+    Run,
     SessionRender,
+    TaskRender,
     Verdict,
 )
 from judging.renders import frame_csp
@@ -128,17 +131,19 @@ SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
   FROM {assignment} a JOIN {item} i ON i.id = a.item_id{joins}
  WHERE a.judge_id = %s AND a.code = %s
 """
-# The item page also takes the session's stored task and rubric and the item's stored finding
-# text in the same statement (by the render tables' primary and unique keys).
-_PAGE_COLUMNS = ", r.task_html, r.rubric_html, f.html"
+# The item page also takes the item's stored task, the session's stored rubric and the item's
+# stored finding text in the same statement (by the render tables' primary and unique keys).
+_PAGE_COLUMNS = ", t.html, r.rubric_html, f.html"
 _PAGE_JOINS = """
+  LEFT JOIN {task_render} t ON t.session_id = i.session_id AND t.task_id = i.task_id
   LEFT JOIN {session_render} r ON r.session_id = i.session_id
   LEFT JOIN {finding_render} f ON f.session_id = i.session_id AND f.finding_id = i.finding_id"""
 
 
 def _place_row(judge, code: str, *, page: bool = False) -> tuple:
     quote = connection.ops.quote_name
-    joins = _PAGE_JOINS.format(session_render=quote(SessionRender._meta.db_table),
+    joins = _PAGE_JOINS.format(task_render=quote(TaskRender._meta.db_table),
+                               session_render=quote(SessionRender._meta.db_table),
                                finding_render=quote(FindingRender._meta.db_table)) if page else ""
     sql = _PLACE_SQL.format(assignment=quote(Assignment._meta.db_table),
                             item=quote(Item._meta.db_table),
@@ -183,9 +188,12 @@ def judge_item(judge, code: str) -> JudgeItem:
             # Two columns, never the finding's row: its truth and bundle id stay in the database.
             proposed = (Finding.objects.filter(pk=place.finding_id)
                         .values_list("proposed_verdict", flat=True)[0])
-            raised_by = sorted(labels[r] for r in Finding.raised_by.through.objects
-                               .filter(finding_id=place.finding_id)
-                               .values_list("reviewer_id", flat=True))
+            # Raised in the reviews judges may see: the run's default condition only.
+            raised_by = sorted(labels[r] for r in FindingRaise.objects
+                               .filter(finding_id=place.finding_id,
+                                       condition=Subquery(Run.objects.filter(
+                                           sessions=session.pk).values("default_condition")[:1]))
+                               .order_by().values_list("reviewer_id", flat=True))
         else:
             # The reviews as stored at opening, in reviewer order: verdict and reason's HTML.
             stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)

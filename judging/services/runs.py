@@ -13,10 +13,12 @@ from judging.models import (
     Copy,
     CopyTruth,
     Finding,
+    FindingRaise,
     FindingTruth,
     Review,
     Reviewer,
     Run,
+    Task,
     TruthCorrection,
 )
 from judging.services.checks import bundle_limits, checked_text
@@ -44,12 +46,21 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
     except BundleError as error:
         raise Invalid(str(error)) from None
     data = bundle.data
+    run_record = data["run"]
     with transaction.atomic():
         run = Run.objects.create(
-            host=host, name=data["run"]["name"], task=data["run"]["task"], format=data["format"],
-            request_keys=bundle.request_keys, bundle_sha256=bundle.raw_sha256,
-            manifest=bundle.manifest, manifest_sha256=bundle.manifest_sha256,
+            host=host, name=run_record["name"], format=bundle.format,
+            bundle_run=bundle.original["run"], default_condition=run_record["default_condition"],
+            abstain_scoring=run_record["abstain_scoring"], request_keys=bundle.request_keys,
+            bundle_sha256=bundle.raw_sha256, manifest=bundle.manifest,
+            manifest_sha256=bundle.manifest_sha256,
         )
+        tasks = {
+            t["id"]: Task(run=run, bundle_id=t["id"], title=t["title"], statement=t["statement"],
+                          format=t["format"], cluster=t["cluster"], position=i)
+            for i, t in enumerate(data["tasks"])
+        }
+        Task.objects.bulk_create(tasks.values())
         builders = {
             b["id"]: Builder(run=run, bundle_id=b["id"], model=b["model"], family=b["family"],
                              position=i)
@@ -58,10 +69,11 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
         Builder.objects.bulk_create(builders.values())
         copies = {
             c["id"]: Copy(
-                run=run, bundle_id=c["id"], builder=builders[c["builder"]], format=c["format"],
-                content=c["content"], content_sha256=sha256_hex(c["content"].encode("utf-8")),
-                imported_truth=c["truth"], truth=c["truth"], defect=c.get("defect", ""),
-                cluster=c.get("cluster", ""), position=i,
+                run=run, bundle_id=c["id"], task=tasks[c["task"]], builder=builders[c["builder"]],
+                format=c["format"], content=c["content"],
+                content_sha256=sha256_hex(c["content"].encode("utf-8")),
+                imported_truth=c["truth"], truth=c["truth"], defect=c["defect"],
+                cluster=c["cluster"], position=i,
             )
             for i, c in enumerate(data["copies"])
         }
@@ -75,8 +87,8 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
         Review.objects.bulk_create(
             Review(
                 run=run, reviewer=reviewers[r["reviewer"]], copy=copies[r["copy"]],
-                verdict=r["verdict"], reason=r.get("reason", ""),
-                authorship_guess=r.get("authorship_guess", ""),
+                condition=r["condition"], verdict=r["verdict"], reason=r["reason"],
+                authorship_guess=r["authorship_guess"],
                 request=r.get("request") or "", request_sha256=r.get("request_sha256") or "",
                 seal=seal.outcome, seal_reason=seal.reason, position=i,
             )
@@ -91,15 +103,17 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
             for i, f in enumerate(data.get("findings", []))
         }
         Finding.objects.bulk_create(findings.values())
-        raised = Finding.raised_by.through
-        raised.objects.bulk_create(
-            raised(finding=findings[f["id"]], reviewer=reviewers[reviewer_id])
+        FindingRaise.objects.bulk_create(
+            FindingRaise(finding=findings[f["id"]], reviewer=reviewers[reviewer],
+                         condition=condition)
             for f in data.get("findings", [])
-            for reviewer_id in dict.fromkeys(f["raised_by"])
+            for reviewer, condition in dict.fromkeys(
+                (entry["reviewer"], entry["condition"]) for entry in f["raised_by"])
         )
         audit.record(
             "run.imported", actor=actor, run=run, bundle_sha256=bundle.raw_sha256,
-            manifest_sha256=bundle.manifest_sha256, copies=len(copies), findings=len(findings),
+            manifest_sha256=bundle.manifest_sha256, format=bundle.format, tasks=len(tasks),
+            copies=len(copies), findings=len(findings),
         )
     return run
 
@@ -140,3 +154,4 @@ def truth_correct(*, run: Run, item: str, truth: str, note: str, actor: str) -> 
             "truth.corrected", actor=actor, run=run, item=item, old=correction.old_truth, new=truth,
         )
     return correction
+

@@ -29,13 +29,15 @@ from judging.models import (
     SessionKind,
     SessionRender,
     SessionState,
+    Task,
+    TaskRender,
     Verdict,
 )
 from judging.services.admission import issue_credential
 from judging.services.checks import check_guest_cap, checked_text
 from judging.services.judges import judge_remove
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: a list of tasks, each item naming its task (1: one `task` string)
 DEFAULT_GUEST_CAP = object()  # session_create: the cap is settings.BLINDJUDGE_DEFAULT_GUEST_CAP
 
 
@@ -128,7 +130,7 @@ def session_create(
         if not sources:
             raise Invalid(f"run {run.pk} has no findings; a findings session needs some")
     else:
-        sources = [(c, None, c.bundle_id) for c in run.copies.all()]
+        sources = [(c, None, c.bundle_id) for c in run.copies.defer("content")]
     items_per_judge = _checked_items_per_judge(items_per_judge, len(sources))
     if guest_cap is DEFAULT_GUEST_CAP:
         guest_cap = settings.BLINDJUDGE_DEFAULT_GUEST_CAP or None
@@ -144,7 +146,7 @@ def session_create(
             allocation_seed=draws.hex("allocation"),
         )
         Item.objects.bulk_create(
-            Item(session=session, copy=copy, finding=finding, key=key)
+            Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, key=key)
             for copy, finding, key in sources
         )
         audit.record("session.created", actor=actor, session=session, kind=kind,
@@ -209,20 +211,24 @@ def redactions_withdraw(*, session: Session, patterns: list[str], actor: str) ->
 def protocol_of(session: Session) -> dict:
     """The protocol as it freezes at opening.
 
-    It holds what judges are asked and how (task, rubric, items by key and content hash, items per
-    judge, redactions, reviewer display, preregistration and rules, allocation seed) and nothing
-    of truth or builder identity, so it can be shown by hash to judges.
+    It holds what judges are asked and how (the items' tasks by key, title and statement hash, the
+    rubric, items by key, task and content hash, items per judge, redactions, reviewer display,
+    preregistration and rules, allocation seed) and nothing of truth or builder identity, so it
+    can be shown by hash to judges.
     """
     items = []
-    for item in session.items.select_related("copy", "finding").order_by("key"):
-        entry = {"key": item.key, "copy_sha256": item.copy.content_sha256}
+    for item in session.items.select_related("copy", "finding", "task").order_by("key"):
+        entry = {"key": item.key, "task": item.task.bundle_id, "copy_sha256": item.copy.content_sha256}
         if item.finding_id:
             entry["finding_sha256"] = sha256_hex(item.finding.text.encode("utf-8"))
         items.append(entry)
+    tasks = [{"key": t.bundle_id, "title": t.title, "format": t.format,
+              "statement_sha256": sha256_hex(t.statement.encode("utf-8"))}
+             for t in _tasks_of(session)]
     return {
         "blindjudge_protocol": PROTOCOL_VERSION,
         "kind": session.kind,
-        "task": session.run.task,
+        "tasks": tasks,
         "rubric": session.rubric,
         "items": items,
         "items_per_judge": session.items_per_judge,
@@ -245,11 +251,20 @@ OPEN_ATTEMPTS = 3
 
 def _render_models() -> renders.Models:
     return renders.Models(Item=Item, Copy=Copy, Review=Review, Finding=Finding,
-                          CopyRender=CopyRender, FindingRender=FindingRender)
+                          CopyRender=CopyRender, FindingRender=FindingRender,
+                          Task=Task, TaskRender=TaskRender)
+
+
+def _tasks_of(session: Session):
+    """The tasks of the session's items, in import order."""
+    return Task.objects.filter(pk__in=session.items.values("task_id")).order_by("position")
 
 
 def _inputs_of(session: Session) -> str:
-    return renders.inputs_sha256(task=session.run.task, rubric=session.rubric,
+    # Task statements are imported texts and never change; their hashes stand for them.
+    tasks = canonical_sha256([[t.bundle_id, sha256_hex(t.statement.encode("utf-8"))]
+                              for t in _tasks_of(session)])
+    return renders.inputs_sha256(task=tasks, rubric=session.rubric,
                                  patterns=session.redaction_patterns)
 
 
@@ -269,12 +284,12 @@ def _claim_opening(session: Session, opener: str) -> tuple[Session, str]:
         if claim is None:
             claim = SessionRender(session=session)
         if claim.inputs_sha256 != key:
-            claim.task_html = claim.rubric_html = ""
+            claim.rubric_html = ""
         claim.inputs_sha256, claim.opener, claim.opener_seen_at = key, opener, now
         claim.complete = False
         claim.save()
-        CopyRender.objects.filter(session=session).exclude(inputs_sha256=key).delete()
-        FindingRender.objects.filter(session=session).exclude(inputs_sha256=key).delete()
+        for model in (TaskRender, CopyRender, FindingRender):
+            model.objects.filter(session=session).exclude(inputs_sha256=key).delete()
     return session, key
 
 
@@ -290,12 +305,12 @@ def _render(session: Session, opener: str, key: str) -> None:
     short transaction of its own (other sessions' judges keep saving meanwhile)."""
     patterns = session.redaction_patterns
     models = _render_models()
-    task_html = renders.prose_of(session.run.task, patterns)
     rubric_html = renders.prose_of(session.rubric, patterns)
     with transaction.atomic():
-        _still_claimed(session, opener, task_html=task_html, rubric_html=rubric_html)
-    del task_html, rubric_html
-    for batch in renders.render_batches(models, session.pk, key, patterns):
+        _still_claimed(session, opener, rubric_html=rubric_html)
+    del rubric_html
+    for batch in renders.render_batches(models, session.pk, key, patterns,
+                                        condition=session.run.default_condition):
         with transaction.atomic():
             _still_claimed(session, opener)
             renders.store(models, batch)
@@ -312,10 +327,10 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
             raise Conflict(f"cannot open: another opening of session {session.pk} took over")
         if _inputs_of(session) != key:
             return None
-        copies, findings = renders.expected_counts(_render_models(), session.pk)
-        stored = (CopyRender.objects.filter(session=session, inputs_sha256=key).count(),
-                  FindingRender.objects.filter(session=session, inputs_sha256=key).count())
-        if stored != (copies, findings):
+        expected = renders.expected_counts(_render_models(), session.pk)
+        stored = tuple(model.objects.filter(session=session, inputs_sha256=key).count()
+                       for model in (CopyRender, FindingRender, TaskRender))
+        if stored != expected:
             return None
         rules = _check_rules(session.preregistration, "preregistration")
         protocol = protocol_of(session)
@@ -340,11 +355,11 @@ def session_open(*, session: Session, actor: str) -> Session:
 
     First (no state changes yet, nothing held for long): the decision rules are validated
     (unknown metrics or operators are refused here, never at report time); the opening claims the
-    draft; every copy's frame, every finding text and review reason, the task statement and the
-    rubric are rendered with the session's redactions and stored, in batches, each in its own
-    short transaction. Then, in one short transaction: stores the protocol as canonical JSON with
-    its SHA-256 and the time; moves the session to open; appends a `session.opened` audit event
-    with the protocol hash.
+    draft; every copy's frame, every finding text and default-condition review reason, every task
+    statement and the rubric are rendered with the session's redactions and stored, in batches,
+    each in its own short transaction. Then, in one short transaction: stores the protocol as
+    canonical JSON with its SHA-256 and the time; moves the session to open; appends a
+    `session.opened` audit event with the protocol hash.
     A second opening while one renders is refused (Conflict); an opening that fails leaves its
     renders for the next one, which renders only what is missing, and only for the session's
     redactions and rubric as they are then (if they change while it renders, it renders again).

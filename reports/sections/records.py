@@ -12,7 +12,10 @@ from reports.sections.model_reviewers import is_same_family
 def run(data: ReportData) -> dict:
     run = data.bundle.run
     return {
-        "id": run.pk, "name": run.name, "task": run.task, "format": run.format,
+        "id": run.pk, "name": run.name, "format": run.format,
+        # The bundle's run object exactly as imported: the manifest's run entry hashes it.
+        "record": run.bundle_run, "default_condition": run.default_condition,
+        "abstain_scoring": run.abstain_scoring,
         "request_keys": run.request_keys, "bundle_sha256": run.bundle_sha256,
         "manifest": run.manifest, "manifest_sha256": run.manifest_sha256,
         "imported_at": iso(run.imported_at),

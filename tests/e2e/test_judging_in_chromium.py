@@ -509,7 +509,7 @@ def _judge_both_phases(page, *, choose, go_back: bool = False) -> dict:
     hostile = [text for text in frames if "copy ran a script" in text]
     assert len(hostile) == 2, "the hostile copy is shown once per phase"
     # A review reason written as a spreadsheet formula with a link is shown as plain text.
-    assert any('=HYPERLINK("http://example.invalid") the median is wrong' in t for t in frames)
+    assert any('=HYPERLINK("http://example.invalid") the result is wrong' in t for t in frames)
     for text in frames:
         for canary in BUILDER_CANARIES:
             assert canary not in text

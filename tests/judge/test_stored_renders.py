@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from judging.models import Copy, CopyRender, FindingRender, SessionRender
+from judging.models import Copy, CopyRender, FindingRender, SessionRender, TaskRender
 from judging.renders import pack_frame
 from judging.services import phase_lock, redactions_accept, session_open
 from tests.worlds import a_run, a_session, answer_all, client_as, codes, invite_and_join, make_bundle
@@ -132,15 +132,15 @@ def test_the_judge_pages_and_the_judge_selectors_import_no_normaliser_or_rendere
 def test_the_item_page_shows_the_stored_task_rubric_finding_and_reasons(host):
     run = a_run(host)
     session = a_session(run, "open", rubric="A rubric.")
-    SessionRender.objects.filter(session=session).update(
-        task_html="<p>stored-task-marker</p>", rubric_html="<p>stored-rubric-marker</p>")
+    TaskRender.objects.filter(session=session).update(html="<p>stored-task-marker</p>")
+    SessionRender.objects.filter(session=session).update(rubric_html="<p>stored-rubric-marker</p>")
     judge = invite_and_join(session, "Reader").judge
     client = client_as(judge)
     code = judge.assignments.filter(item__copy__reviews__isnull=False).values_list(
         "code", flat=True).first()
     page = client.get(page_url(session, code)).content.decode()
     assert "stored-task-marker" in page and "stored-rubric-marker" in page
-    assert run.task not in page
+    assert run.tasks.get().statement not in page
     # Phase 2: the reviewers' reasons as stored.
     stored = CopyRender.objects.get(session=session, copy=judge.assignments.get(code=code).item.copy)
     assert stored.reviews

@@ -29,6 +29,7 @@ from judging.models import (
     Session,
     SessionRender,
     SessionState,
+    TaskRender,
 )
 from judging.services import redactions_accept, session_open, verdict_record
 from judging.services import sessions as session_services
@@ -53,14 +54,16 @@ def expected_frame(copy, patterns) -> str:
 
 def renders_of(session) -> dict:
     """What a session has stored: {copy bundle id: (frame, style hash, reviews)}, finding renders
-    by bundle id, and the task and rubric."""
+    by bundle id, the task renders by bundle id, and the rubric."""
     session_render = SessionRender.objects.get(session=session)
     return {
         "copies": {r.copy.bundle_id: (r.frame, r.style_hash, r.reviews)
                    for r in CopyRender.objects.filter(session=session).select_related("copy")},
         "findings": {r.finding.bundle_id: r.html
                      for r in FindingRender.objects.filter(session=session).select_related("finding")},
-        "task": session_render.task_html, "rubric": session_render.rubric_html,
+        "tasks": {r.task.bundle_id: r.html
+                  for r in TaskRender.objects.filter(session=session).select_related("task")},
+        "rubric": session_render.rubric_html,
         "complete": session_render.complete, "opener": session_render.opener,
     }
 
@@ -88,9 +91,11 @@ def test_opening_renders_every_copy_finding_reason_task_and_rubric_with_the_sess
             inline_html(normalise(r.reason, "text", patterns))
             for r in copy.reviews.order_by("reviewer__position")]
     assert "[redacted]" in stored["copies"][bundle["reviews"][0]["copy"]][2][0]["reason_html"]
-    assert stored["task"] == copy_html(normalise(run.task, "markdown", patterns), "markdown")
-    assert "[redacted]" in stored["task"] and "U+200B" in stored["task"]
-    assert 'class="link"' in stored["task"] and "href" not in stored["task"]
+    task = run.tasks.get()
+    assert stored["tasks"] == {task.bundle_id: copy_html(normalise(task.statement, "markdown", patterns),
+                                                         "markdown")}
+    assert "[redacted]" in stored["tasks"]["task"] and "U+200B" in stored["tasks"]["task"]
+    assert 'class="link"' in stored["tasks"]["task"] and "href" not in stored["tasks"]["task"]
     assert "<em>correctness</em>" in stored["rubric"] and "Zeta" not in stored["rubric"]
     # A findings session stores each finding's text too.
     findings = a_session(run, "open", kind="findings")

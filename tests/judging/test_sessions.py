@@ -4,7 +4,7 @@ reveal, truth corrections."""
 import pytest
 
 from blindjudge.errors import Conflict, Invalid, NotFound
-from content.canonical import canonical_sha256
+from content.canonical import canonical_sha256, sha256_hex
 from judging.models import AuditEvent, Session, TruthCorrection
 from judging.selectors.host import run_for_host, session_for_host
 from judging.services import (
@@ -121,7 +121,10 @@ def test_opening_freezes_a_canonical_protocol_without_truth_or_builders(run):
     for secret in ("gpt-4o", "OpenAI", "known_good", "seeded_defect", "subtracts", "builder"):
         assert secret not in frozen
     # Bundle ids of builders ("b1") could occur by chance inside hex seeds; check the fields.
-    assert {key for item in session.protocol["items"] for key in item} == {"key", "copy_sha256"}
+    assert {key for item in session.protocol["items"] for key in item} == {"key", "task", "copy_sha256"}
+    task = run.tasks.get()
+    assert session.protocol["tasks"] == [{"key": task.bundle_id, "title": task.title, "format": task.format,
+                                          "statement_sha256": sha256_hex(task.statement.encode())}]
     assert AuditEvent.objects.filter(action="session.opened",
                                      details__protocol_sha256=session.protocol_sha256).exists()
     with pytest.raises(Conflict, match="cannot open: session .* is open"):

@@ -1,0 +1,288 @@
+"""The SWE-bench importer on real harness output (tests/data/swebench, sources in
+tests/data/README.md) and on every input it must refuse."""
+
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from content.bundle import validate_bundle
+from content.importers import swebench
+from content.importers.common import ConversionError, Families, Source
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "swebench"
+SCHEMA = Path(__file__).resolve().parents[2] / "content" / "schemas" / "run-bundle-2.schema.json"
+IDS = ["astropy__astropy-12907", "astropy__astropy-13033", "astropy__astropy-13236"]
+QWEN, GRAPHRAG = "qwen-mini", "qwen-mini-graphrag"
+
+
+def real(name: str) -> Source:
+    return Source(f"swebench/{name}", (DATA / name).read_bytes())
+
+
+def preds():
+    return [real("qwen-mini.preds.jsonl"), real("qwen-mini-graphrag.preds.jsonl")]
+
+
+def reports():
+    return [real("qwen-mini.vanilla.json"), real("qwen-mini-graphrag.graphrag_tdd.json")]
+
+
+def run(**changes):
+    args = dict(predictions=preds(), reports=reports(), dataset=real("dataset.jsonl"),
+                families=Families())
+    args.update(changes)
+    return swebench.convert(**args)
+
+
+def refusal(**changes) -> list[str]:
+    with pytest.raises(ConversionError) as caught:
+        run(**changes)
+    return caught.value.errors
+
+
+def line(source_name: str, rows: list) -> Source:
+    return Source(source_name, "".join(json.dumps(r) + "\n" for r in rows).encode())
+
+
+def rows_of(name: str) -> list[dict]:
+    return [json.loads(x) for x in (DATA / name).read_text().splitlines() if x.strip()]
+
+
+# --- the real files --------------------------------------------------------------------------
+
+def test_real_files_convert_with_truth_from_the_real_reports():
+    imported = run()
+    bundle = imported.bundle
+    assert [t["id"] for t in bundle["tasks"]] == IDS
+    assert all(t["format"] == "text" and t["cluster"] == "astropy/astropy" and t["title"] == t["id"]
+               for t in bundle["tasks"])
+    statements = {r["instance_id"]: r["problem_statement"] for r in rows_of("dataset.jsonl")}
+    assert {t["id"]: t["statement"] for t in bundle["tasks"]} == statements
+    assert bundle["builders"] == [
+        {"id": "b1", "model": QWEN, "family": "Alibaba"},
+        {"id": "b2", "model": GRAPHRAG, "family": "Alibaba"}]
+    by_builder = {(c["builder"], c["task"]): c for c in bundle["copies"]}
+    # The reports, trimmed to these three instances: qwen-mini resolved 13236 and not the other
+    # two; qwen-mini-graphrag resolved none and gave an empty patch for 12907.
+    assert {k: c["truth"] for k, c in by_builder.items()} == {
+        ("b1", IDS[0]): "tests_fail", ("b1", IDS[1]): "tests_fail", ("b1", IDS[2]): "tests_pass",
+        ("b2", IDS[0]): "unknown", ("b2", IDS[1]): "tests_fail", ("b2", IDS[2]): "tests_fail"}
+    for name, builder in (("qwen-mini.preds.jsonl", "b1"),
+                          ("qwen-mini-graphrag.preds.jsonl", "b2")):
+        for row in rows_of(name):
+            copy = by_builder[(builder, row["instance_id"])]
+            assert copy["content"] == row["model_patch"] and copy["format"] == "diff"
+    assert imported.summary["tasks"] == 3
+    assert imported.summary["builders"] == {QWEN: 3, GRAPHRAG: 3}
+    assert imported.summary["copies_by_truth"] == {"tests_fail": 4, "tests_pass": 1, "unknown": 1}
+    assert imported.summary["skipped"] == {}
+    assert imported.summary["not_in_report"] == {}
+
+
+def test_counts_match_the_real_reports():
+    bundle = run().bundle
+    for name, builder in (("qwen-mini.vanilla.json", "b1"),
+                          ("qwen-mini-graphrag.graphrag_tdd.json", "b2")):
+        report = json.loads((DATA / name).read_text())
+        truths = [c["truth"] for c in bundle["copies"] if c["builder"] == builder]
+        assert truths.count("tests_pass") == report["resolved_instances"]
+        assert truths.count("tests_fail") == report["unresolved_instances"]
+        assert truths.count("unknown") == (report["error_instances"]
+                                           + report["empty_patch_instances"])
+
+
+def test_output_validates_against_the_schema_and_the_product_validator():
+    bundle = run().bundle
+    schema = json.loads(SCHEMA.read_text())
+    assert list(Draft202012Validator(schema).iter_errors(bundle)) == []
+    raw = json.dumps(bundle, ensure_ascii=False).encode()
+    validated = validate_bundle(raw, max_bundle_bytes=50 * 1024 * 1024,
+                                max_copy_bytes=1024 * 1024)
+    assert [t["id"] for t in validated.data["tasks"]] == IDS
+    assert len(validated.data["copies"]) == 6
+
+
+def test_older_layouts_a_json_list_and_a_dict_keyed_by_instance_are_read_alike():
+    rows = rows_of("qwen-mini.preds.jsonl")
+    as_list = Source("swebench/all_preds.json", json.dumps(rows, indent=2).encode())
+    keyed = {r["instance_id"]: {k: v for k, v in r.items() if k != "instance_id"} for r in rows}
+    as_dict = Source("swebench/preds.json", json.dumps(keyed, indent=2).encode())
+    one_line = Source("swebench/preds1.json", json.dumps(keyed).encode())
+    expected = run().bundle
+    for source in (as_list, as_dict, one_line):
+        got = run(predictions=[source, real("qwen-mini-graphrag.preds.jsonl")]).bundle
+        assert got == expected
+
+
+def test_one_mixed_predictions_file_is_the_same_as_one_per_model():
+    mixed = Source("swebench/mixed.jsonl", b"".join(s.data for s in preds()))
+    assert run(predictions=[mixed]).bundle == run().bundle
+
+
+# --- sampling --------------------------------------------------------------------------------
+
+def test_sample_is_reproducible_and_every_sampled_instance_was_attempted_by_every_model():
+    first = run(instances=2, seed="s1")
+    again = run(instances=2, seed="s1", predictions=list(reversed(preds())),
+                reports=list(reversed(reports())))
+    assert first.bundle == again.bundle
+    chosen = [t["id"] for t in first.bundle["tasks"]]
+    assert len(chosen) == 2
+    for builder in ("b1", "b2"):
+        assert sorted(c["task"] for c in first.bundle["copies"] if c["builder"] == builder) \
+            == sorted(chosen)
+    assert first.summary["skipped"] == {"not sampled": 1}
+    seeds = {tuple(t["id"] for t in run(instances=1, seed=str(s)).bundle["tasks"])
+             for s in range(12)}
+    assert len(seeds) > 1  # the seed matters
+    # Growing N only adds instances: the sample is the N smallest HMAC keys.
+    assert set(chosen) <= {t["id"] for t in run(instances=3, seed="s1").bundle["tasks"]}
+
+
+def test_instances_not_attempted_by_every_model_are_skipped_and_counted():
+    graphrag = [r for r in rows_of("qwen-mini-graphrag.preds.jsonl") if r["instance_id"] != IDS[2]]
+    report = json.loads((DATA / "qwen-mini-graphrag.graphrag_tdd.json").read_text())
+    report["unresolved_ids"] = [i for i in report["unresolved_ids"] if i != IDS[2]]
+    imported = run(predictions=[real("qwen-mini.preds.jsonl"),
+                                line("swebench/g.jsonl", graphrag)],
+                   reports=[real("qwen-mini.vanilla.json"),
+                            Source("swebench/qwen-mini-graphrag.x.json",
+                                   json.dumps(report).encode())])
+    assert [t["id"] for t in imported.bundle["tasks"]] == IDS[:2]
+    assert imported.summary["skipped"] == {"not attempted by every model": 1}
+
+
+def test_an_instance_the_report_does_not_mention_is_unknown_and_counted():
+    report = json.loads((DATA / "qwen-mini.vanilla.json").read_text())
+    report["resolved_ids"] = []
+    imported = run(reports=[Source("swebench/qwen-mini.r.json", json.dumps(report).encode()),
+                            real("qwen-mini-graphrag.graphrag_tdd.json")])
+    truth = {(c["builder"], c["task"]): c["truth"] for c in imported.bundle["copies"]}
+    assert truth[("b1", IDS[2])] == "unknown"
+    assert imported.summary["not_in_report"] == {QWEN: 1}
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+def test_without_a_dataset_it_refuses():
+    assert refusal(dataset=None) == [
+        "dataset: no dataset file given: every task needs its problem_statement, which "
+        "predictions do not carry; pass the SWE-bench dataset JSONL"]
+
+
+def test_malformed_lines_missing_fields_and_wrong_types_name_file_and_line():
+    bad = Source("p.jsonl", b'{"instance_id": "x", "model_name_or_path": "gpt-4o",'
+                            b' "model_patch": ""}\n'
+                            b'{not json\n'
+                            b'[1]\n'
+                            b'{"model_name_or_path": "gpt-4o", "model_patch": ""}\n'
+                            b'{"instance_id": 7, "model_name_or_path": "gpt-4o", '
+                            b'"model_patch": 3}\n')
+    errors = refusal(predictions=[bad])
+    assert "p.jsonl:2: malformed JSON: Expecting property name enclosed in double quotes" \
+        in errors
+    assert "p.jsonl:3: a line is a JSON object, not a list" in errors
+    assert "p.jsonl:4: instance_id: missing" in errors
+    assert "p.jsonl:5: model_patch: must be text, not a number" in errors
+
+
+def test_a_report_naming_an_instance_with_no_prediction():
+    report = json.loads((DATA / "qwen-mini.vanilla.json").read_text())
+    report["resolved_ids"].append("astropy__astropy-99999")
+    errors = refusal(reports=[Source("qwen-mini.r.json", json.dumps(report).encode()),
+                              real("qwen-mini-graphrag.graphrag_tdd.json")])
+    assert errors == ['qwen-mini.r.json: resolved_ids: names "astropy__astropy-99999", which '
+                      "has no prediction from qwen-mini"]
+
+
+def test_a_prediction_with_no_statement_in_the_dataset():
+    dataset = line("d.jsonl", rows_of("dataset.jsonl")[:2])
+    errors = refusal(dataset=dataset)
+    assert errors == [
+        f'swebench/qwen-mini.preds.jsonl:3: instance_id: "{IDS[2]}" has no problem_statement '
+        "in d.jsonl",
+        f'swebench/qwen-mini-graphrag.preds.jsonl:3: instance_id: "{IDS[2]}" has no '
+        "problem_statement in d.jsonl"]
+
+
+def test_a_model_with_no_report():
+    errors = refusal(reports=[real("qwen-mini.vanilla.json"),
+                              Source("other.json", real("qwen-mini.vanilla.json").data)])
+    assert errors == [
+        "other.json: matches no model's predictions: a report is named <model>.<run_id>.json, "
+        "here one of qwen-mini.<run_id>.json, qwen-mini-graphrag.<run_id>.json",
+        'reports: no run report for model "qwen-mini-graphrag" (expected a file named '
+        "qwen-mini-graphrag.<run_id>.json)"]
+
+
+def test_two_reports_for_one_model_and_an_ambiguous_name():
+    errors = refusal(reports=[*reports(), Source("qwen-mini.again.json",
+                                                 real("qwen-mini.vanilla.json").data)])
+    assert errors == ["qwen-mini.again.json: a second run report for qwen-mini (the first is "
+                      "swebench/qwen-mini.vanilla.json); pass one report per model"]
+    # "a" and "a.b" both prefix "a.b.run.json"; submitted_ids fitting both cannot decide.
+    rows = [{"instance_id": "i", "model_name_or_path": m, "model_patch": "p"}
+            for m in ("gpt-4o", "gpt-4o.mini")]
+    report = json.dumps({"resolved_ids": ["i"], "submitted_ids": ["i"]}).encode()
+    dataset = line("d.jsonl", [{"instance_id": "i", "problem_statement": "s", "repo": "r/r"}])
+    with pytest.raises(ConversionError) as caught:
+        swebench.convert(predictions=[line("p.jsonl", rows)],
+                         reports=[Source("gpt-4o.mini.run.json", report),
+                                  Source("gpt-4o.run.json", report)],
+                         dataset=dataset, families=Families())
+    assert caught.value.errors == [
+        "gpt-4o.mini.run.json: ambiguous: its name fits models gpt-4o, gpt-4o.mini and its "
+        "submitted_ids do not decide; rename it <model>.<run_id>.json for one model",
+        'reports: no run report for model "gpt-4o.mini" (expected a file named '
+        "gpt-4o.mini.<run_id>.json)"]
+
+
+def test_duplicate_predictions_with_different_patches():
+    rows = rows_of("qwen-mini.preds.jsonl")
+    again = dict(rows[0], model_patch=rows[0]["model_patch"] + "\n+changed")
+    errors = refusal(predictions=[real("qwen-mini.preds.jsonl"), line("dup.jsonl", [again]),
+                                  real("qwen-mini-graphrag.preds.jsonl")])
+    assert errors == [f"dup.jsonl:1: model_patch: a second, different prediction for qwen-mini "
+                      f"/ {IDS[0]} (the first is at swebench/qwen-mini.preds.jsonl:1)"]
+    # The very same prediction twice (a re-run merged in) is harmless.
+    assert run(predictions=[*preds(), real("qwen-mini.preds.jsonl")]).bundle == run().bundle
+
+
+def test_unknown_families_are_one_problem_listing_every_model():
+    rows = [dict(r, model_name_or_path="acme-coder") for r in rows_of("qwen-mini.preds.jsonl")]
+    rows += [dict(r, model_name_or_path="zeta-7") for r in rows_of("qwen-mini.preds.jsonl")]
+    report = real("qwen-mini.vanilla.json").data
+    errors = refusal(predictions=[line("p.jsonl", rows)],
+                     reports=[Source("acme-coder.r.json", report), Source("zeta-7.r.json", report)])
+    assert errors == ["families: no known family for acme-coder, zeta-7; say which organisation "
+                      "trained each with --family MODEL=ORG"]
+    fixed = run(predictions=[line("p.jsonl", rows)],
+                reports=[Source("acme-coder.r.json", report), Source("zeta-7.r.json", report)],
+                families=Families({"acme-coder": "Acme", "zeta-7": "Zeta"}))
+    assert [b["family"] for b in fixed.bundle["builders"]] == ["Acme", "Zeta"]
+
+
+@pytest.mark.parametrize("data", [
+    b"\xff\xfe\x00garbage", b"\x00" * 100, b"{" * 100_000, b"[" * 100_000, b"null", b"7",
+    b'{"resolved_ids": "nope"}', b'{"resolved_ids": [1, 2]}', bytes(range(256)),
+    b"\n" * 10 + b"x" * 2_000_000, b'{"instance_id": {"a": 1}}\n' * 3])
+def test_garbage_is_only_ever_a_conversion_error(data):
+    for changes in ({"predictions": [Source("g", data)]}, {"reports": [Source("g", data)]},
+                    {"dataset": Source("g", data)}):
+        with pytest.raises(ConversionError) as caught:
+            run(**changes)
+        assert caught.value.errors and all(isinstance(e, str) for e in caught.value.errors)
+
+
+def test_an_oversize_file_is_refused_before_parsing():
+    big = Source("big.jsonl", b" " * (swebench.MAX_INPUT_BYTES + 1))
+    errors = refusal(predictions=[big, *preds()])
+    assert errors[0] == (f"big.jsonl: {swebench.MAX_INPUT_BYTES + 1:,} bytes; at most "
+                         f"{swebench.MAX_INPUT_BYTES:,} are read from one file (the bundle "
+                         "they make must fit its own limit)")
+
+
+def test_a_bad_instances_count_is_refused():
+    assert refusal(instances=0) == ["--instances: must be a positive whole number, not 0"]
