@@ -109,3 +109,15 @@ def test_the_other_formats_are_reached_by_their_own_options(host, fmt):
     message = refused("import_run", "--from", fmt, "--host", "alice")
     assert message
     assert nothing_written()
+
+
+def test_swebench_real_files_import_through_the_command(host):
+    data = SEED.parent / "swebench"
+    result = call_json(
+        "import_run", "--from", "swebench", "--host", "alice",
+        "--predictions", str(data / "qwen-mini.preds.jsonl"), str(data / "qwen-mini-graphrag.preds.jsonl"),
+        "--report", str(data / "qwen-mini.vanilla.json"), str(data / "qwen-mini-graphrag.graphrag_tdd.json"),
+        "--dataset", str(data / "dataset.jsonl"), "--name", "SWE-bench excerpt")
+    run = Run.objects.get(pk=result["run"])
+    assert run.name == "SWE-bench excerpt"
+    assert run.copies.count() == sum(result["summary"]["copies_by_truth"].values())
