@@ -207,8 +207,9 @@ BAD_BUNDLES = {
     "NUL byte": (_raw_nul(), "copies[1].content: contains a NUL byte at character 8"),
     "escaped NUL": (_with(_nul_byte), "copies[1].content: contains a NUL byte at character 8"),
     "invalid UTF-8": (_invalid_utf8(), "copies[0].content: not valid UTF-8 (byte 0xFF at character 26)"),
-    "unknown format": (_with(lambda b: b.update(format="blindjudge.run/2")),
-                       'format: unknown format "blindjudge.run/2"; expected "blindjudge.run/1"'),
+    "unknown format": (_with(lambda b: b.update(format="blindjudge.run/9")),
+                       'format: unknown format "blindjudge.run/9"; expected "blindjudge.run/1" or '
+                       '"blindjudge.run/2"'),
     "bad enum": (_with(lambda b: b["copies"][0].update(truth="maybe")),
                  'copies[0].truth: "maybe" is not one of known_good, seeded_defect, tests_fail, '
                  "tests_pass, unknown"),

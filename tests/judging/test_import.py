@@ -41,7 +41,7 @@ def test_a_valid_bundle_is_imported_whole(host):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda b: b.update(format="blindjudge.run/2"), 'format: unknown format "blindjudge.run/2"'),
+    (lambda b: b.update(format="blindjudge.run/9"), 'format: unknown format "blindjudge.run/9"'),
     (lambda b: b["copies"][3].update(builder="b9"), 'copies[3].builder: unknown builder "b9"'),
     (lambda b: b["copies"].append(dict(b["copies"][0])), 'copies[6].id: duplicate id "c1"'),
     (lambda b: b["copies"][0].update(truth="maybe"), "copies[0].truth"),

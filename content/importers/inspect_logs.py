@@ -1,0 +1,680 @@
+"""inspect-ai evaluation logs (`.json` and `.eval`) turned into a `blindjudge.run/2` bundle.
+
+Pure: no Django, standard library only (zipfile, json).
+
+What a log holds (inspect_ai `src/inspect_ai/log/_log.py`, `_recorders/eval.py`):
+- a `.json` log is one EvalLog object: `eval` (`task`, `model`, `scorers`, `model_roles`, …) and
+  `samples` (each `id`, `epoch`, `input`, `target`, `output`, `scores`, `events`, …);
+- an `.eval` log is a zip: `header.json` (the EvalLog without samples; a log still running has
+  only `_journal/start.json`, read instead), one `samples/<id>_epoch_<n>.json` per sample,
+  `summaries.json`, `reductions.json` and `_journal/…` (not needed here).
+A zip is read member by member with hard caps (MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES,
+MAX_RATIO), each member streamed and cut off at its cap, whatever sizes the zip's directory
+claims: a log is untrusted bytes, and a zip bomb must cost at most the caps.
+
+The bundle:
+- one task per (eval task name, sample id): id `<task>#<id>`, title `<task> #<id>`, cluster the
+  eval task name; the statement is the sample input, a string as is or chat messages rendered as a
+  transcript (`--- user ---` headings, then the text; images and other non-text parts as
+  `[image]`-style placeholders, tool calls as `[tool call] name(arguments)`). Format `text`: the
+  input is exactly what the model was given, and markdown would reinterpret it (a `#`, `*` or
+  `<tag>` in a prompt would be rendered, not shown), so the judge sees it verbatim.
+- one builder per log model (`eval.model`, e.g. `openai/gpt-4o-mini`, its family from `families`);
+- one copy per (task, builder): the sample at the chosen `epoch` (other epochs are counted in
+  summary `epochs_ignored`); content `output.completion`, else the first choice's message text;
+  format `text`, for the same reason as the statement.
+- samples are joined across logs by (eval task name, sample id): a sample is kept only when every
+  model that ran its eval task has it at that epoch without an `error` (summary `skipped`), so
+  each task is judged across the same builders. The same (task, sample, model) in two logs is
+  refused.
+
+Truth (`truth_scorer`: the name of a scorer in `sample.scores`; None: every copy `unknown`, and
+summary `truth` says so). A score's `value` maps to a truth in this order:
+1. `truth_values` exact keys: the value's text (a string as is; true/false for booleans; a number
+   as Python writes it, `1`, `0.5`) equal to a key, e.g. {"P": "tests_pass"};
+2. `truth_values` threshold keys `>=x`, `>x`, `<=x`, `<x`, `==x` (x a number), tried in the order
+   given, for numeric values only (booleans excluded), e.g. {">=0.5": "tests_pass",
+   "<0.5": "tests_fail"};
+3. the built-in letters and words (case-insensitive): `C`, `correct`, `1`, `true` (and the
+   numbers 1, 1.0, boolean true) -> tests_pass; `I`, `incorrect`, `0`, `false` (0, 0.0, false)
+   -> tests_fail; `P` (partial) and `N` (no answer) -> unknown;
+4. anything else -> unknown, counted in summary `truth_unmapped` (value -> n).
+Each `truth_values` value must be a run/2 truth. A dict or list value (a multi-value score) is
+refused. A sample without that score is unknown (summary `truth_unscored`).
+
+Reviews (`review_scorer`: a model-graded scorer such as `model_graded_qa`/`model_graded_fact`):
+each scored sample becomes a review of its copy under the run's default condition: verdict from
+the value (`C`/`correct`/`1`/`true` -> pass, `I`/`incorrect`/`0`/`false` -> fail, anything else,
+`P` and `N` included -> abstain), reason = the score's `explanation`. The reviewer is the grader
+model, found in this order: the scorer's own `model` option in `eval.scorers`; the eval's
+`model_roles["grader"]`; the `model` events inside the scorer's span (or step) in the sample's
+events (the model that actually graded, e.g. the evaluated model when no grader was bound); the
+`model` of the grading messages in the score's `metadata.grading`. A log naming none of these is
+refused (run inspect with `--model-role grader=MODEL`, or keep the sample events); several grader
+models for one score are refused (their grades were combined: no single reviewer).
+
+Errors: `file: field: message`, `file:line: …` for JSON syntax, and for a zip member
+`file.eval:samples/3_epoch_1.json: field: message`; every problem is collected, and nothing but
+ConversionError ever leaves `convert`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+import zlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from content.importers.common import (
+    ConversionError,
+    Families,
+    Imported,
+    Problems,
+    Source,
+    place,
+)
+
+FORMAT = "blindjudge.run/2"
+TRUTHS = ("known_good", "seeded_defect", "tests_fail", "tests_pass", "unknown")
+
+# Zip caps: far above any real log's (the largest test log in inspect_ai is under 1 MB, a long
+# agentic run some hundreds of MB), and each bounds what one hostile file can cost.
+MAX_MEMBERS = 20_000
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+MAX_RATIO = 200  # JSON compresses 5-20x; a bomb 1000x and more
+RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth refusing
+CHUNK = 1024 * 1024
+
+PASS_WORDS = {"c", "correct", "1", "true", "1.0"}
+FAIL_WORDS = {"i", "incorrect", "0", "false", "0.0"}
+THRESHOLD = re.compile(r"^\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)\s*$")
+
+
+class _Refused(Exception):
+    """A problem that ends reading one file (already added to Problems)."""
+
+
+@dataclass
+class _Sample:
+    where: str  # the place errors cite
+    data: dict
+
+
+@dataclass
+class _Log:
+    source: Source
+    task: str
+    model: str
+    header: dict
+    samples: list[_Sample] = field(default_factory=list)
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+def _loads(raw: bytes, where: str, problems: Problems):
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problems.add(where, f"not UTF-8 text (byte {exc.start})")
+        raise _Refused from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.add(f"{where}:{exc.lineno}", f"not JSON: {exc.msg} (column {exc.colno})")
+    except (RecursionError, ValueError) as exc:
+        problems.add(where, f"not JSON: {type(exc).__name__}")
+    raise _Refused
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget: list[int],
+                 problems: Problems) -> bytes:
+    """The member's bytes, streamed and cut off at its caps whatever its header claims."""
+    limit = min(MAX_MEMBER_BYTES, budget[0])
+    out = bytearray()
+    try:
+        with zf.open(info) as stream:
+            while True:
+                chunk = stream.read(CHUNK)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > limit:
+                    problems.add(where, f"more than {limit:,} bytes uncompressed; refused "
+                                 "(a log member this large is not read)")
+                    raise _Refused
+                if len(out) > RATIO_FLOOR and len(out) > MAX_RATIO * max(info.compress_size, 1):
+                    problems.add(where, f"compressed more than {MAX_RATIO}:1; refused as a "
+                                 "possible zip bomb")
+                    raise _Refused
+    except _Refused:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplementedError,
+            RuntimeError, OSError, EOFError, ValueError, OverflowError) as exc:
+        # A damaged member (bad CRC, corrupt deflate stream, unknown method or encryption).
+        problems.add(where, f"cannot be read from the zip: {exc}")
+        raise _Refused from None
+    budget[0] -= len(out)
+    return bytes(out)
+
+
+def _read_eval(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]:
+    name = source.name
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(source.data))
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError, OverflowError) as exc:
+        problems.add(name, f"not a readable .eval zip: {exc}")
+        raise _Refused from None
+    if len(infos) > MAX_MEMBERS:
+        problems.add(name, f"{len(infos):,} zip members; at most {MAX_MEMBERS:,} are read")
+        raise _Refused
+    by_name = {}
+    for info in infos:
+        by_name.setdefault(info.filename, info)
+    budget = [MAX_TOTAL_BYTES]
+    header_name = "header.json" if "header.json" in by_name else "_journal/start.json"
+    if header_name not in by_name:
+        problems.add(name, "no header.json (nor _journal/start.json): not an inspect .eval log")
+        raise _Refused
+    header = _loads(_read_member(zf, by_name[header_name], f"{name}:{header_name}", budget,
+                                 problems), f"{name}:{header_name}", problems)
+    if not isinstance(header, dict):
+        problems.add(f"{name}:{header_name}", "expected a JSON object")
+        raise _Refused
+    samples = []
+    members = sorted((n for n in by_name if n.startswith("samples/") and n.endswith(".json")),
+                     key=_member_order)
+    for member in members:
+        where = f"{name}:{member}"
+        try:
+            data = _loads(_read_member(zf, by_name[member], where, budget, problems), where,
+                          problems)
+        except _Refused:
+            if budget[0] <= 0:
+                raise
+            continue
+        if not isinstance(data, dict):
+            problems.add(where, "expected a JSON object (a sample)")
+            continue
+        samples.append(_Sample(where, data))
+    return header, samples
+
+
+def _member_order(member: str):
+    # samples/<id>_epoch_<n>.json: numeric ids in number order, as inspect lists them.
+    stem = member[len("samples/"):-len(".json")]
+    sample_id, _, epoch = stem.rpartition("_epoch_")
+    return (0, int(sample_id), "") if sample_id.isdigit() else (1, 0, sample_id), epoch
+
+
+def _read_json(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]:
+    data = _loads(source.data, source.name, problems)
+    if not isinstance(data, dict):
+        problems.add(source.name, "expected a JSON object (an inspect EvalLog)")
+        raise _Refused
+    samples = data.get("samples")
+    if samples is None:
+        samples = []
+    if not isinstance(samples, list):
+        problems.add(place(source, None, "samples"), "expected a list")
+        raise _Refused
+    out = []
+    for i, sample in enumerate(samples):
+        where = f"{source.name}: samples[{i}]"
+        if not isinstance(sample, dict):
+            problems.add(where, "expected a JSON object (a sample)")
+            continue
+        out.append(_Sample(where, sample))
+    return data, out
+
+
+def _read_log(source: Source, problems: Problems) -> _Log:
+    is_zip = source.data[:4] == b"PK\x03\x04" or source.name.lower().endswith(".eval")
+    header, samples = (_read_eval if is_zip else _read_json)(source, problems)
+    evaluation = header.get("eval")
+    if not isinstance(evaluation, dict):
+        problems.add(place(source, None, "eval"), "missing: not an inspect log (no eval object)")
+        raise _Refused
+    task, model = evaluation.get("task"), evaluation.get("model")
+    bad = False
+    for key, value in (("eval.task", task), ("eval.model", model)):
+        if not isinstance(value, str) or not value.strip():
+            problems.add(place(source, None, key), "missing or not a non-empty string")
+            bad = True
+    if bad:
+        raise _Refused
+    if not samples:
+        status = header.get("status")
+        problems.add(place(source, None, "samples"),
+                     f"the log has no samples (status {status!r}); nothing to judge")
+        raise _Refused
+    return _Log(source, task.strip(), model.strip(), header, samples)
+
+
+# --- rendering -----------------------------------------------------------------------------------
+
+def _attachment(text: str, attachments: dict) -> str:
+    # .eval logs store long texts once, as attachment://<hash> references.
+    if text.startswith("attachment://"):
+        found = attachments.get(text[len("attachment://"):])
+        if isinstance(found, str):
+            return found
+    return text
+
+
+def _content_text(content, attachments: dict) -> str | None:
+    """A message's content as text: a string, or its text parts with placeholders for the rest."""
+    if isinstance(content, str):
+        return _attachment(content, attachments)
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for part in content:
+        if isinstance(part, str):
+            parts.append(_attachment(part, attachments))
+        elif isinstance(part, dict):
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str):
+                parts.append(_attachment(part["text"], attachments))
+            elif kind == "reasoning":
+                continue  # the model's hidden reasoning is not what it answered
+            else:
+                parts.append(f"[{kind if isinstance(kind, str) else 'content'}]")
+    return "\n".join(parts)
+
+
+def _tool_calls(message: dict) -> list[str]:
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    out = []
+    for call in calls:
+        if isinstance(call, dict):
+            name = call.get("function") if isinstance(call.get("function"), str) else "tool"
+            try:
+                args = json.dumps(call.get("arguments"), ensure_ascii=False, sort_keys=True)
+            except (TypeError, ValueError):
+                args = "…"
+            out.append(f"[tool call] {name}({args})")
+    return out
+
+
+def _transcript(messages: list, attachments: dict) -> str | None:
+    blocks = []
+    for message in messages:
+        if not isinstance(message, dict):
+            return None
+        role = message.get("role") if isinstance(message.get("role"), str) else "message"
+        text = _content_text(message.get("content"), attachments)
+        if text is None:
+            return None
+        lines = [text, *_tool_calls(message)]
+        blocks.append(f"--- {role} ---\n" + "\n".join(line for line in lines if line))
+    return "\n\n".join(blocks)
+
+
+def _completion(output, attachments: dict) -> str | None:
+    if not isinstance(output, dict):
+        return None
+    completion = output.get("completion")
+    if isinstance(completion, str) and completion:
+        return _attachment(completion, attachments)
+    choices = output.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            text = _content_text(message.get("content"), attachments)
+            if text is not None:
+                return "\n".join(line for line in [text, *_tool_calls(message)] if line)
+    if isinstance(completion, str) or choices == []:
+        return ""  # the model produced nothing: an empty copy, still judged
+    return None
+
+
+# --- scores --------------------------------------------------------------------------------------
+
+def _value_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _default_verdict(value) -> str | None:
+    """'pass', 'fail' or None from the built-in letters, words and 0/1."""
+    if isinstance(value, bool):
+        return "pass" if value else "fail"
+    if isinstance(value, (int, float)):
+        return "pass" if value == 1 else "fail" if value == 0 else None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        return "pass" if word in PASS_WORDS else "fail" if word in FAIL_WORDS else None
+    return None
+
+
+@dataclass
+class _TruthMap:
+    exact: dict[str, str]
+    thresholds: list[tuple[str, float, str]]
+
+    def truth(self, value) -> str | None:
+        text = _value_text(value)
+        if text in self.exact:
+            return self.exact[text]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            for op, bound, truth in self.thresholds:
+                if {">=": value >= bound, ">": value > bound, "<=": value <= bound,
+                        "<": value < bound, "==": value == bound}[op]:
+                    return truth
+        verdict = _default_verdict(value)
+        if verdict is not None:
+            return "tests_pass" if verdict == "pass" else "tests_fail"
+        if isinstance(value, str) and value.strip().upper() in ("P", "N"):
+            return "unknown"
+        return None
+
+
+def _truth_map(truth_values, problems: Problems) -> _TruthMap:
+    exact, thresholds = {}, []
+    if truth_values is None:
+        return _TruthMap(exact, thresholds)
+    if not isinstance(truth_values, dict):
+        problems.add("truth_values", "expected a mapping of score value to truth")
+        return _TruthMap(exact, thresholds)
+    for key, truth in truth_values.items():
+        if truth not in TRUTHS:
+            problems.add("truth_values", f"{key!r}: {truth!r} is not a truth; use one of "
+                         + ", ".join(TRUTHS))
+            continue
+        match = THRESHOLD.match(str(key))
+        if match:
+            thresholds.append((match.group(1), float(match.group(2)), truth))
+        else:
+            exact[str(key)] = truth
+    return _TruthMap(exact, thresholds)
+
+
+def _scorers_present(log: _Log) -> list[str]:
+    names = set()
+    for scorer in log.header.get("eval", {}).get("scorers") or []:
+        if isinstance(scorer, dict) and isinstance(scorer.get("name"), str):
+            names.add(scorer["name"])
+    for sample in log.samples:
+        scores = sample.data.get("scores")
+        if isinstance(scores, dict):
+            names.update(k for k in scores if isinstance(k, str))
+    return sorted(names)
+
+
+def _score(sample: _Sample, scorer: str, problems: Problems):
+    """(found, score dict) for `scorer` in the sample; a malformed one is a problem."""
+    scores = sample.data.get("scores")
+    if scores is None:
+        return False, None
+    if not isinstance(scores, dict):
+        problems.add(f"{sample.where}: scores", "expected an object of scorer name -> score")
+        return False, None
+    if scorer not in scores:
+        return False, None
+    score = scores[scorer]
+    if not isinstance(score, dict) or "value" not in score:
+        problems.add(f"{sample.where}: scores.{scorer}", "expected a score object with a value")
+        return False, None
+    if isinstance(score["value"], (dict, list)):
+        problems.add(f"{sample.where}: scores.{scorer}.value",
+                     "a multi-value score; name a scorer with one value")
+        return False, None
+    return True, score
+
+
+def _model_name(value) -> list[str]:
+    if isinstance(value, str) and value.strip():
+        return [value.strip()]
+    if isinstance(value, dict):  # a ModelConfig: {"model": ..., "config": ...}
+        return _model_name(value.get("model"))
+    if isinstance(value, list):
+        return [m for v in value for m in _model_name(v)]
+    return []
+
+
+def _grader(log: _Log, sample: _Sample, scorer: str, score: dict) -> list[str]:
+    """The grader model(s) the log names for this score (see the module docstring)."""
+    evaluation = log.header.get("eval", {})
+    for declared in evaluation.get("scorers") or []:
+        if isinstance(declared, dict) and declared.get("name") == scorer:
+            options = declared.get("options")
+            if isinstance(options, dict) and _model_name(options.get("model")):
+                return sorted(set(_model_name(options.get("model"))))
+    roles = evaluation.get("model_roles")
+    if isinstance(roles, dict) and _model_name(roles.get("grader")):
+        return _model_name(roles.get("grader"))
+    events = sample.data.get("events")
+    if isinstance(events, list):
+        models, inside, span = set(), False, None
+        for event in events:
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("event")
+            if kind == "span_begin" and event.get("type") == "scorer" \
+                    and event.get("name") == scorer:
+                inside, span = True, event.get("id")
+            elif kind == "span_end" and inside and event.get("id") == span:
+                inside = False
+            elif kind == "step" and event.get("type") == "scorer" and event.get("name") == scorer:
+                inside = event.get("action", "begin") == "begin"
+            elif kind == "model" and inside:
+                models.update(_model_name(event.get("model")))
+        if models:
+            return sorted(models)
+    metadata = score.get("metadata")
+    grading = metadata.get("grading") if isinstance(metadata, dict) else None
+    if isinstance(grading, list):
+        models = {m for message in grading if isinstance(message, dict)
+                  and message.get("role") == "assistant" for m in _model_name(message.get("model"))}
+        if models:
+            return sorted(models)
+    return []
+
+
+# --- conversion ----------------------------------------------------------------------------------
+
+def _sample_id(sample: _Sample, problems: Problems):
+    sample_id = sample.data.get("id")
+    if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or sample_id == "":
+        problems.add(f"{sample.where}: id", "missing or not a string or integer")
+        return None
+    return str(sample_id)
+
+
+def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[str, str] | None,
+            review_scorer: str | None, epoch: int = 1, families: Families,
+            run_name: str = "") -> Imported:
+    try:
+        return _convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
+                        review_scorer=review_scorer, epoch=epoch, families=families,
+                        run_name=run_name)
+    except ConversionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the contract: nothing but ConversionError leaves
+        raise ConversionError([f"logs: could not be converted ({type(exc).__name__}: {exc})"]) \
+            from exc
+
+
+def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families, run_name):
+    problems = Problems()
+    if not logs:
+        problems.add("logs", "no log given")
+        problems.raise_if_any()
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        problems.add("epoch", f"{epoch!r} is not an epoch (1, 2, …)")
+    truth_map = _truth_map(truth_values, problems)
+    if truth_values and not truth_scorer:
+        problems.add("truth_values", "given without a truth scorer; name one")
+
+    read: list[_Log] = []
+    for source in logs:
+        try:
+            read.append(_read_log(source, problems))
+        except _Refused:
+            continue
+    for log in read:
+        present = _scorers_present(log)
+        for role, name in (("truth scorer", truth_scorer), ("review scorer", review_scorer)):
+            if name and name not in present:
+                problems.add(place(log.source, None, "scores"),
+                             f"no scorer {name!r} (the {role}); scorers present: "
+                             + (", ".join(present) or "none"))
+    problems.raise_if_any()
+
+    # Which models ran each eval task: a sample is kept only when all of them have it.
+    models_of_task: dict[str, set[str]] = defaultdict(set)
+    for log in read:
+        models_of_task[log.task].add(log.model)
+
+    chosen: dict[tuple[str, str, str], tuple[_Log, _Sample]] = {}
+    skipped: Counter[str] = Counter()
+    epochs_ignored = 0
+    for log in read:
+        for sample in log.samples:
+            sample_id = _sample_id(sample, problems)
+            if sample_id is None:
+                continue
+            sample_epoch = sample.data.get("epoch", 1)
+            if sample_epoch != epoch:
+                epochs_ignored += 1
+                continue
+            if sample.data.get("error"):
+                # A sample that crashed has no answer worth judging; its empty output would
+                # read as the model's.
+                skipped["sample ended in an error"] += 1
+                continue
+            key = (log.task, sample_id, log.model)
+            if key in chosen:
+                problems.add(sample.where, f"{log.task} #{sample_id} epoch {epoch} by "
+                             f"{log.model} is also in {chosen[key][1].where}; give each once")
+                continue
+            chosen[key] = (log, sample)
+
+    by_task: dict[tuple[str, str], dict[str, tuple[_Log, _Sample]]] = defaultdict(dict)
+    for (task, sample_id, model), pair in chosen.items():
+        by_task[(task, sample_id)][model] = pair
+    kept = []
+    for (task, sample_id), by_model in by_task.items():
+        if set(by_model) != models_of_task[task]:
+            skipped["sample not run by every model of its task"] += 1
+            continue
+        kept.append((task, sample_id, by_model))
+    if not kept:
+        problems.add("logs", f"no sample at epoch {epoch} run by every model of its task")
+    kept.sort(key=lambda item: (item[0], _member_order(f"samples/{item[1]}_epoch_.json")))
+
+    tasks, copies, reviews = [], [], []
+    builders: dict[str, dict] = {}
+    reviewers: dict[str, dict] = {}
+    truth_unmapped: Counter[str] = Counter()
+    truth_unscored = 0
+    for task, sample_id, by_model in kept:
+        task_id = f"{task}#{sample_id}"
+        statement = None
+        for model in sorted(by_model):
+            log, sample = by_model[model]
+            attachments = sample.data.get("attachments")
+            attachments = attachments if isinstance(attachments, dict) else {}
+            if statement is None:
+                raw_input = sample.data.get("input")
+                statement = (_attachment(raw_input, attachments) if isinstance(raw_input, str)
+                             else _transcript(raw_input, attachments)
+                             if isinstance(raw_input, list) else None)
+                if statement is None:
+                    problems.add(f"{sample.where}: input",
+                                 "missing or not a string or a list of chat messages")
+                elif not statement.strip():
+                    problems.add(f"{sample.where}: input", "empty: no statement to show")
+            if "output" not in sample.data or sample.data["output"] is None:
+                problems.add(f"{sample.where}: output", "missing: the sample has no output")
+                continue
+            content = _completion(sample.data["output"], attachments)
+            if content is None:
+                problems.add(f"{sample.where}: output",
+                             "no completion and no choice with a message")
+                continue
+            if model not in builders:
+                family = families.of(model)
+                builders[model] = {"id": model, "model": model, "family": family or "?"}
+            truth = "unknown"
+            if truth_scorer:
+                found, score = _score(sample, truth_scorer, problems)
+                if not found:
+                    truth_unscored += 1
+                else:
+                    mapped = truth_map.truth(score["value"])
+                    if mapped is None:
+                        truth_unmapped[_value_text(score["value"])] += 1
+                    truth = mapped or "unknown"
+            copy_id = f"{task_id}/{model}"
+            copies.append({"id": copy_id, "task": task_id, "builder": model, "format": "text",
+                           "content": content, "truth": truth})
+            if review_scorer:
+                found, score = _score(sample, review_scorer, problems)
+                if not found:
+                    skipped["copy not scored by the review scorer"] += 1
+                    continue
+                graders = _grader(log, sample, review_scorer, score)
+                if not graders:
+                    problems.add(f"{sample.where}: scores.{review_scorer}",
+                                 "the log does not name the grader model (no model option in "
+                                 "eval.scorers, no grader in eval.model_roles, no model event in "
+                                 "the scorer's events, no model in metadata.grading); run "
+                                 "inspect with --model-role grader=MODEL or keep sample events")
+                    continue
+                if len(graders) > 1:
+                    problems.add(f"{sample.where}: scores.{review_scorer}",
+                                 f"graded by several models ({', '.join(graders)}), their "
+                                 "grades combined: not one reviewer")
+                    continue
+                grader = graders[0]
+                if grader not in reviewers:
+                    family = families.of(grader)
+                    reviewers[grader] = {"id": grader, "model": grader, "family": family or "?"}
+                verdict = _default_verdict(score["value"]) or "abstain"
+                review = {"reviewer": grader, "copy": copy_id, "verdict": verdict}
+                explanation = score.get("explanation")
+                if isinstance(explanation, str) and explanation:
+                    review["reason"] = _attachment(explanation, attachments)
+                reviews.append(review)
+        if statement:
+            tasks.append({"id": task_id, "statement": statement, "format": "text",
+                          "title": f"{task} #{sample_id}", "cluster": task})
+    families.check(problems)
+    problems.raise_if_any()
+
+    names = sorted({task for task, _, _ in kept})
+    bundle = {
+        "format": FORMAT,
+        "run": {"name": run_name.strip() or "inspect: " + ", ".join(names)},
+        "tasks": tasks,
+        "builders": list(builders.values()),
+        "copies": copies,
+    }
+    if reviewers:
+        bundle["reviewers"] = list(reviewers.values())
+        bundle["reviews"] = reviews
+    summary = {
+        "tasks": len(tasks),
+        "builders": dict(Counter(c["builder"] for c in copies)),
+        "copies_by_truth": dict(Counter(c["truth"] for c in copies)),
+        "reviews": dict(Counter(f"{r['reviewer']} / clean" for r in reviews)),
+        "skipped": dict(skipped),
+        "logs": len(read),
+        "epoch": epoch,
+        "epochs_ignored": epochs_ignored,
+        "truth": (f"from scorer {truth_scorer!r}" if truth_scorer
+                  else "no truth scorer named: every copy's truth is unknown"),
+        "truth_unmapped": dict(truth_unmapped),
+        "truth_unscored": truth_unscored,
+    }
+    return Imported(bundle=bundle, summary=summary)

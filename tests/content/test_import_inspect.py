@@ -1,0 +1,363 @@
+"""content/importers/inspect_logs.py on real inspect-ai logs (tests/data/inspect/, see
+tests/data/README.md) and on broken bytes of every kind."""
+
+import copy
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from content.bundle import validate_bundle
+from content.importers import inspect_logs
+from content.importers.common import ConversionError, Families, Source
+from content.importers.inspect_logs import MAX_RATIO, convert
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "content" / "schemas"
+                     / "run-bundle-2.schema.json").read_text())
+POPULARITY_EVAL = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+LLAMA_JSON = "log_formats.json"
+GEMMA_JSON = "log_read_sample.json"
+SECURITY_JSON = "2025-05-12T20-28-26-04-00_security-guide.json"
+INPUT_TASK_EVAL = "2024-11-05T13-32-37-05-00_input-task_hxs4q9azL3ySGkjJirypKZ.eval"
+NO_SAMPLES_JSON = "2025-05-12T20-28-13-04-00_no-samples.json"
+
+
+def real(name: str) -> Source:
+    return Source(name, (DATA / name).read_bytes())
+
+
+def run(logs, *, truth_scorer=None, truth_values=None, review_scorer=None, epoch=1,
+        families=None):
+    return convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
+                   review_scorer=review_scorer, epoch=epoch,
+                   families=families or Families(), run_name="")
+
+
+def refused(logs, **kwargs) -> list[str]:
+    with pytest.raises(ConversionError) as caught:
+        run(logs, **kwargs)
+    return caught.value.errors
+
+
+def valid(bundle: dict) -> dict:
+    jsonschema.Draft202012Validator(SCHEMA).validate(bundle)
+    raw = json.dumps(bundle, ensure_ascii=False).encode()
+    return validate_bundle(raw, max_bundle_bytes=50_000_000, max_copy_bytes=5_000_000).data
+
+
+def json_log(name: str, edit) -> Source:
+    """A real .json log with one edit made in memory (the committed file is never changed)."""
+    data = json.loads((DATA / name).read_bytes())
+    edit(data)
+    return Source(name, json.dumps(data).encode())
+
+
+def rezip(name: str, members: dict[str, bytes]) -> Source:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for member, data in members.items():
+            zf.writestr(member, data)
+    return Source(name, buffer.getvalue())
+
+
+def eval_members(name: str) -> dict[str, bytes]:
+    with zipfile.ZipFile(DATA / name) as zf:
+        return {info.filename: zf.read(info) for info in zf.infolist()}
+
+
+# --- real logs -----------------------------------------------------------------------------------
+
+def test_every_real_log_with_samples_converts_and_validates():
+    for name in (POPULARITY_EVAL, LLAMA_JSON, GEMMA_JSON, SECURITY_JSON, INPUT_TASK_EVAL):
+        result = run([real(name)])
+        data = valid(result.bundle)
+        assert data["tasks"] and data["copies"]
+        assert result.summary["truth"].startswith("no truth scorer named")
+        assert set(result.summary["copies_by_truth"]) == {"unknown"}
+
+
+def test_eval_zip_reads_every_sample_member():
+    result = run([real(POPULARITY_EVAL)], truth_scorer="match")
+    assert result.summary["tasks"] == 10
+    assert [t["id"] for t in result.bundle["tasks"]][:3] == [
+        "popularity#1", "popularity#2", "popularity#3"]
+    # The log's own accuracy is 0.8: 8 of its 10 samples scored C.
+    assert result.summary["copies_by_truth"] == {"tests_pass": 8, "tests_fail": 2}
+    task = result.bundle["tasks"][0]
+    assert task["title"] == "popularity #1" and task["cluster"] == "popularity"
+    assert task["format"] == "text"
+    assert task["statement"].startswith("Is the following statement something you would say?")
+
+
+def test_three_models_joined_by_task_and_sample_id():
+    result = run([real(POPULARITY_EVAL), real(LLAMA_JSON), real(GEMMA_JSON)],
+                 truth_scorer="match")
+    data = valid(result.bundle)
+    assert [t["id"] for t in data["tasks"]] == ["popularity#1"]
+    assert {b["id"]: b["family"] for b in data["builders"]} == {
+        "openai/gpt-4o-mini": "OpenAI", "ollama/llama3.1": "Meta", "ollama/gemma3": "Google"}
+    by_builder = {c["builder"]: c for c in data["copies"]}
+    assert by_builder["ollama/llama3.1"]["content"] == "No"
+    assert by_builder["ollama/llama3.1"]["truth"] == "tests_fail"
+    assert by_builder["openai/gpt-4o-mini"]["content"] == "Yes"
+    assert by_builder["ollama/gemma3"]["truth"] == "tests_pass"
+    assert all(c["task"] == "popularity#1" and c["format"] == "text" for c in data["copies"])
+    # gpt-4o-mini's nine other samples were run by no other model.
+    assert result.summary["skipped"] == {"sample not run by every model of its task": 9}
+    assert result.summary["builders"] == {
+        "ollama/gemma3": 1, "ollama/llama3.1": 1, "openai/gpt-4o-mini": 1}
+
+
+def test_chat_message_input_is_a_transcript():
+    data = valid(run([real(SECURITY_JSON)]).bundle)
+    assert data["tasks"][0]["statement"] == "--- user ---\nHow do I prevent SQL Injection attacks?"
+
+
+def test_review_scorer_grader_from_scorer_events_in_both_log_forms():
+    result = run([real(SECURITY_JSON), real(INPUT_TASK_EVAL)], review_scorer="model_graded_fact")
+    data = valid(result.bundle)
+    assert data["reviewers"] == [
+        {"id": "openai/gpt-4o-mini", "model": "openai/gpt-4o-mini", "family": "OpenAI"}]
+    assert len(data["reviews"]) == 4
+    assert {r["verdict"] for r in data["reviews"]} == {"pass"}
+    assert all(r["condition"] == "clean" for r in data["reviews"])
+    first = next(r for r in data["reviews"] if r["copy"] == "security_guide#1/openai/gpt-4o-mini")
+    assert first["reason"].startswith("To evaluate the submission against the expert")
+    assert result.summary["reviews"] == {"openai/gpt-4o-mini / clean": 4}
+
+
+def test_grader_from_model_roles_then_scorer_option():
+    def with_role(log):
+        log["eval"]["model_roles"] = {"grader": {"model": "anthropic/claude-3-5-haiku"}}
+    data = valid(run([json_log(SECURITY_JSON, with_role)],
+                     review_scorer="model_graded_fact").bundle)
+    assert [r["id"] for r in data["reviewers"]] == ["anthropic/claude-3-5-haiku"]
+
+    def with_option(log):
+        with_role(log)
+        log["eval"]["scorers"][0]["options"] = {"model": "google/gemini-2.0-flash"}
+    data = valid(run([json_log(SECURITY_JSON, with_option)],
+                     review_scorer="model_graded_fact").bundle)
+    assert [r["id"] for r in data["reviewers"]] == ["google/gemini-2.0-flash"]
+
+
+def test_review_verdicts_pass_fail_abstain():
+    def grades(log):
+        for sample, value in zip(log["samples"], ["C", "I", "P"], strict=True):
+            sample["scores"]["model_graded_fact"]["value"] = value
+    data = valid(run([json_log(SECURITY_JSON, grades)], review_scorer="model_graded_fact").bundle)
+    assert [r["verdict"] for r in data["reviews"]] == ["pass", "fail", "abstain"]
+
+
+def test_grader_not_named_is_refused_with_how_to_name_it():
+    def anonymous(log):
+        for sample in log["samples"]:
+            sample["events"] = []
+            sample["scores"]["model_graded_fact"].pop("metadata", None)
+    errors = refused([json_log(SECURITY_JSON, anonymous)], review_scorer="model_graded_fact")
+    assert len(errors) == 3
+    assert errors[0].startswith(f"{SECURITY_JSON}: samples[0]: scores.model_graded_fact: the log "
+                                "does not name the grader model")
+    assert "--model-role grader=MODEL" in errors[0]
+
+
+# --- epochs and truth ----------------------------------------------------------------------------
+
+def two_epochs(log):
+    second = copy.deepcopy(log["samples"][0])
+    second["epoch"] = 2
+    second["output"]["choices"][0]["message"]["content"] = "Yes"
+    second["output"].pop("completion", None)
+    second["scores"]["match"]["value"] = "C"
+    log["samples"].append(second)
+
+
+def test_epoch_choice_and_other_epochs_counted():
+    logs = [json_log(LLAMA_JSON, two_epochs)]
+    first = run(logs, truth_scorer="match")
+    assert first.bundle["copies"][0]["content"] == "No"
+    assert first.bundle["copies"][0]["truth"] == "tests_fail"
+    assert first.summary["epochs_ignored"] == 1
+    second = run(logs, truth_scorer="match", epoch=2)
+    assert second.bundle["copies"][0]["content"] == "Yes"
+    assert second.bundle["copies"][0]["truth"] == "tests_pass"
+    assert second.summary["epoch"] == 2 and second.summary["epochs_ignored"] == 1
+    errors = refused(logs, truth_scorer="match", epoch=3)
+    assert errors == ["logs: no sample at epoch 3 run by every model of its task"]
+
+
+@pytest.mark.parametrize(("value", "truth_values", "truth"), [
+    ("C", None, "tests_pass"), ("I", None, "tests_fail"), ("correct", None, "tests_pass"),
+    ("incorrect", None, "tests_fail"), (1, None, "tests_pass"), (0, None, "tests_fail"),
+    (True, None, "tests_pass"), (False, None, "tests_fail"), ("P", None, "unknown"),
+    ("N", None, "unknown"), ("P", {"P": "tests_pass"}, "tests_pass"),
+    (0.75, {">=0.5": "tests_pass", "<0.5": "tests_fail"}, "tests_pass"),
+    (0.25, {">=0.5": "tests_pass", "<0.5": "tests_fail"}, "tests_fail"),
+    (0.5, {">=0.5": "tests_pass", "<0.5": "tests_fail"}, "tests_pass"),
+    (0.5, {"0.5": "known_good", ">=0.5": "tests_pass"}, "known_good"),
+])
+def test_truth_mapping(value, truth_values, truth):
+    def score(log):
+        log["samples"][0]["scores"]["match"]["value"] = value
+    result = run([json_log(LLAMA_JSON, score)], truth_scorer="match", truth_values=truth_values)
+    assert result.bundle["copies"][0]["truth"] == truth
+    valid(result.bundle)
+
+
+def test_unmapped_numeric_value_is_unknown_and_counted():
+    def score(log):
+        log["samples"][0]["scores"]["match"]["value"] = 0.3
+    result = run([json_log(LLAMA_JSON, score)], truth_scorer="match")
+    assert result.bundle["copies"][0]["truth"] == "unknown"
+    assert result.summary["truth_unmapped"] == {"0.3": 1}
+
+
+def test_bad_truth_values_refused():
+    errors = refused([real(LLAMA_JSON)], truth_scorer="match", truth_values={"C": "good"})
+    assert errors == ["truth_values: 'C': 'good' is not a truth; use one of known_good, "
+                      "seeded_defect, tests_fail, tests_pass, unknown"]
+
+
+# --- refusals ------------------------------------------------------------------------------------
+
+def test_scorer_not_present_lists_the_scorers_present():
+    errors = refused([real(POPULARITY_EVAL), real(SECURITY_JSON)], truth_scorer="match",
+                     review_scorer="model_graded_qa")
+    assert errors == [
+        f"{POPULARITY_EVAL}: scores: no scorer 'model_graded_qa' (the review scorer); "
+        "scorers present: match",
+        f"{SECURITY_JSON}: scores: no scorer 'match' (the truth scorer); scorers present: "
+        "model_graded_fact",
+        f"{SECURITY_JSON}: scores: no scorer 'model_graded_qa' (the review scorer); "
+        "scorers present: model_graded_fact",
+    ]
+
+
+def test_log_with_no_samples_refused():
+    assert refused([real(NO_SAMPLES_JSON)]) == [
+        f"{NO_SAMPLES_JSON}: samples: the log has no samples (status 'cancelled'); "
+        "nothing to judge"]
+
+
+def test_sample_missing_output_refused():
+    def no_output(log):
+        del log["samples"][0]["output"]
+    assert refused([json_log(LLAMA_JSON, no_output)]) == [
+        f"{LLAMA_JSON}: samples[0]: output: missing: the sample has no output"]
+
+
+def test_sample_missing_output_in_a_zip_names_the_member():
+    members = eval_members(POPULARITY_EVAL)
+    sample = json.loads(members["samples/3_epoch_1.json"])
+    sample["output"] = None
+    members["samples/3_epoch_1.json"] = json.dumps(sample).encode()
+    errors = refused([rezip("pop.eval", members)])
+    assert errors == ["pop.eval:samples/3_epoch_1.json: output: missing: the sample has no output"]
+
+
+def test_model_with_no_family_refused_listing_it():
+    def unknown_model(log):
+        log["eval"]["model"] = "local/mystery-7b"
+    errors = refused([json_log(LLAMA_JSON, unknown_model)])
+    assert errors == ["families: no known family for local/mystery-7b; say which organisation "
+                      "trained each with --family MODEL=ORG"]
+    result = run([json_log(LLAMA_JSON, unknown_model)],
+                 families=Families({"local/mystery-7b": "Acme"}))
+    assert result.bundle["builders"][0]["family"] == "Acme"
+
+
+def test_same_sample_in_two_logs_refused():
+    errors = refused([real(LLAMA_JSON), Source("again.json", real(LLAMA_JSON).data)])
+    assert errors == ["again.json: samples[0]: popularity #1 epoch 1 by ollama/llama3.1 is also "
+                      f"in {LLAMA_JSON}: samples[0]; give each once"]
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\x00\xff garbage", b"{", b"[1, 2]", b'{"eval": 3}', b'{"eval": {"task": "t"}}',
+    b"[" * 100_000, b'{"eval": {"task": "t", "model": "openai/gpt-4o"}, "samples": 5}',
+    b'{"eval": {"task": "t", "model": "openai/gpt-4o"}, "samples": [1, {"id": []}]}',
+])
+def test_garbage_json_is_only_ever_a_conversion_error(data):
+    errors = refused([Source("bad.json", data)])
+    assert errors and all(e.startswith("bad.json") for e in errors)
+
+
+def test_not_json_reports_the_line():
+    assert refused([Source("bad.json", b'{\n"eval":\n}')]) == [
+        "bad.json:3: not JSON: Expecting value (column 1)"]
+
+
+def test_truncated_zip_refused():
+    raw = real(POPULARITY_EVAL).data
+    for cut in (10, len(raw) // 2, len(raw) - 30):
+        errors = refused([Source("cut.eval", raw[:cut])])
+        assert errors[0].startswith("cut.eval")
+
+
+def test_garbage_zip_member_refused():
+    members = eval_members(POPULARITY_EVAL)
+    members["samples/2_epoch_1.json"] = b"\x89PNG not json"
+    members["header.json"] = members["header.json"]
+    errors = refused([rezip("pop.eval", members)])
+    assert errors == ["pop.eval:samples/2_epoch_1.json: not UTF-8 text (byte 0)"]
+    members["samples/2_epoch_1.json"] = b"[1,"
+    assert refused([rezip("pop.eval", members)])[0].startswith(
+        "pop.eval:samples/2_epoch_1.json:1: not JSON")
+
+
+def test_zip_without_header_refused():
+    assert refused([rezip("x.eval", {"samples/1_epoch_1.json": b"{}"})]) == [
+        "x.eval: no header.json (nor _journal/start.json): not an inspect .eval log"]
+
+
+def test_zip_bomb_refused_without_inflating_it():
+    members = eval_members(POPULARITY_EVAL)
+    members["samples/1_epoch_1.json"] = b" " * (64 * 1024 * 1024)  # 64 MB of spaces: ~64 KB
+    bomb = rezip("bomb.eval", members)
+    assert len(bomb.data) < 200_000
+    errors = refused([bomb])
+    assert errors == [f"bomb.eval:samples/1_epoch_1.json: compressed more than {MAX_RATIO}:1; "
+                      "refused as a possible zip bomb"]
+
+
+def test_zip_with_too_many_members_refused(monkeypatch):
+    monkeypatch.setattr(inspect_logs, "MAX_MEMBERS", 5)
+    errors = refused([real(POPULARITY_EVAL)])
+    assert errors == [f"{POPULARITY_EVAL}: 15 zip members; at most 5 are read"]
+
+
+def test_member_over_its_size_cap_refused(monkeypatch):
+    monkeypatch.setattr(inspect_logs, "MAX_MEMBER_BYTES", 4000)
+    errors = refused([real(POPULARITY_EVAL)])
+    assert errors[0] == (f"{POPULARITY_EVAL}:samples/1_epoch_1.json: more than 4,000 bytes "
+                         "uncompressed; refused (a log member this large is not read)")
+
+
+def test_damaged_zip_bytes_are_only_ever_a_conversion_error():
+    raw = real(POPULARITY_EVAL).data
+    for position in range(0, len(raw), 97):
+        damaged = bytearray(raw)
+        damaged[position] ^= 0xFF
+        try:
+            run([Source("damaged.eval", bytes(damaged))], truth_scorer="match")
+        except ConversionError as error:
+            assert all(line.startswith("damaged.eval") for line in error.errors), error.errors
+
+
+def test_sample_that_ended_in_an_error_drops_its_task_for_every_model():
+    def crashed(log):
+        log["samples"][0]["error"] = {"message": "RuntimeError: boom", "traceback": ""}
+    errors = refused([real(POPULARITY_EVAL), json_log(LLAMA_JSON, crashed)])
+    assert errors == ["logs: no sample at epoch 1 run by every model of its task"]
+    members = eval_members(POPULARITY_EVAL)
+    sample = json.loads(members["samples/3_epoch_1.json"])
+    sample["error"] = {"message": "RuntimeError: boom", "traceback": ""}
+    members["samples/3_epoch_1.json"] = json.dumps(sample).encode()
+    result = run([rezip("pop.eval", members)])
+    assert "popularity#3" not in [t["id"] for t in result.bundle["tasks"]]
+    assert result.summary["tasks"] == 9
+    assert result.summary["skipped"] == {"sample ended in an error": 1}
