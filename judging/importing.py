@@ -115,7 +115,7 @@ def _truth_values(text: str) -> dict[str, str] | None:
         return None
     out, problems = {}, Problems()
     for pair in text.split(","):
-        value, sep, truth = pair.partition("=")
+        value, sep, truth = pair.rpartition("=")  # a value may be ">=0.5"
         if not sep or not value.strip() or not truth.strip():
             problems.add("--truth-values", f'"{pair}" is not VALUE=TRUTH')
         else:

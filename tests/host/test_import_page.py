@@ -3,7 +3,6 @@ uploaded through the page with the options `import_run --from` takes; the summar
 the import; every refusal, the converter's or the validator's, listed on the form with nothing
 written and the typed options kept."""
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -137,15 +136,28 @@ def test_an_uploaded_bundle_still_imports_with_the_format_chosen(alice, host):
     assert response.status_code == 303 and Run.objects.count() == 1
 
 
+INSPECT = Path(__file__).resolve().parents[1] / "data" / "inspect"
+POPULARITY_EVAL = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+
+
 @pytest.mark.django_db
-@pytest.mark.skipif(importlib.util.find_spec("content.importers.inspect_logs") is not None,
-                    reason="the inspect importer is installed")
-def test_inspect_without_its_importer_is_refused_cleanly(alice, host):
+def test_an_inspect_log_uploads_with_its_truth_scorer(alice, host):
     response = alice.post(url("run_import"), {
-        "source": "inspect", "logs": [file("a.json", b"{}")]})
-    assert response.status_code == 400
-    assert any("inspect_logs importer is not part of this install" in line
-               for line in errors_listed(response)), errors_listed(response)
+        "source": "inspect", "logs": [file(INSPECT / POPULARITY_EVAL)], "truth_scorer": "match",
+        "truth_values": "C=tests_pass,I=tests_fail"}, follow=True)
+    run = Run.objects.get()
+    assert run.tasks.count() == 10
+    # The log's own accuracy is 0.8: 8 of its 10 samples scored C.
+    assert "copies by truth: tests_fail 2, tests_pass 8" in page(response)
+
+
+@pytest.mark.django_db
+def test_an_inspect_log_without_samples_epoch_is_refused_on_the_form(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "inspect", "logs": [file(INSPECT / POPULARITY_EVAL)], "truth_scorer": "match",
+        "epoch": "3"})
+    assert response.status_code == 400 and errors_listed(response)
+    assert 'name="epoch" value="3"' in page(response) or 'value="3"' in page(response)
     assert nothing_written()
 
 
