@@ -93,7 +93,7 @@ IMPORT_SOURCES = [
     ("swebench", "SWE-bench predictions and evaluation reports"),
     ("inspect", "Inspect evaluation logs"),
 ]
-ONE_LINE = forms.TextInput(attrs={"size": 60})
+ONE_LINE = forms.TextInput()
 
 
 class RunImportForm(HostForm):
@@ -108,7 +108,7 @@ class RunImportForm(HostForm):
         label="Format", choices=IMPORT_SOURCES, initial="bundle", required=False,
         help_text="What the files below are. Only the fields of that format are read.")
     bundle = forms.FileField(
-        label="Run bundle (JSON file, format blindjudge.run/1 or run/2)", required=False,
+        label="Run bundle (JSON file, format blindjudge.run/1)", required=False,
         help_text="For “run bundle”. The whole bundle is checked before anything is written; "
                   "every problem is listed.")
     outputs = forms.FileField(
