@@ -70,6 +70,129 @@ class BundleUploadForm(HostForm):
         return upload
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Any number of files (none when not required); each held to the bundle size limit."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, (list, tuple)) else ([data] if data else [])
+        return [super(MultipleFileField, self).clean(one, initial) for one in files]
+
+
+IMPORT_SOURCES = [
+    ("bundle", "A run bundle (blindjudge.run/1 or run/2 JSON)"),
+    ("jsonl", "A table of outputs, JSON Lines"),
+    ("csv", "A table of outputs, CSV (UTF-8, header row)"),
+    ("swebench", "SWE-bench predictions and evaluation reports"),
+    ("inspect", "Inspect evaluation logs"),
+]
+ONE_LINE = forms.TextInput()
+
+
+class RunImportForm(HostForm):
+    """A run bundle, or the files of another format with the options of `import_run --from`.
+
+    Every field is always shown (no script picks them): each says which format it is for. The
+    files are checked only for size here; the importer and then the run validator check the rest
+    and every problem they find is listed above the fields.
+    """
+
+    source = forms.ChoiceField(
+        label="Format", choices=IMPORT_SOURCES, initial="bundle", required=False,
+        help_text="What the files below are. Only the fields of that format are read.")
+    bundle = forms.FileField(
+        label="Run bundle (JSON file, format blindjudge.run/1)", required=False,
+        help_text="For “run bundle”. The whole bundle is checked before anything is written; "
+                  "every problem is listed.")
+    outputs = forms.FileField(
+        label="Table of outputs (JSONL or CSV)", required=False,
+        help_text="For JSONL and CSV: one row per output (a builder's answer to a task).")
+    column_map = forms.CharField(
+        label="Column map", required=False, widget=ONE_LINE,
+        help_text="For JSONL and CSV, e.g. task=prompt,builder=model,content=response,"
+                  "truth=label,copy=id. Targets: task and content (required), builder (or a "
+                  "constant builder below), truth, copy, statement, title, cluster, defect.")
+    values = forms.CharField(
+        label="Value maps", required=False, widget=ONE_LINE,
+        help_text="For JSONL and CSV, e.g. truth:buggy=seeded_defect,correct=known_good "
+                  "verdict:PASS=pass,FAIL=fail,NONE=abstain condition:clean=clean.")
+    builder = forms.CharField(
+        label="Constant builder", required=False, widget=ONE_LINE,
+        help_text="For JSONL and CSV when the table has no builder column: the model that "
+                  "wrote every output.")
+    builder_family = forms.CharField(
+        label="Constant builder's family", required=False, widget=ONE_LINE,
+        help_text="The organisation of the constant builder (when its name is not a known model).")
+    reviews = forms.FileField(
+        label="Reviews (same format as the outputs)", required=False,
+        help_text="For JSONL and CSV, optional: one row per review.")
+    review_map = forms.CharField(
+        label="Review column map", required=False, widget=ONE_LINE,
+        help_text="For the reviews file, e.g. reviewer=model,copy=item,verdict=verdict,"
+                  "condition=condition (or task=…,builder=… instead of copy).")
+    copy_format = forms.ChoiceField(
+        label="Copies are", choices=[("text", "text"), ("markdown", "markdown"), ("diff", "diff")],
+        initial="text", required=False,
+        help_text="For JSONL and CSV: how the outputs are shown to judges.")
+    predictions = MultipleFileField(
+        label="Predictions (SWE-bench, one or more files)", required=False,
+        help_text="For SWE-bench: the predictions files (JSON or JSONL), one per model.")
+    reports = MultipleFileField(
+        label="Evaluation reports (SWE-bench, one or more files)", required=False,
+        help_text="For SWE-bench: the harness's report for each predictions file.")
+    dataset = forms.FileField(
+        label="Dataset (SWE-bench)", required=False,
+        help_text="For SWE-bench, optional: the instances' problem statements (JSON or JSONL).")
+    instances = forms.IntegerField(
+        label="Instances (SWE-bench)", required=False, min_value=1,
+        help_text="For SWE-bench, optional: a seeded sample of this many instances.")
+    seed = forms.CharField(label="Sampling seed (SWE-bench)", required=False, initial="0",
+                           widget=ONE_LINE)
+    logs = MultipleFileField(
+        label="Evaluation logs (Inspect, one or more files)", required=False,
+        help_text="For Inspect: the .eval or .json logs.")
+    truth_scorer = forms.CharField(
+        label="Truth scorer (Inspect)", required=False, widget=ONE_LINE,
+        help_text="For Inspect: the scorer whose value is the truth of an output.")
+    truth_values = forms.CharField(
+        label="Truth values (Inspect)", required=False, widget=ONE_LINE,
+        help_text="For Inspect, e.g. C=known_good,I=seeded_defect.")
+    review_scorer = forms.CharField(
+        label="Review scorer (Inspect)", required=False, widget=ONE_LINE,
+        help_text="For Inspect, optional: a model-graded scorer read as a review.")
+    epoch = forms.IntegerField(label="Epoch (Inspect)", required=False, min_value=1, initial=1)
+    families = forms.CharField(
+        label="Model families", required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="For every format but a bundle: MODEL=ORG, one a line, for models whose "
+                  "organisation is not known.")
+    name = forms.CharField(label="Run name", required=False, widget=ONE_LINE,
+                           help_text="For every format but a bundle, optional.")
+
+    def clean(self):
+        data = super().clean()
+        limit = settings.BLINDJUDGE_MAX_BUNDLE_BYTES
+        for name in ("bundle", "outputs", "reviews", "dataset", "predictions", "reports", "logs"):
+            given = data.get(name)
+            for upload in given if isinstance(given, list) else [given] if given else []:
+                if upload.size > limit:
+                    # Read nothing of a file we would refuse anyway.
+                    self.add_error(name, f"{upload.name}: {upload.size} bytes exceeds the limit "
+                                         f"of {limit} bytes")
+        source = data["source"] = data.get("source") or "bundle"
+        needed = {"bundle": "bundle", "jsonl": "outputs", "csv": "outputs",
+                  "swebench": "predictions", "inspect": "logs"}.get(source)
+        if needed and not data.get(needed) and needed not in self.errors:
+            self.add_error(needed, f"This field is required for the format {source}.")
+        return data
+
+
 class _SessionSettings(HostForm):
     limits = {"rubric": "rubric", "preregistration": "preregistration"}
 

@@ -2,12 +2,14 @@
 a truth label.
 """
 
+from django.contrib import messages
 from django.urls import reverse
 
 from accounts.guards import host_required
 from blindjudge import links
 from blindjudge.errors import Invalid
-from host.forms import BundleUploadForm, SessionCreateForm, TruthForm
+from content.importers.common import ConversionError, Source
+from host.forms import RunImportForm, SessionCreateForm, TruthForm
 from host.views.common import (
     actor_of,
     for_host_run,
@@ -17,13 +19,14 @@ from host.views.common import (
     show_once,
     visible,
 )
+from judging.importing import ImportRequest, bundle_bytes, convert, summary_lines
 from judging.selectors.host import run_item, run_overview, runs_of_host, truth_history
 from judging.services import run_import, session_create, truth_correct
 
 
 def _runs_page(request, form=None, status=200, error=None):
     return render_host_page(request, "host/runs.html", {
-        "runs": runs_of_host(request.host), "form": form or BundleUploadForm(),
+        "runs": runs_of_host(request.host), "form": form or RunImportForm(),
     }, status=status)
 
 
@@ -35,13 +38,53 @@ def runs(request):
 @host_required
 def run_import_view(request):
     def change(data):
-        run = run_import(host=request.host, raw=data["bundle"].read(), actor=actor_of(request))
+        if data["source"] == "bundle":
+            raw, summary = data["bundle"].read(), None
+        else:
+            imported = _converted(data)
+            raw, summary = bundle_bytes(imported), imported.summary
+        run = run_import(host=request.host, raw=raw, actor=actor_of(request))
+        if summary is not None:
+            for line in summary_lines(summary):
+                messages.info(request, line)
         return (f"Run {run.pk} imported: {run.copies.count()} copies, "
                 f"{run.findings.count()} findings.", reverse("host:run", kwargs={"run_id": run.pk}))
 
-    return host_change(request, form=BundleUploadForm(request.POST, request.FILES),
+    return host_change(request, form=RunImportForm(request.POST, request.FILES),
                        change=change, refusals=(Invalid,),
                        page=lambda **shown: _runs_page(request, **shown))
+
+
+def _converted(data):
+    """The host's files and options to a run/2 bundle; a ConversionError, every line of it, is
+    refused like the validator's refusals (nothing is written either way)."""
+    def one(upload):
+        return Source(upload.name, upload.read()) if upload else None
+
+    def text(name):
+        return (data.get(name) or "").strip()
+
+    source = data["source"]
+    table = source in ("jsonl", "csv")
+    request_ = ImportRequest(
+        format=source, outputs=one(data.get("outputs")) if table else None,
+        reviews=one(data.get("reviews")) if table else None,
+        predictions=[one(u) for u in data.get("predictions") or []] if source == "swebench" else [],
+        reports=[one(u) for u in data.get("reports") or []] if source == "swebench" else [],
+        dataset=one(data.get("dataset")) if source == "swebench" else None,
+        logs=[one(u) for u in data.get("logs") or []] if source == "inspect" else [],
+        column_map=text("column_map"), values=text("values"), review_map=text("review_map"),
+        builder=text("builder") or None, builder_family=text("builder_family") or None,
+        copy_format=data.get("copy_format") or "text", instances=data.get("instances"),
+        seed=text("seed") or "0", truth_scorer=text("truth_scorer") or None,
+        truth_values=text("truth_values"), review_scorer=text("review_scorer") or None,
+        epoch=data.get("epoch") or 1,
+        families=[line.strip() for line in text("families").splitlines() if line.strip()],
+        name=text("name"))
+    try:
+        return convert(request_)
+    except ConversionError as error:
+        raise Invalid("\n".join(error.lines())) from None
 
 
 def _run_page(request, run, form=None, status=200, error=None):

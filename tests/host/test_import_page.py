@@ -1,0 +1,179 @@
+"""The host's import page beyond bundles: a table of outputs (JSONL or CSV) with its reviews,
+uploaded through the page with the options `import_run --from` takes; the summary shown after
+the import; every refusal, the converter's or the validator's, listed on the form with nothing
+written and the typed options kept."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from judging.models import Copy, Review, Run, Task
+from tests.host.test_host_pages import page, url
+from tests.worlds import bundle_bytes, client_as
+
+SEED = Path(__file__).resolve().parents[1] / "data" / "seed000"
+SEED_FIELDS = {
+    "source": "jsonl",
+    "column_map": "task=task,statement=doc,content=source,truth=label,copy=id,defect=change",
+    "values": "truth:buggy=seeded_defect,correct=known_good verdict:PASS=pass,FAIL=fail,NONE=abstain",
+    "builder": "review_items_v1", "builder_family": "profrod.ai",
+    "review_map": "reviewer=model,copy=item",
+    "name": "Does a prior verdict anchor your AI reviewer?",
+}
+
+
+@pytest.fixture
+def alice(host):
+    """alice's browser, signed in."""
+    return client_as(host)
+
+
+def file(path: Path | str, raw: bytes | None = None):
+    path = Path(path)
+    return SimpleUploadedFile(path.name, path.read_bytes() if raw is None else raw)
+
+
+def nothing_written():
+    return not (Run.objects.exists() or Task.objects.exists() or Copy.objects.exists()
+                or Review.objects.exists())
+
+
+def errors_listed(response) -> list[str]:
+    found = re.search(r'<ul class="errorlist">(.*?)</ul>', page(response), re.S)
+    return re.findall(r"<li>(.*?)</li>", found.group(1), re.S) if found else []
+
+
+@pytest.mark.django_db
+def test_the_seed_tables_import_through_the_page_and_the_summary_is_shown(alice, host):
+    response = alice.post(url("run_import"), {
+        **SEED_FIELDS, "outputs": file(SEED / "items-v1.jsonl"),
+        "reviews": file(SEED / "reviews-v1.jsonl")}, follow=True)
+    run = Run.objects.get()
+    assert response.redirect_chain[-1][0] == url("run", run_id=run.pk)
+    assert run.name == SEED_FIELDS["name"] and run.host == host
+    assert run.tasks.count() == 30 and run.copies.count() == 180 and run.reviews.count() == 1620
+    shown = page(response)
+    assert "tasks: 30" in shown
+    assert "copies by truth: known_good 90, seeded_defect 90" in shown
+    assert "Qwen/Qwen2.5-Coder-1.5B-Instruct / clean: 180 (83 abstentions)" in shown
+    assert f"Run {run.pk} imported: 180 copies" in shown
+
+
+@pytest.mark.django_db
+def test_a_csv_upload_with_a_constant_builder(alice, host):
+    raw = "prompt,answer,label\nAdd two numbers.,a + b,correct\nSubtract.,a + b,buggy\n"
+    response = alice.post(url("run_import"), {
+        "source": "csv", "outputs": file("outputs.csv", raw.encode("utf-8-sig")),
+        "column_map": "task=prompt,content=answer,truth=label",
+        "values": "truth:buggy=seeded_defect,correct=known_good",
+        "builder": "gpt-4o", "copy_format": "markdown"})
+    assert response.status_code == 303
+    run = Run.objects.get()
+    assert run.copies.count() == 2
+    assert set(run.copies.values_list("truth", flat=True)) == {"known_good", "seeded_defect"}
+
+
+@pytest.mark.django_db
+def test_every_conversion_error_is_listed_the_options_kept_and_nothing_written(alice, host):
+    raw = b'{"prompt": "a", "answer": "x"}\n{"prompt": "b"}\nnot json\n'
+    response = alice.post(url("run_import"), {
+        "source": "jsonl", "outputs": file("outputs.jsonl", raw),
+        "column_map": "task=prompt,content=answer", "builder": "gpt-4o",
+        "families": "gpt-4o=OpenAI"})
+    assert response.status_code == 400
+    listed = errors_listed(response)
+    assert any(line.startswith("outputs.jsonl:2: ") for line in listed), listed
+    assert any(line.startswith("outputs.jsonl:3: ") for line in listed), listed
+    shown = page(response)
+    assert 'value="task=prompt,content=answer"' in shown  # the typed options stay
+    assert 'value="jsonl" selected' in shown
+    assert nothing_written()
+
+
+@pytest.mark.django_db
+def test_a_review_naming_no_copy_is_refused_with_its_line(alice, host):
+    reviews = (SEED / "reviews-v1.jsonl").read_bytes()
+    reviews += reviews.splitlines(keepends=True)[0].replace(b'"item": "', b'"item": "ffff', 1)
+    response = alice.post(url("run_import"), {
+        **SEED_FIELDS, "outputs": file(SEED / "items-v1.jsonl"),
+        "reviews": file("reviews-v1.jsonl", reviews)})
+    assert response.status_code == 400
+    assert any(line.startswith("reviews-v1.jsonl:1621: ") for line in errors_listed(response))
+    assert nothing_written()
+
+
+@pytest.mark.django_db
+def test_a_missing_table_and_a_bad_map_are_refused(alice, host):
+    missing = alice.post(url("run_import"), {"source": "csv", "column_map": "task=a,content=b"})
+    assert missing.status_code == 400 and "This field is required for the format csv" in page(missing)
+    bad_map = alice.post(url("run_import"), {
+        "source": "csv", "outputs": file("o.csv", b"a,b\n1,2\n"), "column_map": "task=a,nonsense=b",
+        "builder": "gpt-4o"})
+    assert bad_map.status_code == 400 and "nonsense" in page(bad_map)
+    assert nothing_written()
+
+
+@pytest.mark.django_db
+def test_a_validator_refusal_after_conversion_writes_nothing(alice, host, settings):
+    # Converts (the table is well formed) but the run validator refuses a copy over its limit.
+    settings.BLINDJUDGE_MAX_COPY_BYTES = 100
+    raw = b"prompt,answer\nAdd.," + b"x" * 500 + b"\n"
+    response = alice.post(url("run_import"), {
+        "source": "csv", "outputs": file("o.csv", raw), "column_map": "task=prompt,content=answer",
+        "builder": "m", "builder_family": "O"})
+    assert response.status_code == 400
+    assert errors_listed(response) == [
+        "copies[0].content: 500 bytes exceeds the per-copy limit of 100 bytes"]
+    assert nothing_written()
+
+
+@pytest.mark.django_db
+def test_an_uploaded_bundle_still_imports_with_the_format_chosen(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "bundle", "bundle": file("bundle.json", bundle_bytes())})
+    assert response.status_code == 303 and Run.objects.count() == 1
+
+
+INSPECT = Path(__file__).resolve().parents[1] / "data" / "inspect"
+POPULARITY_EVAL = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+
+
+@pytest.mark.django_db
+def test_an_inspect_log_uploads_with_its_truth_scorer(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "inspect", "logs": [file(INSPECT / POPULARITY_EVAL)], "truth_scorer": "match",
+        "truth_values": "C=tests_pass,I=tests_fail"}, follow=True)
+    run = Run.objects.get()
+    assert run.tasks.count() == 10
+    # The log's own accuracy is 0.8: 8 of its 10 samples scored C.
+    assert "copies by truth: tests_fail 2, tests_pass 8" in page(response)
+
+
+@pytest.mark.django_db
+def test_an_inspect_log_without_samples_epoch_is_refused_on_the_form(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "inspect", "logs": [file(INSPECT / POPULARITY_EVAL)], "truth_scorer": "match",
+        "epoch": "3"})
+    assert response.status_code == 400 and errors_listed(response)
+    assert 'name="epoch" value="3"' in page(response) or 'value="3"' in page(response)
+    assert nothing_written()
+
+
+SWEBENCH = Path(__file__).resolve().parents[1] / "data" / "swebench"
+
+
+@pytest.mark.django_db
+def test_swebench_files_upload_several_at_once(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "swebench",
+        "predictions": [file(SWEBENCH / "qwen-mini.preds.jsonl"),
+                        file(SWEBENCH / "qwen-mini-graphrag.preds.jsonl")],
+        "reports": [file(SWEBENCH / "qwen-mini.vanilla.json"),
+                    file(SWEBENCH / "qwen-mini-graphrag.graphrag_tdd.json")],
+        "dataset": file(SWEBENCH / "dataset.jsonl"), "name": "SWE-bench excerpt"}, follow=True)
+    run = Run.objects.get()
+    assert run.name == "SWE-bench excerpt"
+    assert len(set(run.copies.values_list("builder", flat=True))) == 2
+    assert "copies by truth:" in page(response)

@@ -1,0 +1,142 @@
+"""`import_run --from jsonl|csv`: a table of outputs (and one of reviews) converted, validated whole
+by run_import and written as one run, the summary printed; every refusal, the converter's or the
+validator's, exits non-zero with its lines and leaves the database as it was."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from content.importers.common import ConversionError
+from judging.importing import _truth_values
+from judging.models import AuditEvent, Copy, Review, Run, Task
+from tests.judging.test_commands import call, call_json, refused, refused_plain
+
+SEED = Path(__file__).resolve().parents[1] / "data" / "seed000"
+SEED_ARGS = [
+    "--from", "jsonl", str(SEED / "items-v1.jsonl"), "--host", "alice",
+    "--map", "task=task,statement=doc,content=source,truth=label,copy=id,defect=change",
+    "--values", "truth:buggy=seeded_defect,correct=known_good verdict:PASS=pass,FAIL=fail,NONE=abstain",
+    "--builder", "review_items_v1", "--builder-family", "profrod.ai",
+    "--reviews", str(SEED / "reviews-v1.jsonl"), "--review-map", "reviewer=model,copy=item",
+    "--name", "Does a prior verdict anchor your AI reviewer?",
+]
+
+
+def nothing_written():
+    return not (Run.objects.exists() or Task.objects.exists() or Copy.objects.exists()
+                or Review.objects.exists()
+                or AuditEvent.objects.filter(action="run.imported").exists())
+
+
+def test_the_seed_article_imports_as_one_run_of_30_tasks_and_1620_reviews(host):
+    result = call_json("import_run", *SEED_ARGS)
+    run = Run.objects.get(pk=result["run"])
+    assert run.name == "Does a prior verdict anchor your AI reviewer?"
+    assert run.tasks.count() == 30 and run.copies.count() == 180
+    assert run.reviews.count() == 1620
+    assert set(run.reviews.values_list("condition", flat=True)) == {
+        "clean", "anchored-pass", "anchored-fail"}
+    assert run.reviews.filter(verdict="abstain").count() == 83 + 125 + 121 + 6 + 5 + 6
+    assert result["summary"]["copies_by_truth"] == {"known_good": 90, "seeded_defect": 90}
+    assert result["summary"]["reviews"]["Qwen/Qwen3-1.7B / anchored-fail"] == 180
+
+
+def test_the_plain_output_is_the_summary_then_the_run_id(host):
+    lines = call("import_run", *SEED_ARGS).splitlines()
+    assert lines[:3] == ["tasks: 30", "builders: review_items_v1 (180 copies)",
+                         "copies by truth: known_good 90, seeded_defect 90"]
+    assert "  Qwen/Qwen2.5-Coder-1.5B-Instruct / clean: 180 (83 abstentions)" in lines
+    run = Run.objects.get()
+    assert f"run {run.pk} imported: {run.name}" in lines
+
+
+def test_a_csv_table_with_a_constant_builder(host, tmp_path):
+    path = tmp_path / "outputs.csv"
+    path.write_text("prompt,answer,label\nAdd two numbers.,a + b,correct\n"
+                    "Subtract.,a + b,buggy\n", encoding="utf-8-sig")
+    result = call_json("import_run", "--from", "csv", str(path), "--host", "alice",
+                       "--map", "task=prompt,content=answer,truth=label",
+                       "--values", "truth:buggy=seeded_defect,correct=known_good",
+                       "--builder", "gpt-4o", "--format", "markdown")
+    run = Run.objects.get(pk=result["run"])
+    assert run.tasks.count() == 2
+    assert set(run.copies.values_list("format", flat=True)) == {"markdown"}
+    assert result["summary"]["builders"] == {"gpt-4o": 2}
+
+
+def test_a_conversion_refusal_lists_every_line_and_writes_nothing(host, tmp_path):
+    path = tmp_path / "outputs.jsonl"
+    path.write_bytes(b'{"prompt": "p", "model": "house-model", "response": "r"}\n'
+                     b'{"prompt": "p", "model": \n')
+    args = ["import_run", "--from", "jsonl", str(path), "--host", "alice",
+            "--map", "task=prompt,builder=model,content=response"]
+    message = refused(*args)
+    lines = message.splitlines()
+    assert lines[0].startswith(f"{path}:2: not JSON")
+    assert lines[1] == ("families: no known family for house-model; say which organisation "
+                        "trained each with --family MODEL=ORG")
+    assert refused_plain(*args) == message
+    assert nothing_written()
+
+
+def test_a_malformed_map_and_a_missing_outputs_file_are_refused(host, tmp_path):
+    assert refused("import_run", "--from", "jsonl", "--host", "alice") == (
+        "--from jsonl: name the table of outputs")
+    missing = str(tmp_path / "none.jsonl")
+    assert refused("import_run", "--from", "jsonl", missing, "--host", "alice") == (
+        f"no such file: {missing}")
+    path = tmp_path / "o.jsonl"
+    path.write_text('{"task": "t", "content": "c"}\n')
+    assert refused("import_run", "--from", "jsonl", str(path), "--host", "alice",
+                   "--map", "task", "--builder", "m", "--builder-family", "O") == (
+        '--map: "task" is not TARGET=COLUMN')
+    assert nothing_written()
+
+
+def test_a_validator_refusal_after_conversion_writes_nothing(host, tmp_path, settings):
+    path = tmp_path / "o.jsonl"
+    path.write_text(json.dumps({"task": "t", "content": "x" * 500}) + "\n")
+    settings.BLINDJUDGE_MAX_COPY_BYTES = 100
+    message = refused("import_run", "--from", "jsonl", str(path), "--host", "alice",
+                      "--builder", "m", "--builder-family", "O")
+    assert message == "copies[0].content: 500 bytes exceeds the per-copy limit of 100 bytes"
+    assert nothing_written()
+
+
+@pytest.mark.parametrize("fmt", ["swebench", "inspect"])
+def test_the_other_formats_are_reached_by_their_own_options(host, fmt):
+    # With no files they refuse through their importer (or say it is not installed): never a
+    # traceback, nothing written.
+    message = refused("import_run", "--from", fmt, "--host", "alice")
+    assert message
+    assert nothing_written()
+
+
+def test_swebench_real_files_import_through_the_command(host):
+    data = SEED.parent / "swebench"
+    result = call_json(
+        "import_run", "--from", "swebench", "--host", "alice",
+        "--predictions", str(data / "qwen-mini.preds.jsonl"), str(data / "qwen-mini-graphrag.preds.jsonl"),
+        "--report", str(data / "qwen-mini.vanilla.json"), str(data / "qwen-mini-graphrag.graphrag_tdd.json"),
+        "--dataset", str(data / "dataset.jsonl"), "--name", "SWE-bench excerpt")
+    run = Run.objects.get(pk=result["run"])
+    assert run.name == "SWE-bench excerpt"
+    assert run.copies.count() == sum(result["summary"]["copies_by_truth"].values())
+
+
+def test_inspect_real_log_imports_through_the_command_with_its_truth_values(host):
+    log = (SEED.parent / "inspect" / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval")
+    result = call_json("import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
+                       "--truth-scorer", "match", "--truth-values", "C=tests_pass,I=tests_fail")
+    assert result["summary"]["tasks"] == 10
+    assert result["summary"]["copies_by_truth"] == {"tests_pass": 8, "tests_fail": 2}
+    assert Run.objects.get(pk=result["run"]).copies.count() == 10
+
+
+def test_truth_values_keep_a_threshold_whole():
+    assert _truth_values(">=0.5=tests_pass,<0.5=tests_fail,C=known_good") == {
+        ">=0.5": "tests_pass", "<0.5": "tests_fail", "C": "known_good"}
+    with pytest.raises(ConversionError) as caught:
+        _truth_values("C,=x")
+    assert len(caught.value.errors) == 2
