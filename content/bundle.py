@@ -109,7 +109,6 @@ from content.limits import TextLimits
 
 FORMAT_1 = "blindjudge.run/1"
 FORMAT_2 = "blindjudge.run/2"
-FORMAT = FORMAT_1  # the first format; kept for callers written before run/2
 FORMATS = (FORMAT_1, FORMAT_2)
 SCHEMA_RESOURCES = {
     FORMAT_1: "schemas/run-bundle-1.schema.json",

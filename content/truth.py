@@ -5,6 +5,9 @@ The labels themselves are the models' enums (judging.models.CopyTruth, FindingTr
 repeated here as plain strings so that this module, like all of content/, needs no Django.
 """
 
+# A copy's truth labels, in the bundle schema's order (importers check mapped values against them).
+COPY_TRUTHS = ("known_good", "seeded_defect", "tests_fail", "tests_pass", "unknown")
+
 DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
 GOOD = {"known_good", "tests_pass", "false_alarm"}
 

@@ -68,6 +68,7 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from content.bundle import FORMAT_2
 from content.importers.common import (
     ConversionError,
     Families,
@@ -76,9 +77,7 @@ from content.importers.common import (
     Source,
     place,
 )
-
-FORMAT = "blindjudge.run/2"
-TRUTHS = ("known_good", "seeded_defect", "tests_fail", "tests_pass", "unknown")
+from content.truth import COPY_TRUTHS
 
 # Zip caps: far above any real log's (the largest test log in inspect_ai is under 1 MB, a long
 # agentic run some hundreds of MB), and each bounds what one hostile file can cost.
@@ -386,9 +385,9 @@ def _truth_map(truth_values, problems: Problems) -> _TruthMap:
         problems.add("truth_values", "expected a mapping of score value to truth")
         return _TruthMap(exact, thresholds)
     for key, truth in truth_values.items():
-        if truth not in TRUTHS:
+        if truth not in COPY_TRUTHS:
             problems.add("truth_values", f"{key!r}: {truth!r} is not a truth; use one of "
-                         + ", ".join(TRUTHS))
+                         + ", ".join(COPY_TRUTHS))
             continue
         match = THRESHOLD.match(str(key))
         if match:
@@ -654,7 +653,7 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
 
     names = sorted({task for task, _, _ in kept})
     bundle = {
-        "format": FORMAT,
+        "format": FORMAT_2,
         "run": {"name": run_name.strip() or "inspect: " + ", ".join(names)},
         "tasks": tasks,
         "builders": list(builders.values()),

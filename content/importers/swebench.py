@@ -41,6 +41,7 @@ import hmac
 import json
 from collections import Counter
 
+from content.bundle import FORMAT_2
 from content.importers.common import (
     ConversionError,
     Families,
@@ -222,7 +223,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
             n += 1
         builders_summary[model] = n
     bundle = {
-        "format": "blindjudge.run/2",
+        "format": FORMAT_2,
         "run": {"name": run_name or f"SWE-bench: {len(tasks)} instances x {len(models)} models"},
         "tasks": tasks,
         "builders": [{"id": builder_id[m], "model": m, "family": family_of[m]} for m in models],
@@ -314,15 +315,7 @@ _UNREADABLE = object()  # the problem is already listed (JSON `null` is a value 
 
 def _json_document(source: Source, problems: Problems):
     text = _decode(source, problems)
-    if text is None:
-        return _UNREADABLE
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        problems.add(place(source, error.lineno), f"malformed JSON: {error.msg}")
-    except RecursionError:
-        problems.add(place(source), "malformed JSON: nested too deeply")
-    return _UNREADABLE
+    return _UNREADABLE if text is None else _whole(source, text, problems)
 
 
 def _decode(source, problems: Problems) -> str | None:
@@ -354,7 +347,7 @@ def _rows(source, problems: Problems, keyed_field: str):
     stripped = text.lstrip()
     if stripped.startswith("["):
         value = _whole(source, text, problems)
-        if value is None:
+        if value is _UNREADABLE:
             return
         for n, row in enumerate(value):
             where = f"{place(source)}: [{n}]"
@@ -412,13 +405,14 @@ def _is_keyed_dict(first_line: str, text: str, keyed_field: str) -> bool:
 
 
 def _whole(source, text, problems):
+    """The file's one JSON value, or _UNREADABLE after listing why not."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         problems.add(place(source, error.lineno), f"malformed JSON: {error.msg}")
     except RecursionError:
         problems.add(place(source), "malformed JSON: nested too deeply")
-    return None
+    return _UNREADABLE
 
 
 def _text(row: dict, name: str, where: str, problems: Problems) -> str | None:

@@ -42,6 +42,7 @@ import json
 import re
 from collections import Counter
 
+from content.bundle import FORMAT_2
 from content.importers.common import (
     ConversionError,
     Families,
@@ -50,10 +51,8 @@ from content.importers.common import (
     Source,
     place,
 )
+from content.truth import COPY_TRUTHS, truth_class
 
-FORMAT = "blindjudge.run/2"
-TRUTHS = ("known_good", "seeded_defect", "tests_fail", "tests_pass", "unknown")
-GOOD_TRUTHS = ("known_good", "tests_pass")
 VERDICTS = ("pass", "fail", "abstain")
 COPY_FORMATS = ("text", "markdown", "diff")
 ABSTAIN_SCORINGS = ("not_flagged", "excluded")
@@ -118,7 +117,7 @@ def parse_value_maps(text: str) -> dict[str, dict[str, str]]:
             else:
                 mapping[value] = target
     for field_name, mapping in out.items():
-        allowed = {"truth": TRUTHS, "verdict": VERDICTS}.get(field_name)
+        allowed = {"truth": COPY_TRUTHS, "verdict": VERDICTS}.get(field_name)
         for value, target in mapping.items():
             if allowed and target not in allowed:
                 problems.add("--values", f'{field_name}: "{value}" maps to "{target}", which is '
@@ -429,7 +428,7 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
         task_text = cols.get(row, "task", required=True)
         content = cols.get(row, "content", required=True)
         model = builder.strip() if builder is not None else cols.get(row, "builder", True)
-        truth = cols.mapped(row, "truth", value_maps, lambda v: v in TRUTHS, required=False)
+        truth = cols.mapped(row, "truth", value_maps, lambda v: v in COPY_TRUTHS, required=False)
         copy_id = cols.get(row, "copy", required=True)
         statement = cols.get(row, "statement", required=True)
         title, cluster = cols.get(row, "title"), cols.get(row, "cluster")
@@ -487,7 +486,7 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
         copy = {"id": copy_id, "task": task_id, "builder": model, "format": copy_format,
                 "content": content, "truth": truth or "unknown"}
         if defect and defect.strip():
-            if copy["truth"] in GOOD_TRUTHS:
+            if truth_class(copy["truth"]) == "good":
                 skipped["defect note on a good copy (dropped)"] += 1
             else:
                 copy["defect"] = defect
@@ -506,7 +505,7 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
     problems.raise_if_any()
 
     bundle = {
-        "format": FORMAT,
+        "format": FORMAT_2,
         "run": {"name": (run_name or "").strip() or outputs.name,
                 "default_condition": default_condition, "abstain_scoring": abstain_scoring},
         "tasks": list(tasks.values()),
