@@ -236,7 +236,10 @@ def protocol_of(session: Session) -> dict:
     can be shown by hash to judges.
     """
     items = []
-    for item in session.items.select_related("copy", "finding", "task").order_by("key"):
+    # The content hash is stored: the copies' content (megabytes each) and the tasks' statements
+    # are never needed here.
+    for item in (session.items.select_related("copy", "finding", "task")
+                 .defer("copy__content", "task__statement").order_by("key")):
         entry = {"key": item.key, "task": item.task.bundle_id, "copy_sha256": item.copy.content_sha256}
         if item.finding_id:
             entry["finding_sha256"] = sha256_hex(item.finding.text.encode("utf-8"))
