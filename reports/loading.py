@@ -92,6 +92,12 @@ class Bundle:
     # finding pk -> [(reviewer bundle id, condition)] of every raise, any condition, sorted
     raised_by_conditions: dict
     corrections: list  # TruthCorrection, with its copy or finding fetched
+    # What resampled intervals resample, for every section that gives one: "cluster" when any copy
+    # names a cluster (a copy without one is then its task's own unit), "task" when the run has
+    # several tasks, None for one task and no clusters (nothing to resample but single copies).
+    resampling_by: str | None
+    # copy pk -> its resampling unit: ("cluster", name) or ("task", task pk); empty when None
+    unit_of_copy: dict
 
 
 @dataclass(frozen=True)
@@ -228,7 +234,22 @@ def _load_bundle(run) -> Bundle:
         raised_by={pk: sorted(r for r, c in raised if c == default) for pk, raised in raises.items()},
         raised_by_conditions={pk: sorted(raised) for pk, raised in raises.items()},
         corrections=list(run.truth_corrections.select_related("copy", "finding")),
+        **_resampling_units(tasks, copies),
     )
+
+
+def _resampling_units(tasks, copies) -> dict:
+    if any(c.cluster for c in copies):
+        by = "cluster"
+    elif len(tasks) > 1:
+        by = "task"
+    else:
+        return {"resampling_by": None, "unit_of_copy": {}}
+    return {
+        "resampling_by": by,
+        "unit_of_copy": {c.pk: ("cluster", c.cluster) if c.cluster else ("task", c.task_id)
+                         for c in copies},
+    }
 
 
 def _load_items(session, bundle: Bundle) -> Items:
