@@ -9,7 +9,10 @@ bootstrap over judges and items, never a pooled McNemar), agreement (reported, n
 decide), the preregistered decision rules evaluated as written, model reviewers' pairs, authorship
 guesses and seals, order effects, and the achieved sample beside the planned one. Model
 reviewers are scored on the run's default condition only, abstentions by the run's rule; reviews
-under other conditions are listed apart (other_conditions), never pooled with them.
+under other conditions are listed apart (other_conditions), never pooled with them, and compared
+with the default condition's on the same copies (reviewer_conditions: McNemar per reviewer,
+condition and truth class); self_preference sets a reviewer's pass rate on its own family's
+copies against other families'.
 
 How it is made: reports/loading.py makes every query once, into lists and judges × items numpy
 matrices; each section of the dict is built from that by a pure function in reports/sections/;
@@ -33,8 +36,10 @@ from reports.sections import (
     pooled,
     protocol,
     records,
+    reviewer_conditions,
     sample,
     scores,
+    self_preference,
 )
 from reports.sections.common import iso
 
@@ -82,6 +87,8 @@ def _build_report(session) -> dict:
         "decision_rules": decision_rules.decision_rules(data, pooled_by_group),
         "model_reviewers": model_reviewers.model_reviewers(data),
         "other_conditions": scores.other_conditions(data),
+        "reviewer_conditions": reviewer_conditions.reviewer_conditions(data),
+        "self_preference": self_preference.self_preference(data),
         "session_kind_note": records.session_kind_note(data),
     }
     # Stamped once every section is built, as the moment the report was made.

@@ -22,6 +22,7 @@ from reports.stats import (
     bootstrap_judges_items,
     cluster_bootstrap,
     cluster_weights,
+    clustered_ratio_difference,
     cohens_kappa,
     evaluate_rule,
     fleiss_kappa,
@@ -549,3 +550,87 @@ def test_weights_reject_bad_input():
         judges_items_weights(2, 3, resamples=0)
     with pytest.raises(ValueError, match="at least one item"):
         cluster_weights([])
+
+
+# --- clustered_ratio_difference (issue 14: self-preference, own family's copies against others') --
+
+
+def _difference_by_loop(own, outcome, labels, resamples, seed):
+    """The resampled differences drawn one resample at a time from the same generator: clusters
+    numbered in order of first appearance, drawn with replacement, every item of a drawn cluster
+    counted once per draw."""
+    order = list(dict.fromkeys(labels))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(order), size=(resamples, len(order)))
+    values = []
+    for drawn in draws:
+        tally = {True: [0, 0], False: [0, 0]}
+        for k in drawn:
+            for i, label in enumerate(labels):
+                if label == order[k]:
+                    tally[own[i]][0] += outcome[i]
+                    tally[own[i]][1] += 1
+        values.append(tally[True][0] / tally[True][1] - tally[False][0] / tally[False][1]
+                      if tally[True][1] and tally[False][1] else math.nan)
+    return values
+
+
+def test_clustered_ratio_difference_by_hand_and_by_loop():
+    # Two rates over disjoint sets of items: "own" (a) and "others" (b), 0/1 outcomes (a pass).
+    labels = ["t1", "t1", "t1", "t2", "t2", "t3", "t3", "t3", "t4", "t4"]
+    own = [True, False, False, True, False, True, False, False, True, False]
+    outcome = [1, 0, 1, 1, 0, 1, 1, 0, 0, 0]
+    num_a = [o if m else 0 for o, m in zip(outcome, own, strict=True)]
+    den_a = [1 if m else 0 for m in own]
+    num_b = [0 if m else o for o, m in zip(outcome, own, strict=True)]
+    den_b = [0 if m else 1 for m in own]
+    point, low, high = clustered_ratio_difference(num_a, den_a, num_b, den_b, labels,
+                                                  resamples=500, seed=3)
+    # own: 3 of 4 passed; others: 2 of 6 (t1: 1 of 2, t2: 0 of 1, t3: 1 of 2, t4: 0 of 1)
+    assert point == pytest.approx(3 / 4 - 2 / 6, abs=1e-15)
+    expected = np.quantile([v for v in _difference_by_loop(own, outcome, labels, 500, 3)
+                            if not math.isnan(v)], [0.025, 0.975])
+    assert (low, high) == pytest.approx(tuple(expected), abs=1e-12)
+    assert low <= point <= high
+
+
+def test_clustered_ratio_difference_degenerate_cases():
+    # Every cluster alike: every resample gives the point, so the interval is the point.
+    labels = ["a", "a", "b", "b", "c", "c"]
+    point, low, high = clustered_ratio_difference([1, 0, 1, 0, 1, 0], [1, 0, 1, 0, 1, 0],
+                                                  [0, 0, 0, 0, 0, 0], [0, 1, 0, 1, 0, 1], labels)
+    assert (point, low, high) == (1.0, 1.0, 1.0)
+    # No item of one set: no difference at all.
+    assert all(math.isnan(v) for v in clustered_ratio_difference([1], [1], [0], [0], ["a"]))
+    # Resamples lacking one set are dropped (NaN), never infinite: "a" holds only set a's items,
+    # "b" only set b's, numerators 2 (x/0 would be inf).
+    point, low, high = clustered_ratio_difference([2, 0], [1, 0], [0, 2], [0, 1], ["a", "b"],
+                                                  resamples=200, seed=1)
+    assert (point, low, high) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="one length"):
+        clustered_ratio_difference([1], [1], [0], [1], ["a", "b"])
+    with pytest.raises(ValueError, match="at least one item"):
+        clustered_ratio_difference([], [], [], [], [])
+    with pytest.raises(ValueError, match="resamples must be at least 1"):
+        clustered_ratio_difference([1], [1], [0], [1], ["a"], resamples=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.integers(0, 1)),
+                min_size=2, max_size=25))
+def test_clustered_ratio_difference_matches_the_loop(items):
+    labels = [f"t{k}" for k, _, _ in items]
+    own = [m for _, m, _ in items]
+    outcome = [o for _, _, o in items]
+    got = clustered_ratio_difference(
+        [o * m for o, m in zip(outcome, own, strict=True)], [int(m) for m in own],
+        [o * (not m) for o, m in zip(outcome, own, strict=True)], [int(not m) for m in own],
+        labels, resamples=60, seed=7)
+    if all(own) or not any(own):
+        assert all(math.isnan(v) for v in got)
+        return
+    values = [v for v in _difference_by_loop(own, outcome, labels, 60, 7) if not math.isnan(v)]
+    if not values:
+        assert math.isnan(got[1]) and math.isnan(got[2])
+    else:
+        assert got[1:] == pytest.approx(tuple(np.quantile(values, [0.025, 0.975])), abs=1e-12)
