@@ -73,7 +73,7 @@ def _check_reviewer_names_allowed(run: Run):
         )
 
 
-def rules_context(run: Run) -> RunContext:
+def _rules_context(run: Run) -> RunContext:
     """What decision rules are checked against: the run's reviewers with the conditions each has
     reviews under, its builders, its default condition (content.rules.RunContext)."""
     conditions: dict[int, set[str]] = {}
@@ -92,7 +92,7 @@ def rules_context(run: Run) -> RunContext:
 def _check_rules(text: str, place: str, run: Run) -> RulesBlock:
     """The text's rules block, checked against the run; Invalid naming each problem by place."""
     try:
-        return parse_block(text, rules_context(run) if has_rules_block(text) else None)
+        return parse_block(text, _rules_context(run) if has_rules_block(text) else None)
     except RulesError as error:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 
@@ -156,9 +156,10 @@ def session_create(
     task per judge), in an order that interleaves the tasks (content.draws.by_task_pick and
     draw_order_by_task). It is a creation setting: the draft's edits leave it as created.
     Refuses a findings session on a run without findings, items per judge outside 1..items, model
-    names as reviewer labels when they would name a builder, malformed decision rules, a
-    malformed draw seed, by task on a findings session or on a run of one task (every judge would
-    get every copy: the setting would do nothing but override items per judge).
+    names as reviewer labels when they would name a builder, malformed decision rules (or rules
+    naming a reviewer, condition or builder the run lacks), a malformed draw seed, by task on a
+    findings session or on a run of one task (every judge would get every copy: the setting would
+    do nothing but override items per judge).
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -540,7 +541,8 @@ def session_update_draft(
 
     Validation is session_create's: text normalised and bounded, items per judge within 1..items
     (None means all), model names as reviewer labels refused where they would name a builder,
-    malformed decision rules refused. Everything is checked before anything is written.
+    malformed decision rules (or rules naming what the run lacks) refused. Everything is checked
+    before anything is written.
     Side effects: updates the given fields of the session; appends a `session.updated` audit
     event naming the changed fields (never their text). Refused once the session has opened (the
     protocol is frozen; amend the preregistration instead).
