@@ -84,13 +84,16 @@ def _build_report(session) -> dict:
         "verdicts": mapping.verdicts(data),
         "scores": scores.scores(data),
         "phase_shift": phase_shift.phase_shift(data, pooled_by_group),
-        "decision_rules": decision_rules.decision_rules(data, pooled_by_group),
+        "decision_rules": None,  # evaluated below, on the sections built around it
         "model_reviewers": model_reviewers.model_reviewers(data),
         "other_conditions": scores.other_conditions(data),
         "reviewer_conditions": reviewer_conditions.reviewer_conditions(data),
         "self_preference": self_preference.self_preference(data),
         "session_kind_note": records.session_kind_note(data),
     }
+    # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a
+    # builder's), so every other section is built first.
+    sections["decision_rules"] = decision_rules.decision_rules(data, pooled_by_group, sections)
     # Stamped once every section is built, as the moment the report was made.
     return {"schema": REPORT_SCHEMA, "generated_at": iso(timezone.now()), "anonymised": False,
             **sections}

@@ -2,6 +2,7 @@
 freezes), amendments, and the states draft -> open <-> closed -> revealed.
 """
 
+import json
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -13,7 +14,16 @@ from blindjudge.errors import Conflict, Invalid
 from content.canonical import canonical_sha256, sha256_hex
 from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
-from content.rules import RulesError, parse_rules
+from content.rules import (
+    DEFAULT_PRIMARY,
+    RulesBlock,
+    RulesError,
+    RunBuilder,
+    RunContext,
+    RunReviewer,
+    has_rules_block,
+    parse_block,
+)
 from judging import audit, live, renders
 from judging.models import (
     Copy,
@@ -63,19 +73,37 @@ def _check_reviewer_names_allowed(run: Run):
         )
 
 
-def _check_rules(text: str, place: str) -> list[dict]:
+def _rules_context(run: Run) -> RunContext:
+    """What decision rules are checked against: the run's reviewers with the conditions each has
+    reviews under, its builders, its default condition (content.rules.RunContext)."""
+    conditions: dict[int, set[str]] = {}
+    for reviewer_pk, condition in (Review.objects.filter(run=run).order_by()
+                                   .values_list("reviewer_id", "condition").distinct()):
+        conditions.setdefault(reviewer_pk, set()).add(condition)
+    return RunContext(
+        default_condition=run.default_condition,
+        reviewers=tuple(RunReviewer(r.bundle_id, r.model, r.family,
+                                    tuple(sorted(conditions.get(r.pk, ()))))
+                        for r in run.reviewers.all()),
+        builders=tuple(RunBuilder(b.bundle_id, b.model, b.family) for b in run.builders.all()),
+    )
+
+
+def _check_rules(text: str, place: str, run: Run) -> RulesBlock:
+    """The text's rules block, checked against the run; Invalid naming each problem by place."""
     try:
-        return parse_rules(text)
+        return parse_block(text, _rules_context(run) if has_rules_block(text) else None)
     except RulesError as error:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 
 
 # The draft's settings, each checked in one place for session_create and session_update_draft.
 
-def _checked_preregistration(text: str) -> str:
-    """Text as stored, with its block of decision rules (if any) well formed."""
+def _checked_preregistration(text: str, run: Run) -> str:
+    """Text as stored, with its block of decision rules (if any) well formed and naming only
+    reviewers, conditions and builders the run has."""
     text = checked_text(text, field="preregistration")
-    _check_rules(text, "preregistration")
+    _check_rules(text, "preregistration", run)
     return text
 
 
@@ -128,9 +156,10 @@ def session_create(
     task per judge), in an order that interleaves the tasks (content.draws.by_task_pick and
     draw_order_by_task). It is a creation setting: the draft's edits leave it as created.
     Refuses a findings session on a run without findings, items per judge outside 1..items, model
-    names as reviewer labels when they would name a builder, malformed decision rules, a
-    malformed draw seed, by task on a findings session or on a run of one task (every judge would
-    get every copy: the setting would do nothing but override items per judge).
+    names as reviewer labels when they would name a builder, malformed decision rules (or rules
+    naming a reviewer, condition or builder the run lacks), a malformed draw seed, by task on a
+    findings session or on a run of one task (every judge would get every copy: the setting would
+    do nothing but override items per judge).
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -142,7 +171,7 @@ def session_create(
         except ValueError:
             raise Invalid("draw seed: expected 64 hexadecimal characters") from None
     rubric = checked_text(rubric, field="rubric")
-    preregistration = _checked_preregistration(preregistration)
+    preregistration = _checked_preregistration(preregistration, run)
     if kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
         if not sources:
@@ -233,8 +262,10 @@ def protocol_of(session: Session) -> dict:
     It holds what judges are asked and how (the items' tasks by key, title and statement hash, the
     rubric, items by key, task and content hash, items per judge, redactions, reviewer display,
     preregistration and rules, allocation seed) and nothing of truth or builder identity, so it
-    can be shown by hash to judges.
+    can be shown by hash to judges. The primary builder comparison, when the preregistration names
+    one, is frozen with it (as content.rules resolved it: a reviewer by bundle id).
     """
+    block = _check_rules(session.preregistration, "preregistration", session.run)
     items = []
     # The content hash is stored: the copies' content (megabytes each) and the tasks' statements
     # are never needed here.
@@ -258,12 +289,15 @@ def protocol_of(session: Session) -> dict:
         "reviewer_display": session.reviewer_display,
         "scorecards": session.scorecards,
         "preregistration": session.preregistration,
-        "decision_rules": parse_rules(session.preregistration),
+        "decision_rules": block.rules,
         "allocation_seed": session.allocation_seed,
     }
     if session.by_task:
         # Only when set, so the protocols (and hashes) of every other session stay as they were.
         protocol["by_task"] = True
+    if block.primary_comparison is not None:
+        # Likewise only when the preregistration names it.
+        protocol["primary_comparison"] = block.primary_comparison
     return protocol
 
 
@@ -358,11 +392,10 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
                        for model in (CopyRender, FindingRender, TaskRender))
         if stored != expected:
             return None
-        rules = _check_rules(session.preregistration, "preregistration")
-        protocol = protocol_of(session)
+        protocol = protocol_of(session)  # checks the rules against the run again
         session.protocol = protocol
         session.protocol_sha256 = canonical_sha256(protocol)
-        session.decision_rules = rules
+        session.decision_rules = protocol["decision_rules"]
         session.state = SessionState.OPEN
         session.opened_at = timezone.now()
         session.save(update_fields=[
@@ -380,7 +413,8 @@ def session_open(*, session: Session, actor: str) -> Session:
     """Open a draft session: everything its judges will see is rendered, then its protocol freezes.
 
     First (no state changes yet, nothing held for long): the decision rules are validated
-    (unknown metrics or operators are refused here, never at report time); the opening claims the
+    (unknown metrics or operators, and reviewers, conditions or builders the run does not have,
+    are refused here, never at report time); the opening claims the
     draft; every copy's frame, every finding text and default-condition review reason, every task
     statement and the rubric are rendered with the session's redactions and stored, in batches,
     each in its own short transaction. Then, in one short transaction: stores the protocol as
@@ -392,7 +426,7 @@ def session_open(*, session: Session, actor: str) -> Session:
     """
     fresh = Session.objects.select_related("run").get(pk=session.pk)
     _require_state(fresh, SessionState.DRAFT, doing="open")
-    _check_rules(fresh.preregistration, "preregistration")
+    _check_rules(fresh.preregistration, "preregistration", fresh.run)
     try:
         # A draft can hold a pattern accepted before RE2 ran them (a lookaround, a backreference):
         # say so here, with what to do, never fail halfway through rendering.
@@ -420,16 +454,23 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
 
     Side effects: stores the amendment with its hash and time, marked before or after the first
     verdict in the session; if it holds a `rules` block, those rules replace the rules in force
-    (validated now); appends a `prereg.amended` audit event. Refused on drafts (edit the
-    preregistration itself) and after the reveal.
+    (validated now, against the run too); appends a `prereg.amended` audit event. Refused on
+    drafts (edit the preregistration itself), after the reveal, and when its block names a primary
+    builder comparison other than the frozen one (the protocol's, or the default).
     """
     text = checked_text(text, field="amendment").strip()
     if not text:
         raise Invalid("amendment: the text is empty")
-    rules = _check_rules(text, "amendment")
+    block = _check_rules(text, "amendment", session.run)
+    rules = block.rules
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.OPEN, SessionState.CLOSED, doing="amend")
+        frozen = session.protocol.get("primary_comparison", DEFAULT_PRIMARY)
+        if block.primary_comparison not in (None, frozen):
+            raise Invalid("amendment: primary_comparison: the primary comparison froze when the "
+                          f"session opened ({json.dumps(frozen, sort_keys=True)}); an amendment "
+                          "cannot change it")
         before = not Verdict.objects.filter(assignment__judge__session=session).exists()
         amendment = PreregAmendment.objects.create(
             session=session, text=text, text_sha256=sha256_hex(text.encode("utf-8")),
@@ -500,7 +541,8 @@ def session_update_draft(
 
     Validation is session_create's: text normalised and bounded, items per judge within 1..items
     (None means all), model names as reviewer labels refused where they would name a builder,
-    malformed decision rules refused. Everything is checked before anything is written.
+    malformed decision rules (or rules naming what the run lacks) refused. Everything is checked
+    before anything is written.
     Side effects: updates the given fields of the session; appends a `session.updated` audit
     event naming the changed fields (never their text). Refused once the session has opened (the
     protocol is frozen; amend the preregistration instead).
@@ -509,7 +551,7 @@ def session_update_draft(
     if rubric is not UNCHANGED:
         changes["rubric"] = checked_text(rubric, field="rubric")
     if preregistration is not UNCHANGED:
-        changes["preregistration"] = _checked_preregistration(preregistration)
+        changes["preregistration"] = _checked_preregistration(preregistration, session.run)
     if reviewer_display is not UNCHANGED:
         changes["reviewer_display"] = _checked_reviewer_display(reviewer_display, session.run)
     if scorecards is not UNCHANGED:

@@ -14,5 +14,6 @@ tested, apart from the queries. reports.build calls them in the order the report
                      (agreement.py) and order effects (order_effects.py)
     phase_shift      per judge McNemar, beside the pooled figures
     decision_rules   the preregistered rules evaluated as written on the main group's figures
+                     and on the sections above (built last, shown in this place)
     model_reviewers  reviewers' pairs and authorship guesses
 """

@@ -55,3 +55,11 @@ def estimate(value):
 def get(mapping, key):
     """mapping[key], for keys a template cannot spell (e.g. "imported")."""
     return (mapping or {}).get(key)
+
+
+@register.filter
+def selectors(value):
+    """A rule condition's selectors as text: "reviewer r1, condition told_pass", "builders b1 − b2"
+    (the difference's order)."""
+    return ", ".join(f"builders {v[0]} − {v[1]}" if key == "builders" else f"{key} {v}"
+                     for key, v in (value or {}).items())

@@ -1,0 +1,276 @@
+"""Decision rules naming a reviewer, a condition or a builder (issue 14 item 6): the grammar, the
+object form naming the primary builder comparison, and validation against the run (its reviewers
+and their conditions, its builders, its default condition). Pure: the run is a RunContext."""
+
+import json
+
+import pytest
+
+from content.rules import (
+    DEFAULT_PRIMARY,
+    METRICS,
+    RulesError,
+    RunBuilder,
+    RunContext,
+    RunReviewer,
+    parse_block,
+    parse_rules,
+)
+
+RUN = RunContext(
+    default_condition="clean",
+    reviewers=(
+        RunReviewer("r1", "qwen3-1.7b", "Alibaba", ("clean", "told_pass")),
+        RunReviewer("r2", "gpt-4o-mini", "OpenAI", ("clean",)),
+        RunReviewer("r3", "mistral-large", "Mistral", ("told_pass",)),
+    ),
+    builders=(
+        RunBuilder("b1", "gpt-4o-2024-08-06", "OpenAI"),
+        RunBuilder("b2", "claude-3-5-sonnet-20241022", "Anthropic"),
+        RunBuilder("b3", "gemini-1.5-pro", "Google"),
+    ),
+)
+
+
+def text_of(block) -> str:
+    body = block if isinstance(block, str) else json.dumps(block)
+    return f"Prereg.\n```rules\n{body}\n```\n"
+
+
+def rule(metric, **selectors) -> dict:
+    return {"name": "x", "metric": metric, "op": ">=", "threshold": 0.1, **selectors}
+
+
+def refused(block, run=RUN) -> list[str]:
+    with pytest.raises(RulesError) as error:
+        parse_block(text_of(block), run)
+    return error.value.errors
+
+
+VALID = [
+    rule("reviewer_recall", reviewer="r1"),
+    rule("reviewer_recall", reviewer="qwen3-1.7b", condition="told_pass"),
+    rule("reviewer_tnr", reviewer="r2", condition="clean"),
+    rule("condition_delta_flag_rate", reviewer="r1", condition="told_pass", truth_class="defective"),
+    rule("condition_mcnemar_p", reviewer="qwen3-1.7b", condition="told_pass", truth_class="good"),
+    rule("self_preference_delta", reviewer="r2", truth_class="good"),
+    rule("builder_pass_rate", builder="b1"),
+    rule("builder_pass_rate", builder="gemini-1.5-pro", source="truth"),
+    rule("builder_pass_rate", builder="b2", source="judges_phase2", group="guest"),
+    rule("builder_pass_rate", builder="b2", source="reviewer", reviewer="r1"),
+    rule("builder_difference", builders=["b1", "b2"]),
+    rule("builder_difference", builders=["b3", "gpt-4o-2024-08-06"], source="judges_phase1",
+         group="self_blinded_host"),
+    rule("builder_difference_p_holm", builders=["b2", "b1"], source="reviewer",
+         reviewer="gpt-4o-mini"),
+    {"name": "both", "metric": "delta_recall", "op": "<", "threshold": 0,
+     "and": {"metric": "reviewer_tnr", "reviewer": "r1", "op": "<", "threshold": 0.5}},
+]
+
+
+@pytest.mark.parametrize("written", VALID, ids=[r["metric"] for r in VALID])
+def test_every_metric_with_its_selectors_parses_as_written(written):
+    block = parse_block(text_of([written]), RUN)
+    assert block.rules == [written] and block.primary_comparison is None
+    # The rules are kept exactly as written (a model stays a model); the run only validates.
+    assert parse_rules(text_of([written]), RUN) == [written]
+
+
+def test_the_new_metrics_are_known_after_the_pooled_ones():
+    assert METRICS[:9] == (
+        "delta_fleiss_kappa", "delta_recall", "delta_tnr", "recall_phase1", "tnr_phase1",
+        "recall_phase2", "tnr_phase2", "shift_towards_truth", "shift_away_from_truth")
+    assert METRICS[9:] == (
+        "reviewer_recall", "reviewer_tnr", "condition_delta_flag_rate", "condition_mcnemar_p",
+        "self_preference_delta", "builder_pass_rate", "builder_difference",
+        "builder_difference_p_holm")
+
+
+# Refusals of the grammar itself: no run needed (and the same with one).
+@pytest.mark.parametrize("written, errors", [
+    (rule("reviewer_recall"), ["rules[0].reviewer: metric reviewer_recall needs a reviewer"]),
+    (rule("reviewer_tnr", reviewer=""),
+     ["rules[0].reviewer: expected a reviewer's bundle id or model (a non-empty string)"]),
+    (rule("reviewer_recall", reviewer=["r1"]),
+     ["rules[0].reviewer: expected a reviewer's bundle id or model (a non-empty string)"]),
+    (rule("reviewer_recall", reviewer="r1", condition=3),
+     ["rules[0].condition: expected a condition's name (a non-empty string)"]),
+    (rule("reviewer_recall", reviewer="r1", truth_class="good"),
+     ['rules[0].truth_class: metric reviewer_recall takes no truth_class; '
+      'it takes: reviewer, condition']),
+    (rule("delta_recall", reviewer="r1"),
+     ["rules[0].reviewer: metric delta_recall takes no selectors"]),
+    (rule("condition_delta_flag_rate", reviewer="r1"),
+     ["rules[0].condition: metric condition_delta_flag_rate needs a condition",
+      "rules[0].truth_class: metric condition_delta_flag_rate needs a truth_class"]),
+    (rule("condition_mcnemar_p", reviewer="r1", condition="told_pass", truth_class="bad"),
+     ['rules[0].truth_class: unknown truth class "bad"; known: defective, good']),
+    (rule("self_preference_delta", truth_class="good", condition="told_pass"),
+     ["rules[0].condition: metric self_preference_delta takes no condition; "
+      "it takes: reviewer, truth_class",
+      "rules[0].reviewer: metric self_preference_delta needs a reviewer"]),
+    (rule("builder_pass_rate"), ["rules[0].builder: metric builder_pass_rate needs a builder"]),
+    (rule("builder_pass_rate", builder="b1", source="vibes"),
+     ['rules[0].source: unknown source "vibes"; known: judges_phase1, judges_phase2, truth, '
+      'reviewer']),
+    (rule("builder_pass_rate", builder="b1", source="judges_phase1", group="removed"),
+     ['rules[0].group: unknown group "removed"; known: invited, guest, self_blinded_host']),
+    (rule("builder_pass_rate", builder="b1", group="guest"),
+     ['rules[0].group: name the source it belongs to ("source": "judges_phase1" or '
+      '"judges_phase2")']),
+    (rule("builder_pass_rate", builder="b1", reviewer="r1"),
+     ['rules[0].reviewer: name the source it belongs to ("source": "reviewer")']),
+    (rule("builder_pass_rate", builder="b1", source="truth", group="invited", reviewer="r1"),
+     ['rules[0].group: source "truth" takes no group (only judges_phase1 and judges_phase2 do)',
+      'rules[0].reviewer: source "truth" takes no reviewer (only source "reviewer" does)']),
+    (rule("builder_pass_rate", builder="b1", source="reviewer"),
+     ['rules[0].reviewer: source "reviewer" needs a reviewer']),
+    (rule("builder_difference", builder="b1"),
+     ["rules[0].builder: metric builder_difference takes no builder; "
+      "it takes: builders, source, group, reviewer",
+      "rules[0].builders: metric builder_difference needs builders"]),
+    (rule("builder_difference", builders="b1"),
+     ["rules[0].builders: expected two different builders, [a, b] (the difference is a - b)"]),
+    (rule("builder_difference_p_holm", builders=["b1", "b1"]),
+     ["rules[0].builders: expected two different builders, [a, b] (the difference is a - b)"]),
+    (rule("builder_difference_p_holm", builders=["b1", "b2", "b3"]),
+     ["rules[0].builders: expected two different builders, [a, b] (the difference is a - b)"]),
+    (rule("reviewer_recall", reviewer="r1", colour="red"), ['rules[0]: unknown field "colour"']),
+    ({"name": "a", "metric": "delta_recall", "op": ">", "threshold": 0,
+      "and": {"metric": "reviewer_tnr", "op": "<", "threshold": 1, "builder": "b1"}},
+     ["rules[0].and.builder: metric reviewer_tnr takes no builder; it takes: reviewer, condition",
+      "rules[0].and.reviewer: metric reviewer_tnr needs a reviewer"]),
+    ({"name": "a", "metric": "delta_recall", "op": ">", "threshold": 0,
+      "and": {"metric": "delta_tnr", "op": "<", "threshold": 1, "name": "b"}},
+     ['rules[0].and: unknown field "name"']),
+])
+def test_the_grammar_refuses_every_problem_by_place(written, errors):
+    assert refused([written], run=None) == errors
+    assert refused([written]) == errors
+
+
+def test_an_unknown_metric_lists_every_known_one_and_its_selectors_are_not_judged():
+    errors = refused([rule("accuracy", reviewer="r1", builders=3)])
+    assert errors == [f'rules[0].metric: unknown metric "accuracy"; known: {", ".join(METRICS)}']
+    assert refused([rule("accuracy", colour="red")]) == [
+        'rules[0]: unknown field "colour"',
+        f'rules[0].metric: unknown metric "accuracy"; known: {", ".join(METRICS)}']
+
+
+# Refusals against the run.
+@pytest.mark.parametrize("written, errors", [
+    (rule("reviewer_recall", reviewer="r9"),
+     ['rules[0].reviewer: no reviewer "r9" in this run; reviewers: r1, r2, r3']),
+    (rule("builder_pass_rate", builder="b1", source="reviewer", reviewer="gpt-5"),
+     ['rules[0].reviewer: no reviewer "gpt-5" in this run; reviewers: r1, r2, r3']),
+    (rule("reviewer_tnr", reviewer="r1", condition="told_fail"),
+     ['rules[0].condition: reviewer r1 has no reviews under condition "told_fail"; '
+      'its conditions: clean, told_pass']),
+    (rule("reviewer_tnr", reviewer="r3"),
+     ['rules[0].reviewer: reviewer r3 has no reviews under the default condition "clean"; '
+      'its conditions: told_pass']),
+    (rule("condition_delta_flag_rate", reviewer="r1", condition="clean", truth_class="good"),
+     ['rules[0].condition: "clean" is the run\'s default condition, which every other condition '
+      'is compared against; name another']),
+    (rule("condition_mcnemar_p", reviewer="r2", condition="told_pass", truth_class="good"),
+     ['rules[0].condition: reviewer r2 has no reviews under condition "told_pass"; '
+      'its conditions: clean']),
+    (rule("condition_mcnemar_p", reviewer="r3", condition="told_pass", truth_class="good"),
+     ['rules[0].reviewer: reviewer r3 has no reviews under the default condition "clean"; '
+      'its conditions: told_pass']),
+    (rule("self_preference_delta", reviewer="r1", truth_class="good"),
+     ['rules[0].reviewer: reviewer r1\'s family "Alibaba" built no copy in this run; '
+      'self-preference is measured only for a reviewer whose family also built copies']),
+    (rule("builder_pass_rate", builder="b9"),
+     ['rules[0].builder: no builder "b9" in this run; builders: b1, b2, b3']),
+    (rule("builder_difference", builders=["b1", "gpt-4o"]),
+     ['rules[0].builders[1]: no builder "gpt-4o" in this run; builders: b1, b2, b3']),
+    (rule("builder_difference", builders=["b1", "gpt-4o-2024-08-06"]),
+     ['rules[0].builders: "b1" and "gpt-4o-2024-08-06" are the same builder (b1)']),
+])
+def test_the_run_refuses_what_it_does_not_hold(written, errors):
+    assert refused([written]) == errors
+    # Without the run the same rule is well formed.
+    assert parse_rules(text_of([written])) == [written]
+
+
+def test_a_model_two_reviewers_share_must_be_named_by_id():
+    run = RunContext(default_condition="clean", builders=RUN.builders, reviewers=(
+        RunReviewer("r1", "qwen3-1.7b", "Alibaba", ("clean",)),
+        RunReviewer("r2", "qwen3-1.7b", "Alibaba", ("clean",))))
+    assert refused([rule("reviewer_recall", reviewer="qwen3-1.7b")], run) == [
+        'rules[0].reviewer: "qwen3-1.7b" is the model of reviewers r1, r2; name one by its id']
+    assert parse_rules(text_of([rule("reviewer_recall", reviewer="r2")]), run)
+
+
+def test_an_id_wins_over_another_reviewers_model():
+    run = RunContext(default_condition="clean", builders=RUN.builders, reviewers=(
+        RunReviewer("m", "x", "Alibaba", ("clean",)),
+        RunReviewer("r2", "m", "Alibaba", ("told",))))
+    # "m" is r2's model but reviewer m's id: the id is meant, and it has clean reviews.
+    assert parse_rules(text_of([rule("reviewer_recall", reviewer="m")]), run)
+    assert run.reviewer_id("m") == "m" and run.reviewer_id("x") == "m"
+    assert run.reviewer_id("nobody") is None and RUN.builder_id("gemini-1.5-pro") == "b3"
+
+
+def test_several_problems_in_several_rules_are_all_named():
+    assert refused([rule("reviewer_recall", reviewer="r9"), rule("builder_pass_rate", builder="b9")]) == [
+        'rules[0].reviewer: no reviewer "r9" in this run; reviewers: r1, r2, r3',
+        'rules[1].builder: no builder "b9" in this run; builders: b1, b2, b3',
+        'rules[1].name: duplicate rule name "x"']
+
+
+# The object form.
+def test_the_object_form_names_the_primary_comparison():
+    written = rule("builder_difference", builders=["b1", "b2"])
+    block = parse_block(text_of({"primary_comparison": {"source": "truth"}, "rules": [written]}),
+                        RUN)
+    assert block.rules == [written] and block.primary_comparison == {"source": "truth"}
+    block = parse_block(text_of({"primary_comparison": {"source": "judges_phase2"}}), RUN)
+    assert block.rules == [] and block.primary_comparison == {
+        "source": "judges_phase2", "group": "invited"}
+    # A reviewer named by model is stored by its bundle id (the builders section reads ids).
+    block = parse_block(text_of({"primary_comparison": {"source": "reviewer",
+                                                        "reviewer": "gpt-4o-mini"}}), RUN)
+    assert block.primary_comparison == {"source": "reviewer", "reviewer": "r2"}
+    block = parse_block(text_of({"primary_comparison": {"source": "judges_phase1",
+                                                        "group": "guest"}}), None)
+    assert block.primary_comparison == {"source": "judges_phase1", "group": "guest"}
+    assert DEFAULT_PRIMARY == {"source": "judges_phase1", "group": "invited"}
+
+
+def test_an_object_with_rules_only_is_the_list_and_the_list_has_no_primary():
+    written = [rule("delta_recall")]
+    assert parse_block(text_of({"rules": written}), RUN).rules == written
+    block = parse_block(text_of(written), RUN)
+    assert block.rules == written and block.primary_comparison is None
+    assert parse_block("No block here.", RUN).rules == []
+    assert parse_block("No block here.", RUN).primary_comparison is None
+
+
+@pytest.mark.parametrize("block, errors", [
+    ({"primary_comparison": {"source": "judges"}, "rules": []},
+     ['primary_comparison.source: unknown source "judges"; known: judges_phase1, judges_phase2, '
+      'truth, reviewer']),
+    ({"primary_comparison": {}}, ["primary_comparison.source: the primary comparison needs a source"]),
+    ({"primary_comparison": "truth"}, ["primary_comparison: expected an object"]),
+    ({"primary_comparison": {"source": "reviewer", "reviewer": "r9"}},
+     ['primary_comparison.reviewer: no reviewer "r9" in this run; reviewers: r1, r2, r3']),
+    ({"primary_comparison": {"source": "reviewer"}},
+     ['primary_comparison.reviewer: source "reviewer" needs a reviewer']),
+    ({"primary_comparison": {"source": "truth", "group": "invited", "builders": ["b1", "b2"]}},
+     ['primary_comparison: unknown field "builders"',
+      'primary_comparison.group: source "truth" takes no group (only judges_phase1 and '
+      'judges_phase2 do)']),
+    ({"primary_comparison": {"source": "truth"}, "rules": {"name": "a"}},
+     ["rules: expected a JSON list of rules"]),
+    ({"rules": [], "notes": "x"},
+     ['rules: unknown field "notes"; the object holds "primary_comparison" and "rules"']),
+    ({"name": "a"}, ["rules: expected a JSON list of rules"]),
+    ('"herding"', ["rules: expected a JSON list of rules"]),
+    ({"primary_comparison": {"source": "truth"},
+      "rules": [rule("reviewer_recall", reviewer="r9")]},
+     ['rules[0].reviewer: no reviewer "r9" in this run; reviewers: r1, r2, r3']),
+])
+def test_the_object_form_refuses_every_problem_by_place(block, errors):
+    assert refused(block) == errors
