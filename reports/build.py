@@ -26,6 +26,7 @@ from judging.models import SessionState
 from reports.loading import load_report_data
 from reports.sections import (
     blinding,
+    builders,
     decision_rules,
     mapping,
     model_reviewers,
@@ -82,6 +83,7 @@ def _build_report(session) -> dict:
         "decision_rules": decision_rules.decision_rules(data, pooled_by_group),
         "model_reviewers": model_reviewers.model_reviewers(data),
         "other_conditions": scores.other_conditions(data),
+        "builders_compared": builders.builders_compared(data),
         "session_kind_note": records.session_kind_note(data),
     }
     # Stamped once every section is built, as the moment the report was made.

@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from accounts.models import Judge
 from content.canonical import canonical_sha256
 from judging.models import Session
 from judging.services import (
@@ -249,6 +250,7 @@ def better(request, host):
     bundle = matrix_bundle(BETTER, abstain_scoring=request.param, reviews=BETTER_REVIEWS)
     session, judges = reveal(host, bundle, BETTER_JUDGES, guests=True)
     report = build_report(session)
+    judges = [Judge.objects.get(pk=j.pk) for j in judges]  # as revealed
     card = judge_scorecard(judges[0])
     page = client_as(judges[0]).get(f"/s/{session.url_id}/scorecard/")
     return {"rule": request.param, "report": report, "card": card, "page": page, "judges": judges}
@@ -639,8 +641,11 @@ def test_sign_flip_p_is_scipy_s_exact_paired_permutation_test(differences):
     from scipy.stats import permutation_test  # noqa: PLC0415
 
     x = np.asarray(differences, dtype=float)
-    if not np.any(x):
-        assert stats.sign_flip_p(x) == 1.0  # no difference, no evidence (scipy gives 1 too)
+    if not np.any(x) or x.size == 1:
+        # No difference, or one: the observed sum and its mirror are all there is, p = 1.
+        assert stats.sign_flip_p(x) == 1.0
+    if x.size == 1:
+        return  # scipy's permutation_test needs two observations
     expected = permutation_test((x, np.zeros_like(x)), lambda a, b: np.mean(a - b),
                                 permutation_type="samples", n_resamples=np.inf).pvalue
     assert stats.sign_flip_p(x) == pytest.approx(min(1.0, expected), abs=1e-12)
