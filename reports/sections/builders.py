@@ -87,6 +87,8 @@ DEFINITIONS = {
     "difference": "a − b, pass rate; its 95% percentile interval from the bootstrap named in "
                   "resampled (null where there is nothing to resample: one unit and, for "
                   "judges, one judge)",
+    "interval_caution": "with few tasks (or clusters) a percentile bootstrap interval is too "
+                        "narrow; the sign-flip p is exact there, which is why a ranking needs both",
     "p_value": "two-sided sign-flip (paired permutation) test of the per-task differences, "
                "summed within each resampling unit: exact over every sign assignment up to 16 "
                "units, else 20,000 random ones; null when no task is paired",
@@ -314,14 +316,16 @@ def _primary_rate(entry: dict, primary: dict):
 
 
 def _unavailable(primary: dict, human_not_compared) -> str:
-    source = primary["source"]
+    source, group = primary["source"], primary["group"]
     if source in JUDGE_SOURCES:
+        if group not in HUMAN_GROUPS:
+            return f"{group!r} is not a group of judges this section counts"
         if human_not_compared:
             return human_not_compared
-        return f"no judge of the group {primary['group']!r} joined"
+        return f"no judge of the group {group!r} joined"
     if source == "reviewer":
-        return f"the run has no reviewer {primary['reviewer']!r}"
-    return f"the source {source!r} is not one this report computes"
+        return f"no one reviewer of the run is named {primary['reviewer']!r}"
+    return f"the source {source!r} is not one this section computes"
 
 
 def _ranking(primary, entries, differences, not_compared, human_not_compared, condition) -> dict:

@@ -654,11 +654,19 @@ def test_sign_flip_p_is_scipy_s_exact_paired_permutation_test(differences):
 def test_sign_flip_p_beyond_sixteen_units_is_within_monte_carlo_error_of_scipy():
     from scipy.stats import permutation_test  # noqa: PLC0415
 
-    x = np.array([1, 1, 0.5, -1, 1, 0, 1, 1, -0.5, 1, 1, 0.25, 1, -1, 1, 1, 1, 0.5, 1, 0])
+    # 17 units: just past exact enumeration (scipy's exact test of 2^17 assignments takes seconds).
+    x = np.array([1, 1, 0.5, -1, 1, 0, 1, 1, -0.5, 1, 0.25, 1, -1, 1, 0.5, 1, 0])
     exact = permutation_test((x, np.zeros_like(x)), lambda a, b: np.mean(a - b),
                              permutation_type="samples", n_resamples=np.inf).pvalue
     # 20,000 draws: a standard error of at most √(p(1-p)/20000) < 0.0036.
     assert stats.sign_flip_p(x, resamples=20000, seed=0) == pytest.approx(exact, abs=0.011)
+
+
+def test_sign_flip_p_beyond_sixteen_units_draws_what_rng_choice_draws():
+    x = np.random.default_rng(7).normal(0.1, 1.0, size=40)
+    signs = np.random.default_rng(3).choice(np.array([-1.0, 1.0]), size=(5000, 40))
+    hits = np.count_nonzero(np.abs(signs @ x) >= abs(x.sum()) * (1 - 1e-12))
+    assert stats.sign_flip_p(x, resamples=5000, seed=3) == (hits + 1) / 5001
 
 
 def test_holm_adjust_by_hand():
