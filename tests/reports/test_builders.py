@@ -56,7 +56,7 @@ def rate(k, n):
 
 
 def matrix_bundle(truths: dict, *, abstain_scoring="not_flagged", reviews=(), builders=("b1", "b2"),
-                  reviewers=("r1", "r2"), findings=None) -> dict:
+                  reviewers=("r1", "r2"), findings=None, clusters=None) -> dict:
     """A run/2 bundle: `truths` maps copy id "<task>-<builder>[-ctl]" to its truth; reviews are
     (reviewer, copy, verdict, condition or None, seal "failed" or None)."""
     tasks = sorted({copy_id.split("-")[0] for copy_id in truths}, key=lambda t: int(t[1:]))
@@ -74,7 +74,8 @@ def matrix_bundle(truths: dict, *, abstain_scoring="not_flagged", reviews=(), bu
         "format": "blindjudge.run/2",
         "run": {"name": "the model matrix", "default_condition": "clean",
                 "abstain_scoring": abstain_scoring},
-        "tasks": [{"id": t, "statement": f"Write function {t}."} for t in tasks],
+        "tasks": [{"id": t, "statement": f"Write function {t}.", "cluster": (clusters or {}).get(t)}
+                  for t in tasks],
         "builders": [{"id": b, "model": BUILDERS[b][0], "family": BUILDERS[b][1]} for b in builders],
         "copies": [{"id": copy_id, "task": copy_id.split("-")[0], "builder": copy_id.split("-")[1],
                     "format": "text", "content": f"def f():\n    return {copy_id!r}\n",
@@ -477,6 +478,38 @@ def test_three_builders_holm_over_three_pairs_by_hand(host, schema):
     assert ranking["statements"][2].startswith("b1 and b3 not distinguished: difference +0.571 [")
     assert ranking["statements"][3].startswith("b2 and b3 not distinguished: difference -0.429 [")
     assert ranking["statements"][3].endswith("Holm-adjusted p 0.25, 7 tasks.")
+    assert schema_errors(schema, exported(report)) == []
+
+
+# --- Clusters of tasks -------------------------------------------------------------------------------
+
+CLUSTERED = {f"t{t}-b1": "tests_pass" for t in range(1, 7)} | {
+    f"t{t}-b2": "tests_pass" if t in (4, 6) else "tests_fail" for t in range(1, 7)}
+CLUSTERS = {"t1": "k1", "t2": "k1", "t3": "k2", "t4": "k2", "t5": "k3", "t6": "k3"}
+
+
+@pytest.mark.django_db
+def test_tasks_in_clusters_are_resampled_and_tested_as_clusters(host, schema):
+    truthful = {c: {"tests_pass": "pass", "tests_fail": "fail"}[t] for c, t in CLUSTERED.items()}
+    session, _ = reveal(host, matrix_bundle(CLUSTERED, reviewers=(), clusters=CLUSTERS),
+                        [("invited", {1: (truthful, True)}, False)])
+    report = build_report(session)
+    s = report["builders_compared"]
+    assert s["resampling"]["by"] == "cluster"
+    # b1 6/6, b2 2/6: +2/3. Per task d = 1, 1, 1, 0, 1, 0; per cluster 2, 1, 1: of the 8 sign
+    # assignments only ±(2 + 1 + 1) reach |Σ| = 4, p = 2/8 (per task it would be 2·2²/2^6 = 1/8).
+    d_tasks = [1, 1, 1, 0, 1, 0]
+    for source, group, resampled in (("truth", None, "clusters"),
+                                     ("judges_phase1", "invited", "judges and clusters")):
+        d = difference(s, source, ["b1", "b2"], group=group)
+        assert (d["tasks"], d["units"], d["resampled"]) == (6, 3, resampled)
+        assert d["difference"]["value"] == pytest.approx(2 / 3)
+        assert d["p_value"] == pytest.approx(1 / 4) == d["p_holm"]
+    value, low, high = stats.clustered_ratio(d_tasks, [1] * 6, list(CLUSTERS.values()),
+                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    truth = difference(s, "truth", ["b1", "b2"])
+    assert truth["difference"] == pytest.approx({"value": value, "low": low, "high": high})
+    assert s["ranking"]["supported"] == []
     assert schema_errors(schema, exported(report)) == []
 
 
