@@ -175,7 +175,7 @@ def builders_compared(data: ReportData) -> dict:
         "compared": not_compared is None,
         "not_compared": not_compared,
         "human_not_compared": human_not_compared,
-        "definitions": DEFINITIONS,
+        "definitions": dict(DEFINITIONS),
         "scope": SCOPE_TEXT,
         "resampling": {
             "by": bundle.resampling_by, "resamples": RESAMPLES, "seed": BOOTSTRAP_SEED,
