@@ -29,6 +29,7 @@ from judging.models import SessionState
 from reports.loading import load_report_data
 from reports.sections import (
     blinding,
+    builders,
     decision_rules,
     mapping,
     model_reviewers,
@@ -89,6 +90,7 @@ def _build_report(session) -> dict:
         "other_conditions": scores.other_conditions(data),
         "reviewer_conditions": reviewer_conditions.reviewer_conditions(data),
         "self_preference": self_preference.self_preference(data),
+        "builders_compared": builders.builders_compared(data),
         "session_kind_note": records.session_kind_note(data),
     }
     # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a

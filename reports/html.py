@@ -149,6 +149,37 @@ def _order_plot(order: dict, title: str):
     return interval_plot(rows, title=title)
 
 
+def _builders_compared(report) -> dict:
+    """The builders table's columns (the judges' groups and phases present, then each reviewer)
+    and rows, and each difference with its source in words."""
+    section = report["builders_compared"]
+    groups = list(section["builders"][0]["judges"]) if section["builders"] else []
+    reviewers = [r["reviewer"] for r in section["builders"][0]["reviewers"]] if section["builders"] else []
+    columns = ["Truth pass rate"] + [f"{GROUP_LABELS[g]}, phase {p}" for g in groups for p in ("1", "2")]
+    columns += [f"Reviewer {r}" for r in reviewers]
+    rows = []
+    for entry in section["builders"]:
+        cells = [{"rate": entry["truth"]["pass_rate"]}]
+        cells += [{"rate": entry["judges"][g][p]} for g in groups for p in ("1", "2")]
+        cells += [{"rate": r["pass_rate"], "same_family": r["same_family"]} for r in entry["reviewers"]]
+        rows.append({**entry, "cells": cells})
+
+    def label(source, group, reviewer):
+        if source == "truth":
+            return "truth"
+        if source == "reviewer":
+            return f"reviewer {reviewer}"
+        return f"{GROUP_LABELS.get(group, group)}, phase {source[-1]}"
+
+    primary = section["primary"]
+    return {
+        "columns": columns, "rows": rows, "abstain_scoring": report["run"]["abstain_scoring"],
+        "differences": [{**d, "label": label(d["source"], d["group"], d["reviewer"])}
+                        for d in section["differences"]],
+        "primary_label": label(primary["source"], primary["group"], primary["reviewer"]),
+    }
+
+
 IDENTITY_LABELS = {"github": "signed in with GitHub", "token": "by join link, guest code or host account"}
 GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
                 "removed": "Removed"}
@@ -198,7 +229,7 @@ def to_html(report: dict) -> str:
          for j in report["judges"]))
     people = _people_by_group_and_identity(report["judges"])
     return render_to_string("reports/report.html", {
-        "people": people,
+        "people": people, "builders": _builders_compared(report),
         "r": report, "style": mark_safe(REPORT_STYLE),  # noqa: S308 - our own constant
         "meta_csp": REPORT_META_CSP, "plots": plots, "pooled": pooled,
         "rules_in_force": in_force, "commitments": commitments,

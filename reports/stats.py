@@ -672,7 +672,9 @@ def sign_flip_p(differences: Any, *, resamples: int = 20000, seed: int = 0) -> f
         signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1)
         return float(np.mean(np.abs(signs @ values) >= threshold))
     rng = np.random.default_rng(seed)
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, n))
+    # The draws rng.choice([-1.0, 1.0], size) makes (it draws rng.integers(0, 2, size) and
+    # indexes), without its indexing, which took most of a second at 500 units.
+    signs = 2.0 * rng.integers(0, 2, size=(resamples, n)) - 1.0
     hits = int(np.count_nonzero(np.abs(signs @ values) >= threshold))
     return (hits + 1) / (resamples + 1)
 

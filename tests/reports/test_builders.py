@@ -1,0 +1,718 @@
+"""The builders compared, judged blind (issue 14 item 1): report["builders_compared"].
+
+Runs built through the real import and services, judged by real judges of every admission, and
+revealed; every expected rate, difference and p-value is worked out by hand below from the
+planted truths, verdicts and reviews (never read back from the code under test), and the
+intervals are checked against an independent loop over the same draws. Then the pure helpers of
+reports/sections/builders.py against hand vectors and scipy.
+
+Copy ids are "<task>-<builder>"; the control copies (known_good, seeded_defect: the host's) end in
+"-ctl" and must never count in a builder's rates.
+"""
+
+import hashlib
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from accounts.models import Judge
+from content.canonical import canonical_sha256
+from judging.models import Session
+from judging.services import (
+    guest_join,
+    guests_configure,
+    host_join,
+    judge_remove,
+    phase_lock,
+    session_create,
+    session_open,
+    verdict_record,
+)
+from reports import stats
+from reports.build import build_report
+from reports.export import anonymise, to_json
+from reports.html import to_html
+from reports.scorecard import judge_scorecard
+from reports.sections import builders as section
+from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
+from tests.reports.test_report import SCHEMA_PATH, schema_errors
+from tests.worlds import a_run, advance, client_as, invite_and_join, make_bundle
+
+BUILDERS = {"b1": ("gpt-4o-2024-08-06", "OpenAI"), "b2": ("claude-3-5-sonnet-20241022", "Anthropic"),
+            "b3": ("gemini-1.5-pro", "Google")}
+REVIEWERS = {"r1": ("qwen3-1.7b", "Alibaba"), "r2": ("gpt-4o-mini", "OpenAI")}
+LEAKY_REQUEST = json.dumps({"candidate_text": "…", "prior_verdict": "PASS"})
+
+
+def rate(k, n):
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
+    low, high = stats.wilson_interval(k, n)
+    return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
+
+
+def matrix_bundle(truths: dict, *, abstain_scoring="not_flagged", reviews=(), builders=("b1", "b2"),
+                  reviewers=("r1", "r2"), findings=None, clusters=None) -> dict:
+    """A run/2 bundle: `truths` maps copy id "<task>-<builder>[-ctl]" to its truth; reviews are
+    (reviewer, copy, verdict, condition or None, seal "failed" or None)."""
+    tasks = sorted({copy_id.split("-")[0] for copy_id in truths}, key=lambda t: int(t[1:]))
+    review_rows = []
+    for reviewer, copy_id, verdict, condition, seal in reviews:
+        row = {"reviewer": reviewer, "copy": copy_id, "verdict": verdict,
+               "reason": f"{reviewer} on {copy_id}"}
+        if condition:
+            row["condition"] = condition
+        if seal == "failed":
+            row.update(request=LEAKY_REQUEST,
+                       request_sha256=hashlib.sha256(LEAKY_REQUEST.encode()).hexdigest())
+        review_rows.append(row)
+    return {
+        "format": "blindjudge.run/2",
+        "run": {"name": "the model matrix", "default_condition": "clean",
+                "abstain_scoring": abstain_scoring},
+        "tasks": [{"id": t, "statement": f"Write function {t}.", "cluster": (clusters or {}).get(t)}
+                  for t in tasks],
+        "builders": [{"id": b, "model": BUILDERS[b][0], "family": BUILDERS[b][1]} for b in builders],
+        "copies": [{"id": copy_id, "task": copy_id.split("-")[0], "builder": copy_id.split("-")[1],
+                    "format": "text", "content": f"def f():\n    return {copy_id!r}\n",
+                    "truth": truth} for copy_id, truth in truths.items()],
+        "reviewers": [{"id": r, "model": REVIEWERS[r][0], "family": REVIEWERS[r][1]}
+                      for r in reviewers],
+        "reviews": review_rows,
+        "findings": findings or [],
+    }
+
+
+def answer(judge, phase, plan: dict, lock: bool):
+    codes = dict(judge.assignments.values_list("item__key", "code"))
+    for key, value in plan.items():
+        verdict_record(judge=judge, code=codes[key], phase=phase, value=value)
+    if lock:
+        phase_lock(judge=judge, phase=phase)
+
+
+def reveal(host, bundle, judges, *, kind="copies", guests=False, primary=None):
+    """Import, create (scorecards shown), open, admit and answer, reveal. `judges` is a list of
+    (admission "invited" | "guest" | "host", {phase: (plan, lock)}, removed); returns the
+    session and the judges in admission order."""
+    run = a_run(host, bundle)
+    session = session_create(run=run, kind=kind, actor="test", rubric="Does it work?",
+                             scorecards=True).session
+    session = session_open(session=session, actor="test")
+    code = guests_configure(session=session, actor="test", allow=True).guest_code if guests else None
+    admitted = []
+    for n, (admission, phases, removed) in enumerate(judges):
+        if admission == "invited":
+            judge = invite_and_join(session, name=f"Judge {n}").judge
+        elif admission == "guest":
+            judge = guest_join(code=code, display_name=f"Guest {n}", client_address="10.0.0.9").judge
+        else:
+            judge = host_join(session=session, host=host).judge
+        for phase, (plan, lock) in sorted(phases.items()):
+            answer(judge, phase, plan, lock)
+        if removed:
+            judge_remove(judge=judge, actor="test")
+        admitted.append(judge)
+    if primary is not None:
+        name_primary(session, primary)
+    return advance(session, "revealed"), admitted
+
+
+def name_primary(session, primary):
+    """The protocol as the preregistration's rules block leaves it once parsed (branch `rules`):
+    "primary_comparison" stored in the frozen protocol, hash recomputed. Written to the row here:
+    this branch has no service that parses it."""
+    protocol = dict(session.protocol, primary_comparison=primary)
+    Session.objects.filter(pk=session.pk).update(protocol=protocol,
+                                                 protocol_sha256=canonical_sha256(protocol))
+    session.refresh_from_db()
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def exported(report) -> dict:
+    return json.loads(to_json(report))
+
+
+def difference(section_, source, builders, group=None, reviewer=None):
+    [entry] = [d for d in section_["differences"] if d["source"] == source and d["group"] == group
+               and d["reviewer"] == reviewer and d["builders"] == list(builders)]
+    return entry
+
+
+def builder_entry(section_, builder):
+    [entry] = [b for b in section_["builders"] if b["builder"] == builder]
+    return entry
+
+
+# --- One builder known to be better ----------------------------------------------------------------
+#
+# Nine tasks. b1: tests_pass on t1..t7, tests_fail on t8, unknown on t9. b2: tests_fail on t1..t6
+# and t8, tests_pass on t7, unknown on t9. Controls: t1-b1-ctl known_good (b1), t2-b2-ctl
+# seeded_defect (b2); every judge and reviewer gets them wrong, so counting them would show.
+
+BETTER = {f"t{t}-b1": "tests_pass" for t in range(1, 8)} | {"t8-b1": "tests_fail", "t9-b1": "unknown"}
+BETTER |= {f"t{t}-b2": "tests_fail" for t in range(1, 7)} | {
+    "t7-b2": "tests_pass", "t8-b2": "tests_fail", "t9-b2": "unknown"}
+BETTER |= {"t1-b1-ctl": "known_good", "t2-b2-ctl": "seeded_defect"}
+IN_SCOPE = [c for c in BETTER if not c.endswith("-ctl")]
+
+
+def as_truth(copy_id):
+    return {"tests_pass": "pass", "tests_fail": "fail"}.get(BETTER[copy_id])
+
+
+def plan(**exceptions):
+    """Verdicts that follow truth (controls wrong), with t9 and any exception given by copy id."""
+    verdicts = {c: as_truth(c) for c in IN_SCOPE if as_truth(c)}
+    verdicts |= {"t1-b1-ctl": "fail", "t2-b2-ctl": "pass"}
+    verdicts |= {k.replace("_", "-"): v for k, v in exceptions.items()}
+    return verdicts
+
+
+ALL_ITEMS = list(BETTER)
+PLAN_A1 = plan(t9_b1="pass", t9_b2="fail")
+PLAN_B1 = plan(t1_b1="fail", t9_b1="pass", t9_b2="pass")
+PLAN_B2 = dict.fromkeys(ALL_ITEMS, "keep") | {"t1-b1": "pass"}
+PLAN_C1 = plan(t7_b2="fail", t9_b1="pass", t9_b2="pass")
+PLAN_G1 = plan(t9_b1="pass", t9_b2="pass")
+BETTER_JUDGES = [
+    ("invited", {1: (PLAN_A1, True), 2: (dict.fromkeys(ALL_ITEMS, "keep"), True)}, False),  # J01
+    ("invited", {1: (PLAN_B1, True), 2: (PLAN_B2, True)}, False),  # J02 corrects t1-b1 in phase 2
+    ("invited", {1: (PLAN_C1, True), 2: ({"t1-b1": "fail"}, False)}, False),  # J03: phase-2 draft
+    ("guest", {1: (PLAN_G1, True)}, False),  # J04
+    ("host", {1: (dict.fromkeys(ALL_ITEMS, "pass"), True)}, False),  # J05: passes everything
+    ("invited", {1: (dict.fromkeys(ALL_ITEMS, "fail"), True)}, True),  # J06, removed: never counted
+]
+
+# r1 (Alibaba) under the default condition "clean": truth on t1..t8 but an abstention on t9-b1 and
+# on t8-b2; controls wrong; told_pass reviews (another condition) of b2's copies must not count.
+# r2 (OpenAI, b1's family): t1-b1 pass, t1-b2 fail, and a failed-seal pass of t2-b2 (left out).
+BETTER_REVIEWS = (
+    [("r1", c, as_truth(c), None, None) for c in IN_SCOPE if as_truth(c) and c != "t8-b2"]
+    + [("r1", "t9-b1", "abstain", None, None), ("r1", "t8-b2", "abstain", None, None),
+       ("r1", "t9-b2", "pass", None, None),
+       ("r1", "t1-b1-ctl", "fail", None, None), ("r1", "t2-b2-ctl", "pass", None, None)]
+    + [("r1", f"t{t}-b2", "pass", "told_pass", None) for t in range(1, 7)]
+    + [("r2", "t1-b1", "pass", None, None), ("r2", "t1-b2", "fail", None, None),
+       ("r2", "t2-b2", "pass", None, "failed")]
+)
+
+# By hand, the sign-flip p of per-task differences d: under the null each nonzero d keeps or flips
+# its sign with probability 1/2, and p is the share of the 2^n assignments with |Σ| >= |Σ observed|
+# (zeros change nothing: they multiply both counts by 2 each).
+# Invited judges J01-J03, phase 1: b1 passes: J01 8 (t1..t7, t9), J02 7 (failed t1), J03 8 -> 23/27;
+#   b2: J01 1 (t7), J02 2 (t7, t9), J03 1 (t9) -> 4/27. Per task d: t1 2/3, t2..t6 1, t7 1/3,
+#   t8 0, t9 1/3: only the observed signs and their mirror reach |Σ| = 19/3: p = 2·2/2^9 = 1/128.
+# Phase 2 (J01, J02 locked; J03 drafts only): b1 16/18, b2 3/18; d: t1..t6 1, t7 0, t8 0, t9 1/2:
+#   p = 2·2²/2^9 = 1/64.
+# Guest J04, phase 1: b1 8/9, b2 2/9; d: t1..t6 1, others 0: p = 2·2³/2^9 = 1/32. Phase 2: none.
+# Host J05: passes all: 9/9 each, every d 0: p = 1.
+# Truth: b1 7/8, b2 1/8 (unknown t9 unscored); 8 tasks, d: t1..t6 1, t7, t8 0: p = 2·2²/2^8 = 1/32.
+# r1, not_flagged (an abstention is a pass): b1 8/9, b2 3/9 (t7, t8, t9); d: t1..t6 1, t8 -1,
+#   t7 t9 0: |Σ of seven ±1| >= 5 in 1 + 7 + 7 + 1 = 16 of 2^7, p = 16/128 = 1/8.
+# r1, excluded: b1 7/8 (t9 left out), b2 2/8 (t8 left out); paired on t1..t7: b1 7/7, b2 1/7,
+#   difference 6/7; d: t1..t6 1, t7 0: p = 2·2/2^7 = 1/32.
+# r2: b1 1/1, b2 0/1 (the failed seal left out); one task: difference 1, p = 1 (two assignments,
+#   both |Σ| = 1), no interval (one task resampled is no resampling).
+F = Fraction
+EXPECTED_HUMAN = {
+    # (source, group): (b1 k/n, b2 k/n, tasks, difference, p)
+    ("judges_phase1", "invited"): ((23, 27), (4, 27), 9, F(19, 27), F(1, 128)),
+    ("judges_phase2", "invited"): ((16, 18), (3, 18), 9, F(13, 18), F(1, 64)),
+    ("judges_phase1", "guest"): ((8, 9), (2, 9), 9, F(6, 9), F(1, 32)),
+    ("judges_phase2", "guest"): ((0, 0), (0, 0), 0, None, None),
+    ("judges_phase1", "self_blinded_host"): ((9, 9), (9, 9), 9, F(0), F(1)),
+    ("judges_phase2", "self_blinded_host"): ((0, 0), (0, 0), 0, None, None),
+}
+EXPECTED_R1 = {
+    # rule: (b1 k/n, b2 k/n, paired: (b1, b2, tasks), difference, p, left out b1, b2)
+    "not_flagged": ((8, 9), (3, 9), ((8, 9), (3, 9), 9), F(5, 9), F(1, 8), 0, 0),
+    "excluded": ((7, 8), (2, 8), ((7, 7), (1, 7), 7), F(6, 7), F(1, 32), 1, 1),
+}
+# Per-task differences for the independent interval check: (b1 passes, b2 passes) per task of each
+# judge's plan, t1..t9.
+TASKS9 = [f"t{t}" for t in range(1, 10)]
+
+
+def per_task(plan_, builder):
+    return np.array([[1.0 if plan_[f"{t}-{builder}"] == "pass" else 0.0] for t in TASKS9])[:, 0]
+
+
+@pytest.fixture(params=["not_flagged", "excluded"])
+def better(request, host):
+    bundle = matrix_bundle(BETTER, abstain_scoring=request.param, reviews=BETTER_REVIEWS)
+    session, judges = reveal(host, bundle, BETTER_JUDGES, guests=True)
+    report = build_report(session)
+    judges = [Judge.objects.get(pk=j.pk) for j in judges]  # as revealed
+    card = judge_scorecard(judges[0])
+    page = client_as(judges[0]).get(f"/s/{session.url_id}/scorecard/")
+    return {"rule": request.param, "report": report, "card": card, "page": page, "judges": judges}
+
+
+@pytest.mark.django_db
+def test_one_builder_known_better_every_rate_by_hand(better, schema):
+    report, rule = better["report"], better["rule"]
+    s = report["builders_compared"]
+    assert (s["compared"], s["not_compared"], s["human_not_compared"]) == (True, None, None)
+    assert s["primary"] == {"source": "judges_phase1", "group": "invited", "reviewer": None,
+                            "named_by": "default"}
+    assert s["controls"] == [{"builder": "b1", "known_good": 1, "seeded_defect": 0},
+                             {"builder": "b2", "known_good": 0, "seeded_defect": 1}]
+    assert s["resampling"] == {"by": "task", "resamples": RESAMPLES, "seed": BOOTSTRAP_SEED,
+                               "method": s["resampling"]["method"]}
+    b1, b2 = builder_entry(s, "b1"), builder_entry(s, "b2")
+    assert (b1["model"], b1["family"], b1["copies"], b1["tasks"]) == ("gpt-4o-2024-08-06", "OpenAI", 9, 9)
+    assert (b2["copies"], b2["tasks"]) == (9, 9)
+    assert b1["truth"] == {"tests_pass": 7, "tests_fail": 1, "unknown": 1, "pass_rate": rate(7, 8)}
+    assert b2["truth"] == {"tests_pass": 1, "tests_fail": 7, "unknown": 1, "pass_rate": rate(1, 8)}
+    # Guests and the host apart; the removed judge nowhere.
+    assert list(b1["judges"]) == ["invited", "guest", "self_blinded_host"]
+    for (source, group), (k1, k2, *_rest) in EXPECTED_HUMAN.items():
+        phase = source[-1]
+        assert b1["judges"][group][phase] == rate(*k1), (source, group)
+        assert b2["judges"][group][phase] == rate(*k2), (source, group)
+    r1_b1, r1_b2, _paired, _d, _p, left1, left2 = EXPECTED_R1[rule]
+    assert b1["reviewers"] == [
+        {"reviewer": "r1", "pass_rate": rate(*r1_b1), "same_family": False, "left_out": left1},
+        {"reviewer": "r2", "pass_rate": rate(1, 1), "same_family": True, "left_out": 0}]
+    assert b2["reviewers"] == [
+        {"reviewer": "r1", "pass_rate": rate(*r1_b2), "same_family": False, "left_out": left2},
+        {"reviewer": "r2", "pass_rate": rate(0, 1), "same_family": False, "left_out": 1}]
+    assert schema_errors(schema, exported(report)) == []
+    assert schema_errors(schema, exported(anonymise(report))) == []
+
+
+@pytest.mark.django_db
+def test_one_builder_known_better_every_difference_by_hand(better):
+    s, rule = better["report"]["builders_compared"], better["rule"]
+    # One pair, so every Holm family has one member: p_holm = p.
+    for (source, group), (k1, k2, tasks, diff, p) in EXPECTED_HUMAN.items():
+        d = difference(s, source, ["b1", "b2"], group=group)
+        assert (d["tasks"], d["pass_rates"]) == (tasks, [rate(*k1), rate(*k2)]), (source, group)
+        assert d["resampled"] == "judges and tasks"
+        assert d["primary"] == ((source, group) == ("judges_phase1", "invited"))
+        if diff is None:
+            assert d["difference"] == {"value": None, "low": None, "high": None}
+            assert (d["p_value"], d["p_holm"]) == (None, None)
+            continue
+        assert d["difference"]["value"] == pytest.approx(float(diff), abs=1e-12)
+        assert d["p_value"] == pytest.approx(float(p), abs=1e-12)
+        assert d["p_holm"] == d["p_value"]
+    truth = difference(s, "truth", ["b1", "b2"])
+    assert (truth["tasks"], truth["units"], truth["resampled"]) == (8, 8, "tasks")
+    assert truth["pass_rates"] == [rate(7, 8), rate(1, 8)]
+    assert truth["difference"]["value"] == pytest.approx(0.75, abs=1e-12)
+    assert (truth["p_value"], truth["p_holm"]) == (pytest.approx(1 / 32), pytest.approx(1 / 32))
+    r1_b1, r1_b2, (p1, p2, tasks), diff, p, *_ = EXPECTED_R1[rule]
+    r1 = difference(s, "reviewer", ["b1", "b2"], reviewer="r1")
+    assert (r1["tasks"], r1["pass_rates"]) == (tasks, [rate(*p1), rate(*p2)])
+    assert r1["difference"]["value"] == pytest.approx(float(diff), abs=1e-12)
+    assert r1["p_value"] == pytest.approx(float(p), abs=1e-12) == r1["p_holm"]
+    r2 = difference(s, "reviewer", ["b1", "b2"], reviewer="r2")
+    assert (r2["tasks"], r2["p_value"], r2["p_holm"]) == (1, 1.0, 1.0)
+    assert r2["difference"] == {"value": 1.0, "low": None, "high": None}
+    assert len(s["differences"]) == 1 + 6 + 2  # truth, 3 groups × 2 phases, 2 reviewers
+
+
+@pytest.mark.django_db
+def test_the_primary_difference_interval_excludes_zero_and_matches_an_independent_loop(better):
+    """The invited phase-1 interval, recomputed by a plain loop over the draws the weights make:
+    judges J01..J03 first (3 per resample), then the 9 tasks, from default_rng(BOOTSTRAP_SEED)."""
+    s = better["report"]["builders_compared"]
+    primary = difference(s, "judges_phase1", ["b1", "b2"], group="invited")
+    passes = {b: np.array([per_task(p, b) for p in (PLAN_A1, PLAN_B1, PLAN_C1)]) for b in ("b1", "b2")}
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    judge_draws = rng.integers(0, 3, size=(RESAMPLES, 3))
+    task_draws = rng.integers(0, 9, size=(RESAMPLES, 9))
+    estimates = []
+    for judges, tasks in zip(judge_draws, task_draws, strict=True):
+        n = len(judges) * len(tasks)  # one copy per builder per task, every judge judged all
+        k1 = sum(passes["b1"][j, t] for j in judges for t in tasks)
+        k2 = sum(passes["b2"][j, t] for j in judges for t in tasks)
+        estimates.append(k1 / n - k2 / n)
+    low, high = np.quantile(estimates, [0.025, 0.975])
+    assert primary["difference"]["low"] == pytest.approx(low, abs=1e-9)
+    assert primary["difference"]["high"] == pytest.approx(high, abs=1e-9)
+    assert 0 < primary["difference"]["low"] < 19 / 27 < primary["difference"]["high"] <= 1
+    assert primary["p_holm"] < 0.05
+    # Truth: one copy per builder per task, so the difference is the mean of d_t over the 8 tasks
+    # with known truth, and its bootstrap over tasks is stats.clustered_ratio's.
+    d = [1, 1, 1, 1, 1, 1, 0, 0]
+    truth = difference(s, "truth", ["b1", "b2"])
+    value, low, high = stats.clustered_ratio(d, [1] * 8, [f"t{t}" for t in range(1, 9)],
+                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    assert truth["difference"] == pytest.approx({"value": value, "low": low, "high": high})
+    assert truth["difference"]["low"] > 0
+
+
+@pytest.mark.django_db
+def test_one_builder_known_better_the_ranking_says_so(better):
+    s = better["report"]["builders_compared"]
+    primary = difference(s, "judges_phase1", ["b1", "b2"], group="invited")
+    low, high = primary["difference"]["low"], primary["difference"]["high"]
+    assert s["ranking"] == {
+        "source": "judges_phase1", "group": "invited", "reviewer": None,
+        "order": ["b1", "b2"], "supported": [["b1", "b2"]],
+        "statements": [
+            "Ranked on the primary comparison, the invited judges' phase-1 pass rate, only where "
+            "the Holm-adjusted p is below 0.05 and the 95% interval excludes 0.",
+            f"b1 above b2: difference {19 / 27:+.3f} [{low:+.3f}, {high:+.3f}], Holm-adjusted "
+            f"p {1 / 128:.2g}, 9 tasks.",
+        ]}
+    page = to_html(better["report"])
+    assert '<h2 id="builders-compared">' in page
+    assert "b1 above b2: difference +0.704" in page
+
+
+@pytest.mark.django_db
+def test_nothing_of_the_comparison_reaches_a_judge_s_scorecard(better):
+    card, page = better["card"], better["page"]
+    assert set(card) == {"items", "scores"}
+    assert {frozenset(item) for item in card["items"]} == {
+        frozenset({"code", "position", "truth", "phase1", "phase2"})}
+    assert len(card["items"]) == len(BETTER)
+    assert page.status_code == 200
+    text = json.dumps(card) + page.content.decode()
+    for leak in ("builders_compared", "builder", "b1", "b2", "pass_rate", "pass rate", "ranking",
+                 "difference", "holm", *(m for m, _ in BUILDERS.values()),
+                 *(f for _, f in BUILDERS.values()), "qwen", "Alibaba"):
+        assert leak.casefold() not in text.casefold(), leak
+
+
+# --- A preregistered primary comparison ------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_the_preregistration_names_the_primary_comparison(host):
+    bundle = matrix_bundle(BETTER, reviews=BETTER_REVIEWS)
+    session, _ = reveal(host, bundle, BETTER_JUDGES[:1],
+                        primary={"source": "reviewer", "reviewer": "qwen3-1.7b"})
+    s = build_report(session)["builders_compared"]
+    assert s["primary"] == {"source": "reviewer", "group": None, "reviewer": "r1",
+                            "named_by": "preregistration"}
+    assert [(d["source"], d["group"], d["reviewer"]) for d in s["differences"] if d["primary"]] == [
+        ("reviewer", None, "r1")]
+    # r1 under not_flagged: 8/9 against 3/9, p = 1/8: not distinguished, whatever the judges say.
+    r1 = difference(s, "reviewer", ["b1", "b2"], reviewer="r1")
+    assert s["ranking"]["order"] == ["b1", "b2"]
+    assert s["ranking"]["supported"] == []
+    assert s["ranking"]["statements"][0] == (
+        "The builders are not distinguished on the primary comparison, reviewer r1's pass rate "
+        "(condition clean).")
+    assert s["ranking"]["statements"][1].startswith(
+        f"b1 and b2 not distinguished: difference {5 / 9:+.3f} [{r1['difference']['low']:+.3f}, ")
+    assert s["ranking"]["statements"][1].endswith(", Holm-adjusted p 0.12, 9 tasks.")
+
+
+# --- Equal builders ------------------------------------------------------------------------------------
+
+EQUAL = {f"t{t}-b1": "tests_pass" if t <= 3 else "tests_fail" for t in range(1, 7)}
+EQUAL |= {f"t{t}-b2": "tests_pass" if t in (1, 2, 4) else "tests_fail" for t in range(1, 7)}
+
+
+@pytest.mark.django_db
+def test_equal_builders_are_not_distinguished(host, schema):
+    truthful = {c: {"tests_pass": "pass", "tests_fail": "fail"}[t] for c, t in EQUAL.items()}
+    session, _ = reveal(host, matrix_bundle(EQUAL, reviewers=()),
+                        [("invited", {1: (truthful, True)}, False)])
+    report = build_report(session)
+    s = report["builders_compared"]
+    # 3/6 each; d: t3 +1, t4 -1, others 0; Σ = 0, so p = 1.
+    for source in ("truth", "judges_phase1"):
+        d = difference(s, source, ["b1", "b2"], group="invited" if source != "truth" else None)
+        assert d["pass_rates"] == [rate(3, 6), rate(3, 6)]
+        assert d["difference"]["value"] == 0.0
+        assert d["difference"]["low"] < 0 < d["difference"]["high"]
+        assert (d["p_value"], d["p_holm"]) == (1.0, 1.0)
+    assert s["ranking"]["supported"] == []
+    assert s["ranking"]["order"] == ["b1", "b2"]
+    assert s["ranking"]["statements"][0] == (
+        "The builders are not distinguished on the primary comparison, the invited judges' "
+        "phase-1 pass rate.")
+    assert schema_errors(schema, exported(report)) == []
+
+
+# --- Three builders: Holm over three pairs ---------------------------------------------------------------
+
+THREE = ({f"t{t}-b1": "tests_pass" for t in range(1, 8)}
+         | {f"t{t}-b2": "tests_fail" for t in range(1, 8)}
+         | {f"t{t}-b3": "tests_pass" if t <= 3 else "tests_fail" for t in range(1, 8)})
+
+
+@pytest.mark.django_db
+def test_three_builders_holm_over_three_pairs_by_hand(host, schema):
+    truthful = {c: {"tests_pass": "pass", "tests_fail": "fail"}[t] for c, t in THREE.items()}
+    session, _ = reveal(host, matrix_bundle(THREE, builders=("b1", "b2", "b3"), reviewers=()),
+                        [("invited", {1: (truthful, True)}, False)])
+    report = build_report(session)
+    s = report["builders_compared"]
+    # b1 7/7, b2 0/7, b3 3/7. (b1, b2): seven d = 1, p = 2/2^7 = 1/64. (b1, b3): d = 1 on t4..t7,
+    # p = 2·2³/2^7 = 1/8. (b2, b3): d = -1 on t1..t3, p = 2·2⁴/2^7 = 1/4.
+    # Holm: 3 · 1/64 = 3/64; 2 · 1/8 = 1/4; 1 · 1/4 = 1/4 (never below the previous): 3/64, 1/4, 1/4.
+    expected = {("b1", "b2"): (1.0, 1 / 64, 3 / 64), ("b1", "b3"): (4 / 7, 1 / 8, 1 / 4),
+                ("b2", "b3"): (-3 / 7, 1 / 4, 1 / 4)}
+    for source, group in (("truth", None), ("judges_phase1", "invited")):
+        for pair, (value, p, p_holm) in expected.items():
+            d = difference(s, source, pair, group=group)
+            assert d["difference"]["value"] == pytest.approx(value, abs=1e-12), (source, pair)
+            assert d["p_value"] == pytest.approx(p, abs=1e-12), (source, pair)
+            assert d["p_holm"] == pytest.approx(p_holm, abs=1e-12), (source, pair)
+            assert d["tasks"] == 7
+    assert stats.holm_adjust([1 / 64, 1 / 8, 1 / 4]) == pytest.approx([3 / 64, 1 / 4, 1 / 4])
+    # One judge: only tasks vary, every d of (b1, b2) is 1, so its interval is [1, 1].
+    b1b2 = difference(s, "judges_phase1", ("b1", "b2"), group="invited")
+    assert b1b2["difference"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+    ranking = s["ranking"]
+    assert ranking["order"] == ["b1", "b3", "b2"]
+    assert ranking["supported"] == [["b1", "b2"]]
+    assert ranking["statements"][1:] == [
+        "b1 above b2: difference +1.000 [+1.000, +1.000], Holm-adjusted p 0.047, 7 tasks.",
+        ranking["statements"][2], ranking["statements"][3]]
+    assert ranking["statements"][2].startswith("b1 and b3 not distinguished: difference +0.571 [")
+    assert ranking["statements"][3].startswith("b2 and b3 not distinguished: difference -0.429 [")
+    assert ranking["statements"][3].endswith("Holm-adjusted p 0.25, 7 tasks.")
+    assert schema_errors(schema, exported(report)) == []
+
+
+# --- Clusters of tasks -------------------------------------------------------------------------------
+
+CLUSTERED = {f"t{t}-b1": "tests_pass" for t in range(1, 7)} | {
+    f"t{t}-b2": "tests_pass" if t in (4, 6) else "tests_fail" for t in range(1, 7)}
+CLUSTERS = {"t1": "k1", "t2": "k1", "t3": "k2", "t4": "k2", "t5": "k3", "t6": "k3"}
+
+
+@pytest.mark.django_db
+def test_tasks_in_clusters_are_resampled_and_tested_as_clusters(host, schema):
+    truthful = {c: {"tests_pass": "pass", "tests_fail": "fail"}[t] for c, t in CLUSTERED.items()}
+    session, _ = reveal(host, matrix_bundle(CLUSTERED, reviewers=(), clusters=CLUSTERS),
+                        [("invited", {1: (truthful, True)}, False)])
+    report = build_report(session)
+    s = report["builders_compared"]
+    assert s["resampling"]["by"] == "cluster"
+    # b1 6/6, b2 2/6: +2/3. Per task d = 1, 1, 1, 0, 1, 0; per cluster 2, 1, 1: of the 8 sign
+    # assignments only ±(2 + 1 + 1) reach |Σ| = 4, p = 2/8 (per task it would be 2·2²/2^6 = 1/8).
+    d_tasks = [1, 1, 1, 0, 1, 0]
+    for source, group, resampled in (("truth", None, "clusters"),
+                                     ("judges_phase1", "invited", "judges and clusters")):
+        d = difference(s, source, ["b1", "b2"], group=group)
+        assert (d["tasks"], d["units"], d["resampled"]) == (6, 3, resampled)
+        assert d["difference"]["value"] == pytest.approx(2 / 3)
+        assert d["p_value"] == pytest.approx(1 / 4) == d["p_holm"]
+    value, low, high = stats.clustered_ratio(d_tasks, [1] * 6, list(CLUSTERS.values()),
+                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    truth = difference(s, "truth", ["b1", "b2"])
+    assert truth["difference"] == pytest.approx({"value": value, "low": low, "high": high})
+    assert s["ranking"]["supported"] == []
+    assert schema_errors(schema, exported(report)) == []
+
+
+# --- Not compared ----------------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_one_builder_is_not_compared(host, schema):
+    truths = {"t1-b1": "tests_pass", "t2-b1": "tests_fail", "t2-b1-ctl": "known_good"}
+    session, _ = reveal(host, matrix_bundle(truths, builders=("b1",), reviewers=()),
+                        [("invited", {1: ({c: "pass" for c in truths}, True)}, False)])
+    report = build_report(session)
+    s = report["builders_compared"]
+    assert (s["compared"], s["not_compared"]) == (False, "one builder")
+    assert s["differences"] == []
+    assert s["ranking"] == {"source": "judges_phase1", "group": "invited", "reviewer": None,
+                            "order": [], "supported": [], "statements": ["Not compared: one builder."]}
+    [b1] = s["builders"]
+    assert b1["truth"]["pass_rate"] == rate(1, 2)
+    assert b1["judges"]["invited"]["1"] == rate(2, 2)  # the control not counted
+    assert s["controls"] == [{"builder": "b1", "known_good": 1, "seeded_defect": 0}]
+    assert schema_errors(schema, exported(report)) == []
+    assert "Not compared: one builder." in to_html(report)
+
+
+@pytest.mark.django_db
+def test_one_task_and_no_judges_is_not_compared(host, schema):
+    # make_bundle: one task; b1's copies are controls only, b2 tests_pass + tests_fail, b3
+    # known_good (control) + unknown.
+    session, _ = reveal(host, make_bundle(), [])
+    report = build_report(session)
+    s = report["builders_compared"]
+    assert (s["compared"], s["not_compared"]) == (False, "one task and no judges")
+    assert s["differences"] == [] and s["ranking"]["supported"] == []
+    assert s["controls"] == [{"builder": "b1", "known_good": 1, "seeded_defect": 1},
+                             {"builder": "b2", "known_good": 0, "seeded_defect": 0},
+                             {"builder": "b3", "known_good": 1, "seeded_defect": 0}]
+    assert [(b["builder"], b["copies"], b["tasks"]) for b in s["builders"]] == [
+        ("b1", 0, 0), ("b2", 2, 1), ("b3", 1, 1)]
+    assert builder_entry(s, "b3")["truth"] == {"tests_pass": 0, "tests_fail": 0, "unknown": 1,
+                                               "pass_rate": rate(0, 0)}
+    # make_bundle's r1 reviewed c1 and c2 only, both controls: nothing in scope.
+    assert builder_entry(s, "b2")["reviewers"][0]["pass_rate"] == rate(0, 0)
+    assert schema_errors(schema, exported(report)) == []
+
+
+# --- A findings session -------------------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_a_findings_session_has_no_human_builder_comparison(host, schema):
+    findings = [{"id": f"f{t}", "copy": f"t{t}-b1", "text": "off by one", "raised_by": ["r1"],
+                 "proposed_verdict": "confirmed", "truth": "real"} for t in (1, 2)]
+    bundle = matrix_bundle(BETTER, reviews=BETTER_REVIEWS, findings=findings)
+    session, _ = reveal(host, bundle, [("invited", {1: ({"f1": "real", "f2": "real"}, True)}, False)],
+                        kind="findings")
+    report = build_report(session)
+    s = report["builders_compared"]
+    assert s["compared"] is True
+    assert s["human_not_compared"] == (
+        "a findings session: its judges judged findings, not copies, so builders are compared "
+        "under truth and model reviewers only")
+    assert all(b["judges"] == {} for b in s["builders"])
+    assert {d["source"] for d in s["differences"]} == {"truth", "reviewer"}
+    assert difference(s, "truth", ["b1", "b2"])["difference"]["value"] == pytest.approx(0.75)
+    assert s["ranking"]["order"] == [] and s["ranking"]["supported"] == []
+    assert s["ranking"]["statements"] == [
+        "The primary comparison, the invited judges' phase-1 pass rate, could not be made: a "
+        "findings session: its judges judged findings, not copies, so builders are compared under "
+        "truth and model reviewers only. No ranking is stated."]
+    assert schema_errors(schema, exported(report)) == []
+
+
+# --- The pure helpers ------------------------------------------------------------------------------------
+
+def test_task_units_merge_the_units_one_task_spans():
+    units = section.task_units([
+        ("t1", ("cluster", "k1")), ("t2", ("cluster", "k1")), ("t3", ("task", "t3")),
+        ("t4", ("cluster", "k2")), ("t4", ("cluster", "k3")), ("t5", ("cluster", "k3")),
+        ("t1", ("cluster", "k1"))])
+    assert units == {"t1": 0, "t2": 0, "t3": 1, "t4": 2, "t5": 2}
+
+
+def test_paired_difference_of_counts_by_hand_and_against_scipy():
+    from scipy.stats import permutation_test  # noqa: PLC0415 - as reports.stats: lazily
+
+    # Five tasks; b has two copies on t2. Task t5: a has nothing scored, so it is unpaired.
+    k_a, n_a = [1, 1, 0, 1, 1], [1, 1, 1, 1, 0]
+    k_b, n_b = [0, 1, 0, 0, 1], [1, 2, 1, 1, 1]
+    result = section.paired_difference(k_a, n_a, k_b, n_b, ["t1", "t2", "t3", "t4", "t5"])
+    # Paired t1..t4: a 3/4, b 1/5 -> 0.55. d = 1, 1/2, 0, 1: p = 2·2/2^4 = 1/4.
+    assert (result["tasks"], result["units"]) == (4, 4)
+    assert (result["k_a"], result["n_a"], result["k_b"], result["n_b"]) == (3, 4, 1, 5)
+    assert result["value"] == pytest.approx(3 / 4 - 1 / 5, abs=1e-15)
+    assert result["p_value"] == pytest.approx(1 / 4)
+    rates_a, rates_b = np.array([1, 1, 0, 1]), np.array([0, 0.5, 0, 0])
+    scipy_p = permutation_test((rates_a, rates_b), lambda x, y: np.mean(x - y),
+                               permutation_type="samples", n_resamples=np.inf).pvalue
+    assert result["p_value"] == pytest.approx(scipy_p)
+    # The interval: stats.cluster_bootstrap over the paired tasks with the same draws.
+    rows = list(zip(k_a[:4], n_a[:4], k_b[:4], n_b[:4], strict=True))
+
+    def statistic(drawn):
+        sums = np.sum(drawn, axis=0)
+        return sums[0] / sums[1] - sums[2] / sums[3]
+
+    point, low, high = stats.cluster_bootstrap(statistic, rows, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    assert (result["value"], result["low"], result["high"]) == pytest.approx((point, low, high))
+
+
+def test_paired_difference_tests_and_resamples_whole_clusters():
+    # t1, t2 in one cluster, t3, t4 in another: the sign flip is over the two clusters' sums
+    # (1 + 1, 1 + 0): p = 2/4 = 1/2; only the mirror and the observed signs reach |Σ| = 3.
+    result = section.paired_difference([1, 1, 1, 1], [1] * 4, [0, 0, 0, 1], [1] * 4,
+                                       ["k1", "k1", "k2", "k2"])
+    assert (result["tasks"], result["units"]) == (4, 2)
+    assert result["p_value"] == pytest.approx(1 / 2)
+    value, low, high = stats.clustered_ratio([1, 1, 1, 0], [1] * 4, ["k1", "k1", "k2", "k2"],
+                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    assert (result["value"], result["low"], result["high"]) == pytest.approx((value, low, high))
+    # One unit: nothing to resample, no interval; the test has two assignments, p = 1.
+    one = section.paired_difference([1], [1], [0], [1], ["t1"])
+    assert (one["value"], one["low"], one["high"], one["p_value"]) == (1.0, None, None, 1.0)
+    # Nothing paired: nothing at all.
+    none = section.paired_difference([1, 0], [1, 0], [0, 1], [0, 1], ["t1", "t2"])
+    assert (none["tasks"], none["value"], none["low"], none["p_value"]) == (0, None, None, None)
+
+
+def test_paired_difference_of_judges_verdicts_against_a_loop_over_the_draws():
+    # 3 judges × 4 tasks; judge 2 judged nothing of these tasks (dropped before drawing).
+    k_a = np.array([[1, 1, 0, 2], [1, 0, 1, 1], [0, 0, 0, 0]], dtype=float)
+    n_a = np.array([[1, 1, 1, 2], [1, 1, 1, 2], [0, 0, 0, 0]], dtype=float)
+    k_b = np.array([[0, 1, 1, 0], [0, 0, 1, 0], [0, 0, 0, 0]], dtype=float)
+    n_b = np.array([[1, 1, 1, 1], [1, 1, 1, 0], [0, 0, 0, 0]], dtype=float)
+    labels = ["u1", "u1", "u2", "u3"]
+    result = section.paired_difference(k_a, n_a, k_b, n_b, labels)
+    # a: 7/10, b: 3/7; per task d: t1 1 - 0, t2 1/2 - 1/2, t3 1/2 - 1, t4 3/4 - 0 (b judged
+    # once); per unit: u1 = 1 + 0, u2 = -1/2, u3 = 3/4.
+    assert result["value"] == pytest.approx(7 / 10 - 3 / 7)
+    assert (result["tasks"], result["units"], result["judges"]) == (4, 3, 2)
+    d_units = [1 + 0, -1 / 2, 3 / 4]
+    assert result["p_value"] == pytest.approx(stats.sign_flip_p(d_units))
+    # By hand: Σ = 1.25; of the 8 sign assignments |Σ| >= 1.25 for ±(1 - 1/2 + 3/4) = ±1.25,
+    # ±(1 + 1/2 + 3/4) = ±2.25 and ±(1 + 1/2 - 3/4) = ±0.75 (no): 4 of 8.
+    assert result["p_value"] == pytest.approx(1 / 2)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    judge_draws = rng.integers(0, 2, size=(RESAMPLES, 2))
+    unit_draws = rng.integers(0, 3, size=(RESAMPLES, 3))
+    unit_of = [0, 0, 1, 2]
+    estimates = []
+    for judges, units in zip(judge_draws, unit_draws, strict=True):
+        tasks = [t for u in units for t in range(4) if unit_of[t] == u]
+        sums = [sum(m[j, t] for j in judges for t in tasks) for m in (k_a, n_a, k_b, n_b)]
+        estimates.append(sums[0] / sums[1] - sums[2] / sums[3] if sums[1] and sums[3] else math.nan)
+    low, high = stats.percentile_interval(estimates)
+    assert (result["low"], result["high"]) == pytest.approx((low, high), abs=1e-12)
+
+
+@pytest.mark.parametrize("differences", [
+    [1, 1, 1, 1, 1, 1], [1, -1, 1, 1, 0, 1, 1], [0.5, 2 / 3, 1 / 3, -0.25, 1, 1, 0.75, 0.1],
+    [0, 0, 0], [3.5], list(np.linspace(-0.3, 1, 16)),
+])
+def test_sign_flip_p_is_scipy_s_exact_paired_permutation_test(differences):
+    from scipy.stats import permutation_test  # noqa: PLC0415
+
+    x = np.asarray(differences, dtype=float)
+    if not np.any(x) or x.size == 1:
+        # No difference, or one: the observed sum and its mirror are all there is, p = 1.
+        assert stats.sign_flip_p(x) == 1.0
+    if x.size == 1:
+        return  # scipy's permutation_test needs two observations
+    expected = permutation_test((x, np.zeros_like(x)), lambda a, b: np.mean(a - b),
+                                permutation_type="samples", n_resamples=np.inf).pvalue
+    assert stats.sign_flip_p(x) == pytest.approx(min(1.0, expected), abs=1e-12)
+
+
+def test_sign_flip_p_beyond_sixteen_units_is_within_monte_carlo_error_of_scipy():
+    from scipy.stats import permutation_test  # noqa: PLC0415
+
+    # 17 units: just past exact enumeration (scipy's exact test of 2^17 assignments takes seconds).
+    x = np.array([1, 1, 0.5, -1, 1, 0, 1, 1, -0.5, 1, 0.25, 1, -1, 1, 0.5, 1, 0])
+    exact = permutation_test((x, np.zeros_like(x)), lambda a, b: np.mean(a - b),
+                             permutation_type="samples", n_resamples=np.inf).pvalue
+    # 20,000 draws: a standard error of at most √(p(1-p)/20000) < 0.0036.
+    assert stats.sign_flip_p(x, resamples=20000, seed=0) == pytest.approx(exact, abs=0.011)
+
+
+def test_sign_flip_p_beyond_sixteen_units_draws_what_rng_choice_draws():
+    x = np.random.default_rng(7).normal(0.1, 1.0, size=40)
+    signs = np.random.default_rng(3).choice(np.array([-1.0, 1.0]), size=(5000, 40))
+    hits = np.count_nonzero(np.abs(signs @ x) >= abs(x.sum()) * (1 - 1e-12))
+    assert stats.sign_flip_p(x, resamples=5000, seed=3) == (hits + 1) / 5001
+
+
+def test_holm_adjust_by_hand():
+    # Sorted 0.005, 0.01, 0.03, 0.04: × 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06.
+    assert stats.holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm_adjust([0.5, None, 0.9]) == [pytest.approx(1.0), None, pytest.approx(1.0)]
+    assert stats.holm_adjust([]) == []
+    for ps in itertools.permutations([0.001, 0.02, 0.2]):
+        adjusted = dict(zip(ps, stats.holm_adjust(list(ps)), strict=True))
+        assert adjusted == pytest.approx({0.001: 0.003, 0.02: 0.04, 0.2: 0.2})
+
+
+def test_the_comparison_is_in_the_report_module_registry():
+    from reports import build  # noqa: PLC0415
+
+    assert build.builders.builders_compared is section.builders_compared
