@@ -75,9 +75,9 @@ _MARK_TITLES = {"redacted": "redactions by the host",
 # - `>` and quotes are characters in text.
 # So only those `<` and `&` are escaped, and a `<` before whitespace too (any that Python's `\s`
 # takes, U+0085 and U+3000 included, not only HTML's ASCII five), which HTML reads as text but
-# lenient parsers and byte scans (tests/test_threats_http.py) read as a tag (`< script >`). html.escape's `&amp;` for every `&` made a frame of `&`s five times its copy,
-# past the bound (docs/threats.md, case 34); now the worst is `&a` (3 ×), then `<a` or `< `
-# (2.5 ×).
+# lenient parsers and byte scans (tests/test_threats_http.py) read as a tag (`< script >`).
+# html.escape's `&amp;` for every `&` made a frame of `&`s five times its copy, past the bound
+# (docs/threats.md, case 34); now the worst is `&a` (3 ×), then `<a` or `< ` (2.5 ×).
 # A `<` or `&` at the end of a piece is escaped too, as what follows it is not known here (the
 # next piece, a mark or a line's tag). One pass of a one-character lookahead: linear.
 _TEXT_MARKUP = re.compile(r"&(?=[A-Za-z0-9#]|\Z)|<(?=[A-Za-z!/?]|\s|\Z)")
