@@ -20,8 +20,6 @@ import numpy as np
 import pytest
 
 from accounts.models import Judge
-from content.canonical import canonical_sha256
-from judging.models import Session
 from judging.services import (
     guest_join,
     guests_configure,
@@ -100,8 +98,12 @@ def reveal(host, bundle, judges, *, kind="copies", guests=False, primary=None):
     (admission "invited" | "guest" | "host", {phase: (plan, lock)}, removed); returns the
     session and the judges in admission order."""
     run = a_run(host, bundle)
+    # The primary comparison as a host names it: the preregistration's rules block, object form.
+    prereg = "" if primary is None else (
+        "The primary comparison, named before any verdict.\n\n```rules\n"
+        + json.dumps({"primary_comparison": primary, "rules": []}) + "\n```\n")
     session = session_create(run=run, kind=kind, actor="test", rubric="Does it work?",
-                             scorecards=True).session
+                             scorecards=True, preregistration=prereg).session
     session = session_open(session=session, actor="test")
     code = guests_configure(session=session, actor="test", allow=True).guest_code if guests else None
     admitted = []
@@ -117,19 +119,7 @@ def reveal(host, bundle, judges, *, kind="copies", guests=False, primary=None):
         if removed:
             judge_remove(judge=judge, actor="test")
         admitted.append(judge)
-    if primary is not None:
-        name_primary(session, primary)
     return advance(session, "revealed"), admitted
-
-
-def name_primary(session, primary):
-    """The protocol as the preregistration's rules block leaves it once parsed (branch `rules`):
-    "primary_comparison" stored in the frozen protocol, hash recomputed. Written to the row here:
-    this branch has no service that parses it."""
-    protocol = dict(session.protocol, primary_comparison=primary)
-    Session.objects.filter(pk=session.pk).update(protocol=protocol,
-                                                 protocol_sha256=canonical_sha256(protocol))
-    session.refresh_from_db()
 
 
 @pytest.fixture(scope="module")
@@ -395,6 +385,7 @@ def test_the_preregistration_names_the_primary_comparison(host):
     session, _ = reveal(host, bundle, BETTER_JUDGES[:1],
                         primary={"source": "reviewer", "reviewer": "qwen3-1.7b"})
     s = build_report(session)["builders_compared"]
+    assert session.protocol["primary_comparison"] == {"source": "reviewer", "reviewer": "r1"}
     assert s["primary"] == {"source": "reviewer", "group": None, "reviewer": "r1",
                             "named_by": "preregistration"}
     assert [(d["source"], d["group"], d["reviewer"]) for d in s["differences"] if d["primary"]] == [
