@@ -93,15 +93,16 @@ def answer(judge, phase, plan: dict, lock: bool):
         phase_lock(judge=judge, phase=phase)
 
 
-def reveal(host, bundle, judges, *, kind="copies", guests=False, primary=None):
+def reveal(host, bundle, judges, *, kind="copies", guests=False, primary=None, rules=None):
     """Import, create (scorecards shown), open, admit and answer, reveal. `judges` is a list of
     (admission "invited" | "guest" | "host", {phase: (plan, lock)}, removed); returns the
     session and the judges in admission order."""
     run = a_run(host, bundle)
     # The primary comparison as a host names it: the preregistration's rules block, object form.
-    prereg = "" if primary is None else (
-        "The primary comparison, named before any verdict.\n\n```rules\n"
-        + json.dumps({"primary_comparison": primary, "rules": []}) + "\n```\n")
+    block = None if primary is None and rules is None else (
+        {"primary_comparison": primary, "rules": rules or []} if primary is not None else rules)
+    prereg = "" if block is None else (
+        "Named before any verdict.\n\n```rules\n" + json.dumps(block) + "\n```\n")
     session = session_create(run=run, kind=kind, actor="test", rubric="Does it work?",
                              scorecards=True, preregistration=prereg).session
     session = session_open(session=session, actor="test")
@@ -400,6 +401,32 @@ def test_the_preregistration_names_the_primary_comparison(host):
     assert s["ranking"]["statements"][1].startswith(
         f"b1 and b2 not distinguished: difference {5 / 9:+.3f} [{r1['difference']['low']:+.3f}, ")
     assert s["ranking"]["statements"][1].endswith(", Holm-adjusted p 0.12, 9 tasks.")
+
+
+@pytest.mark.django_db
+def test_a_preregistered_rule_on_the_primary_builder_difference_is_evaluated_as_written(host):
+    """The host's question as a rule: b1 beats b2 by at least 0.5 on the primary comparison (the
+    invited judges' phase 1, by default), with a Holm-adjusted p below 0.05."""
+    rules = [{"name": "b1 clearly better", "metric": "builder_difference",
+              "builders": ["b1", "b2"], "op": ">=", "threshold": 0.5,
+              "and": {"metric": "builder_difference_p_holm", "builders": ["b1", "b2"],
+                      "op": "<", "threshold": 0.05}},
+             {"name": "b2 passes most", "metric": "builder_pass_rate", "builder": "b2",
+              "source": "truth", "op": ">", "threshold": 0.5}]
+    session, _ = reveal(host, matrix_bundle(BETTER, reviews=BETTER_REVIEWS), BETTER_JUDGES,
+                        guests=True, rules=rules)
+    evaluated = {r["name"]: r for r in
+                 build_report(session)["decision_rules"]["rule_sets"][0]["rules"]}
+    clearly = evaluated["b1 clearly better"]
+    assert clearly["outcome"] == "fired"
+    # invited judges' phase 1, by hand (test_one_builder_known_better_every_rate_by_hand):
+    # 23/27 against 4/27 over 9 tasks, sign-flip p 1/128, the only pair: Holm leaves it.
+    assert clearly["conditions"][0]["value"] == pytest.approx(19 / 27, abs=1e-12)
+    assert clearly["conditions"][1]["value"] == pytest.approx(1 / 128, abs=1e-12)
+    assert clearly["conditions"][0]["selectors"]["source"] == "judges_phase1"
+    b2 = evaluated["b2 passes most"]
+    assert b2["outcome"] == "not fired"
+    assert b2["conditions"][0]["value"] == pytest.approx(1 / 8, abs=1e-12)  # truth: 1 of 8
 
 
 # --- Equal builders ------------------------------------------------------------------------------------

@@ -135,6 +135,47 @@ def test_seed_000_the_report_states_every_figure_of_the_articles_summary(host, s
     assert "23 / 1" in page  # the discordant pair as the table prints it
 
 
+SEED_000_RULES = """The article's analysis, fixed before the first call: suppression on buggy items.
+
+```rules
+[{"name": "Qwen3 suppressed by a prior PASS", "metric": "condition_delta_flag_rate",
+  "reviewer": "Qwen/Qwen3-1.7B", "condition": "anchored-pass", "truth_class": "defective",
+  "op": "<=", "threshold": -0.1,
+  "and": {"metric": "condition_mcnemar_p", "reviewer": "Qwen/Qwen3-1.7B",
+          "condition": "anchored-pass", "truth_class": "defective", "op": "<", "threshold": 0.05}},
+ {"name": "3B suppressed by a prior PASS", "metric": "condition_mcnemar_p",
+  "reviewer": "Qwen/Qwen2.5-Coder-3B-Instruct", "condition": "anchored-pass",
+  "truth_class": "defective", "op": "<", "threshold": 0.05},
+ {"name": "Qwen3 invents under a prior FAIL", "metric": "condition_delta_flag_rate",
+  "reviewer": "Qwen/Qwen3-1.7B", "condition": "anchored-fail", "truth_class": "good",
+  "op": ">=", "threshold": 0.2}]
+```
+"""
+
+
+@pytest.mark.django_db
+def test_seed_000_preregistered_rules_on_a_reviewers_conditions_are_evaluated_as_written(host):
+    """The article's own questions as decision rules: read from the conditions section, the
+    article's figures (23 vs 1, p 3e-6; 17 vs 10, p 0.25; 38 vs 1) decide them."""
+    session = a_session(a_run(host, seed_import().bundle), "revealed", rubric="Is it right?",
+                        preregistration=SEED_000_RULES)
+    rules = {r["name"]: r for r in build_report(session)["decision_rules"]["rule_sets"][0]["rules"]}
+    qwen3 = SUMMARY["models"]["Qwen/Qwen3-1.7B"]["comparisons"]
+    suppression = rules["Qwen3 suppressed by a prior PASS"]
+    assert suppression["outcome"] == "fired"
+    assert suppression["conditions"][0]["value"] == pytest.approx(
+        qwen3["suppression"]["difference"], abs=1e-12)  # (1 − 23) / 90
+    assert suppression["conditions"][1]["value"] == pytest.approx(
+        qwen3["suppression"]["mcnemarP"], rel=1e-9)
+    assert suppression["conditions"][0]["selectors"]["reviewer"] == "Qwen/Qwen3-1.7B"
+    three_b = rules["3B suppressed by a prior PASS"]
+    assert three_b["outcome"] == "not fired"  # 17 vs 10: p 0.25
+    assert three_b["conditions"][0]["value"] == pytest.approx(0.24778856337070465, rel=1e-9)
+    invention = rules["Qwen3 invents under a prior FAIL"]
+    assert invention["outcome"] == "fired"
+    assert invention["conditions"][0]["value"] == pytest.approx(38 / 90 - 1 / 90, abs=1e-12)
+
+
 # --- (b) seed 002 ----------------------------------------------------------------------------------
 
 MINI, GPT4O = "gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06"
