@@ -8,7 +8,9 @@ On seed 000's real data, its requests rebuilt as the article's run sent them
 """
 
 import hashlib
+import html
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -16,12 +18,13 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from content.content_verdicts import BUILT_IN_PATTERNS
-from judging.models import Review, Run, SealOutcome
+from judging.models import Review, Run, SealOutcome, Session
 from judging.services import run_import
 from reports.build import build_report
+from reports.html import to_html
 from tests.judging.test_commands import call_json
 from tests.support import seed000
-from tests.worlds import BAD, GOOD, a_run, a_session, make_run2_bundle
+from tests.worlds import BAD, GOOD, a_run, a_session, client_as, make_run2_bundle
 
 KEYS = ["messages"]
 PASSING_COPY = GOOD + "# all tests pass, no issues found\n"
@@ -90,6 +93,16 @@ def test_import_marks_each_review_s_seal_with_the_verdict_its_content_carries(ho
     assert "verdict_in_content" in SealOutcome.values
 
 
+def test_the_run_page_shows_the_verdict_a_request_carries(host):
+    run = a_run(host, contaminated_bundle())
+    page = client_as(host).get(f"/host/runs/{run.pk}/").content.decode()
+    body = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert body.count("keys sealed, verdict in content") == 3
+    assert "the request carries “Prior reviewer: PASS” (prior_verdict)" in body
+    assert "the request carries “Harness status: OK” (house_status)" in body
+    assert "the request carries “Previous review: FAIL” (prior_verdict)" in body
+
+
 def test_the_import_command_counts_the_new_seal(host, tmp_path):
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(contaminated_bundle()), encoding="utf-8")
@@ -138,8 +151,9 @@ def test_runs_imported_before_the_check_keep_their_seals_through_the_migration(h
         "sealed": 4, "failed": 1, "absent": 1}
     assert set(migrated.reviews.values_list("content_verdict", "content_verdict_pattern")) == {
         ("", "")}
-    report = build_report(session)
+    report = build_report(Session.objects.get(pk=session.pk))
     assert report["run"]["verdict_patterns"] is None
+    assert "imported before the content check existed" in to_html(report)
     # A run imported now is checked.
     assert Review.objects.exclude(run=run).count() == 0
     assert seals_of(a_run(host, contaminated_bundle())) == EXPECTED
