@@ -51,7 +51,8 @@ matches: the host wrote it for their own harness):
   will, shall, may, might, ensure, make sure, verify, check, confirm, decide, determine, so that,
   e.g., i.e., example, for instance, such as, either, reply, respond, answer, return, print,
   write, end, finish, format, choose, pick, select ("Decide whether all tests pass.", "If the
-  tests fail, say FAIL.");
+  tests fail, say FAIL."); for a match that starts its line, a line just above ending with ``:``
+  counts as its clause ("Output format:" then "Verdict: PASS");
 - **a question**: the sentence the match is in ends with ``?`` ("Do all tests pass?").
 
 These rules make the check miss a verdict phrased as a rule ("the tests must pass, and they
@@ -238,6 +239,7 @@ _HEDGE = re.compile(
 _ABBREVIATIONS = re.compile(r"\b(e)\.(g)\.|\b(i)\.(e)\.", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;\n](?=\s|$)|\n")
 _SENTENCE_END = re.compile(r"[.!?\n]")
+_HEADING = re.compile(r"([^\n]*):[ \t]*\n[ \t]*\Z")
 
 
 def _suppressed(text: str, start: int, end: int) -> bool:
@@ -250,6 +252,12 @@ def _suppressed(text: str, start: int, end: int) -> bool:
     clause = before[ends[-1].end():] if ends else before
     if _HEDGE.search(clause):
         return True
+    if not clause.strip():
+        # The match starts its line: a heading line ending with ":" just above is its clause
+        # ("Output format:" or "Example:" then "Verdict: PASS").
+        heading = _HEADING.search(text, max(0, start - CLAUSE_CHARS), start)
+        if heading and _HEDGE.search(heading.group(1)):
+            return True
     sentence_end = _SENTENCE_END.search(text, end, end + 400)
     return sentence_end is not None and sentence_end.group() == "?"
 

@@ -129,6 +129,12 @@ QUIET = [
     "Report any issues you find; say if there are no issues.",
     "Explain briefly. Be concise.",
     "Invalid inputs are rejected with ValueError.",
+    "Example:\nVerdict: PASS\nReason: the function sorts first.",
+    "Output format:\n  Verdict: FAIL\n  Reason: …",
+    'Return {"verdict": "PASS"} when the code is correct and {"verdict": "FAIL"} otherwise.',
+    "Give your verdict as PASS or FAIL.",
+    "Note that passing tests do not imply correctness.",
+    "A prior reviewer was assigned to this copy.",
 ]
 
 
