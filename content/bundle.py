@@ -12,6 +12,8 @@ schema cannot express are checked here:
 - ids unique within builders, copies, reviewers, findings (and tasks, run/2);
 - every reference names a record: ``copies[].builder``, ``reviews[].reviewer``, ``reviews[].copy``,
   ``findings[].copy``, ``findings[].raised_by[]`` (and ``copies[].task``, run/2);
+- ``verdict_patterns`` (the host's, for the content seal check): each name a label used by no
+  built-in pattern and no other entry, each pattern a regex RE2 accepts (content.content_verdicts);
 - run/1: a reviewer reviews a copy at most once; a ``raised_by`` id names a reviewer (it need not
   have reviewed the copy: bundles written that way were accepted and stay so);
 - run/2: a reviewer reviews a copy at most once per condition (a review without one is under
@@ -47,6 +49,7 @@ input's format string, ``original`` the parsed bundle exactly as it appeared)::
       "copies": [{"id", "task", "builder", "format", "content", "truth", "defect" (""),
                   "cluster" (the task's cluster, else "")}, ...],
       "request_keys": [...] (DEFAULT_REQUEST_KEYS),
+      "verdict_patterns": [{"name", "pattern", "description" ("")}, ...] ([]),
       "reviews": [{"reviewer", "copy", "condition" (run.default_condition), "verdict",
                    "reason" (""), "authorship_guess" (""), "request"?, "request_sha256"?}, ...] ([]),
       "findings": [{"id", "copy", "text", "raised_by": [{"reviewer", "condition"}, ...],
@@ -66,7 +69,13 @@ Seal check (never rejects a bundle), one ``SealResult`` per review, in order:
   (the bundle's, default ``["candidate_text", "reviewer_profile", "evidence_refs"]``), without
   duplicate keys, and ``request_sha256`` equals the SHA-256 of the request string's UTF-8 bytes
   (hex, compared case-insensitively);
-- ``failed``: anything else; ``reason`` lists every problem, joined by ``"; "``.
+- ``verdict_in_content``: the keys and the hash are as for ``sealed``, but the request carries a
+  verdict outside the copy's content and the task statement (content.content_verdicts: a prior
+  reviewer's verdict, "tests pass", "no issues found", a score, …; the built-in patterns and the
+  bundle's ``verdict_patterns``): ``content_verdict`` holds the matching text,
+  ``content_verdict_pattern`` the pattern's name;
+- ``failed``: anything else; ``reason`` lists every problem, joined by ``"; "``. A failed request
+  that carries a verdict keeps ``failed`` and records the match too.
 
 Run manifest (published in reports; every hash is lowercase hex SHA-256)::
 
@@ -105,6 +114,12 @@ from importlib import resources
 from jsonschema import Draft202012Validator, ValidationError, _keywords, validators
 
 from content.canonical import canonical_sha256, sha256_hex
+from content.content_verdicts import (
+    ContentVerdict,
+    VerdictPatterns,
+    find_content_verdict,
+    host_pattern_problems,
+)
 from content.limits import TextLimits
 
 FORMAT_1 = "blindjudge.run/1"
@@ -133,8 +148,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Top-level keys sort in document order in error lists, not alphabetically.
 _TOP_ORDER = {
     k: i for i, k in enumerate(
-        ["format", "run", "tasks", "builders", "copies", "reviewers", "request_keys", "reviews",
-         "findings"]
+        ["format", "run", "tasks", "builders", "copies", "reviewers", "request_keys",
+         "verdict_patterns", "reviews", "findings"]
     )
 }
 _JSON_TYPE = {
@@ -171,8 +186,10 @@ class BundleError(Exception):
 
 @dataclass(frozen=True)
 class SealResult:
-    outcome: str  # "sealed" | "failed" | "absent"
+    outcome: str  # "sealed" | "verdict_in_content" | "failed" | "absent"
     reason: str  # "" unless failed
+    content_verdict: str = ""  # the matching text of a verdict the request carries, or ""
+    content_verdict_pattern: str = ""  # the name of the pattern that found it, or ""
 
 
 @dataclass(frozen=True)
@@ -185,6 +202,9 @@ class ValidatedBundle:
     data: dict
     request_keys: list[str]
     seals: list[SealResult]
+    # Every pattern the content seal check applied, built-in and the host's, as the run records
+    # it: [{"name", "origin" ("built_in" | "host"), "pattern", "description"}].
+    verdict_patterns: list[dict]
     manifest: dict
     manifest_sha256: str
     format: str
@@ -658,6 +678,8 @@ def _describe(error: ValidationError, errors: _Errors, prefix: tuple = ()) -> No
         errors.add(parts, f"{len(instance)} characters exceeds the limit of {expected} characters")
     elif kind == "minItems":
         errors.add(parts, "must not be empty" if expected == 1 else f"needs {expected} items")
+    elif kind == "maxItems":
+        errors.add(parts, f"holds {len(instance):,} items; at most {expected} are allowed")
     elif kind == "uniqueItems":
         errors.add(parts, "must not repeat an item")
     elif kind == "pattern":
@@ -739,6 +761,8 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
     copies = _ids(data, "copies", errors)
     reviewers = _ids(data, "reviewers", errors)
     _ids(data, "findings", errors)
+    for parts, message in host_pattern_problems(data.get("verdict_patterns")):
+        errors.add(("verdict_patterns", *parts), message)
 
     for i, copy in _records(data, "copies"):
         if run2:
@@ -917,6 +941,7 @@ _LIMITED_TEXTS_1 = {
     "reviews": {"reason": "review_reason_chars", "authorship_guess": "name_chars",
                 "request": "request_bytes"},
     "findings": {"id": "id_chars", "text": "finding_chars"},
+    "verdict_patterns": {"description": "note_chars"},
 }
 _LIMITED_TEXTS_2 = {
     **_LIMITED_TEXTS_1,
@@ -1028,17 +1053,24 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
         raise errors.error()
 
     request_keys = list(data.get("request_keys") or DEFAULT_REQUEST_KEYS)
-    seals = [
-        check_seal(review.get("request"), review.get("request_sha256"), request_keys)
-        for review in data.get("reviews") or []
-    ]
+    normalised = normalise_bundle(data, request_keys)
+    patterns = VerdictPatterns(normalised["verdict_patterns"])
+    copy_by_id = {c["id"]: c for c in normalised["copies"]}
+    statement_of = {t["id"]: t["statement"] for t in normalised["tasks"]}
+    seals = []
+    for review in normalised["reviews"]:
+        copy = copy_by_id[review["copy"]]
+        seals.append(check_seal(review.get("request"), review.get("request_sha256"), request_keys,
+                                content=copy["content"], statement=statement_of[copy["task"]],
+                                patterns=patterns))
     raw_sha256 = sha256_hex(raw)
     manifest = build_manifest(data, raw_sha256)
     return ValidatedBundle(
         raw_sha256=raw_sha256,
-        data=normalise_bundle(data, request_keys),
+        data=normalised,
         request_keys=request_keys,
         seals=seals,
+        verdict_patterns=patterns.applied,
         manifest=manifest,
         manifest_sha256=canonical_sha256(manifest),
         format=fmt,
@@ -1106,6 +1138,10 @@ def normalise_bundle(data: dict, request_keys: list[str]) -> dict:
         "copies": copies,
         "reviewers": [_present(r) for r in data.get("reviewers") or []],
         "request_keys": list(request_keys),
+        "verdict_patterns": [
+            {"name": v["name"], "pattern": v["pattern"], "description": _or(v, "description", "")}
+            for v in data.get("verdict_patterns") or []
+        ],
         "reviews": reviews,
         "findings": findings,
     }
@@ -1123,13 +1159,18 @@ def _key_list(keys: list[str]) -> str:
 
 
 def check_seal(
-    request: str | None, request_sha256: str | None, request_keys: list[str]
+    request: str | None, request_sha256: str | None, request_keys: list[str], *,
+    content: str = "", statement: str = "", patterns: VerdictPatterns | None = None,
 ) -> SealResult:
-    """Whether one review's request was sealed: exact key set and matching hash (see module doc)."""
+    """Whether one review's request was sealed: exact key set and matching hash, and no verdict
+    carried outside the copy's `content` and the task `statement` (content.content_verdicts,
+    with `patterns`, the built-ins when None); see the module docstring."""
     if request is None:
         return SealResult("absent", "")
     if not isinstance(request, str):
         return SealResult("failed", "request is not a string")
+    verdict = find_content_verdict(request, content=content, statement=statement,
+                                   patterns=patterns) or ContentVerdict("", "")
 
     reasons = []
     duplicates: dict[int, tuple[dict, list[str]]] = {}
@@ -1165,7 +1206,9 @@ def check_seal(
                 reasons.append("request_sha256 does not match the request bytes")
 
     if reasons:
-        return SealResult("failed", "; ".join(reasons))
+        return SealResult("failed", "; ".join(reasons), verdict.text, verdict.pattern)
+    if verdict.pattern:
+        return SealResult("verdict_in_content", "", verdict.text, verdict.pattern)
     return SealResult("sealed", "")
 
 

@@ -69,7 +69,7 @@ import re2
 
 __all__ = [
     "FORMATS", "Segment", "Normalised", "PatternError",
-    "strip_metadata", "compile_patterns", "normalise",
+    "strip_metadata", "compile_patterns", "compile_linear_regex", "normalise",
     "normalise_line_endings", "show_controls", "plain_marks", "term_regex", "FoldedText",
     "mark_budget", "PLAIN_LABELS",
 ]
@@ -607,28 +607,40 @@ def compile_patterns(patterns: list[str], *, backtracking_allowed: bool = False)
 
 
 def _compile_regex(pattern: str, *, backtracking_allowed: bool = False):
-    source = pattern[3:]
+    try:
+        return compile_linear_regex(pattern[3:], backtracking_allowed=backtracking_allowed)
+    except PatternError as error:
+        raise PatternError(f"pattern {pattern!r}: {error}") from None
+
+
+def compile_linear_regex(source: str, *, backtracking_allowed: bool = False):
+    """A host's regular expression compiled on RE2, case-insensitively, as `re:` redaction
+    patterns are (see `compile_patterns`): valid for Python's `re` too, never matching the empty
+    string, no lookaround or backreference. Raises PatternError whose message says what is wrong
+    without naming the pattern (the caller names its place): "the regex is empty", "invalid
+    regex: …", "the regex matches the empty string", "the linear-time regex engine refuses it
+    (…)…". Also used for the content seal check's host patterns (content.content_verdicts)."""
     if not source.strip():
-        raise PatternError(f"pattern {pattern!r}: the regex is empty")
+        raise PatternError("the regex is empty")
     try:
         python_regex = re.compile(source, re.IGNORECASE)  # the syntax check, with its messages
     except re.error as error:
-        raise PatternError(f"pattern {pattern!r}: invalid regex: {error}") from None
+        raise PatternError(f"invalid regex: {error}") from None
     try:
         regex = re2.compile(source, _RE2_OPTIONS)
     except re2.error as error:
         if any(_empty_at_some_point(python_regex, probe) for probe in _EMPTY_PROBES):
-            raise PatternError(f"pattern {pattern!r}: the regex matches the empty string") from None
+            raise PatternError("the regex matches the empty string") from None
         if backtracking_allowed:
             return python_regex
         reason = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else error
         raise PatternError(
-            f"pattern {pattern!r}: the linear-time regex engine refuses it ({reason}). "
+            f"the linear-time regex engine refuses it ({reason}). "
             "Lookarounds, backreferences and possessive or atomic groups are not accepted: "
             "they can make matching take hours on a hostile copy"
         ) from None
     if _matches_empty(regex):
-        raise PatternError(f"pattern {pattern!r}: the regex matches the empty string")
+        raise PatternError("the regex matches the empty string")
     return regex
 
 

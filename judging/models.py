@@ -54,6 +54,7 @@ class ProposedVerdict(models.TextChoices):
 
 class SealOutcome(models.TextChoices):
     SEALED = "sealed"
+    VERDICT_IN_CONTENT = "verdict_in_content"  # keys sealed, verdict in content
     FAILED = "failed"
     ABSENT = "absent"
 
@@ -77,6 +78,11 @@ class Run(models.Model):
     request_keys = models.JSONField(
         help_text="The exact top-level keys a sealed review request must have."
     )
+    verdict_patterns = models.JSONField(
+        null=True, blank=True, default=None,
+        help_text="Every pattern the content seal check applied at import, built-in and the "
+        "host's: [{name, origin, pattern, description}]; null for a run imported before the "
+        "check existed (its seals checked keys and hash only).")
     bundle_sha256 = models.CharField(
         max_length=64, help_text="SHA-256 of the bundle file's bytes as imported."
     )
@@ -181,10 +187,19 @@ class Review(models.Model):
     request = models.TextField(blank=True, help_text="The exact serialized request, as sent.")
     request_sha256 = models.CharField(max_length=64, blank=True)
     seal = models.CharField(
-        max_length=10, choices=SealOutcome.choices,
-        help_text="sealed: keys exact and hash matches; failed: anything else; absent: no request.",
+        max_length=20, choices=SealOutcome.choices,
+        help_text="sealed: keys exact, hash matches, no verdict carried besides the copy; "
+        "verdict_in_content: keys sealed, but the request carries a verdict outside the copy and "
+        "the task statement; failed: anything else; absent: no request.",
     )
     seal_reason = models.TextField(blank=True, help_text="Why the seal check failed.")
+    content_verdict = models.CharField(
+        max_length=200, blank=True, default="",
+        help_text="The text of a verdict the request carries outside the copy and the task "
+        "statement (at most 200 characters); empty when none was found.")
+    content_verdict_pattern = models.CharField(
+        max_length=100, blank=True, default="",
+        help_text="The name of the pattern that found content_verdict; empty when none.")
     position = models.PositiveIntegerField()
 
     class Meta:

@@ -9,6 +9,8 @@ import csv
 import io
 import json
 
+from reports.groups import SEAL_GROUPS
+
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): the four
 # formula signs, their full-width forms (which some spreadsheets read as the ASCII ones), and `;`
 # (a separator in some locales, so a cell can start a new one). Any leading whitespace counts
@@ -74,8 +76,7 @@ def csv_rows(report: dict):
         builder = builders[copies[r["copy"]]["builder"]]
         yield {
             "rater_kind": "model", "rater": r["reviewer"],
-            "group": "seal_failed" if r["seal"] == "failed" else
-                     ("same_family" if r["same_family"] else "main"),
+            "group": SEAL_GROUPS.get(r["seal"]) or ("same_family" if r["same_family"] else "main"),
             "phase": "", "condition": r["condition"], "item": r["copy"], "copy": r["copy"],
             "task": copies[r["copy"]]["task"], "builder": builder["id"],
             "builder_model": builder["model"], "builder_family": builder["family"],

@@ -208,6 +208,27 @@ def _people_by_group_and_identity(judges) -> list[dict]:
     return rows
 
 
+def seal_context(report: dict) -> dict:
+    """The seals-per-builder partial's context: each builder's row with its model, the patterns
+    the run applied (none when it was imported before the content check) and how many reviews
+    each pattern that fired found a verdict in, in the run's pattern order."""
+    models = {b["id"]: b["model"] for b in report["builders"]}
+    patterns = report["run"]["verdict_patterns"]
+    fired: dict[str, int] = {}
+    for review in report["reviews"]:
+        if review["content_verdict_pattern"]:
+            fired[review["content_verdict_pattern"]] = fired.get(review["content_verdict_pattern"],
+                                                                 0) + 1
+    return {
+        "rows": [{**row, "model": models.get(row["builder"], "")}
+                 for row in report["model_reviewers"]["seals_by_builder"]],
+        "checked": patterns is not None,
+        "patterns": patterns or [],
+        "fired": [{"name": p["name"], "origin": p["origin"], "reviews": fired[p["name"]]}
+                  for p in patterns or [] if p["name"] in fired],
+    }
+
+
 def to_html(report: dict) -> str:
     pooled = report["phase_shift"]["pooled"]
     plots = {
@@ -234,4 +255,5 @@ def to_html(report: dict) -> str:
         "meta_csp": REPORT_META_CSP, "plots": plots, "pooled": pooled,
         "rules_in_force": in_force, "commitments": commitments,
         "judges": {j["pseudonym"]: j for j in report["judges"]},
+        "seals": seal_context(report),
     })

@@ -95,7 +95,8 @@ def _run_page(request, run, form=None, status=200, error=None):
         "copies": [{"copy": c, "defect": visible(c.defect)} for c in listed["copies"]],
         "reviewers": listed["reviewers"],
         "reviews": [{"review": r, "reason": visible(r.reason),
-                     "seal_reason": visible(r.seal_reason)} for r in listed["reviews"]],
+                     "seal_reason": visible(r.seal_reason),
+                     "content_verdict": visible(r.content_verdict)} for r in listed["reviews"]],
         "findings": [{"finding": f, "text": visible(f.text),
                       "raised_by": ", ".join(
                           raise_.reviewer.bundle_id if raise_.condition == run.default_condition

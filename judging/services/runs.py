@@ -27,9 +27,11 @@ from judging.services.checks import bundle_limits, checked_text
 def run_import(*, host, raw: bytes, actor: str) -> Run:
     """Validate a run bundle whole, then write it as one run, or write nothing at all.
 
-    Side effects: creates the Run with its manifest and hashes, its Builders, Copies, Reviewers,
-    Reviews (each marked sealed, failed with the reason, or absent) and Findings, in one
-    transaction; appends a `run.imported` audit event.
+    Side effects: creates the Run with its manifest and hashes and the content seal check's
+    patterns, its Builders, Copies, Reviewers, Reviews (each marked sealed, verdict_in_content,
+    failed with the reason, or absent, with the verdict its request carries, if any: computed here,
+    once, never at report time) and Findings, in one transaction; appends a `run.imported` audit
+    event.
     Raises Invalid whose message lists the problems in the bundle, one per line, each naming its
     place (`copies[3].builder: unknown builder "b9"`), every text held to its limit (settings
     BLINDJUDGE_MAX_*); past BLINDJUDGE_MAX_BUNDLE_ERRORS problems the last line says how many
@@ -52,6 +54,7 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
             host=host, name=run_record["name"], format=bundle.format,
             bundle_run=bundle.original["run"], default_condition=run_record["default_condition"],
             abstain_scoring=run_record["abstain_scoring"], request_keys=bundle.request_keys,
+            verdict_patterns=bundle.verdict_patterns,
             bundle_sha256=bundle.raw_sha256, manifest=bundle.manifest,
             manifest_sha256=bundle.manifest_sha256,
         )
@@ -90,7 +93,9 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
                 condition=r["condition"], verdict=r["verdict"], reason=r["reason"],
                 authorship_guess=r["authorship_guess"],
                 request=r.get("request") or "", request_sha256=r.get("request_sha256") or "",
-                seal=seal.outcome, seal_reason=seal.reason, position=i,
+                seal=seal.outcome, seal_reason=seal.reason,
+                content_verdict=seal.content_verdict,
+                content_verdict_pattern=seal.content_verdict_pattern, position=i,
             )
             for i, (r, seal) in enumerate(zip(data.get("reviews", []), bundle.seals, strict=True))
         )

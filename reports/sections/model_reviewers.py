@@ -1,16 +1,19 @@
 """The "model_reviewers" section, and how model reviews are grouped for scoring.
 
 A model review counts in the main group unless its seal failed (the request sent was not the
-exact, hashed one) or it reviewed a copy of its own family's builder; those are scored apart
-(scores.reviewers). Only reviews under the run's default condition are scored here (the others
-are listed apart: scores.other_conditions). Pairs of reviewers are scored on main reviews only.
-Authorship guesses measure how far blinding holds for models: accuracy against chance, per
-reviewer and over all."""
+exact, hashed one), its request carried a verdict besides the copy (seal verdict_in_content: keys
+sealed, verdict in content, found at import by content.content_verdicts), or it reviewed a copy of
+its own family's builder; those are scored apart (scores.reviewers). Only reviews under the run's
+default condition are scored here (the others are listed apart: scores.other_conditions). Pairs
+of reviewers are scored on main reviews only. Seals are counted per builder of the copy reviewed
+(seals_by_builder), every condition. Authorship guesses measure how far blinding holds for
+models: accuracy against chance, per reviewer and over all."""
 
 from collections import defaultdict
 from itertools import combinations
 
 from content.truth import truth_class
+from reports.groups import SEAL_GROUPS, SEALS
 from reports.loading import Bundle, ReportData
 from reports.scoring import rate, scored_verdict
 
@@ -22,10 +25,41 @@ def is_same_family(review, bundle: Bundle) -> bool:
 
 
 def review_group(review, bundle: Bundle) -> str:
-    """seal_failed, same_family or main (see the module docstring)."""
-    if review.seal == "failed":
-        return "seal_failed"
+    """seal_failed, verdict_in_content, same_family or main (see the module docstring): a seal
+    that failed or a verdict in the request's content puts a review apart whatever the family."""
+    group = SEAL_GROUPS.get(review.seal)
+    if group is not None:
+        return group
     return "same_family" if is_same_family(review, bundle) else "main"
+
+
+def seal_counts(reviews) -> dict:
+    """How many of the reviews' seals came out each way, every outcome listed."""
+    counts = dict.fromkeys(SEALS, 0)
+    for review in reviews:
+        counts[review.seal] += 1
+    return counts
+
+
+def seals_by_builder(bundle: Bundle) -> list[dict]:
+    """Per builder (import order), the seals of every review of its copies, every condition,
+    then per condition (the default first, then by name): whether the requests that reviewed a
+    builder's copies were sealed, carried a verdict, failed or were not given."""
+    by_builder = {b.pk: [] for b in bundle.builders}
+    for review in bundle.reviews:
+        by_builder[bundle.copy_by_pk[review.copy_id].builder_id].append(review)
+    default = bundle.run.default_condition
+    rows = []
+    for builder in bundle.builders:
+        reviews = by_builder[builder.pk]
+        conditions = sorted({r.condition for r in reviews}, key=lambda c: (c != default, c))
+        rows.append({
+            "builder": builder.bundle_id, **seal_counts(reviews),
+            "by_condition": [
+                {"condition": c, **seal_counts(r for r in reviews if r.condition == c)}
+                for c in conditions],
+        })
+    return rows
 
 
 def model_reviewers(data: ReportData) -> dict:
@@ -36,16 +70,17 @@ def model_reviewers(data: ReportData) -> dict:
         "pairs": reviewer_pairs(bundle.reviewers, main_reviews, bundle.copy_by_pk,
                                 bundle.run.abstain_scoring),
         "authorship": authorship(bundle),
+        "seals_by_builder": seals_by_builder(bundle),
     }
 
 
 def reviewer_pairs(reviewers, main_reviews, copy_by_pk, abstain_scoring: str) -> list[dict]:
     """Each pair's catch rate (a defective copy is caught when either reviewer failed it) beside
     the pair's true-negative rate (a good copy passes only when neither failed it), over the
-    copies both judged (main reviews under the default condition: seal not failed, not their own
-    family's copies). An abstention counts as not failing under the not_flagged rule; under
-    excluded a copy either reviewer abstained on is dropped from the pair, and the number dropped
-    is given."""
+    copies both judged (main reviews under the default condition: seal neither failed nor
+    carrying a verdict in content, not their own family's copies). An abstention counts as not
+    failing under the not_flagged rule; under excluded a copy either reviewer abstained on is
+    dropped from the pair, and the number dropped is given."""
     verdicts = defaultdict(dict)
     for review in main_reviews:
         verdicts[review.reviewer_id][review.copy_id] = scored_verdict(review.verdict, abstain_scoring)

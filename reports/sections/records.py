@@ -20,7 +20,9 @@ def run(data: ReportData) -> dict:
         # The bundle's run object exactly as imported: the manifest's run entry hashes it.
         "record": run.bundle_run, "default_condition": run.default_condition,
         "abstain_scoring": run.abstain_scoring,
-        "request_keys": run.request_keys, "bundle_sha256": run.bundle_sha256,
+        "request_keys": run.request_keys,
+        # Every pattern the content seal check applied at import; None: imported before it.
+        "verdict_patterns": run.verdict_patterns, "bundle_sha256": run.bundle_sha256,
         "manifest": run.manifest, "manifest_sha256": run.manifest_sha256,
         "imported_at": iso(run.imported_at),
     }
@@ -82,7 +84,10 @@ def reviews(data: ReportData) -> list[dict]:
          "default_condition": r.condition == default, "verdict": r.verdict,
          "scored_as": scored_verdict(r.verdict, rule), "reason": r.reason,
          "authorship_guess": r.authorship_guess or None, "seal": r.seal,
-         "seal_reason": r.seal_reason or None, "request_sha256": r.request_sha256 or None,
+         "seal_reason": r.seal_reason or None,
+         "content_verdict": r.content_verdict or None,
+         "content_verdict_pattern": r.content_verdict_pattern or None,
+         "request_sha256": r.request_sha256 or None,
          "truth": copy_by_pk[r.copy_id].truth,
          "correct": None if scored_verdict(r.verdict, rule) is None
          else is_correct(scored_verdict(r.verdict, rule), copy_by_pk[r.copy_id].truth),

@@ -1,5 +1,6 @@
 """The "scores" section: recall and true-negative rate per judge (each phase, each truth version)
-and per model reviewer (by group of reviews: main, same family, seal failed), and the
+and per model reviewer (by group of reviews: main, same family, seal failed, verdict in
+content), and the
 "other_conditions" section. Never a vote.
 
 A model reviewer is scored on its reviews under the run's default condition only; an abstention
@@ -13,7 +14,7 @@ import numpy as np
 
 from reports.loading import CLASS_CODES, ReportData
 from reports.scoring import rate, score, scored_verdict
-from reports.sections.model_reviewers import review_group
+from reports.sections.model_reviewers import review_group, seal_counts
 
 
 def scores(data: ReportData) -> dict:
@@ -66,8 +67,8 @@ def judge_scores(data: ReportData) -> list[dict]:
 
 def reviewer_scores(data: ReportData) -> list[dict]:
     """Per reviewer, its default-condition reviews scored by group (main, same family, seal
-    failed), abstentions by the run's rule; beside them how many abstentions it gave under each
-    condition (other conditions are scored apart, in other_conditions)."""
+    failed, verdict in content), abstentions by the run's rule; beside them how many abstentions
+    it gave under each condition (other conditions are scored apart, in other_conditions)."""
     bundle, versions = data.bundle, data.items.versions
     rule = bundle.run.abstain_scoring
     reviews_by_reviewer = defaultdict(list)
@@ -78,13 +79,10 @@ def reviewer_scores(data: ReportData) -> list[dict]:
         abstentions[review.reviewer_id][review.condition] += review.verdict == "abstain"
     entries = []
     for reviewer in bundle.reviewers:
-        seals = {"sealed": 0, "failed": 0, "absent": 0}
-        for review in reviews_by_reviewer[reviewer.pk]:
-            seals[review.seal] += 1
         mine = reviews_by_reviewer[reviewer.pk]
         entries.append({
             "reviewer": reviewer.bundle_id,
-            "seals": seals,
+            "seals": seal_counts(mine),
             "reviews": len(mine),
             "abstained": sum(1 for r in mine if r.verdict == "abstain"),
             "excluded": sum(1 for r in mine if scored_verdict(r.verdict, rule) is None),

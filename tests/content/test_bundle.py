@@ -145,6 +145,7 @@ def test_minimal_bundle_passes_with_its_manifest():
         "copies": [{**minimal()["copies"][0], "task": "task", "defect": "", "cluster": ""}],
         "reviewers": [],
         "request_keys": DEFAULT_REQUEST_KEYS,
+        "verdict_patterns": [],
         "reviews": [],
         "findings": [],
     }
@@ -168,7 +169,9 @@ def test_realistic_bundle_passes_with_a_seal_per_review():
     result = validate_bundle(encode(bundle), **LIMITS)
     assert len(result.seals) == len(bundle["reviews"]) == 12
     assert result.seals[0] == SealResult("sealed", "")
-    assert result.seals[1] == SealResult("failed", "unexpected keys: prior_verdict")
+    # a failed seal whose request carries a verdict records the match too
+    assert result.seals[1] == SealResult("failed", "unexpected keys: prior_verdict",
+                                         "prior_verdict: fail", "prior_verdict")
     assert result.seals[2] == SealResult("sealed", "")
     assert result.seals[3] == SealResult("absent", "")  # null request counts as none
     assert result.seals[5] == SealResult("absent", "")  # no request at all
@@ -660,7 +663,11 @@ def test_seal_sealed_with_exact_keys_and_right_hash():
 def test_seal_failed_reasons(text, digest, reason):
     if reason == "missing keys: evidence_refs":
         digest = sha(text)
-    assert check_seal(text, digest, DEFAULT_REQUEST_KEYS) == SealResult("failed", reason)
+    result = check_seal(text, digest, DEFAULT_REQUEST_KEYS)
+    assert (result.outcome, result.reason) == ("failed", reason)
+    # only the prior_verdict field carries a verdict (content/content_verdicts.py)
+    assert (result.content_verdict, result.content_verdict_pattern) == (
+        ("prior_verdict: fail", "prior_verdict") if "prior_verdict" in text else ("", ""))
 
 
 def test_seal_failed_lists_every_problem():
@@ -668,6 +675,7 @@ def test_seal_failed_lists_every_problem():
     assert check_seal(text, None, DEFAULT_REQUEST_KEYS) == SealResult(
         "failed",
         "unexpected keys: prior_verdict; missing keys: evidence_refs; no request_sha256 given",
+        "prior_verdict: fail", "prior_verdict",
     )
 
 

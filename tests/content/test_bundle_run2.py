@@ -127,6 +127,7 @@ def test_run2_bundle_is_normalised_with_every_default_filled():
         ],
         "reviewers": bundle["reviewers"],
         "request_keys": ["candidate_text", "reviewer_profile", "evidence_refs"],
+        "verdict_patterns": [],
         "reviews": [
             {**bundle["reviews"][0], "condition": "clean", "reason": "",
              "authorship_guess": ""},
@@ -169,6 +170,7 @@ def test_run1_becomes_a_run_of_one_task_in_the_same_shape():
         "copies": [{**bundle["copies"][0], "task": "task"}],
         "reviewers": bundle["reviewers"],
         "request_keys": ["candidate_text", "reviewer_profile", "evidence_refs"],
+        "verdict_patterns": [],
         "reviews": [{**bundle["reviews"][0], "condition": "clean", "authorship_guess": ""}],
         "findings": [{**bundle["findings"][0], "raised_by": [
             {"reviewer": "r1", "condition": "clean"}, {"reviewer": "r2", "condition": "clean"}]}],
@@ -748,9 +750,11 @@ def mutated(base: dict, mutations) -> dict:
 
 
 BASE = run2()
+BASE["verdict_patterns"] = [{"name": "house_ok", "pattern": "house ok", "description": None}]
 BASE_PATHS = [p for p in _paths(BASE) if p]
 BASE1 = run1()
 BASE1["reviews"][0].update(request="{}", request_sha256="0" * 64, authorship_guess=None)
+BASE1["verdict_patterns"] = [{"name": "house_ok", "pattern": "house ok"}]
 BASE1_PATHS = [p for p in _paths(BASE1) if p]
 
 
@@ -810,6 +814,6 @@ def test_the_fast_path_says_exactly_what_the_whole_schema_says(case):
 
 def test_the_fast_path_covers_the_many_records_and_leaves_findings_to_the_schema():
     assert sorted(bundle_module._fast_plan(FORMAT_2)[1]) == [
-        "builders", "copies", "reviewers", "reviews", "tasks"]
+        "builders", "copies", "reviewers", "reviews", "tasks", "verdict_patterns"]
     assert sorted(bundle_module._fast_plan(FORMAT_1)[1]) == [
-        "builders", "copies", "reviewers", "reviews"]
+        "builders", "copies", "reviewers", "reviews", "verdict_patterns"]

@@ -151,7 +151,8 @@ def test_a_run2_session_is_scored_on_the_default_condition_by_the_abstention_rul
     assert (reviewers["r1"]["abstained"], reviewers["r2"]["abstained"]) == (2, 1)
     assert reviewers["r1"]["abstentions_by_condition"] == {"clean": 2, "told_pass": 2}
     assert reviewers["r2"]["abstentions_by_condition"] == {"clean": 1}
-    assert reviewers["r1"]["seals"] == {"sealed": 0, "failed": 0, "absent": 6}
+    assert reviewers["r1"]["seals"] == {"sealed": 0, "verdict_in_content": 0, "failed": 0,
+                                      "absent": 6}
 
     other = report["other_conditions"]
     assert (other["default_condition"], other["abstain_scoring"]) == ("clean", rule)

@@ -293,8 +293,10 @@ def test_decision_rules_one_fires_one_does_not(scripted):
 
 def test_model_reviewers_pairs_authorship_and_seals(scripted):
     reviewers = {r["reviewer"]: r for r in scripted["scores"]["reviewers"]}
-    assert reviewers["r1"]["seals"] == {"sealed": 0, "failed": 0, "absent": 9}
-    assert reviewers["r2"]["seals"] == {"sealed": 1, "failed": 1, "absent": 6}
+    assert reviewers["r1"]["seals"] == {"sealed": 0, "verdict_in_content": 0, "failed": 0,
+                                      "absent": 9}
+    assert reviewers["r2"]["seals"] == {"sealed": 1, "verdict_in_content": 0, "failed": 1,
+                                      "absent": 6}
     r1, r2 = reviewers["r1"]["groups"], reviewers["r2"]["groups"]
     assert r1 == {"main": {"current": {"recall": wilson(2, 4), "tnr": wilson(3, 4),
                                        "unknown_truth": 1}}}
