@@ -102,8 +102,10 @@ def reviewer_scores(data: ReportData) -> list[dict]:
     abstentions = defaultdict(lambda: defaultdict(int))
     for review in bundle.reviews:
         abstentions[review.reviewer_id][review.condition] += review.verdict == "abstain"
+    groups = grouped_scores([reviews_by_reviewer[r.pk] for r in bundle.reviewers], bundle,
+                            versions, rule)
     entries = []
-    for reviewer in bundle.reviewers:
+    for reviewer, scored in zip(bundle.reviewers, groups, strict=True):
         seals = {"sealed": 0, "failed": 0, "absent": 0}
         for review in reviews_by_reviewer[reviewer.pk]:
             seals[review.seal] += 1
@@ -115,31 +117,37 @@ def reviewer_scores(data: ReportData) -> list[dict]:
             "abstained": sum(1 for r in mine if r.verdict == "abstain"),
             "excluded": sum(1 for r in mine if scored_verdict(r.verdict, rule) is None),
             "abstentions_by_condition": dict(sorted(abstentions[reviewer.pk].items())),
-            "groups": grouped_scores(mine, bundle, versions, rule),
+            "groups": scored,
         })
     return entries
 
 
-def grouped_scores(reviews, bundle, versions, rule) -> dict:
-    """group -> truth version -> recall and true-negative rate of these reviews (one reviewer's,
-    under one condition), each scored as `scored_verdict` says; excluded abstentions left out;
-    with each, its interval resampled over the units of the run's copies."""
-    groups = defaultdict(list)
-    for review in reviews:
-        verdict = scored_verdict(review.verdict, rule)
-        if verdict is not None:
-            groups[review_group(review, bundle)].append((verdict, bundle.copy_by_pk[review.copy_id]))
-    keys = [(group, version) for group in sorted(groups) for version in versions]
-    resampled = reviews_resampled([groups[g] for g, _ in keys], [v for _, v in keys], bundle)
-    scored = defaultdict(dict)
-    for (group, version), extra in zip(keys, resampled, strict=True):
-        pairs = groups[group]
-        scored[group][version] = {
+def grouped_scores(review_lists, bundle, versions, rule) -> list[dict]:
+    """For each list of reviews (one reviewer's, under one condition): group -> truth version ->
+    recall and true-negative rate, each review scored as `scored_verdict` says (excluded
+    abstentions left out), with each its interval resampled over the units of the run's copies —
+    every list in one resampling, over the same draws."""
+    grouped = []
+    for reviews in review_lists:
+        groups = defaultdict(list)
+        for review in reviews:
+            verdict = scored_verdict(review.verdict, rule)
+            if verdict is not None:
+                groups[review_group(review, bundle)].append(
+                    (verdict, bundle.copy_by_pk[review.copy_id]))
+        grouped.append(dict(sorted(groups.items())))
+    keys = [(n, group, version) for n, groups in enumerate(grouped) for group in groups
+            for version in versions]
+    resampled = reviews_resampled([grouped[n][group] for n, group, _ in keys],
+                                  [version for *_, version in keys], bundle)
+    scored = [defaultdict(dict) for _ in grouped]
+    for (n, group, version), extra in zip(keys, resampled, strict=True):
+        scored[n][group][version] = {
             **score((verdict, c.imported_truth if version == "imported" else c.truth)
-                    for verdict, c in pairs),
+                    for verdict, c in grouped[n][group]),
             "resampled": extra,
         }
-    return dict(scored)
+    return [dict(entry) for entry in scored]
 
 
 def _resampled(by: str, units: int, recall: tuple, tnr: tuple) -> dict:
@@ -247,9 +255,10 @@ def other_conditions(data: ReportData) -> dict:
     for review in bundle.other_reviews:
         by_pair[(review.reviewer_id, review.condition)].append(review)
     order = {r.pk: n for n, r in enumerate(bundle.reviewers)}
+    cells = sorted(by_pair.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
+    groups = grouped_scores([reviews for _, reviews in cells], bundle, versions, rule)
     entries = []
-    for (reviewer_pk, condition), reviews in sorted(by_pair.items(),
-                                                    key=lambda kv: (order[kv[0][0]], kv[0][1])):
+    for ((reviewer_pk, condition), reviews), scored in zip(cells, groups, strict=True):
         entries.append({
             "reviewer": bundle.reviewer_by_pk[reviewer_pk].bundle_id,
             "condition": condition,
@@ -257,7 +266,7 @@ def other_conditions(data: ReportData) -> dict:
             "flagged": sum(1 for r in reviews if r.verdict == "fail"),
             "abstained": sum(1 for r in reviews if r.verdict == "abstain"),
             "excluded": sum(1 for r in reviews if scored_verdict(r.verdict, rule) is None),
-            "groups": grouped_scores(reviews, bundle, versions, rule),
+            "groups": scored,
         })
     return {
         "label": OTHER_CONDITIONS_LABEL,
