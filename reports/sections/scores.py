@@ -35,7 +35,8 @@ RESAMPLED_DEFINITION = (
     "of those units, and a resample counts them as often as their unit was drawn (domain "
     "estimation). The point is the Wilson rate's k/n; the bounds are null where the rate's items "
     "lie in fewer than two units (one unit has no spread to resample); resampled is null where the "
-    "run has one task and no clusters"
+    "run has one task and no clusters. With few units (under about ten) a percentile bootstrap "
+    "interval is too narrow and moves in coarse steps: read it as the least the uncertainty is"
 )
 
 
