@@ -180,6 +180,63 @@ def _builders_compared(report) -> dict:
     }
 
 
+def reviewer_pairs(report) -> dict:
+    """The pairs the page shows (different models under the same condition) and how many others
+    the JSON report holds."""
+    pairs = report["model_reviewers"]["pairs"]
+    shown = [p for p in pairs if p["shown_by_default"]]
+    return {"shown": shown, "total": len(pairs), "others": len(pairs) - len(shown)}
+
+
+UNIT_NAMES = {"task": ("task", "tasks"), "cluster": ("cluster", "clusters")}
+
+
+def _resampled_text(value) -> str:
+    """value [low, high] of a resampled rate; the value alone where its items lie in one unit."""
+    if value["value"] is None:
+        return "—"
+    if value["low"] is None or value["high"] is None:
+        return f"{value['value']:.2f} (one unit: no interval)"
+    return f"{value['value']:.2f} [{value['low']:.2f}, {value['high']:.2f}]"
+
+
+def _resampled_row(labels: list, resampled: dict) -> dict:
+    singular, plural = UNIT_NAMES[resampled["by"]]
+    units = resampled["units"]
+    return {"labels": labels, "figures": [f"{units} {singular if units == 1 else plural}",
+                                          _resampled_text(resampled["recall"]),
+                                          _resampled_text(resampled["tnr"])]}
+
+
+def resampled_tables(report) -> dict:
+    """The judges' and the reviewers' rates resampled by cluster or task (current truth), as two
+    tables for the page: judges by phase; reviewers by condition (the default one, then the others
+    of other_conditions) and group."""
+    scores = report["scores"]
+    default = report["run"]["default_condition"]
+    judges = [([s["judge"], s["group"], phase], s["phases"][phase]["current"]["resampled"])
+              for s in scores["judges"] for phase in ("1", "2")]
+    reviewers = [([e["reviewer"], default, group], versions["current"]["resampled"])
+                 for e in scores["reviewers"] for group, versions in e["groups"].items()]
+    reviewers += [([e["reviewer"], e["condition"], group], versions["current"]["resampled"])
+                  for e in report["other_conditions"]["reviewers"]
+                  for group, versions in e["groups"].items()]
+    by = next((res["by"] for _, res in judges + reviewers if res), None)
+    note = scores["definitions"]["resampled"]
+
+    def block(title, columns, rows):
+        return {"title": title, "by": by, "note": note, "empty": not (judges or reviewers),
+                "columns": [*columns, "Units", "Recall", "TNR"],
+                "rows": [_resampled_row(labels, res) for labels, res in rows if res]}
+
+    return {
+        "judges": block("Intervals by cluster or task, beside Wilson's", ["Judge", "Group", "Phase"],
+                        judges),
+        "reviewers": block("Reviewers' intervals by cluster or task, beside Wilson's",
+                           ["Reviewer", "Condition", "Group"], reviewers),
+    }
+
+
 IDENTITY_LABELS = {"github": "signed in with GitHub", "token": "by join link, guest code or host account"}
 GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
                 "removed": "Removed"}
@@ -256,4 +313,5 @@ def to_html(report: dict) -> str:
         "rules_in_force": in_force, "commitments": commitments,
         "judges": {j["pseudonym"]: j for j in report["judges"]},
         "seals": seal_context(report),
+        "reviewer_pairs": reviewer_pairs(report), "resampled": resampled_tables(report),
     })

@@ -3,6 +3,14 @@
 The one piece of a report a judge may see: their own locked verdicts beside the truth, and their
 recall and true-negative rate with Wilson intervals, scored exactly as the host's report scores
 them. Nothing of any other judge, of the builders or of the model reviewers.
+
+The scores are reports.scoring.score's: the report's k/n and Wilson interval exactly. The report's
+second interval, resampled by cluster or task (scores.judges[*].phases[p][v].resampled), is not
+repeated here: it is drawn over every unit the session's items span, one set of draws for all
+judges, so reproducing it would take the whole session's item list, beyond the judge's own
+verdicts, while resampling the judge's own items alone would print a second, different interval
+for the same figure; and with the dozen or so items a judge sees, the Wilson interval is the one
+they can check by hand.
 """
 
 from blindjudge.errors import NotFound

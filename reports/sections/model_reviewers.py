@@ -5,9 +5,11 @@ exact, hashed one), its request carried a verdict besides the copy (seal verdict
 sealed, verdict in content, found at import by content.content_verdicts), or it reviewed a copy of
 its own family's builder; those are scored apart (scores.reviewers). Only reviews under the run's
 default condition are scored here (the others are listed apart: scores.other_conditions). Pairs
-of reviewers are scored on main reviews only. Seals are counted per builder of the copy reviewed
-(seals_by_builder), every condition. Authorship guesses measure how far blinding holds for
-models: accuracy against chance, per reviewer and over all."""
+are made of (reviewer, condition) cells and scored on main reviews only; every pair is kept and
+labelled, and the ones a host asked for (two different models under the same condition) are marked
+shown_by_default. Seals are counted per builder of the copy reviewed (seals_by_builder), every
+condition. Authorship guesses measure how far blinding holds for models: accuracy against chance,
+per reviewer and over all."""
 
 from collections import defaultdict
 from itertools import combinations
@@ -64,42 +66,67 @@ def seals_by_builder(bundle: Bundle) -> list[dict]:
 
 def model_reviewers(data: ReportData) -> dict:
     bundle = data.bundle
-    main_reviews = [r for r in bundle.default_reviews if review_group(r, bundle) == "main"]
+    main_reviews = [r for r in bundle.reviews if review_group(r, bundle) == "main"]
     return {
         "condition": bundle.run.default_condition,
-        "pairs": reviewer_pairs(bundle.reviewers, main_reviews, bundle.copy_by_pk,
-                                bundle.run.abstain_scoring),
+        "pairs": reviewer_pairs(reviewer_cells(bundle.reviewers, bundle.reviews,
+                                               bundle.run.default_condition),
+                                main_reviews, bundle.copy_by_pk, bundle.run.abstain_scoring),
         "authorship": authorship(bundle),
         "seals_by_builder": seals_by_builder(bundle),
     }
 
 
-def reviewer_pairs(reviewers, main_reviews, copy_by_pk, abstain_scoring: str) -> list[dict]:
-    """Each pair's catch rate (a defective copy is caught when either reviewer failed it) beside
-    the pair's true-negative rate (a good copy passes only when neither failed it), over the
-    copies both judged (main reviews under the default condition: seal neither failed nor
-    carrying a verdict in content, not their own family's copies). An abstention counts as not
-    failing under the not_flagged rule; under excluded a copy either reviewer abstained on is
-    dropped from the pair, and the number dropped is given."""
+def reviewer_cells(reviewers, reviews, default_condition: str) -> list[tuple]:
+    """(reviewer, condition) for each reviewer in import order: the default condition first
+    (always, as every reviewer was paired before conditions existed), then each other condition it
+    has a review under, sorted."""
+    others = defaultdict(set)
+    for review in reviews:
+        if review.condition != default_condition:
+            others[review.reviewer_id].add(review.condition)
+    return [(reviewer, condition) for reviewer in reviewers
+            for condition in [default_condition, *sorted(others[reviewer.pk])]]
+
+
+def reviewer_pairs(cells, main_reviews, copy_by_pk, abstain_scoring: str) -> list[dict]:
+    """Each pair of (reviewer, condition) cells (`reviewer_cells`): its catch rate (a defective
+    copy is caught when either failed it) beside its true-negative rate (a good copy passes only
+    when neither failed it), over the copies both cells judged (main reviews: seal neither failed
+    nor carrying a verdict in content, not their own family's copies). An abstention counts as not
+    failing under the not_flagged rule; under excluded a copy either abstained on is dropped from
+    the pair, and the number dropped is given.
+
+    Every pair is kept, labelled: same_model (the two reviewers' model names, case-folded, are
+    one), same_condition, and shown_by_default — different models under the same condition, the
+    comparison a host runs reviewers side by side for; the others (one model under two conditions,
+    or different models under different conditions) are in the JSON for whoever wants them."""
     verdicts = defaultdict(dict)
     for review in main_reviews:
-        verdicts[review.reviewer_id][review.copy_id] = scored_verdict(review.verdict, abstain_scoring)
+        verdicts[(review.reviewer_id, review.condition)][review.copy_id] = scored_verdict(
+            review.verdict, abstain_scoring)
     pairs = []
-    for first, second in combinations(reviewers, 2):
-        reviewed = verdicts[first.pk].keys() & verdicts[second.pk].keys()
-        common = {c for c in reviewed
-                  if verdicts[first.pk][c] is not None and verdicts[second.pk][c] is not None}
+    for (first, first_condition), (second, second_condition) in combinations(cells, 2):
+        a, b = verdicts[(first.pk, first_condition)], verdicts[(second.pk, second_condition)]
+        reviewed = a.keys() & b.keys()
+        common = {c for c in reviewed if a[c] is not None and b[c] is not None}
         caught = defective = passed = good = 0
         for copy_pk in common:
             cls = truth_class(copy_by_pk[copy_pk].truth)
-            either_failed = "fail" in (verdicts[first.pk][copy_pk], verdicts[second.pk][copy_pk])
+            either_failed = "fail" in (a[copy_pk], b[copy_pk])
             if cls == "defective":
                 defective += 1
                 caught += either_failed
             elif cls == "good":
                 good += 1
                 passed += not either_failed
-        pairs.append({"reviewers": [first.bundle_id, second.bundle_id], "copies": len(common),
+        same_model = first.model.casefold() == second.model.casefold()
+        same_condition = first_condition == second_condition
+        pairs.append({"reviewers": [first.bundle_id, second.bundle_id],
+                      "conditions": [first_condition, second_condition],
+                      "same_model": same_model, "same_condition": same_condition,
+                      "shown_by_default": same_condition and not same_model,
+                      "copies": len(common),
                       "dropped_abstentions": len(reviewed) - len(common),
                       "catch_rate": rate(caught, defective), "tnr": rate(passed, good)})
     return pairs

@@ -6,15 +6,39 @@ content), and the
 A model reviewer is scored on its reviews under the run's default condition only; an abstention
 is scored by the run's abstain_scoring (reports.scoring.scored_verdict: not_flagged counts it as a
 pass, excluded leaves it out). Reviews under other conditions (the reviewer told a prior verdict,
-say) are scored apart in other_conditions, never pooled with the default condition's."""
+say) are scored apart in other_conditions, never pooled with the default condition's.
+
+Beside each Wilson interval, which takes items as independent, every score carries "resampled":
+the same two rates with a percentile interval from a bootstrap over the run's clusters of copies
+(or its tasks), data.bundle.resampling_by's units, since copies of one task are not independent.
+All judges are resampled over one set of draws of the session's items' units, all reviewers over
+one set of the run's copies' units (reports.stats.clustered_ratios: a matrix product, not a
+bootstrap per judge); null where the run has one task and no clusters."""
 
 from collections import defaultdict
 
 import numpy as np
 
+from content.truth import is_correct, truth_class
+from reports import stats
 from reports.loading import CLASS_CODES, ReportData
 from reports.scoring import rate, score, scored_verdict
+from reports.sections.common import estimate
 from reports.sections.model_reviewers import review_group, seal_counts
+from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
+
+RESAMPLED_DEFINITION = (
+    "percentile interval, 95%, from 2,000 bootstrap resamples (seed 0) of the run's clusters of "
+    "copies (a copy without a cluster is its task's own unit), or of its tasks where no copy names "
+    "a cluster: copies of one task or cluster are not independent, as the Wilson interval takes "
+    "them to be. All judges are resampled over one set of draws of the units the session's items "
+    "span, all reviewers over one set of the units of the run's copies; a score's items are part "
+    "of those units, and a resample counts them as often as their unit was drawn (domain "
+    "estimation). The point is the Wilson rate's k/n; the bounds are null where the rate's items "
+    "lie in fewer than two units (one unit has no spread to resample); resampled is null where the "
+    "run has one task and no clusters. With few units (under about ten) a percentile bootstrap "
+    "interval is too narrow and moves in coarse steps: read it as the least the uncertainty is"
+)
 
 
 def scores(data: ReportData) -> dict:
@@ -27,6 +51,7 @@ def scores(data: ReportData) -> dict:
         "scored": "locked verdicts only; unknown truth never scored",
         "truth_versions": "current = after corrections; imported = as the bundle gave "
                           "it (present only when a label was corrected)",
+        "resampled": RESAMPLED_DEFINITION,
     }
     return {"definitions": definitions, "judges": judge_scores(data), "reviewers": reviewer_scores(data)}
 
@@ -48,6 +73,7 @@ def judge_scores(data: ReportData) -> list[dict]:
                 ((says_p == 0) & good).sum(axis=1), (has & good).sum(axis=1),
                 (has & unknown).sum(axis=1),
             )
+    resampled = judges_resampled(data)
     entries = []
     for j, (judge, group) in enumerate(zip(data.judges.rows, data.judges.groups, strict=True)):
         entry = {"judge": judge.pseudonym, "group": group, "phases": {},
@@ -60,6 +86,7 @@ def judge_scores(data: ReportData) -> list[dict]:
                     "recall": rate(int(caught[j]), int(defective_n[j])),
                     "tnr": rate(int(passed[j]), int(good_n[j])),
                     "unknown_truth": int(unknown_n[j]),
+                    "resampled": resampled[(version, phase)](j) if resampled else None,
                 }
         entries.append(entry)
     return entries
@@ -77,8 +104,10 @@ def reviewer_scores(data: ReportData) -> list[dict]:
     abstentions = defaultdict(lambda: defaultdict(int))
     for review in bundle.reviews:
         abstentions[review.reviewer_id][review.condition] += review.verdict == "abstain"
+    groups = grouped_scores([reviews_by_reviewer[r.pk] for r in bundle.reviewers], bundle,
+                            versions, rule)
     entries = []
-    for reviewer in bundle.reviewers:
+    for reviewer, scored in zip(bundle.reviewers, groups, strict=True):
         mine = reviews_by_reviewer[reviewer.pk]
         entries.append({
             "reviewer": reviewer.bundle_id,
@@ -87,27 +116,128 @@ def reviewer_scores(data: ReportData) -> list[dict]:
             "abstained": sum(1 for r in mine if r.verdict == "abstain"),
             "excluded": sum(1 for r in mine if scored_verdict(r.verdict, rule) is None),
             "abstentions_by_condition": dict(sorted(abstentions[reviewer.pk].items())),
-            "groups": grouped_scores(mine, bundle, versions, rule),
+            "groups": scored,
         })
     return entries
 
 
-def grouped_scores(reviews, bundle, versions, rule) -> dict:
-    """group -> truth version -> recall and true-negative rate of these reviews (one reviewer's,
-    under one condition), each scored as `scored_verdict` says; excluded abstentions left out."""
-    groups = defaultdict(list)
-    for review in reviews:
-        verdict = scored_verdict(review.verdict, rule)
-        if verdict is not None:
-            groups[review_group(review, bundle)].append((verdict, bundle.copy_by_pk[review.copy_id]))
-    return {
-        group: {
-            version: score((verdict, c.imported_truth if version == "imported" else c.truth)
-                           for verdict, c in pairs)
-            for version in versions
+def grouped_scores(review_lists, bundle, versions, rule) -> list[dict]:
+    """For each list of reviews (one reviewer's, under one condition): group -> truth version ->
+    recall and true-negative rate, each review scored as `scored_verdict` says (excluded
+    abstentions left out), with each its interval resampled over the units of the run's copies —
+    every list in one resampling, over the same draws."""
+    grouped = []
+    for reviews in review_lists:
+        groups = defaultdict(list)
+        for review in reviews:
+            verdict = scored_verdict(review.verdict, rule)
+            if verdict is not None:
+                groups[review_group(review, bundle)].append(
+                    (verdict, bundle.copy_by_pk[review.copy_id]))
+        grouped.append(dict(sorted(groups.items())))
+    keys = [(n, group, version) for n, groups in enumerate(grouped) for group in groups
+            for version in versions]
+    resampled = reviews_resampled([grouped[n][group] for n, group, _ in keys],
+                                  [version for *_, version in keys], bundle)
+    scored = [defaultdict(dict) for _ in grouped]
+    for (n, group, version), extra in zip(keys, resampled, strict=True):
+        scored[n][group][version] = {
+            **score((verdict, c.imported_truth if version == "imported" else c.truth)
+                    for verdict, c in grouped[n][group]),
+            "resampled": extra,
         }
-        for group, pairs in sorted(groups.items())
-    }
+    return [dict(entry) for entry in scored]
+
+
+def _resampled(by: str, units: int, recall: tuple, tnr: tuple) -> dict:
+    """The "resampled" block of a score from (point, low, high, units holding the rate's items)
+    of each rate; an interval over fewer than two units has no spread to show and is left out."""
+    def rate_estimate(point, low, high, held):
+        return estimate(point, low, high) if held >= 2 else estimate(point)
+    return {"by": by, "units": int(units), "recall": rate_estimate(*recall),
+            "tnr": rate_estimate(*tnr)}
+
+
+def _units_held(scored: np.ndarray, labels: list) -> np.ndarray:
+    """Per row of a rows × items indicator, how many distinct units its items lie in."""
+    number: dict = {}
+    index = np.fromiter((number.setdefault(label, len(number)) for label in labels),
+                        dtype=np.int64, count=len(labels))
+    by_unit = np.zeros((len(labels), len(number)))
+    by_unit[np.arange(len(labels)), index] = 1.0
+    return np.count_nonzero(scored.astype(np.float64) @ by_unit, axis=1)
+
+
+def judges_resampled(data: ReportData) -> dict | None:
+    """(truth version, phase) -> judge row -> the judge's "resampled" block; None where the run
+    has nothing to resample by. One clustered_ratios call for every judge, phase and version:
+    each row is one judge's indicator over the session's items (1 where it caught / passed an
+    item, and 1 where it scored one), the units those of each item's copy (a finding's copy)."""
+    bundle, items = data.bundle, data.items
+    if bundle.resampling_by is None or not data.judges.rows or not items.rows:
+        return None
+    labels = [bundle.unit_of_copy[item.copy_id if item.copy_id
+                                  else bundle.finding_by_pk[item.finding_id].copy_id]
+              for item in items.rows]
+    combos = [(version, phase) for version in items.versions for phase in (1, 2)]
+    numerators, denominators, scored = [], [], []
+    for version, phase in combos:
+        cls = items.classes[version]
+        defective = (cls == CLASS_CODES["defective"])[None, :]
+        good = (cls == CLASS_CODES["good"])[None, :]
+        says = data.verdicts.says[phase]
+        has = says >= 0
+        numerators += [(says == 1) & defective, (says == 0) & good]
+        denominators += [has & defective, has & good]
+        scored.append(has & (defective | good))
+    points, lows, highs, held = stats.clustered_ratios(
+        np.concatenate(numerators), np.concatenate(denominators), labels,
+        resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    units = _units_held(np.concatenate(scored), labels)
+    n = len(data.judges.rows)
+    by = bundle.resampling_by
+
+    def block(c: int):
+        def of_judge(j: int) -> dict:
+            recall, tnr = 2 * c * n + j, (2 * c + 1) * n + j
+            return _resampled(by, units[c * n + j],
+                              (points[recall], lows[recall], highs[recall], held[recall]),
+                              (points[tnr], lows[tnr], highs[tnr], held[tnr]))
+        return of_judge
+
+    return {combo: block(c) for c, combo in enumerate(combos)}
+
+
+def reviews_resampled(pair_lists: list, versions: list, bundle) -> list:
+    """For each list of (verdict, copy) pairs scored against its truth version, the "resampled"
+    block; all in one clustered_ratios call over the run's copies (in import order), so every
+    reviewer, group and condition is resampled over the same draws of the same units."""
+    if bundle.resampling_by is None or not pair_lists:
+        return [None] * len(pair_lists)
+    column = {c.pk: n for n, c in enumerate(bundle.copies)}
+    labels = [bundle.unit_of_copy[c.pk] for c in bundle.copies]
+    shape = (len(pair_lists), len(labels))
+    caught, defective, passed, good = (np.zeros(shape) for _ in range(4))
+    for row, (pairs, version) in enumerate(zip(pair_lists, versions, strict=True)):
+        for verdict, copy in pairs:
+            truth = copy.imported_truth if version == "imported" else copy.truth
+            cls = truth_class(truth)
+            col = column[copy.pk]
+            if cls == "defective":
+                defective[row, col] += 1
+                caught[row, col] += is_correct(verdict, truth)
+            elif cls == "good":
+                good[row, col] += 1
+                passed[row, col] += is_correct(verdict, truth)
+    points, lows, highs, held = stats.clustered_ratios(
+        np.concatenate([caught, passed]), np.concatenate([defective, good]), labels,
+        resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    units = _units_held((defective + good) > 0, labels)
+    rows = len(pair_lists)
+    return [_resampled(bundle.resampling_by, units[r],
+                       (points[r], lows[r], highs[r], held[r]),
+                       (points[rows + r], lows[rows + r], highs[rows + r], held[rows + r]))
+            for r in range(rows)]
 
 
 OTHER_CONDITIONS_LABEL = ("reviews under conditions other than the default one: scored here "
@@ -124,9 +254,10 @@ def other_conditions(data: ReportData) -> dict:
     for review in bundle.other_reviews:
         by_pair[(review.reviewer_id, review.condition)].append(review)
     order = {r.pk: n for n, r in enumerate(bundle.reviewers)}
+    cells = sorted(by_pair.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
+    groups = grouped_scores([reviews for _, reviews in cells], bundle, versions, rule)
     entries = []
-    for (reviewer_pk, condition), reviews in sorted(by_pair.items(),
-                                                    key=lambda kv: (order[kv[0][0]], kv[0][1])):
+    for ((reviewer_pk, condition), reviews), scored in zip(cells, groups, strict=True):
         entries.append({
             "reviewer": bundle.reviewer_by_pk[reviewer_pk].bundle_id,
             "condition": condition,
@@ -134,7 +265,7 @@ def other_conditions(data: ReportData) -> dict:
             "flagged": sum(1 for r in reviews if r.verdict == "fail"),
             "abstained": sum(1 for r in reviews if r.verdict == "abstain"),
             "excluded": sum(1 for r in reviews if scored_verdict(r.verdict, rule) is None),
-            "groups": grouped_scores(reviews, bundle, versions, rule),
+            "groups": scored,
         })
     return {
         "label": OTHER_CONDITIONS_LABEL,

@@ -15,6 +15,7 @@ import io
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -369,8 +370,11 @@ def rate(k, n):
     return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
 
 
-def expected_score(recall, tnr, unknown):
-    return {"recall": rate(*recall), "tnr": rate(*tnr), "unknown_truth": unknown}
+def expected_score(recall, tnr, unknown, resampled=ANY):
+    """A score's Wilson figures; its interval by cluster or task is tested in
+    test_report_pairs_resampled.py, so any is accepted here unless given."""
+    return {"recall": rate(*recall), "tnr": rate(*tnr), "unknown_truth": unknown,
+            "resampled": resampled}
 
 
 def test_per_judge_recall_and_tnr_are_what_the_planted_verdicts_imply(report):

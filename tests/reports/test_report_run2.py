@@ -163,10 +163,16 @@ def test_a_run2_session_is_scored_on_the_default_condition_by_the_abstention_rul
                     "abstained": 2, "excluded": expected["excluded"]["r1 told_pass"],
                     "groups": {"main": {"current": expected_score(recall, tnr, 0)}}}
 
-    [pair] = report["model_reviewers"]["pairs"]
+    # Cells (r1, clean), (r1, told_pass), (r2, clean): three pairs, one of two models under one
+    # condition (test_report_pairs_resampled.py checks the others).
+    pairs = report["model_reviewers"]["pairs"]
+    assert len(pairs) == 3
+    [pair] = [p for p in pairs if p["shown_by_default"]]
     want = expected["pair"]
     assert report["model_reviewers"]["condition"] == "clean"
-    assert pair == {"reviewers": ["r1", "r2"], "copies": want["copies"],
+    assert pair == {"reviewers": ["r1", "r2"], "conditions": ["clean", "clean"],
+                    "same_model": False, "same_condition": True, "shown_by_default": True,
+                    "copies": want["copies"],
                     "dropped_abstentions": want["dropped"],
                     "catch_rate": expected_score(want["catch"], (0, 0), 0)["recall"],
                     "tnr": expected_score((0, 0), want["tnr"], 0)["tnr"]}

@@ -11,6 +11,7 @@ quadratic, (p̂ - p)² = z² p(1 - p)/n with z = 1.959964, worked out apart from
 
 import hashlib
 import json
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
@@ -174,7 +175,8 @@ def test_per_judge_scores(scripted):
     for judge, phases in expected.items():
         for phase, (recall, tnr) in phases.items():
             assert scores[judge]["phases"][phase] == {"current": {
-                "recall": wilson(*recall), "tnr": wilson(*tnr), "unknown_truth": 1}}
+                "recall": wilson(*recall), "tnr": wilson(*tnr), "unknown_truth": 1,
+                "resampled": ANY}}  # tested in test_report_pairs_resampled.py
         assert scores[judge]["unlocked_drafts"] == 0
 
 
@@ -299,19 +301,21 @@ def test_model_reviewers_pairs_authorship_and_seals(scripted):
                                       "absent": 6}
     r1, r2 = reviewers["r1"]["groups"], reviewers["r2"]["groups"]
     assert r1 == {"main": {"current": {"recall": wilson(2, 4), "tnr": wilson(3, 4),
-                                       "unknown_truth": 1}}}
+                                       "unknown_truth": 1, "resampled": ANY}}}
     assert r2 == {
-        "main": {"current": {"recall": wilson(1, 2), "tnr": wilson(2, 2), "unknown_truth": 0}},
+        "main": {"current": {"recall": wilson(1, 2), "tnr": wilson(2, 2), "unknown_truth": 0,
+                             "resampled": ANY}},
         "same_family": {"current": {"recall": wilson(2, 2), "tnr": wilson(0, 1),
-                                    "unknown_truth": 0}},
+                                    "unknown_truth": 0, "resampled": ANY}},
         "seal_failed": {"current": {"recall": {"k": 0, "n": 0, "rate": None, "low": None,
                                                "high": None},
-                                    "tnr": wilson(0, 1), "unknown_truth": 0}},
+                                    "tnr": wilson(0, 1), "unknown_truth": 0, "resampled": ANY}},
     }
     # The pair over d2 d3 g2 g3 (r2's main reviews): d2 caught by r1, d3 by r2; g2 passed by
     # both, g3 failed by r1.
     assert scripted["model_reviewers"]["pairs"] == [
-        {"reviewers": ["r1", "r2"], "copies": 4, "dropped_abstentions": 0,
+        {"reviewers": ["r1", "r2"], "conditions": ["clean", "clean"], "same_model": False,
+         "same_condition": True, "shown_by_default": True, "copies": 4, "dropped_abstentions": 0,
          "catch_rate": wilson(2, 2), "tnr": wilson(1, 2)}]
     authorship = scripted["model_reviewers"]["authorship"]
     assert (authorship["builders"], authorship["families"]) == (3, 3)

@@ -22,16 +22,21 @@ from reports.stats import (
     bootstrap_judges_items,
     cluster_bootstrap,
     cluster_weights,
+    clustered_ratio,
     clustered_ratio_difference,
+    clustered_ratios,
     cohens_kappa,
     evaluate_rule,
     fleiss_kappa,
+    holm_adjust,
+    judges_clusters_weights,
     judges_items_weights,
     krippendorff_alpha,
     mcnemar_exact,
     paired_sample_size,
     percentile_interval,
     resampled_sums,
+    sign_flip_p,
     wilson_interval,
 )
 
@@ -634,3 +639,238 @@ def test_clustered_ratio_difference_matches_the_loop(items):
         assert math.isnan(got[1]) and math.isnan(got[2])
     else:
         assert got[1:] == pytest.approx(tuple(np.quantile(values, [0.025, 0.975])), abs=1e-12)
+
+
+# --- Holm, sign flips, clustered ratios (issue 14's shared primitives) ---------------------------
+
+
+def test_holm_adjust_by_hand():
+    # Sorted: 0.005 (× 4 = 0.02), 0.01 (× 3 = 0.03), 0.03 (× 2 = 0.06), 0.04 (× 1 = 0.04, but
+    # never below the step before: 0.06); returned in the order given.
+    assert holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02],
+                                                                   abs=1e-15)
+    # Capped at 1; a single p-value is its own adjustment; ties keep their order.
+    assert holm_adjust([0.5, 0.6]) == [1.0, 1.0]
+    assert holm_adjust([0.2]) == [0.2]
+    assert holm_adjust([0.01, 0.01, 0.5]) == pytest.approx([0.03, 0.03, 0.5], abs=1e-15)
+    assert holm_adjust([]) == []
+
+
+def test_holm_adjust_leaves_none_out_of_the_family():
+    # m = 2, not 3: the test that could not be made is not counted.
+    assert holm_adjust([0.02, None, 0.04]) == pytest.approx([0.04, None, 0.04], abs=1e-15)
+    assert holm_adjust([None]) == [None]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=12))
+def test_holm_adjust_is_the_step_down_formula(p_values):
+    # Independently: adjusted p_(k) = max_{j ≤ k} min(1, (m − j + 1) p_(j)), on exact fractions.
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
+    expected, running = [None] * m, Fraction(0)
+    for rank, i in enumerate(order):
+        running = max(running, min(Fraction(1), (m - rank) * Fraction(p_values[i])))
+        expected[i] = float(running)
+    adjusted = holm_adjust(p_values)
+    assert adjusted == pytest.approx(expected, abs=1e-12)
+    assert all(a >= p for a, p in zip(adjusted, p_values, strict=True))
+
+
+def test_holm_adjust_rejects_values_outside_the_unit_interval():
+    for bad in (-0.1, 1.5, NAN, True, "0.1"):
+        with pytest.raises(ValueError, match=r"p-values must lie in \[0, 1\]"):
+            holm_adjust([0.1, bad])
+
+
+def test_sign_flip_p_by_hand():
+    # 1, 2, 3: the eight sign assignments give sums ±6, ±4, ±2, ±0 (twice 0: -1-2+3, 1+2-3);
+    # |sum| ≥ 6 for two of eight.
+    assert sign_flip_p([1.0, 2.0, 3.0]) == 0.25
+    # 1 and -1: observed mean 0, no evidence.
+    assert sign_flip_p([1.0, -1.0]) == 1.0
+    assert sign_flip_p([]) == 1.0
+    assert sign_flip_p([0.0, 0.0]) == 1.0
+    # One difference: either sign gives the same |mean|.
+    assert sign_flip_p([0.7]) == 1.0
+    # Five equal positive differences: only the all-plus and all-minus reach |sum| 5 of 32.
+    assert sign_flip_p([0.2] * 5) == 2 / 32
+    # Floating-point sums of thirds still tie with the observed one (the 1e-12 tolerance).
+    assert sign_flip_p([1 / 3, 1 / 3, -2 / 3, 1 / 3]) == sign_flip_p([1, 1, -2, 1])
+
+
+def _scipy_sign_flip(values, **kwargs):
+    from scipy.stats import permutation_test  # noqa: PLC0415 - as reports.stats does
+
+    return permutation_test((np.asarray(values, dtype=float),),
+                            lambda x, axis=-1: np.mean(x, axis=axis),
+                            permutation_type="samples", vectorized=True, **kwargs).pvalue
+
+
+@pytest.mark.parametrize("n", [2, 5, 9, 12, 16])
+def test_sign_flip_p_is_scipy_s_exact_permutation_test(n):
+    # scipy flips the sign of each observation of a one-sample "samples" test; with every
+    # assignment enumerated (n_resamples=inf) its two-sided p is exact, as ours is up to 16.
+    rng = np.random.default_rng(n)
+    for shift in (0.0, 0.4, 1.0):
+        values = np.round(rng.normal(shift, 1.0, size=n), 3)
+        assert sign_flip_p(values) == pytest.approx(_scipy_sign_flip(values, n_resamples=np.inf),
+                                                    abs=1e-12)
+
+
+def test_sign_flip_p_beyond_16_units_is_a_monte_carlo_estimate_of_scipy_s():
+    rng = np.random.default_rng(4)
+    values = rng.normal(0.3, 1.0, size=30)
+    ours = sign_flip_p(values, resamples=20000, seed=2)
+    theirs = _scipy_sign_flip(values, n_resamples=20000, rng=5)
+    # Two Monte Carlo estimates of one p (about 0.12): their standard errors are about 0.0023.
+    assert ours == pytest.approx(theirs, abs=0.015)
+    assert sign_flip_p(values, resamples=20000, seed=2) == ours  # reproducible
+    # Never 0: (hits + 1) / (resamples + 1).
+    assert sign_flip_p(np.full(40, 1.0), resamples=999) == 1 / 1000
+
+
+def test_sign_flip_p_rejects_bad_input():
+    with pytest.raises(ValueError, match="finite"):
+        sign_flip_p([1.0, NAN])
+    with pytest.raises(ValueError, match="resamples must be at least 1"):
+        sign_flip_p([1.0], resamples=0)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        sign_flip_p([1.0], seed=-1)
+
+
+CLUSTER_LABELS = ["a", "a", "b", "c", "c", "c", "d", "e", "e", "f", "g", "g"]
+CAUGHT = np.array([1, 0, 1, 1, 1, 0, 0, 1, 1, 0, 1, 0], dtype=float)
+SCORED = np.array([1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1], dtype=float)
+
+
+def test_clustered_ratio_by_hand():
+    # Every cluster has the same ratio (1 of 2): every resample gives 1/2.
+    assert clustered_ratio([1, 0, 1, 0, 0, 1], [1, 1, 1, 1, 1, 1], ["x", "x", "y", "y", "z", "z"],
+                           resamples=50) == (0.5, 0.5, 0.5)
+    # Two clusters, ratios 1 (1/1) and 0 (0/1): resamples draw (x, x), (x, y), (y, x), (y, y),
+    # ratios 1, 1/2, 1/2, 0; with 2,000 of them both 2.5% tails are reached: [0, 1].
+    assert clustered_ratio([1, 0], [1, 1], ["x", "y"]) == (0.5, 0.0, 1.0)
+    # No denominator: nothing to estimate.
+    point, low, high = clustered_ratio([0, 0], [0, 0], ["x", "y"])
+    assert math.isnan(point) and math.isnan(low) and math.isnan(high)
+    # A resample that draws no denominator is dropped, even where it drew a numerator: here
+    # (x, x) has 2/0, (y, y) 0/2 and the mixed draws 1/1, so only 0 and 1 remain.
+    assert clustered_ratio([1, 0], [0, 1], ["x", "y"], resamples=400) == (1.0, 0.0, 1.0)
+
+
+def test_clustered_ratio_draws_are_cluster_weights_draws():
+    point, low, high = clustered_ratio(CAUGHT, SCORED, CLUSTER_LABELS, resamples=700, seed=3)
+    assert point == 7 / 11  # 7 caught of the 11 scored
+    weights = cluster_weights(CLUSTER_LABELS, resamples=700, seed=3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = (weights @ CAUGHT) / (weights @ SCORED)
+    assert (low, high) == percentile_interval(ratios)
+    # And the generic cluster bootstrap over the same draws, statistic on the drawn clusters.
+    clusters = {}
+    for label, n, d in zip(CLUSTER_LABELS, CAUGHT, SCORED, strict=True):
+        clusters.setdefault(label, []).append((n, d))
+
+    def ratio(drawn):
+        den = sum(d for cluster in drawn for _, d in cluster)
+        return sum(n for cluster in drawn for n, _ in cluster) / den if den else math.nan
+
+    assert cluster_bootstrap(ratio, list(clusters.values()), resamples=700, seed=3) == \
+        pytest.approx((point, low, high), abs=1e-12)
+
+
+def test_clustered_ratio_is_scipy_s_paired_bootstrap_of_cluster_totals():
+    # scipy's bootstrap resamples whole rows of paired samples: one row per cluster, its
+    # numerator and denominator totals. Its draws are not ours, so the intervals agree to
+    # resampling noise (the ratios here take few values, so closely).
+    from scipy.stats import bootstrap  # noqa: PLC0415 - as reports.stats does
+
+    order = list(dict.fromkeys(CLUSTER_LABELS))
+    labels = np.asarray(CLUSTER_LABELS)
+    num = np.array([CAUGHT[labels == k].sum() for k in order])
+    den = np.array([SCORED[labels == k].sum() for k in order])
+    theirs = bootstrap((num, den), lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis),
+                       paired=True, vectorized=True, method="percentile", n_resamples=20000,
+                       rng=1).confidence_interval
+    _, low, high = clustered_ratio(CAUGHT, SCORED, CLUSTER_LABELS, resamples=20000)
+    assert (low, high) == pytest.approx((theirs.low, theirs.high), abs=0.03)
+
+
+def test_clustered_ratio_rejects_bad_input():
+    with pytest.raises(ValueError, match="of one length"):
+        clustered_ratio([1, 0], [1, 1], ["x"])
+    with pytest.raises(ValueError, match="at least one item"):
+        clustered_ratio([], [], [])
+    with pytest.raises(ValueError, match="confidence must be strictly between 0 and 1"):
+        clustered_ratio([1], [1], ["x"], confidence=1.0)
+
+
+def test_judges_clusters_weights_draw_judges_as_judges_items_weights_do():
+    labels = ["t1", "t1", "t2", "t3", "t3", "t2", "t4"]
+    judges, clusters = judges_clusters_weights(5, labels, resamples=300, seed=8)
+    same_judges, _ = judges_items_weights(5, len(labels), resamples=300, seed=8)
+    assert np.array_equal(judges, same_judges)
+    assert judges.shape == (300, 5) and clusters.shape == (300, 7)
+    assert np.all(judges.sum(axis=1) == 5)
+    # Every item of a cluster comes with it; each resample draws 4 clusters.
+    assert np.array_equal(clusters[:, 0], clusters[:, 1])
+    assert np.array_equal(clusters[:, 2], clusters[:, 5])
+    assert np.array_equal(clusters[:, 3], clusters[:, 4])
+    assert np.all(clusters[:, [0, 2, 3, 6]].sum(axis=1) == 4)
+    # The clusters are drawn after the judges, from the same generator: by hand.
+    rng = np.random.default_rng(8)
+    rng.integers(0, 5, size=(300, 5))
+    draws = rng.integers(0, 4, size=(300, 4))
+    expected = np.stack([(draws == k).sum(axis=1) for k in range(4)], axis=1)
+    assert np.array_equal(clusters[:, [0, 2, 3, 6]], expected)
+
+
+def test_judges_clusters_weights_reject_bad_input():
+    with pytest.raises(ValueError, match="at least one judge and one item"):
+        judges_clusters_weights(0, ["x"])
+    with pytest.raises(ValueError, match="at least one judge and one item"):
+        judges_clusters_weights(2, [])
+    with pytest.raises(ValueError, match="resamples must be at least 1"):
+        judges_clusters_weights(2, ["x"], resamples=0)
+
+
+def test_clustered_ratios_row_by_row_are_clustered_ratio():
+    rng = np.random.default_rng(21)
+    labels = [f"t{n % 9}" if n % 4 else f"k{n % 3}" for n in range(40)]
+    scored = (rng.random((25, 40)) < 0.5).astype(float)
+    caught = scored * (rng.random((25, 40)) < 0.6)
+    scored[3] = 0.0  # nothing scored: NaN throughout
+    scored[4] = 0.0
+    scored[4, [0, 9]] = 1.0  # items 0 and 9 hold the only denominators of row 4
+    caught[4] = scored[4] * np.array([1.0] + [0.0] * 39)
+    points, lows, highs, units = clustered_ratios(caught, scored, labels, resamples=400, seed=6)
+    for row in range(25):
+        expected = clustered_ratio(caught[row], scored[row], labels, resamples=400, seed=6)
+        got = (points[row], lows[row], highs[row])
+        assert np.allclose(got, expected, atol=1e-12, equal_nan=True), row
+        held = {label for label, d in zip(labels, scored[row], strict=True) if d}
+        assert units[row] == len(held), row
+    assert math.isnan(points[3]) and units[3] == 0
+    assert units[4] == len({labels[0], labels[9]})
+
+
+def test_clustered_ratios_by_hand():
+    # Row 0: every cluster caught one of two: 1/2 throughout. Row 1: clusters x and y with
+    # ratios 1 and 0: [0, 1]. Row 2: only cluster z scored: every resample that draws it gives
+    # its ratio, the others none.
+    points, lows, highs, units = clustered_ratios(
+        [[1, 0, 1, 0, 1, 0], [1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0]],
+        [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]],
+        ["x", "x", "y", "y", "z", "z"])
+    assert points.tolist() == [0.5, 0.5, 0.5]
+    assert lows.tolist() == [0.5, 0.0, 0.5] and highs.tolist() == [0.5, 1.0, 0.5]
+    assert units.tolist() == [3, 2, 1]
+
+
+def test_clustered_ratios_rejects_bad_input():
+    with pytest.raises(ValueError, match="rows × items"):
+        clustered_ratios([1, 0], [1, 1], ["x", "y"])
+    with pytest.raises(ValueError, match="rows × items"):
+        clustered_ratios([[1, 0]], [[1, 1]], ["x"])
+    with pytest.raises(ValueError, match="at least one item"):
+        clustered_ratios(np.zeros((2, 0)), np.zeros((2, 0)), [])
