@@ -134,14 +134,22 @@ def test_reviews_with_a_verdict_in_content_are_scored_apart_like_failed_seals(re
         got = reviewers[reviewer]["groups"]
         assert sorted(got) == sorted(groups), reviewer
         for group, (recall, tnr) in groups.items():
-            assert scored(got[group]["current"]) == expected_score(recall, tnr, 0), (reviewer,
+            assert scored(got[group]["current"]) == scored(expected_score(recall, tnr, 0)), (reviewer,
                                                                                     group)
         assert reviewers[reviewer]["seals"] == EXPECTED_SEALS[reviewer]
 
 
 def test_the_reviewer_pairs_leave_them_out(report):
-    pair, = report["model_reviewers"]["pairs"]
-    assert pair["reviewers"] == ["r1", "r2"]
+    pairs = {(tuple(p["reviewers"]), tuple(p["conditions"])): p
+             for p in report["model_reviewers"]["pairs"]}
+    # Cells (r1, clean), (r1, told_pass), (r2, clean): r1's told_pass reviews all carry a verdict
+    # in content, so no copy of theirs is in a pair.
+    assert sorted(pairs) == [(("r1", "r1"), ("clean", "told_pass")),
+                             (("r1", "r2"), ("clean", "clean")),
+                             (("r1", "r2"), ("told_pass", "clean"))]
+    assert [p["copies"] for key, p in sorted(pairs.items()) if "told_pass" in key[1]] == [0, 0]
+    pair = pairs[(("r1", "r2"), ("clean", "clean"))]
+    assert pair["shown_by_default"]
     assert pair["copies"] == EXPECTED_PAIR["copies"]
     assert (pair["catch_rate"]["k"], pair["catch_rate"]["n"]) == EXPECTED_PAIR["catch"]
     assert (pair["tnr"]["k"], pair["tnr"]["n"]) == EXPECTED_PAIR["tnr"]
@@ -152,8 +160,8 @@ def test_other_conditions_group_them_the_same_way(report):
     assert (told["reviewer"], told["condition"]) == ("r1", "told_pass")
     assert list(told["groups"]) == ["verdict_in_content"]
     # c2 defective passed, c1 good passed
-    assert scored(told["groups"]["verdict_in_content"]["current"]) == expected_score(
-        (0, 1), (1, 1), 0)
+    assert scored(told["groups"]["verdict_in_content"]["current"]) == scored(expected_score(
+        (0, 1), (1, 1), 0))
 
 
 def test_seals_are_counted_per_builder_of_the_copy_reviewed(report):
