@@ -15,6 +15,7 @@ import ast
 import copy
 import hashlib
 import importlib.util
+import io
 import json
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import rfc8785
+from django.core.management import call_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -349,6 +351,13 @@ def test_a_session_frozen_before_rfc_8785_still_verifies_in_the_legacy_form(host
         assert standalone.commitment(report["session"]["url_id"], j["pseudonym"], j["commitment"],
                                      mine, JCS) != j["commitment"]["sha256"]
     assert same_verdicts(tmp_path, [report, anon]) == [([], verify(report)[1])] * 2
+    # `manage.py verify_report` and the stand-alone verifier say it in the same words.
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    out = io.StringIO()
+    call_command("verify_report", str(path), stdout=out, stderr=io.StringIO())
+    assert out.getvalue() == run_standalone(tmp_path, [report]).stdout == (
+        f"verified: all {verify(report)[1]} published hashes recompute\n")
     assert_every_tamper_fails_alike(tmp_path, report)
     # Passed off as RFC 8785 (the form named where none was): the hash no longer recomputes.
     data = tampered(report, lambda d: d["protocol"]["frozen"].update(canonical=JCS))
