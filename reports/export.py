@@ -1,14 +1,25 @@
-"""The report's file forms: JSON, CSV (one row per verdict, human and model) and anonymised JSON.
+"""The report's file forms: JSON, CSV and JSON Lines (one row per verdict, human and model) and
+anonymised JSON.
 
-A CSV row names the copy's task; a model row its review's condition (every condition: the
-report's scores keep the default one apart from the others, the CSV lists them all, a reader
-filters by the column) and its verdict as given (abstain included), `correct` being the verdict
-as scored under the run's abstention rule."""
+CSV and JSON Lines carry the same rows (`verdict_rows`): every human verdict (both phases, drafts
+included), then every model review (every condition), in the report's order, which the database
+does not choose (verdicts by judge, position and phase; reviews in import order). A row names the
+copy's task and cluster; a model row its review's condition (the report's scores keep the default
+one apart from the others, the rows list them all, a reader filters by the column) and its verdict
+as given (abstain included), `correct` being the verdict as scored under the run's abstention rule.
+The CSV has `CSV_COLUMNS`; a JSON Lines row has `JSONL_COLUMNS` (the CSV's, then the judge's
+pseudonym, the reviewer with its model, the verdict's times and what scoring read), typed, with
+null where a column does not apply (reports/schemas/verdict-row-1.schema.json).
+
+The CSV neutralises formula-like text cells (a spreadsheet would run them); JSON Lines needs no
+such step: a JSON string is data to every JSON parser (pandas, `datasets`, jq), never evaluated,
+and an apostrophe would change the text an analysis compares."""
 
 import csv
 import io
 import json
 
+from content.truth import truth_class
 from reports.groups import SEAL_GROUPS
 
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): the four
@@ -19,9 +30,16 @@ from reports.groups import SEAL_GROUPS
 FORMULA_PREFIXES = ("=", "+", "-", "@", ";", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 CSV_COLUMNS = [
-    "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "builder",
-    "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked", "position",
-    "code", "seconds_spent", "seal", "same_family", "reason",
+    "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
+    "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
+    "position", "code", "seconds_spent", "seal", "same_family", "reason",
+]
+# The CSV's columns, then: judge (pseudonym) and reviewer (bundle id) apart from `rater`, the
+# reviewer's model and family, whether a review is under the run's default condition and how it
+# was scored, the truth's class, and a human verdict's times.
+JSONL_COLUMNS = [
+    *CSV_COLUMNS, "judge", "reviewer", "reviewer_model", "reviewer_family", "default_condition",
+    "scored_as", "truth_class", "created_at", "updated_at",
 ]
 
 
@@ -29,6 +47,14 @@ CSV_COLUMNS = [
 # module formats with indentation in pure Python and without it in C; for a report of 200,000
 # verdicts that is the difference between seconds and a fraction of one.
 ROW_LISTS = ("copies", "reviews", "findings", "judges", "assignments", "verdicts")
+
+# Characters besides LF and CR that str.splitlines() breaks at and JSON leaves raw outside ASCII
+# (the encoder escapes every control character below U+0020 already): NEL, LINE and PARAGRAPH
+# SEPARATOR.
+LINE_BREAKS_ESCAPED = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+# One encoder for every JSON Lines row (json.dumps with options builds a new one per call).
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False)
 
 
 def to_json(report: dict) -> bytes:
@@ -53,46 +79,80 @@ def neutralise_cell(value):
     return value
 
 
-def csv_rows(report: dict):
+def fixed_time(text: str) -> str:
+    """A report time ("YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00") with its fraction always written: the
+    same instant, one width, so a reader that infers timestamps (pyarrow: whole seconds only)
+    reads every file's times as one type, text."""
+    return text if text[19] == "." else text[:19] + ".000000" + text[19:]
+
+
+def verdict_rows(report: dict):
+    """Every verdict as one dict of JSONL_COLUMNS, human verdicts first, then model reviews; a
+    column that does not apply to the row's kind is None. The CSV is these rows' CSV_COLUMNS."""
     builders = {b["id"]: b for b in report["builders"]}
+    reviewers = {r["id"]: r for r in report["reviewers"]}
     copies = {c["id"]: c for c in report["copies"]}
     groups = {j["pseudonym"]: j["group"] for j in report["judges"]}
     names = {j["pseudonym"]: j["name"] or j["pseudonym"] for j in report["judges"]}
     item_copy = {a["item"]: a["copy"] for a in report["assignments"]}
     for v in report["verdicts"]:
-        copy_id = item_copy[v["item"]]
-        builder = builders[copies[copy_id]["builder"]]
+        copy = copies[item_copy[v["item"]]]
+        builder = builders[copy["builder"]]
         yield {
             "rater_kind": "human", "rater": names[v["judge"]], "group": groups[v["judge"]],
-            "phase": v["phase"], "condition": "", "item": v["item"], "copy": copy_id,
-            "task": copies[copy_id]["task"], "builder": builder["id"],
+            "phase": v["phase"], "condition": None, "item": v["item"], "copy": copy["id"],
+            "task": copy["task"], "cluster": copy["cluster"], "builder": builder["id"],
             "builder_model": builder["model"], "builder_family": builder["family"],
             "truth": v["truth"], "verdict": v["value"], "correct": v["correct"],
             "kept": v["kept"], "locked": v["locked"], "position": v["position"],
-            "code": v["code"], "seconds_spent": v["seconds_spent"], "seal": "",
-            "same_family": "", "reason": v["reason"],
+            "code": v["code"], "seconds_spent": float(v["seconds_spent"]), "seal": None,
+            "same_family": None, "reason": v["reason"],
+            "judge": v["judge"], "reviewer": None, "reviewer_model": None,
+            "reviewer_family": None, "default_condition": None, "scored_as": None,
+            "truth_class": truth_class(v["truth"]), "created_at": fixed_time(v["created_at"]),
+            "updated_at": fixed_time(v["updated_at"]),
         }
     for r in report["reviews"]:
-        builder = builders[copies[r["copy"]]["builder"]]
+        copy = copies[r["copy"]]
+        builder = builders[copy["builder"]]
+        reviewer = reviewers[r["reviewer"]]
         yield {
             "rater_kind": "model", "rater": r["reviewer"],
             "group": SEAL_GROUPS.get(r["seal"]) or ("same_family" if r["same_family"] else "main"),
-            "phase": "", "condition": r["condition"], "item": r["copy"], "copy": r["copy"],
-            "task": copies[r["copy"]]["task"], "builder": builder["id"],
+            "phase": None, "condition": r["condition"], "item": r["copy"], "copy": r["copy"],
+            "task": copy["task"], "cluster": copy["cluster"], "builder": builder["id"],
             "builder_model": builder["model"], "builder_family": builder["family"],
-            "truth": r["truth"], "verdict": r["verdict"], "correct": r["correct"], "kept": "",
-            "locked": "", "position": "", "code": "", "seconds_spent": "", "seal": r["seal"],
-            "same_family": r["same_family"], "reason": r["reason"],
+            "truth": r["truth"], "verdict": r["verdict"], "correct": r["correct"], "kept": None,
+            "locked": None, "position": None, "code": None, "seconds_spent": None,
+            "seal": r["seal"], "same_family": r["same_family"], "reason": r["reason"],
+            "judge": None, "reviewer": r["reviewer"], "reviewer_model": reviewer["model"],
+            "reviewer_family": reviewer["family"], "default_condition": r["default_condition"],
+            "scored_as": r["scored_as"], "truth_class": truth_class(r["truth"]),
+            "created_at": None, "updated_at": None,
         }
 
 
 def to_csv(report: dict) -> str:
+    """verdict_rows as CSV (CRLF, a header row): None an empty cell, formula-like text neutralised."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\r\n")
-    writer.writeheader()
-    for row in csv_rows(report):
-        writer.writerow({key: neutralise_cell(value) for key, value in row.items()})
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in verdict_rows(report):
+        writer.writerow([neutralise_cell(row[column]) for column in CSV_COLUMNS])
     return out.getvalue()
+
+
+def to_jsonl(report: dict) -> bytes:
+    """verdict_rows as JSON Lines, UTF-8: one JSON object per line, keys in JSONL_COLUMNS order,
+    each line ended by LF (a JSON string escapes every LF and CR inside it, and the other line
+    breaks Unicode knows are escaped here), no header line."""
+    encode = _ROW_ENCODER.encode
+    text = "".join([encode(row) + "\n" for row in verdict_rows(report)])
+    # Left raw, these would end a line for a reader that splits with str.splitlines(); they can
+    # stand only inside strings, where the escape is the same text.
+    for char, escape in LINE_BREAKS_ESCAPED:
+        text = text.replace(char, escape)
+    return text.encode("utf-8")
 
 
 def anonymise(report: dict) -> dict:

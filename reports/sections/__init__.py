@@ -15,5 +15,9 @@ tested, apart from the queries. reports.build calls them in the order the report
     phase_shift      per judge McNemar, beside the pooled figures
     decision_rules   the preregistered rules evaluated as written on the main group's figures
                      and on the sections above (built last, shown in this place)
-    model_reviewers  reviewers' pairs and authorship guesses
+    model_reviewers  reviewers' pairs over (reviewer, condition) cells, authorship guesses and
+                     seals per builder
+    reviewer_conditions  each reviewer's conditions against the default on the same copies
+    self_preference  a reviewer's pass rate on its own family's copies against others'
+    builders         the builders compared, blind: per builder and between each pair, paired by task
 """

@@ -44,6 +44,7 @@ from judging.services import (
 )
 from reports.export import neutralise_cell
 from reports.html import REPORT_CSP
+from reports.render import REPORT_FORMATS
 from tests.worlds import BAD, a_run, a_session, advance, bundle_bytes, client_as, invite_and_join, make_bundle
 
 HOSTILE_NAME = '../../etc/passwd"; rm -rf /\r\nX-Injected: 1'
@@ -684,6 +685,8 @@ def test_report_downloads(alice, full_session):
         "json": ("application/json", f"blindjudge-session-{pk}-report.json"),
         "csv": ("text/csv; charset=utf-8", f"blindjudge-session-{pk}-report.csv"),
         "anon": ("application/json", f"blindjudge-session-{pk}-report.anon.json"),
+        "jsonl": ("application/jsonl", f"blindjudge-session-{pk}-report.jsonl"),
+        "anon-jsonl": ("application/jsonl", f"blindjudge-session-{pk}-report.anon.jsonl"),
     }
     bodies = {}
     for fmt, (content_type, filename) in expected.items():
@@ -698,6 +701,12 @@ def test_report_downloads(alice, full_session):
     assert report["run"]["name"] == HOSTILE_NAME  # the name is in the report, never the header
     assert "Leaky Judge" in bodies["json"] and "Leaky Judge" not in bodies["anon"]
     assert json.loads(bodies["anon"])["anonymised"] is True
+    assert "Leaky Judge" in bodies["jsonl"] and "Leaky Judge" not in bodies["anon-jsonl"]
+    rows = [json.loads(line) for line in bodies["jsonl"].splitlines()]
+    assert len(rows) == len(report["verdicts"]) + len(report["reviews"])
+    # Each format is offered on the session's page, the JSON Lines ones beside the others.
+    session_page = page(alice.get(url("session", session_id=pk)))
+    assert all(url("report", session_id=pk, fmt=fmt) in session_page for fmt in REPORT_FORMATS)
     assert alice.get(url("report", session_id=pk, fmt="exe")).status_code == 404
 
 
@@ -780,7 +789,7 @@ def test_each_formula_prefix_is_neutralised(prefix):
 def test_no_report_before_the_reveal(alice, open_session):
     judge = invite_and_join(open_session).judge
     judge_everything(judge)
-    for fmt in ("json", "csv", "anon", "html"):
+    for fmt in REPORT_FORMATS:
         response = alice.get(url("report", session_id=open_session.pk, fmt=fmt))
         assert response.status_code == 409
         assert "Content-Disposition" not in response

@@ -34,7 +34,7 @@ from judging.services import (
     verdict_record,
 )
 from reports.build import build_report
-from reports.export import CSV_COLUMNS, to_json
+from reports.export import CSV_COLUMNS, JSONL_COLUMNS, to_json
 from reports.html import REPORT_META_CSP
 from tests.worlds import a_run, a_session, advance, answer_all, bundle_bytes, invite_and_join, make_bundle
 
@@ -670,6 +670,25 @@ def test_export_report_json_csv_and_anon(open_session, session_id, tmp_path):
     assert b"Zebediah" not in anon and b"Quux" not in anon
     assert json.loads(anon)["anonymised"] is True
     assert call_json("verify_report", str(anon_path))["verified"] is True
+
+
+def test_export_report_jsonl_and_anon_jsonl(open_session, session_id, tmp_path):
+    session = revealed_with_one_judge(open_session)
+    out = tmp_path / "report.jsonl"
+    result = call_json("export_report", session_id, "--format", "jsonl", "-o", str(out))
+    data = out.read_bytes()
+    assert result == {"session": session.pk, "format": "jsonl", "file": str(out), "bytes": len(data)}
+    rows = [json.loads(line) for line in data.decode("utf-8").splitlines()]
+    assert data.count(b"\n") == len(rows) == 6 + 3  # six verdicts, three reviews
+    assert all(list(row) == JSONL_COLUMNS for row in rows)
+    human = [row for row in rows if row["rater_kind"] == "human"]
+    assert {(row["rater"], row["judge"], row["phase"], row["reason"]) for row in human} == {
+        ("Zebediah Quux", "J01", 1, "=1+1")}  # as written: nothing neutralised
+    assert [row["condition"] for row in rows if row["rater_kind"] == "model"] == ["clean"] * 3
+
+    anon = call("export_report", session_id, "--format", "anon-jsonl", "-o", "-")
+    assert "Zebediah" not in anon and "Quux" not in anon
+    assert {json.loads(line)["rater"] for line in anon.splitlines()} == {"J01", "r1", "r2"}
 
 
 def test_export_report_html(open_session, session_id, tmp_path):

@@ -155,9 +155,9 @@ NAMES = ["Zebediah Quux", "Ada Lovelace", "Gary Guestington", "Rita Rockwell", "
 NAME_PARTS = ["Zebediah", "Lovelace", "Guestington", "Rockwell", "Nolock"]
 GITHUB_LOGIN = "zebquux-gh"
 CSV_HEADER = [
-    "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "builder",
-    "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked", "position",
-    "code", "seconds_spent", "seal", "same_family", "reason",
+    "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
+    "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
+    "position", "code", "seconds_spent", "seal", "same_family", "reason",
 ]
 
 
@@ -540,12 +540,16 @@ def test_the_csv_has_one_row_per_verdict_and_per_review(report):
                and r["phase"] == "1")
     assert {k: v for k, v in row.items() if k not in ("position", "code")} == {
         "rater_kind": "human", "rater": "Zebediah Quux", "group": "invited", "phase": "1",
-        "condition": "", "item": "c1", "copy": "c1", "task": "task", "builder": "b1",
+        "condition": "", "item": "c1", "copy": "c1", "task": "task", "cluster": "k1", "builder": "b1",
         "builder_model": "gpt-4o-2024-08-06", "builder_family": "OpenAI", "truth": "known_good",
         "verdict": "pass", "correct": "True",
         "kept": "False", "locked": "True", "seconds_spent": "12.5", "seal": "",
         "same_family": "", "reason": "'=1+2"}
     assert row["position"].isdigit() and len(row["code"]) == 4
+    # c1 and c2 name cluster k1; the others none (an empty cell), on human and model rows alike.
+    assert {(r["rater_kind"], r["copy"], r["cluster"]) for r in rows} == {
+        (kind, c, "k1" if c in ("c1", "c2") else "") for kind in ("human", "model")
+        for c in BUILDER_OF}
 
 
 def test_formula_like_csv_cells_are_neutralised_and_numbers_are_not(report):

@@ -5,7 +5,7 @@ of test_report is built with a pinned draw seed, so allocation, orders, codes, s
 code replay; what stays random by design (times, the session's URL id, database ids) is replaced
 by a placeholder before comparing. The expected files live in tests/reports/golden/<database vendor>/:
 PostgreSQL's jsonb gives the frozen protocol's keys back in its own order, so the JSON exports
-differ between the two databases (the CSV and HTML do not). A change that means to alter the
+differ between the two databases (the CSV, JSON Lines and HTML do not). A change that means to alter the
 report regenerates them on purpose, on both databases, saying so in its commit:
 
     BLINDJUDGE_REGENERATE_GOLDEN=1 ./bj test tests/reports/test_report_golden.py
@@ -20,7 +20,7 @@ import pytest
 from django.db import connection
 
 from reports.build import build_report
-from reports.export import anonymise, to_csv, to_json
+from reports.export import anonymise, to_csv, to_json, to_jsonl
 from reports.html import to_html
 from tests.reports.test_report import build_revealed
 
@@ -47,8 +47,10 @@ def exports(session) -> dict[str, str]:
     return {
         "report.json": to_json(report).decode("utf-8"),
         "report.csv": to_csv(report),
+        "report.jsonl": to_jsonl(report).decode("utf-8"),
         "report.html": to_html(report),
         "report-anon.json": to_json(anonymise(report)).decode("utf-8"),
+        "report-anon.jsonl": to_jsonl(anonymise(report)).decode("utf-8"),
     }
 
 

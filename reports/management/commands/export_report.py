@@ -13,13 +13,14 @@ from reports.render import render_report
 
 
 class Command(HostCommand):
-    help = ("Write a revealed session's report: json, csv (one row per verdict), html (a standalone "
-            "page with plots) or anon (pseudonyms).")
+    help = ("Write a revealed session's report: json, csv or jsonl (one row per verdict), html (a "
+            "standalone page with plots), anon or anon-jsonl (judges as pseudonyms).")
 
     def add_command_arguments(self, parser):
         parser.add_argument("session")
         # reports.render.REPORT_FORMATS, in the order the README gives them
-        parser.add_argument("--format", required=True, choices=["json", "csv", "html", "anon"])
+        parser.add_argument("--format", required=True,
+                            choices=["json", "csv", "jsonl", "html", "anon", "anon-jsonl"])
         parser.add_argument("-o", "--output", required=True, metavar="FILE",
                             help="where to write the report (- for standard output)")
 
