@@ -81,6 +81,7 @@ Run manifest (published in reports; every hash is lowercase hex SHA-256)::
 
     {
       "format": "blindjudge.run/1" | "blindjudge.run/2",
+      "canonical": "jcs-rfc8785",   (the form of every canonical hash here; absent: legacy)
       "bundle_sha256": <hash of the raw bundle bytes, exactly as imported>,
       "run": <canonical_sha256(run object)>,
       "tasks":     {<task id>: <canonical_sha256(task object)>, ...},       (run/2 only)
@@ -92,8 +93,10 @@ Run manifest (published in reports; every hash is lowercase hex SHA-256)::
       "findings":  {<finding id>: <canonical_sha256(finding object)>, ...}
     }
 
-``canonical_sha256`` is ``content.canonical``'s: SHA-256 of canonical JSON (keys sorted, no
-whitespace, UTF-8, strings NFC with LF line endings) of the object exactly as it appears in the
+``canonical_sha256`` is ``content.canonical``'s: SHA-256 of canonical JSON (strings NFC with LF
+line endings, then RFC 8785: keys sorted by UTF-16 code units, no whitespace, UTF-8; a manifest
+made before RFC 8785 names no form and was hashed in the legacy form, keys sorted by code point,
+Python's numbers) of the object exactly as it appears in the
 bundle (optional fields included only where present, a null included as null: the manifest pins
 the bytes the host was given, not the normalised form). Absent ``reviewers``/``reviews``/
 ``findings`` give empty maps. The manifest's own hash is ``canonical_sha256(manifest)``. A copy's
@@ -113,7 +116,7 @@ from importlib import resources
 
 from jsonschema import Draft202012Validator, ValidationError, _keywords, validators
 
-from content.canonical import canonical_sha256, sha256_hex
+from content.canonical import CURRENT, FORM_KEY, canonical_sha256, sha256_hex
 from content.content_verdicts import (
     ContentVerdict,
     VerdictPatterns,
@@ -1232,6 +1235,7 @@ def build_manifest(data: dict, raw_sha256: str) -> dict:
 
     manifest = {
         "format": data["format"],
+        FORM_KEY: CURRENT,  # every canonical hash below, and the manifest's own, in this form
         "bundle_sha256": raw_sha256,
         "run": canonical_sha256(data["run"]),
     }

@@ -2,22 +2,33 @@
 
 Shared by the services that store the hashes and by `verify_report`, which recomputes them from a
 published report alone. Pure: no Django.
+
+A commitment is hashed in the canonical form of its session's frozen protocol (content.canonical):
+a session frozen in RFC 8785 (JCS) commits its judges in version 2, whose payload names the form;
+a session frozen before (no "canonical" in its protocol) in version 1, the legacy form, as before.
 """
 
-from content.canonical import canonical_sha256
+from content.canonical import FORM_KEY, JCS, LEGACY, canonical_sha256, form_named
 
-COMMITMENT_VERSION = 1
+# The payload's version in each form: 1 hashed blindjudge-json-1, 2 hashed jcs-rfc8785.
+COMMITMENT_VERSIONS = {LEGACY: 1, JCS: 2}
+COMMITMENT_VERSION = COMMITMENT_VERSIONS[JCS]
 
 
 def commitment_payload(*, session_url_id: str, pseudonym: str, order_seed: str, salt: str,
-                       assignments: list[dict]) -> dict:
+                       assignments: list[dict], canonical: str = JCS) -> dict:
     """The salted mapping a judge commits to at joining.
 
     assignments: [{"position", "code", "item", "copy", "builder"}] — the judge's code → item →
     builder mapping in drawn order. The salt makes the hash reveal nothing before the reveal.
+    `canonical`: the form it is hashed in (its protocol's); version 2 (JCS) names it in the
+    payload, version 1 (legacy) is the payload as it always was.
     """
-    return {
-        "commitment": COMMITMENT_VERSION,
+    form = form_named(canonical)
+    payload = {"commitment": COMMITMENT_VERSIONS[form]}
+    if form != LEGACY:
+        payload[FORM_KEY] = form
+    payload.update({
         "session": session_url_id,
         "judge": pseudonym,
         "order_seed": order_seed,
@@ -29,8 +40,11 @@ def commitment_payload(*, session_url_id: str, pseudonym: str, order_seed: str, 
             }
             for a in sorted(assignments, key=lambda a: a["position"])
         ],
-    }
+    })
+    return payload
 
 
-def commitment_sha256(**kwargs) -> str:
-    return canonical_sha256(commitment_payload(**kwargs))
+def commitment_sha256(*, canonical: str = JCS, **kwargs) -> str:
+    """SHA-256 of the commitment payload in the form `canonical` (the session protocol's)."""
+    return canonical_sha256(commitment_payload(canonical=canonical, **kwargs),
+                            form_named(canonical))

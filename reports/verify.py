@@ -8,12 +8,18 @@ protocol's hash; for each judge the commitment (salted canonical mapping) and th
 tasks interleaved as content.draws.draw_order_by_task draws them from the order seed and the
 protocol's item -> task keys, and every task a judge has held whole); and that the mapping's copy →
 builder agrees with the report's copies.
+
+Each hash is recomputed in the canonical form its object names (content.canonical): the manifest's
+and the frozen protocol's own "canonical" (RFC 8785 since issue 15; absent: the legacy form they
+were made in), and each commitment in its protocol's form. The report's `protocol.canonical`,
+`run.manifest_canonical` and each `judges[].commitment.canonical` state those forms for a reader
+and must agree with them.
 """
 
 from collections import defaultdict
 from itertools import product
 
-from content.canonical import canonical_sha256, sha256_hex
+from content.canonical import canonical_sha256, form_named, form_of, sha256_hex
 from content.commitments import commitment_sha256
 from content.draws import draw_order, draw_order_by_task, order_key
 
@@ -24,8 +30,11 @@ def verify(report: dict) -> tuple[list[str], int]:
     checks = 0
     try:
         manifest = report["run"]["manifest"]
+        mform = form_of(manifest)
+        _stated(report["run"], "manifest_canonical", mform, "run.manifest_canonical",
+                "the manifest's", problems)
         checks += 1
-        if canonical_sha256(manifest) != report["run"]["manifest_sha256"]:
+        if canonical_sha256(manifest, mform) != report["run"]["manifest_sha256"]:
             problems.append("run.manifest_sha256 does not match the published manifest")
         checks += 1
         if manifest["bundle_sha256"] != report["run"]["bundle_sha256"]:
@@ -34,10 +43,10 @@ def verify(report: dict) -> tuple[list[str], int]:
         # Reports exported before run/2 published the run/1 object's two fields, not the record.
         record = report["run"].get("record") or {"name": report["run"]["name"],
                                                  "task": report["run"]["task"]}
-        if canonical_sha256(record) != manifest["run"]:
+        if canonical_sha256(record, mform) != manifest["run"]:
             problems.append("run: the run record does not hash to the manifest's run entry")
         if "tasks" in report:  # reports of schema blindjudge.report/1 published no tasks
-            task_problems, task_checks = _verify_tasks(report, manifest, record)
+            task_problems, task_checks = _verify_tasks(report, manifest, record, mform)
             problems += task_problems
             checks += task_checks
         for key in ("builders", "reviewers"):
@@ -49,7 +58,7 @@ def verify(report: dict) -> tuple[list[str], int]:
                 checks += 1
                 published = {"id": record["id"], "model": record["model"],
                              "family": record["family"]}
-                if canonical_sha256(published) != manifest[key].get(rid):
+                if canonical_sha256(published, mform) != manifest[key].get(rid):
                     problems.append(f"{key}[{rid}]: the id, model and family do not hash to the "
                                     f"manifest's entry")
         copy_builder = {c["id"]: c["builder"] for c in report["copies"]}
@@ -61,8 +70,11 @@ def verify(report: dict) -> tuple[list[str], int]:
             if c["content_sha256"] != manifest["copies"].get(c["id"]):
                 problems.append(f"copies[{c['id']}].content_sha256 differs from the manifest's")
         protocol = report["protocol"]
+        pform = form_of(protocol["frozen"])
+        _stated(protocol, "canonical", pform, "protocol.canonical", "the frozen protocol's",
+                problems)
         checks += 1
-        if canonical_sha256(protocol["frozen"]) != protocol["sha256"]:
+        if canonical_sha256(protocol["frozen"], pform) != protocol["sha256"]:
             problems.append("protocol.sha256 does not match the frozen protocol")
         by_judge = defaultdict(list)
         for a in report["assignments"]:
@@ -79,10 +91,14 @@ def verify(report: dict) -> tuple[list[str], int]:
             pseudonym = judge["pseudonym"]
             commitment = judge["commitment"]
             mine = sorted(by_judge.get(pseudonym, []), key=lambda a: a["position"])
+            # A judge commits in the form of the protocol in force when they joined.
+            _stated(commitment, "canonical", pform, f"judges[{pseudonym}].commitment.canonical",
+                    "the frozen protocol's", problems)
             checks += 1
             recomputed = commitment_sha256(
                 session_url_id=session_url_id, pseudonym=pseudonym,
                 order_seed=commitment["order_seed"], salt=commitment["salt"], assignments=mine,
+                canonical=pform,
             )
             if recomputed != commitment["sha256"]:
                 problems.append(f"judges[{pseudonym}].commitment: the published mapping, order "
@@ -138,7 +154,16 @@ def task_objects(task: dict):
         yield {"id": task["id"], "statement": task["statement"], **dict(c for c in chosen if c)}
 
 
-def _verify_tasks(report: dict, manifest: dict, run_record: dict) -> tuple[list[str], int]:
+def _stated(published: dict, key: str, form: str, place: str, whose: str,
+            problems: list[str]) -> None:
+    """A form the report states for a reader (absent in reports exported before issue 15) must be
+    the one the hashed object names: hashes are recomputed in the latter."""
+    if key in published and form_named(published[key]) != form:
+        problems.append(f"{place} is {published[key]!r}, not {whose} form {form!r}")
+
+
+def _verify_tasks(report: dict, manifest: dict, run_record: dict,
+                  form: str) -> tuple[list[str], int]:
     """The published tasks against the manifest (run/2: each task's hash; run/1: the one statement
     the run object holds), and each copy's task among them."""
     problems, checks = [], 0
@@ -153,12 +178,12 @@ def _verify_tasks(report: dict, manifest: dict, run_record: dict) -> tuple[list[
             problems.append("tasks: the ids differ from the manifest's")
         for tid, task in tasks.items():
             checks += 1
-            hashes = {canonical_sha256(candidate) for candidate in task_objects(task)}
+            hashes = {canonical_sha256(candidate, form) for candidate in task_objects(task)}
             if manifest["tasks"].get(tid) not in hashes:
                 problems.append(f"tasks[{tid}]: the statement, title, format and cluster do not "
                                 f"hash to the manifest's entry")
-    elif list(tasks) != ["task"] or canonical_sha256(tasks["task"]["statement"]) != \
-            canonical_sha256(run_record.get("task")):
+    elif list(tasks) != ["task"] or canonical_sha256(tasks["task"]["statement"], form) != \
+            canonical_sha256(run_record.get("task"), form):
         problems.append('tasks: a run/1 bundle gives one task, "task", whose statement is the run '
                         "object's task")
     checks += 1

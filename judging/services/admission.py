@@ -26,6 +26,7 @@ from accounts.models import (
     JudgeStatus,
 )
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused, TooMany
+from content.canonical import form_of
 from content.commitments import commitment_sha256
 from content.draws import (
     Draws,
@@ -116,9 +117,11 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
          "builder": items[key].copy.builder.bundle_id}
         for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)
     ]
+    # In the form the session's protocol froze in: a session opened before RFC 8785 keeps
+    # committing its judges in the legacy form, so every commitment verifies like its protocol.
     commitment = commitment_sha256(
         session_url_id=session.url_id, pseudonym=pseudonym, order_seed=order_seed, salt=salt,
-        assignments=mapping,
+        assignments=mapping, canonical=form_of(session.protocol),
     )
     try:
         with transaction.atomic():

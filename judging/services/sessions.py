@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts.models import AdmittedAs, Credential, CredentialKind
 from blindjudge.errors import Conflict, Invalid
-from content.canonical import canonical_sha256, sha256_hex
+from content.canonical import CURRENT, FORM_KEY, canonical_sha256, form_of, sha256_hex
 from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
 from content.rules import (
@@ -263,7 +263,8 @@ def protocol_of(session: Session) -> dict:
     rubric, items by key, task and content hash, items per judge, redactions, reviewer display,
     preregistration and rules, allocation seed) and nothing of truth or builder identity, so it
     can be shown by hash to judges. The primary builder comparison, when the preregistration names
-    one, is frozen with it (as content.rules resolved it: a reviewer by bundle id).
+    one, is frozen with it (as content.rules resolved it: a reviewer by bundle id). It names its
+    canonical form ("canonical": RFC 8785), which its hash and every judge's commitment use.
     """
     block = _check_rules(session.preregistration, "preregistration", session.run)
     items = []
@@ -280,6 +281,9 @@ def protocol_of(session: Session) -> dict:
              for t in _tasks_of(session)]
     protocol = {
         "blindjudge_protocol": PROTOCOL_VERSION,
+        # The canonical form the protocol and its judges' commitments are hashed in (RFC 8785);
+        # a protocol frozen before it names none and stays in the legacy form (content.canonical).
+        FORM_KEY: CURRENT,
         "kind": session.kind,
         "tasks": tasks,
         "rubric": session.rubric,
@@ -394,7 +398,7 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
             return None
         protocol = protocol_of(session)  # checks the rules against the run again
         session.protocol = protocol
-        session.protocol_sha256 = canonical_sha256(protocol)
+        session.protocol_sha256 = canonical_sha256(protocol, form_of(protocol))
         session.decision_rules = protocol["decision_rules"]
         session.state = SessionState.OPEN
         session.opened_at = timezone.now()
@@ -417,9 +421,9 @@ def session_open(*, session: Session, actor: str) -> Session:
     are refused here, never at report time); the opening claims the
     draft; every copy's frame, every finding text and default-condition review reason, every task
     statement and the rubric are rendered with the session's redactions and stored, in batches,
-    each in its own short transaction. Then, in one short transaction: stores the protocol as
-    canonical JSON with its SHA-256 and the time; moves the session to open; appends a
-    `session.opened` audit event with the protocol hash.
+    each in its own short transaction. Then, in one short transaction: stores the protocol with
+    the SHA-256 of its canonical JSON (RFC 8785, content.canonical) and the time; moves the
+    session to open; appends a `session.opened` audit event with the protocol hash.
     A second opening while one renders is refused (Conflict); an opening that fails leaves its
     renders for the next one, which renders only what is missing, and only for the session's
     redactions and rubric as they are then (if they change while it renders, it renders again).

@@ -5,11 +5,13 @@ at which position of their drawn order) and every verdict, human and per phase, 
 one comprehension over columns bound to local names, with no lookup or call per row that could
 be made once for all."""
 
+from content.canonical import form_of
 from reports.loading import CLASS_CODES, ReportData
 from reports.sections.common import iso
 
 
 def judges(data: ReportData) -> list[dict]:
+    form = form_of(data.session.protocol)  # every judge commits in the protocol's form
     return [
         {"pseudonym": j.pseudonym, "name": j.github_login or j.display_name or None,
          "display_name": j.display_name or None, "github_login": j.github_login or None,
@@ -19,7 +21,7 @@ def judges(data: ReportData) -> list[dict]:
          "phase1_locked_at": iso(j.phase1_locked_at),
          "phase2_locked_at": iso(j.phase2_locked_at),
          "commitment": {"sha256": j.commitment_sha256, "salt": j.commitment_salt,
-                        "order_seed": j.order_seed}}
+                        "order_seed": j.order_seed, "canonical": form}}
         for j, group in zip(data.judges.rows, data.judges.groups, strict=True)
     ]
 

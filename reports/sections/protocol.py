@@ -1,5 +1,6 @@
 """The "protocol" section: the protocol as frozen when the session opened, and its amendments."""
 
+from content.canonical import form_of
 from reports.loading import ReportData
 from reports.sections.common import iso
 
@@ -8,6 +9,8 @@ def protocol(data: ReportData) -> dict:
     session = data.session
     return {
         "frozen": session.protocol, "sha256": session.protocol_sha256,
+        # The canonical form of the protocol's hash and every commitment (content.canonical).
+        "canonical": form_of(session.protocol),
         "frozen_at": iso(session.opened_at),
         "decision_rules_in_force": session.decision_rules,
         "amendments": [

@@ -4,7 +4,7 @@ against; and the note on what an item is in this kind of session."""
 
 from collections import Counter
 
-from content.canonical import sha256_hex
+from content.canonical import form_of, sha256_hex
 from content.truth import is_correct
 from judging.models import SessionKind
 from reports.loading import ReportData
@@ -24,6 +24,8 @@ def run(data: ReportData) -> dict:
         # Every pattern the content seal check applied at import; None: imported before it.
         "verdict_patterns": run.verdict_patterns, "bundle_sha256": run.bundle_sha256,
         "manifest": run.manifest, "manifest_sha256": run.manifest_sha256,
+        # The canonical form the manifest names (RFC 8785; absent before issue 15: legacy).
+        "manifest_canonical": form_of(run.manifest),
         "imported_at": iso(run.imported_at),
     }
 

@@ -153,6 +153,7 @@ def test_minimal_bundle_passes_with_its_manifest():
     assert result.seals == []
     assert result.manifest == {
         "format": "blindjudge.run/1",
+        "canonical": "jcs-rfc8785",
         "bundle_sha256": hashlib.sha256(raw).hexdigest(),
         "run": canonical_sha256({"name": "tiny", "task": "Write a function."}),
         "builders": {"b1": canonical_sha256(minimal()["builders"][0])},
@@ -176,7 +177,8 @@ def test_realistic_bundle_passes_with_a_seal_per_review():
     assert result.seals[3] == SealResult("absent", "")  # null request counts as none
     assert result.seals[5] == SealResult("absent", "")  # no request at all
     assert set(result.manifest) == {
-        "format", "bundle_sha256", "run", "builders", "copies", "reviewers", "reviews", "findings"
+        "format", "canonical", "bundle_sha256", "run", "builders", "copies", "reviewers",
+        "reviews", "findings"
     }
     assert list(result.manifest["builders"]) == ["b1", "b2", "b3"]
     assert list(result.manifest["copies"]) == ["c1", "c2", "c3", "c4", "c5", "c6"]

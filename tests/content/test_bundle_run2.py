@@ -617,6 +617,7 @@ def test_run2_manifest_shape():
     result = validate_bundle(raw, **LIMITS)
     assert result.manifest == {
         "format": "blindjudge.run/2",
+        "canonical": "jcs-rfc8785",
         "bundle_sha256": hashlib.sha256(raw).hexdigest(),
         "run": canonical_sha256(bundle["run"]),
         "tasks": {t["id"]: canonical_sha256(t) for t in bundle["tasks"]},

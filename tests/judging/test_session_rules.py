@@ -9,7 +9,7 @@ import json
 import pytest
 
 from blindjudge.errors import Invalid
-from content.canonical import canonical_sha256
+from content.canonical import JCS, LEGACY, canonical_sha256
 from judging.models import AuditEvent, PreregAmendment, Session
 from judging.services import (
     prereg_amend,
@@ -98,25 +98,34 @@ def test_the_object_form_freezes_the_primary_comparison_resolved(run2):
 
 
 # Hashes of protocols frozen by main's code (d8c64ba) before rules could name anything but pooled
-# figures: the same sessions, pinned draw seeds, freeze to the same bytes.
-@pytest.mark.parametrize("bundle, preregistration, rubric, seed, sha256", [
+# figures: the same sessions, pinned draw seeds, freeze to the same content. Since RFC 8785 a
+# protocol also names its canonical form and is hashed in it (the second hash); without that key
+# and in the legacy form it still hashes to the first.
+@pytest.mark.parametrize("bundle, preregistration, rubric, seed, sha256, jcs_sha256", [
     (make_bundle, OLD_RULES, "Is add() right?", "ab" * 32,
-     "3ed4917603e3cbfd26a0b523685cfecf4b48bff37f799011f8ee70dc4d49cacc"),
+     "3ed4917603e3cbfd26a0b523685cfecf4b48bff37f799011f8ee70dc4d49cacc",
+     "dff7b6ed2b51bf67f0b28544eded698cb3679c06536b89389e6bbcc45e0495cd"),
     (make_bundle, "", "", "cd" * 32,
-     "be32608ab69bac934db2dcbd1415672ed65fb8408fd47b2fb29e71e8354ee302"),
+     "be32608ab69bac934db2dcbd1415672ed65fb8408fd47b2fb29e71e8354ee302",
+     "1277ad3894c11cc48062080b20f6f146ea2b486a7420e3557847b42f4aa5693e"),
     (make_run2_bundle, OLD_RULES, "Is add() right?", "ab" * 32,
-     "ac9c40ba662f50ae7d307d2fd08e297414eeeebf43b389168181a5a79d9082cd"),
+     "ac9c40ba662f50ae7d307d2fd08e297414eeeebf43b389168181a5a79d9082cd",
+     "1499a9498a92efed0058606945245339961a84a2ea093b282b1338f4b0132b58"),
     (make_run2_bundle, "", "", "cd" * 32,
-     "a17fa6c1dfb10b4d870cae349d711916d41c737f7a563a1e6b21f85145f292ea"),
+     "a17fa6c1dfb10b4d870cae349d711916d41c737f7a563a1e6b21f85145f292ea",
+     "f32e9acc8c9102022b2d77e6c854816b41cd9663b6639c1df3d2211e388b1139"),
 ])
 def test_a_list_only_preregistration_freezes_the_same_protocol_as_before(
-        host, bundle, preregistration, rubric, seed, sha256):
+        host, bundle, preregistration, rubric, seed, sha256, jcs_sha256):
     run = a_run(host, bundle())
     draft = session_create(run=run, kind="copies", actor="t", rubric=rubric,
                            preregistration=preregistration, draw_seed=seed).session
     opened = session_open(session=draft, actor="t")
-    assert opened.protocol_sha256 == sha256
-    assert set(opened.protocol) == {
+    assert opened.protocol_sha256 == jcs_sha256 == canonical_sha256(opened.protocol, JCS)
+    assert opened.protocol["canonical"] == JCS
+    before = {key: value for key, value in opened.protocol.items() if key != "canonical"}
+    assert canonical_sha256(before, LEGACY) == sha256
+    assert set(before) == {
         "blindjudge_protocol", "kind", "tasks", "rubric", "items", "items_per_judge",
         "redaction_patterns", "reviewer_display", "scorecards", "preregistration",
         "decision_rules", "allocation_seed"}

@@ -503,7 +503,8 @@ def test_commitments_are_published_with_their_salts_and_recompute(revealed, repo
         judge = Judge.objects.get(pk=judges[entry["pseudonym"]].pk)
         assert entry["commitment"] == {"sha256": judge.commitment_sha256,
                                        "salt": judge.commitment_salt,
-                                       "order_seed": judge.order_seed}
+                                       "order_seed": judge.order_seed,
+                                       "canonical": "jcs-rfc8785"}
         mine = [a for a in report["assignments"] if a["judge"] == entry["pseudonym"]]
         assert commitment_sha256(session_url_id=session.url_id, pseudonym=entry["pseudonym"],
                                  order_seed=judge.order_seed, salt=judge.commitment_salt,

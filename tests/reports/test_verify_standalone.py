@@ -1,0 +1,377 @@
+"""Anyone can verify a report (issue 15 item 3): the stand-alone verifier in the docs
+(docs/verify_report_standalone.py, standard library only) gives reports.verify's verdict, check by
+check, on real exports and on tampered ones; hashes are RFC 8785 for new sessions and still the
+legacy form for a session frozen before, and both verify.
+
+The verifier runs as a reader would run it: plain `python3` in isolated mode without site-packages
+(`-I -S`), from a folder outside the project, so neither blindjudge nor any of its dependencies can
+be imported. Sessions are built through judging.services: test_report's realistic one, and a
+by-task session on a run/2 bundle whose builder ids lie outside the Basic Multilingual Plane and
+whose preregistered rules hold decimal thresholds (1.0, 1e-07), the two places where RFC 8785 and
+the legacy form write different bytes.
+"""
+
+import ast
+import copy
+import hashlib
+import importlib.util
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import rfc8785
+from django.core.management import call_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from content.canonical import JCS, LEGACY, canonical_sha256, jcs
+from judging.models import Run, Session
+from judging.services import session_create, session_open
+from reports.build import build_report
+from reports.export import anonymise, to_json
+from reports.verify import verify
+from tests.content.test_canonical import SORTING_INPUT
+from tests.reports.test_report import build_revealed
+from tests.worlds import a_run, advance, answer_all, invite_and_join, make_run2_bundle
+
+STANDALONE = Path(__file__).resolve().parents[2] / "docs" / "verify_report_standalone.py"
+
+# Builder ids outside the BMP and beside it: U+1F600 sorts before U+FF01 by UTF-16 code units
+# (D83D), after it by code point, so the manifest's builders map hashes differently in each form.
+EMOJI, FULLWIDTH = "b\U0001f600", "b\uff01"
+PREREG = """Thresholds an auditor's JCS library writes differently from Python.
+
+```rules
+[{"name": "all caught", "metric": "recall_phase1", "op": ">=", "threshold": 1.0},
+ {"name": "any shift", "metric": "delta_recall", "op": ">", "threshold": 1e-07}]
+```
+"""
+
+
+def load_standalone():
+    spec = importlib.util.spec_from_file_location("verify_report_standalone", STANDALONE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def unicode_bundle() -> dict:
+    bundle = make_run2_bundle()
+    rename = {"b1": EMOJI, "b2": FULLWIDTH}
+    for builder in bundle["builders"]:
+        builder["id"] = rename.get(builder["id"], builder["id"])
+    for c in bundle["copies"]:
+        c["builder"] = rename.get(c["builder"], c["builder"])
+    return bundle
+
+
+def frozen_before_rfc_8785(session: Session) -> Session:
+    """The session as one opened (and its run imported) before RFC 8785 is after the change: its
+    protocol and manifest name no form and are hashed in the legacy form. Written to the rows
+    directly, as the code before it left them: no service makes an old protocol. Judges who join
+    afterwards commit in the protocol's form: that is admission's job, not this helper's."""
+    protocol = {k: v for k, v in session.protocol.items() if k != "canonical"}
+    Session.objects.filter(pk=session.pk).update(
+        protocol=protocol, protocol_sha256=canonical_sha256(protocol, LEGACY))
+    run = session.run
+    manifest = {k: v for k, v in run.manifest.items() if k != "canonical"}
+    # The records' own hashes: no number and no key outside ASCII in any bundle record, so the
+    # legacy form gave the bytes JCS gives (checked, not assumed).
+    for key, records in (("builders", unicode_bundle()["builders"]),
+                         ("tasks", unicode_bundle()["tasks"])):
+        assert manifest[key] == {r["id"]: canonical_sha256(r, LEGACY) for r in records}
+    Run.objects.filter(pk=run.pk).update(manifest=manifest,
+                                         manifest_sha256=canonical_sha256(manifest, LEGACY))
+    session.refresh_from_db()
+    return session
+
+
+def by_task_session(host, *, legacy: bool) -> Session:
+    """A revealed by-task session on the unicode run/2 bundle: three judges, each holding one task
+    whole (3 copies), verdicts locked in phase 1."""
+    run = a_run(host, unicode_bundle())
+    draft = session_create(run=run, kind="copies", actor="test", rubric="Is it right?",
+                           preregistration=PREREG, items_per_judge=3, by_task=True).session
+    session = session_open(session=draft, actor="test")
+    if legacy:
+        session = frozen_before_rfc_8785(session)
+    for name in ("Ada", "Grace", "Edsger"):
+        answer_all(invite_and_join(session, name=name).judge, 1, "fail", lock=True)
+    return advance(session, "revealed")
+
+
+def exported(session) -> tuple[dict, dict]:
+    report = build_report(session)
+    return json.loads(to_json(report)), json.loads(to_json(anonymise(report)))
+
+
+def run_standalone(tmp_path, reports: list[dict], *options: str) -> subprocess.CompletedProcess:
+    """The verifier as a reader runs it on the reports' files: plain python3, isolated (-I: no
+    PYTHONPATH, no user site, no current folder on the path), no site-packages (-S), from a
+    folder of its own."""
+    paths = []
+    for number, report in enumerate(reports):
+        path = tmp_path / f"report-{number}.json"
+        path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+        paths.append(str(path))
+    python = shutil.which("python3") or sys.executable
+    return subprocess.run([python, "-I", "-S", str(STANDALONE), *paths, *options],
+                          capture_output=True, text=True, encoding="utf-8", cwd=tmp_path,
+                          timeout=120, check=False)
+
+
+def same_verdicts(tmp_path, reports: list[dict]) -> list[tuple[list[str], int]]:
+    """Runs the stand-alone verifier on the reports and asserts it says what reports.verify says
+    of each: the same problems in the same order, the same number of checks; it exits 1 when
+    any report fails, else 0."""
+    verdicts = [verify(report) for report in reports]
+    result = run_standalone(tmp_path, reports, "--json")
+    assert result.returncode == (1 if any(p for p, _ in verdicts) else 0), result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {"report": str(tmp_path / f"report-{n}.json"), "verified": not problems, "checks": checks,
+         "problems": problems} for n, (problems, checks) in enumerate(verdicts)]
+    return verdicts
+
+
+def same_verdict(tmp_path, report: dict) -> tuple[list[str], int]:
+    return same_verdicts(tmp_path, [report])[0]
+
+
+def tampered(report: dict, change) -> dict:
+    data = copy.deepcopy(report)
+    change(data)
+    return data
+
+
+def flip(value: str) -> str:
+    return ("1" if value[0] != "1" else "2") + value[1:]
+
+
+def first_assignment(data):
+    return min(data["assignments"], key=lambda a: (a["judge"], a["position"]))
+
+
+def set_code(data):
+    a = first_assignment(data)
+    a["code"] = ("A" if a["code"][0] != "A" else "C") + a["code"][1:]
+
+
+def set_salt(data):
+    data["judges"][0]["commitment"]["salt"] = flip(data["judges"][0]["commitment"]["salt"])
+
+
+def set_rubric(data):
+    data["protocol"]["frozen"]["rubric"] += " Really?"
+
+
+def set_builder_of_assignment(data):
+    a = first_assignment(data)
+    a["builder"] = next(b["id"] for b in data["builders"] if b["id"] != a["builder"])
+
+
+def swap_models(data):
+    data["builders"][0]["model"], data["builders"][1]["model"] = (
+        data["builders"][1]["model"], data["builders"][0]["model"])
+
+
+def set_manifest_copy(data):
+    copies = data["run"]["manifest"]["copies"]
+    first = sorted(copies)[0]
+    copies[first] = flip(copies[first])
+
+
+def set_url_id(data):
+    data["session"]["url_id"] = flip(data["session"]["url_id"])
+
+
+def set_order_key(data):
+    a = first_assignment(data)
+    a["order_key"] = flip(a["order_key"])
+
+
+def restate_form(data):
+    # The report says a form the hashed objects do not name.
+    data["judges"][0]["commitment"]["canonical"] = (
+        LEGACY if data["protocol"]["canonical"] == JCS else JCS)
+
+
+def drop_manifest(data):
+    del data["run"]["manifest"]
+
+
+TAMPERS = [set_code, set_salt, set_rubric, set_builder_of_assignment, swap_models,
+           set_manifest_copy, set_url_id, set_order_key, restate_form, drop_manifest]
+
+# Words each tamper's problems must hold, so a verdict of "failed" names what failed.
+NAMED = {
+    "set_code": "commitment", "set_salt": "commitment", "set_rubric": "protocol.sha256",
+    "set_builder_of_assignment": "is not the builder of copy", "swap_models": "builders[",
+    "set_manifest_copy": "run.manifest_sha256", "set_url_id": "commitment",
+    "set_order_key": "order_key", "restate_form": "commitment.canonical",
+    "drop_manifest": "malformed",
+}
+
+
+def assert_every_tamper_fails_alike(tmp_path, report: dict):
+    reports = [tampered(report, change) for change in TAMPERS]
+    for change, (problems, _) in zip(TAMPERS, same_verdicts(tmp_path, reports), strict=True):
+        assert problems, change.__name__
+        assert any(NAMED[change.__name__] in p for p in problems), (change.__name__, problems)
+    # The reader's own output names each problem, file by file.
+    plain = run_standalone(tmp_path, reports)
+    assert plain.returncode == 1
+    expected = []
+    for number, data in enumerate(reports):
+        problems, checks = verify(data)
+        expected += [f"== {tmp_path / f'report-{number}.json'}",
+                     f"{len(problems)} of {checks} checks failed:", *problems]
+    assert plain.stdout.splitlines() == expected
+
+
+# --- The verifier is the standard library's -------------------------------------------------------
+
+def test_the_stand_alone_verifier_imports_the_standard_library_only():
+    tree = ast.parse(STANDALONE.read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom)}
+    assert imported and imported <= set(sys.stdlib_module_names), imported
+
+
+@pytest.mark.parametrize("value, written", [
+    (1.0, "1"), (1e-07, "1e-7"), (0.1, "0.1"), (-0.0, "0"), (1e21, "1e+21"), (1e20, "1" + "0" * 20),
+    (5e-324, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (2**53 + 1, "9007199254740992"), (0.000001, "0.000001"), (123.456, "123.456"),
+    (-0.0000033333333333333333, "-0.0000033333333333333333"), (1e23, "1e+23"),
+])
+def test_its_numbers_are_rfc_8785_s(value, written):
+    assert load_standalone().jcs(value) == written == jcs(value).decode()
+
+
+def test_its_keys_sort_as_rfc_8785_section_3_2_3_sorts_them():
+    assert load_standalone().jcs(SORTING_INPUT) == jcs(SORTING_INPUT).decode("utf-8")
+    assert load_standalone().jcs({FULLWIDTH: 1, EMOJI: 2}) == f'{{"{EMOJI}":2,"{FULLWIDTH}":1}}'
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_its_canonical_bytes_are_the_rfc8785_package_s_on_any_json_value(value):
+    standalone = load_standalone()
+    try:
+        expected = canonical_sha256(value, JCS)
+    except ValueError:  # a lone surrogate: no UTF-8, no hash in either
+        with pytest.raises(ValueError):
+            standalone.digest(value, JCS)
+        return
+    assert standalone.digest(value, JCS) == expected
+    assert standalone.digest(value, LEGACY) == canonical_sha256(value, LEGACY)
+
+
+# --- Real exports --------------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_a_new_session_is_hashed_in_rfc_8785_and_verifies_stand_alone(host, tmp_path):
+    session, _ = build_revealed(host)
+    report, anon = exported(session)
+    assert report["protocol"]["frozen"]["canonical"] == report["protocol"]["canonical"] == JCS
+    assert report["run"]["manifest"]["canonical"] == report["run"]["manifest_canonical"] == JCS
+    assert {j["commitment"]["canonical"] for j in report["judges"]} == {JCS}
+    # An auditor's own JCS library (here the rfc8785 package, called directly) recomputes the
+    # protocol's hash from the published JSON after the NFC / LF text step.
+    frozen = load_standalone().normalised(report["protocol"]["frozen"])
+    assert hashlib.sha256(rfc8785.dumps(frozen)).hexdigest() == report["protocol"]["sha256"]
+    assert same_verdicts(tmp_path, [report, anon]) == [([], verify(report)[1])] * 2
+    result = run_standalone(tmp_path, [report])
+    assert result.returncode == 0
+    assert result.stdout == f"verified: all {verify(report)[1]} published hashes recompute\n"
+    assert_every_tamper_fails_alike(tmp_path, report)
+
+
+@pytest.mark.django_db
+def test_a_by_task_session_with_decimal_thresholds_and_ids_outside_the_bmp_verifies(host,
+                                                                                    tmp_path):
+    report, anon = exported(by_task_session(host, legacy=False))
+    frozen = report["protocol"]["frozen"]
+    assert frozen["by_task"] is True
+    assert [r["threshold"] for r in frozen["decision_rules"]] == [1.0, 1e-07]
+    # The bytes hashed are RFC 8785's: 1 and 1e-7, the emoji's builder before the fullwidth one.
+    assert b'"threshold":1}' in jcs(load_standalone().normalised(frozen))
+    assert b'"threshold":1e-7}' in jcs(frozen)
+    builders = json.loads(jcs(report["run"]["manifest"]))["builders"]
+    assert list(builders) == ["b3", EMOJI, FULLWIDTH]
+    assert same_verdicts(tmp_path, [report, anon]) == [([], verify(report)[1])] * 2
+    assert_every_tamper_fails_alike(tmp_path, report)
+    # A threshold changed in the published protocol fails, in both verifiers.
+    data = tampered(report, lambda d: d["protocol"]["frozen"]["decision_rules"][1].update(
+        threshold=2e-07))
+    assert same_verdict(tmp_path, data)[0] == ["protocol.sha256 does not match the frozen protocol"]
+    # So does a protocol passed off as legacy (its "canonical" removed): the hash covers the key.
+    data = tampered(report, lambda d: (d["protocol"]["frozen"].pop("canonical"),
+                                       d["protocol"].pop("canonical")))
+    expected = ["protocol.sha256 does not match the frozen protocol"]
+    for judge in report["judges"]:
+        expected += [f"judges[{judge['pseudonym']}].commitment.canonical is 'jcs-rfc8785', not "
+                     f"the frozen protocol's form 'blindjudge-json-1'",
+                     f"judges[{judge['pseudonym']}].commitment: the published mapping, order "
+                     f"seed and salt do not hash to the published commitment"]
+    assert same_verdict(tmp_path, data)[0] == expected
+
+
+@pytest.mark.django_db
+def test_a_session_frozen_before_rfc_8785_still_verifies_in_the_legacy_form(host, tmp_path):
+    report, anon = exported(by_task_session(host, legacy=True))
+    frozen, manifest = report["protocol"]["frozen"], report["run"]["manifest"]
+    assert "canonical" not in frozen and "canonical" not in manifest
+    assert report["protocol"]["canonical"] == report["run"]["manifest_canonical"] == LEGACY
+    assert {j["commitment"]["canonical"] for j in report["judges"]} == {LEGACY}
+    # The legacy form is what was hashed, and it is not RFC 8785's bytes: 1.0, 1e-07 and the
+    # builders sorted by code point.
+    assert report["protocol"]["sha256"] == canonical_sha256(frozen, LEGACY)
+    assert report["protocol"]["sha256"] != canonical_sha256(frozen, JCS)
+    assert report["run"]["manifest_sha256"] == canonical_sha256(manifest, LEGACY)
+    assert report["run"]["manifest_sha256"] != canonical_sha256(manifest, JCS)
+    standalone = load_standalone()
+    for j in report["judges"]:
+        mine = sorted((a for a in report["assignments"] if a["judge"] == j["pseudonym"]),
+                      key=lambda a: a["position"])
+        assert standalone.commitment(report["session"]["url_id"], j["pseudonym"], j["commitment"],
+                                     mine, LEGACY) == j["commitment"]["sha256"]
+        assert standalone.commitment(report["session"]["url_id"], j["pseudonym"], j["commitment"],
+                                     mine, JCS) != j["commitment"]["sha256"]
+    assert same_verdicts(tmp_path, [report, anon]) == [([], verify(report)[1])] * 2
+    # `manage.py verify_report` and the stand-alone verifier say it in the same words.
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    out = io.StringIO()
+    call_command("verify_report", str(path), stdout=out, stderr=io.StringIO())
+    assert out.getvalue() == run_standalone(tmp_path, [report]).stdout == (
+        f"verified: all {verify(report)[1]} published hashes recompute\n")
+    assert_every_tamper_fails_alike(tmp_path, report)
+    # Passed off as RFC 8785 (the form named where none was): the hash no longer recomputes.
+    data = tampered(report, lambda d: d["protocol"]["frozen"].update(canonical=JCS))
+    assert "protocol.sha256 does not match the frozen protocol" in same_verdict(tmp_path, data)[0]
+
+
+def test_an_unreadable_file_is_named_and_exits_2(tmp_path):
+    python = shutil.which("python3") or sys.executable
+    missing = subprocess.run([python, "-I", "-S", str(STANDALONE), str(tmp_path / "none.json")],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert missing.returncode == 2 and "none.json is not a readable JSON report" in missing.stderr
+    (tmp_path / "list.json").write_text("[]", encoding="utf-8")
+    listed = subprocess.run([python, "-I", "-S", str(STANDALONE), str(tmp_path / "list.json")],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert listed.returncode == 2 and "is not a JSON report" in listed.stderr
+    assert same_verdict(tmp_path, {"run": {}}) == (["the report is malformed: KeyError: 'manifest'"],
+                                                   0)
