@@ -29,17 +29,20 @@ PINNED_DRAW_SEED = "5eed" * 16
 PINNED_URL_ID = "pinnedsessionurlid0000000000000"
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
+# The HTML report writes times for people, to the minute in UTC (report_format's `when`).
+READABLE_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
 # The run's and the session's database ids (sequences differ between databases and test orders).
 DATABASE_ID = re.compile(r'("(?:run|session)": \{\s*"id": )\d+')
 
 
 def pinned(text: str, session) -> str:
     """The export with what differs between two builds of the same session replaced: the URL id,
-    the database ids (in the JSON, and the session's in the HTML's title and heading), times."""
+    the database ids (in the JSON, and the session's in the HTML's title and heading), times (ISO
+    8601, and the HTML's "2026-12-02 05:07 UTC")."""
     text = text.replace(session.url_id, "<session-url-id>")
     text = DATABASE_ID.sub(r"\1<database-id>", text)
     text = re.sub(rf"\bsession {session.pk}\b", "session <database-id>", text)
-    return ISO_TIME.sub("<time>", text)
+    return READABLE_TIME.sub("<time>", ISO_TIME.sub("<time>", text))
 
 
 def exports(session) -> dict[str, str]:
