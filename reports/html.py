@@ -109,6 +109,7 @@ table.copies td.n, table.copies th[scope="row"], table.copies td.right, table.co
   table.plot td.chart, table.plot th.chart { min-width: 4.5rem; padding: 3px 8px; }
   table.plot .line { font-size: 0.75rem; }
   table.plot th.lbl { font-size: 0.85rem; }
+  svg.axis text.mid { display: none; }
 }
 """.strip()
 

@@ -158,9 +158,11 @@ def key_svg(series: Series) -> SafeString:
 
 def axis_svg(scale: Scale) -> SafeString:
     ticks = scale.ticks()
+    # The middle label is class "mid": a narrow screen's style hides it, the ends stay.
     labels = format_html_join(
-        "", '<text x="{}%" y="12" font-size="11" text-anchor="{}" fill="{}">{}</text>',
-        ((x, "start" if i == 0 else "end" if i == len(ticks) - 1 else "middle", AXIS_TEXT, text)
+        "", '<text x="{}%" y="12" font-size="11" text-anchor="{}" fill="{}"{}>{}</text>',
+        ((x, "start" if i == 0 else "end" if i == len(ticks) - 1 else "middle", AXIS_TEXT,
+          mark_safe("" if i in (0, len(ticks) - 1) else ' class="mid"'), text)  # noqa: S308 - literal
          for i, (x, text) in enumerate(ticks) if text))
     return format_html('<svg class="marks axis" width="100%" height="16" overflow="visible" '
                        'aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg">'
