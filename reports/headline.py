@@ -89,8 +89,9 @@ def _sample(report: dict) -> dict:
             f"{both if both else 'none'} locked both phases.")
     else:
         sentences.append("Nobody joined the session: there are no human verdicts.")
+    on = " raised on copies" if report["session"]["kind"] == "findings" else ""
     sentences.append(
-        f"The session held {plural(items, *kind['items'])} of {plural(tasks, 'task')} by "
+        f"The session held {plural(items, *kind['items'])}{on} of {plural(tasks, 'task')} by "
         f"{plural(builders, 'builder')}; {plural(reviewers, 'model reviewer')} reviewed the copies.")
     return {"key": "sample", "title": "Who judged what", "sentences": sentences,
             "section": "sample", "section_title": "Sample and blinding",
@@ -260,14 +261,17 @@ def _humans_and_models(report: dict) -> dict:
         sentences.append(_judges_alone(report, catch, defective, passed, good))
     recall, tnr = _reviewer_range(report, "recall"), _reviewer_range(report, "tnr")
     condition = report["run"]["default_condition"]
+    # Model reviewers reviewed copies, whatever the session's kind.
+    (catch, defective), (passed, good) = KIND_WORDS["copies"]["recall"], KIND_WORDS["copies"]["tnr"]
     if not report["reviewers"]:
         sentences.append("The run has no model reviewers.")
     elif len(recall) <= 4 and len(tnr) <= 4:
         rows = []
         tnr_of = dict(tnr)
-        for name, r in recall:
-            rows.append(f"{name} {catch} {numbers.rate_text(r)} and "
-                        + (f"{passed} {numbers.rate_text(tnr_of[name])}" if name in tnr_of
+        for index, (name, r) in enumerate(recall):  # what is counted, said once, first
+            of_defective, of_good = (f" of {defective}", f" of {good}") if index == 0 else ("", "")
+            rows.append(f"{name} {catch} {numbers.rate_text(r)}{of_defective} and "
+                        + (f"{passed} {numbers.rate_text(tnr_of[name])}{of_good}" if name in tnr_of
                            else f"had none of the {good} scored"))
         if rows:
             sentences.append(f"Under the default condition ({condition}), the model reviewers: "
@@ -286,7 +290,10 @@ def _humans_and_models(report: dict) -> dict:
             f"reviewers {catch} {span(recall) if recall else numbers.MISSING} of {defective}, and "
             f"{passed} {span(tnr) if tnr else numbers.MISSING} of {good} (their own family's "
             f"copies and failed seals apart).")
-    if effects and recall:
+    if report["session"]["kind"] == "findings" and recall:
+        sentences.append("The judges judged findings and the models copies: the two are not the "
+                         "same measure, and are not set side by side.")
+    elif effects and recall:
         sentences.append("No test here sets the judges against the models: the two are side by "
                          "side, the judges' intervals from a bootstrap, the reviewers' Wilson's.")
     return entry

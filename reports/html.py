@@ -465,6 +465,8 @@ def reviewers_context(report: dict) -> dict:
         caption=f"Model reviewers under the default condition ({condition}): recall and "
                 "true-negative rate, current truth, each group of reviews apart; bars are Wilson "
                 "95% intervals.") if rows else None
+    if report["session"]["kind"] == "findings":
+        side = []  # the judges judged findings, the reviewers copies: not one measure
     side_plot = dot_plot(
         plot_id="plot-judges-and-models", label_header="Who", series=[RECALL, TNR], rows=side,
         caption="The judges alone beside each model reviewer: recall and true-negative rate. The "
@@ -585,11 +587,13 @@ def _right(verdicts: list[dict]) -> str:
 
 def copies_table(report: dict) -> dict:
     """One row per item (copy, or finding in a findings session): its task, builder and truth, the
-    judges' locked verdicts in each phase (every judge not removed), how many were right, and each
-    model reviewer's default-condition verdict. Rows are built here with format_html_join: a run
-    of thousands of copies renders in milliseconds."""
+    judges' locked verdicts in each phase (every judge not removed), how many were right, and the
+    models': each reviewer's default-condition verdict on a copy, ✓ right or ✗ wrong; a finding's
+    proposed verdict and who raised it. Rows are built here with format_html: a run of thousands of
+    copies renders in milliseconds."""
     names_b, names_r = builder_names(report), reviewer_names(report)
     findings = report["session"]["kind"] == "findings"
+    default = report["run"]["default_condition"]
     copies = {c["id"]: c for c in report["copies"]}
     removed = {j["pseudonym"] for j in report["judges"] if j["group"] == "removed"}
     by_item: dict = {}
@@ -601,34 +605,44 @@ def copies_table(report: dict) -> dict:
     for r in report["reviews"]:
         if r["default_condition"]:
             reviews[(r["copy"], r["reviewer"])] = r
-    items = ([(f["id"], copies[f["copy"]], f["truth"], f["text"]) for f in report["findings"]]
-             if findings else [(c["id"], c, c["truth"], c["defect"]) for c in report["copies"]])
+    items = ([(f, copies[f["copy"]], f["text"]) for f in report["findings"]] if findings
+             else [(c, c, c["defect"]) for c in report["copies"]])
 
     def review_cell(copy_id, reviewer):
         r = reviews.get((copy_id, reviewer))
         if r is None:
-            return mark_safe('<td></td>')  # noqa: S308 - a literal
+            return mark_safe("<td></td>")  # noqa: S308 - a literal
         mark = "" if r["correct"] is None else (" ✓" if r["correct"] else " ✗")
         cls = "" if r["correct"] is None else ("right" if r["correct"] else "wrong")
         seal = " (seal failed)" if r["seal"] == "failed" else ""
         return format_html('<td class="{}">{}{}{}</td>', cls, r["verdict"], mark, seal)
 
+    def finding_cells(finding):
+        raised = ", ".join(names_r.get(x["reviewer"], x["reviewer"])
+                           + ("" if x["condition"] == default else f" ({x['condition']})")
+                           for x in finding["raised_by_conditions"])
+        return format_html("<td>{}</td><td>{}</td>", finding["proposed_verdict"], raised)
+
     rows = []
-    for item, copy, truth, note in items:
-        phases = by_item.get(item, {1: [], 2: []})
-        truth_text = truth if truth == copy.get("imported_truth", truth) or findings else (
-            f"{truth} (imported: {copy['imported_truth']})")
+    for item, copy, note in items:
+        phases = by_item.get(item["id"], {1: [], 2: []})
+        truth = item["truth"]
+        if item.get("imported_truth", truth) != truth:
+            truth = f"{truth} (imported: {item['imported_truth']})"
         right = [_right(phases[1]), _right(phases[2])]
+        models = (finding_cells(item) if findings else
+                  mark_safe("".join(review_cell(copy["id"], r) for r in reviewers)))  # noqa: S308 - format_html'd
         rows.append(format_html(
             "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}<span class=\"id\"> {}</span></td>"
             "<td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
             "<td class=\"n\">{}</td>{}</tr>",
-            item, copy["task"], names_b.get(copy["builder"], copy["builder"]), copy["builder"],
-            truth_text, note or "", _verdict_counts([v["value"] for v in phases[1]]),
+            item["id"], copy["task"], names_b.get(copy["builder"], copy["builder"]), copy["builder"],
+            truth, note or "", _verdict_counts([v["value"] for v in phases[1]]),
             _verdict_counts([v["value"] for v in phases[2]]),
-            " → ".join(right) if any(right) else "",
-            mark_safe("".join(review_cell(copy["id"], r) for r in reviewers))))  # noqa: S308 - format_html'd cells
-    return {"findings": findings, "reviewers": [names_r.get(r, r) for r in reviewers],
+            " → ".join(right) if any(right) else "", models))
+    return {"findings": findings,
+            "columns": (["Proposed verdict", "Raised by"] if findings
+                        else [names_r.get(r, r) for r in reviewers]),
             "rows": mark_safe("\n".join(rows)), "count": len(items)}  # noqa: S308 - format_html'd rows
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from accounts.models import Judge
 from judging.models import Run, Session
+from judging.services import phase_lock, verdict_record
 from reports import numbers
 from reports.build import build_report
 from reports.export import anonymise
@@ -26,6 +27,7 @@ from reports.plots import PERCENT, Scale, points_scale
 from tests.reports.matrix_world import JUDGES, build_matrix
 from tests.reports.test_report import build_revealed
 from tests.reports.test_report_scripted import scripted  # noqa: F401 - the fixture
+from tests.worlds import a_run, a_session, advance, invite_and_join, make_run2_bundle
 
 HOSTILE = '<script>alert(1)</script><img src="http://evil.example/x.png">'
 
@@ -165,8 +167,9 @@ def test_what_was_found_states_the_scripted_figures_worked_out_by_hand(scripted)
         "phases, 24 paired verdicts; the intervals resample judges and items).")
     assert humans[1] == (
         "Under the default condition (clean), the model reviewers: qwen3-1.7b caught 50% (2/4) "
-        "[15–85%] and passed 75% (3/4) [30–95%]; gpt-4o-mini caught 50% (1/2) [9–91%] and passed "
-        "100% (2/2) [34–100%] (their own family's copies and failed seals apart).")
+        "[15–85%] of defective copies and passed 75% (3/4) [30–95%] of good ones; gpt-4o-mini "
+        "caught 50% (1/2) [9–91%] and passed 100% (2/2) [34–100%] (their own family's copies and "
+        "failed seals apart).")
     shift = topics["phase-shift"]
     # Recall 6/12 -> 11/12 (+5/12 = +42 pp), TNR 9/12 -> 7/12 (−2/12 = −17 pp); towards 5 + 1 of
     # 24 (25%), away 0 + 3 (12.5%, rounded half up: 13%); kappa 7/88 = 0.08 -> 0.
@@ -339,3 +342,36 @@ def test_the_matrix_world_reads_by_model_and_its_anonymised_page_names_no_judge(
     # The unequal redaction (b1's copies only) is stated among the findings.
     assert ("Redactions were unequal across builders (claude-3-5-sonnet-20241022 2; the others "
             "none), and unequal redaction is itself a leak.") in text_of(page)
+
+
+@pytest.mark.django_db
+def test_a_findings_session_reads_as_findings_and_sets_no_judge_beside_a_model(host):
+    # make_run2_bundle: findings f1 (on c2, real) and f2 (on c1, false alarm). Two judges call f1
+    # real and f2 a false alarm alone, then both real beside the models.
+    session = a_session(a_run(host, make_run2_bundle()), "open", kind="findings")
+    for name in ("Finder", "Seeker"):
+        judge = invite_and_join(session, name=name).judge
+        for phase, plan in ((1, {"f1": "real", "f2": "false_alarm"}), (2, {"f1": "real", "f2": "real"})):
+            for key, code in judge.assignments.values_list("item__key", "code"):
+                verdict_record(judge=judge, code=code, phase=phase, value=plan[key])
+            phase_lock(judge=judge, phase=phase)
+    report = build_report(advance(session, "revealed"))
+    topics = {t["key"]: t["sentences"] for t in headline(report)}
+    assert topics["sample"][1] == ("The session held 2 findings raised on copies of 2 tasks by 3 "
+                                   "builders; 2 model reviewers reviewed the copies.")
+    assert topics["humans-and-models"][0].startswith(
+        "Alone (phase 1), the invited judges confirmed 100% [100–100%] of real findings and "
+        "rejected 100% [100–100%] of false alarms (2 judges who locked both phases, 4 paired")
+    assert topics["humans-and-models"][-1] == (
+        "The judges judged findings and the models copies: the two are not the same measure, and "
+        "are not set side by side.")
+    # f2: 2 false_alarm then 2 real, wrong beside the models: 2/2 → 0/2.
+    assert topics["phase-shift"][1].startswith("Of 4 paired verdicts, 0 changed towards the truth")
+    page = to_html(report)
+    assert 'id="plot-judges-and-models"' not in page
+    section = page[page.index('id="copies"'):page.index('id="sample"')]
+    assert re.findall(r"<tr><th scope=\"row\">(\w+)</th>", section) == ["f1", "f2"]
+    assert ('<th scope="row">f2</th><td>t-add</td><td>gpt-4o-2024-08-06<span class="id"> b1</span>'
+            '</td><td>false_alarm</td><td>no type checks</td><td class="n">2 false_alarm</td>'
+            '<td class="n">2 real</td><td class="n">2/2 → 0/2</td><td>confirmed</td>'
+            '<td>qwen3-1.7b</td></tr>') in section
