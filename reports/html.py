@@ -648,12 +648,23 @@ def copies_table(report: dict) -> dict:
 
 # --- The page --------------------------------------------------------------------------------------
 
+def _setting(key: str, value) -> str:
+    """A frozen protocol setting as text: lists joined, yes/no, "all" items where none was set."""
+    if key == "items_per_judge" and value is None:
+        return "all"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) if value else "none"
+    return numbers.MISSING if value is None or value == "" else str(value)
+
+
 def protocol_context(report: dict) -> dict:
     frozen = report["protocol"]["frozen"]
     return {"frozen_json": json.dumps(frozen, indent=2, sort_keys=True, ensure_ascii=False),
-            "fields": [(key, frozen.get(key)) for key in ("kind", "rubric", "items_per_judge",
-                                                          "reviewer_display", "redaction_patterns",
-                                                          "scorecards", "allocation_seed")
+            "fields": [(key, _setting(key, frozen[key]))
+                       for key in ("kind", "rubric", "items_per_judge", "reviewer_display",
+                                   "redaction_patterns", "scorecards", "allocation_seed")
                        if key in frozen]}
 
 
