@@ -15,6 +15,7 @@ tests/reports/test_report_html.py. The figures here are not checked by hand: the
 import hashlib
 import json
 
+from judging.models import Session
 from judging.services import (
     guest_join,
     guests_configure,
@@ -154,13 +155,17 @@ def _answer(judge, phase: int, truth: dict, seen: dict, skill: float):
     phase_lock(judge=judge, phase=phase)
 
 
-def build_matrix(host, draw_seed: str = DRAW_SEED):
-    """The matrix session, revealed (then one truth label corrected); returns the session."""
+def build_matrix(host, draw_seed: str = DRAW_SEED, url_id: str = ""):
+    """The matrix session, revealed (then one truth label corrected); returns the session. With a
+    given `url_id` (which the judges' commitments hash), every byte of its report replays."""
     data = bundle()
     run = a_run(host, json.dumps(data).encode("utf-8"))
     session = session_create(run=run, kind="copies", actor="test", preregistration=PREREG,
                              rubric="Does the copy do what its task asks, edge cases included?",
                              scorecards=True, draw_seed=draw_seed).session
+    if url_id:
+        Session.objects.filter(pk=session.pk).update(url_id=url_id)
+        session.refresh_from_db()
     session = redactions_accept(session=session, patterns=["Claude"], actor="test")
     session = session_open(session=session, actor="test")
     guest_code = guests_configure(session=session, actor="test", allow=True, cap=3).guest_code
