@@ -1,39 +1,116 @@
-"""The report as one standalone HTML page a person reads first: summary, interval plots, tables.
+"""The report as one standalone HTML page a person reads first: what was found, in plain sentences
+generated from the figures; a table of contents; the sections, each with its plots and tables;
+then, in appendices, the preregistration and frozen protocol, and the hashes, salts and
+commitments that let anyone check them.
 
 The page is a single file that renders offline: no script, no external anything, one <style>
 block allowed by its hash in the page's own Content-Security-Policy (a <meta> element, so the
 policy travels with a saved file; the host's download sends the same policy as a header, plus
-frame-ancestors, which a <meta> policy cannot carry). Plots are inline SVG drawn with presentation
-attributes only (fill, stroke, x, y), which a style-src policy does not govern.
+frame-ancestors, which a <meta> policy cannot carry). Plots (reports/plots.py) are inline SVG drawn
+with presentation attributes only (fill, stroke, x, y), which a style-src policy does not govern;
+the only links are to the page's own sections.
 
-Every text that came from a bundle, a judge or a host (names, reasons, the task, the
-preregistration) goes through Django's autoescaping; the SVG is built from numbers and escaped
-labels with format_html.
+Builders and reviewers are named by model (and family) after the reveal, their bundle ids beside;
+proportions read as percentages and differences between them as percentage points
+(reports/numbers.py). Every text that came from a bundle, a judge or a host (names, reasons, the
+task, the preregistration) goes through Django's autoescaping or format_html.
 """
 
+import json
 
 from django.template.loader import render_to_string
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from content.rendering import style_source_hash
+from reports import numbers
+from reports.headline import (
+    builder_names,
+    headline,
+    oriented,
+    primary_words,
+    reviewer_names,
+)
+from reports.plots import (
+    PHASE1,
+    PHASE2,
+    RECALL,
+    TNR,
+    TRUTH,
+    VALUE,
+    Row,
+    Series,
+    dot_plot,
+    points_scale,
+)
 
 REPORT_STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; color: #1f2328; margin: 0 auto; max-width: 62rem;
-       padding: 1rem; }
-h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #d0d7de; }
-h3 { font-size: 1rem; margin-top: 1.2rem; }
-table { border-collapse: collapse; margin: 0.5rem 0; }
-th, td { border: 1px solid #d0d7de; padding: 2px 6px; text-align: left; vertical-align: top; }
+body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328;
+       margin: 0 auto; max-width: 62rem; padding: 0.5rem 1rem 3rem; }
+h1 { font-size: 1.6rem; line-height: 1.25; margin: 1rem 0 0.25rem; }
+h2 { font-size: 1.3rem; margin: 2.5rem 0 0.5rem; padding-bottom: 0.2rem;
+     border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 1.05rem; margin: 1.5rem 0 0.4rem; }
+p, li, figcaption { max-width: 50rem; }
+a { color: #0550ae; }
+table { border-collapse: collapse; margin: 0.4rem 0 0.8rem; font-size: 0.9rem; }
+th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
+thead th, tr.head th { background: #f6f8fa; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-code, .hash { font-family: ui-monospace, monospace; font-size: 0.85em; overflow-wrap: anywhere; }
-pre { white-space: pre-wrap; background: #f6f8fa; padding: 0.5rem; border: 1px solid #d0d7de; }
+code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.85em;
+              overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 0.5rem;
+      border: 1px solid #d0d7de; font-size: 0.85rem; }
+.meta { color: #57606a; margin: 0 0 1rem; }
+.findings { background: #f6f8fa; border: 1px solid #d0d7de; border-left: 4px solid #0969da;
+            padding: 0.25rem 1.25rem 0.75rem; margin: 1rem 0; }
+.findings h2 { border: 0; margin-top: 0.75rem; }
+.findings h3 { margin: 0.9rem 0 0.2rem; }
+.findings p { margin: 0.2rem 0; }
+.findings ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+.findings li { margin: 0.15rem 0; }
+.src { color: #57606a; font-size: 0.85rem; }
+nav.toc ol { columns: 2 16rem; padding-left: 1.5rem; margin: 0.3rem 0; }
 .label { font-weight: bold; color: #7a4d00; }
 .fired { font-weight: bold; color: #1a7f37; } .not-fired { color: #57606a; }
 .missing { color: #cf222e; }
-.plot { display: block; max-width: 100%; height: auto; }
-.note { color: #57606a; font-size: 0.9em; }
-.wide { overflow-x: auto; }
+.note { color: #57606a; font-size: 0.9rem; }
+.id { color: #57606a; font-size: 0.85em; }
+.wide { overflow-x: auto; max-width: 100%; }
+.wide:focus { outline: 2px solid #0969da; }
+figure.plot { margin: 0.75rem 0 1.25rem; }
+figure.plot figcaption { font-size: 0.9rem; margin-bottom: 0.25rem; }
+figcaption .keys { display: block; color: #57606a; }
+figcaption .key { white-space: nowrap; }
+table.plot { width: 100%; margin: 0; }
+table.plot th, table.plot td { border: 0; border-bottom: 1px solid #eaeef2; padding: 4px 8px;
+                               vertical-align: middle; }
+table.plot thead th { font-weight: 600; font-size: 0.8rem; vertical-align: bottom; }
+table.plot th.lbl { font-weight: 600; line-height: 1.3; }
+table.plot .sub { display: block; font-weight: 400; font-size: 0.8rem; color: #57606a; }
+table.plot td.chart, table.plot th.chart { width: 60%; min-width: 7rem; padding: 4px 14px; }
+table.plot .fig { white-space: nowrap; width: 1%; }
+table.plot .line { display: block; line-height: 20px; font-size: 0.85rem; }
+svg.marks { display: block; overflow: visible; }
+svg.key { vertical-align: -2px; overflow: visible; margin-right: 2px; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+      white-space: nowrap; }
+details { margin: 0.5rem 0; }
+summary { cursor: pointer; font-weight: 600; }
+.nw { white-space: nowrap; }
+table.copies td.n, table.copies th[scope="row"], table.copies td.right, table.copies td.wrong {
+  white-space: nowrap; }
+.right { color: #1a7f37; } .wrong { color: #cf222e; font-weight: 600; }
+.appendix h2 { color: #57606a; }
+@media (max-width: 40rem) {
+  body { padding: 0.25rem 0.6rem 2rem; }
+  .findings { padding: 0.1rem 0.75rem 0.5rem; }
+  table.plot th, table.plot td { padding: 3px 4px; }
+  table.plot td.chart, table.plot th.chart { min-width: 4.5rem; padding: 3px 8px; }
+  table.plot .line { font-size: 0.75rem; }
+  table.plot th.lbl { font-size: 0.85rem; }
+  svg.axis text.mid { display: none; }
+}
 """.strip()
 
 REPORT_STYLE_HASH = style_source_hash(REPORT_STYLE)
@@ -46,201 +123,161 @@ REPORT_META_CSP = (
 # The same policy as the download's header, which also refuses to be framed.
 REPORT_CSP = f"{REPORT_META_CSP}; frame-ancestors 'none'"
 
-# Plot geometry: label column, then the scale from PLOT_X0 to PLOT_X0 + PLOT_WIDTH.
-PLOT_X0 = 160
-PLOT_WIDTH = 400
-PLOT_ROW = 22
-PLOT_TOP = 24
-COLOURS = {"1": "#0969da", "2": "#bc4c00", "value": "#1f2328"}
-
-
-def x_of(value: float, lo: float = 0.0, hi: float = 1.0) -> float:
-    """Horizontal position of a value on a plot's scale, to two decimals."""
-    return round(PLOT_X0 + (value - lo) / (hi - lo) * PLOT_WIDTH, 2)
-
-
-def interval_plot(rows, *, title: str, lo: float = 0.0, hi: float = 1.0):
-    """An SVG of dots (estimates) and bars (95% intervals), one row per (label, [series]).
-
-    `rows` is a list of (label, [(series, value, low, high), …]); a series is "1", "2" (phase
-    colours) or "value"; a value of None is drawn as "no items". Each dot and bar carries
-    data-row/data-series so a reader (or a test) can find it."""
-    height = PLOT_TOP + PLOT_ROW * max(len(rows), 1) + 8
-    ticks = [lo + (hi - lo) * k / 4 for k in range(5)]
-    parts = [format_html(
-        '<svg class="plot" role="img" aria-label="{}" width="{}" height="{}" viewBox="0 0 {} {}" '
-        'xmlns="http://www.w3.org/2000/svg">', title, PLOT_X0 + PLOT_WIDTH + 20, height,
-        PLOT_X0 + PLOT_WIDTH + 20, height)]
-    parts.append(format_html("<title>{}</title>", title))
-    for tick in ticks:
-        x = x_of(tick, lo, hi)
-        parts.append(format_html(
-            '<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#d0d7de" stroke-width="1"/>'
-            '<text x="{}" y="14" font-size="11" text-anchor="middle" fill="#57606a">{}</text>',
-            x, PLOT_TOP - 4, x, height - 4, x, f"{tick:g}"))
-    for index, (label, series) in enumerate(rows):
-        y_row = PLOT_TOP + PLOT_ROW * index
-        parts.append(format_html(
-            '<text x="{}" y="{}" font-size="12" text-anchor="end" fill="#1f2328">{}</text>',
-            PLOT_X0 - 8, y_row + 14, label))
-        offsets = {1: [11], 2: [7, 15]}.get(len(series), [11] * len(series))
-        for (name, value, low, high), dy in zip(series, offsets, strict=False):
-            y = y_row + dy
-            colour = COLOURS.get(name, COLOURS["value"])
-            if value is None:
-                parts.append(format_html(
-                    '<text x="{}" y="{}" font-size="11" fill="#57606a" data-row="{}" '
-                    'data-series="{}">no items</text>', PLOT_X0 + 4, y + 4, label, name))
-                continue
-            if low is not None and high is not None:
-                parts.append(format_html(
-                    '<line class="bar" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" '
-                    'stroke-width="2" data-row="{}" data-series="{}"/>',
-                    x_of(low, lo, hi), y, x_of(high, lo, hi), y, colour, label, name))
-            parts.append(format_html(
-                '<circle class="dot" cx="{}" cy="{}" r="4" fill="{}" data-row="{}" '
-                'data-series="{}"/>', x_of(value, lo, hi), y, colour, label, name))
-    parts.append(mark_safe("</svg>"))  # noqa: S308 - a literal closing tag
-    return mark_safe("".join(parts))  # noqa: S308 - every part above is format_html'd
-
-
-def _rate_series(phases: dict, key: str, version: str = "current"):
-    series = []
-    for phase in ("1", "2"):
-        rate = phases[phase][version][key]
-        series.append((phase, rate["rate"], rate["low"], rate["high"]))
-    return series
-
-
-def _judge_plots(report) -> dict:
-    rows = [(s["judge"], s) for s in report["scores"]["judges"]]
-    return {
-        key: interval_plot([(label, _rate_series(s["phases"], key)) for label, s in rows],
-                           title=f"{name} per judge, phase 1 (blue) and phase 2 (orange)")
-        for key, name in (("recall", "Recall"), ("tnr", "True-negative rate"))
-    }
-
-
-def _effects_plot(effects: dict, title: str):
-    rows = [(name, [("value", e["value"], e["low"], e["high"])]) for name, e in effects.items()
-            if name.startswith("delta_") or name.startswith("shift_")]
-    return interval_plot(rows, title=title, lo=-1.0, hi=1.0)
-
-
-def _reviewer_plot(report):
-    rows = []
-    for entry in report["scores"]["reviewers"]:
-        for group, versions in entry["groups"].items():
-            score = versions["current"]
-            rows.append((f"{entry['reviewer']} {group}", [
-                ("1", score["recall"]["rate"], score["recall"]["low"], score["recall"]["high"]),
-                ("2", score["tnr"]["rate"], score["tnr"]["low"], score["tnr"]["high"]),
-            ]))
-    return interval_plot(rows, title="Model reviewers: recall (blue) and true-negative rate "
-                                     "(orange), current truth")
-
-
-def _order_plot(order: dict, title: str):
-    rows = []
-    for third in ("first", "middle", "last"):
-        rows.append((f"{third} third", [
-            (phase, order[phase][third]["rate"], order[phase][third]["low"],
-             order[phase][third]["high"]) for phase in ("1", "2")]))
-    return interval_plot(rows, title=title)
-
-
-def _builders_compared(report) -> dict:
-    """The builders table's columns (the judges' groups and phases present, then each reviewer)
-    and rows, and each difference with its source in words."""
-    section = report["builders_compared"]
-    groups = list(section["builders"][0]["judges"]) if section["builders"] else []
-    reviewers = [r["reviewer"] for r in section["builders"][0]["reviewers"]] if section["builders"] else []
-    columns = ["Truth pass rate"] + [f"{GROUP_LABELS[g]}, phase {p}" for g in groups for p in ("1", "2")]
-    columns += [f"Reviewer {r}" for r in reviewers]
-    rows = []
-    for entry in section["builders"]:
-        cells = [{"rate": entry["truth"]["pass_rate"]}]
-        cells += [{"rate": entry["judges"][g][p]} for g in groups for p in ("1", "2")]
-        cells += [{"rate": r["pass_rate"], "same_family": r["same_family"]} for r in entry["reviewers"]]
-        rows.append({**entry, "cells": cells})
-
-    def label(source, group, reviewer):
-        if source == "truth":
-            return "truth"
-        if source == "reviewer":
-            return f"reviewer {reviewer}"
-        return f"{GROUP_LABELS.get(group, group)}, phase {source[-1]}"
-
-    primary = section["primary"]
-    return {
-        "columns": columns, "rows": rows, "abstain_scoring": report["run"]["abstain_scoring"],
-        "differences": [{**d, "label": label(d["source"], d["group"], d["reviewer"])}
-                        for d in section["differences"]],
-        "primary_label": label(primary["source"], primary["group"], primary["reviewer"]),
-    }
-
-
-def reviewer_pairs(report) -> dict:
-    """The pairs the page shows (different models under the same condition) and how many others
-    the JSON report holds."""
-    pairs = report["model_reviewers"]["pairs"]
-    shown = [p for p in pairs if p["shown_by_default"]]
-    return {"shown": shown, "total": len(pairs), "others": len(pairs) - len(shown)}
-
-
-UNIT_NAMES = {"task": ("task", "tasks"), "cluster": ("cluster", "clusters")}
-
-
-def _resampled_text(value) -> str:
-    """value [low, high] of a resampled rate; the value alone where its items lie in one unit."""
-    if value["value"] is None:
-        return "—"
-    if value["low"] is None or value["high"] is None:
-        return f"{value['value']:.2f} (one unit: no interval)"
-    return f"{value['value']:.2f} [{value['low']:.2f}, {value['high']:.2f}]"
-
-
-def _resampled_row(labels: list, resampled: dict) -> dict:
-    singular, plural = UNIT_NAMES[resampled["by"]]
-    units = resampled["units"]
-    return {"labels": labels, "figures": [f"{units} {singular if units == 1 else plural}",
-                                          _resampled_text(resampled["recall"]),
-                                          _resampled_text(resampled["tnr"])]}
-
-
-def resampled_tables(report) -> dict:
-    """The judges' and the reviewers' rates resampled by cluster or task (current truth), as two
-    tables for the page: judges by phase; reviewers by condition (the default one, then the others
-    of other_conditions) and group."""
-    scores = report["scores"]
-    default = report["run"]["default_condition"]
-    judges = [([s["judge"], s["group"], phase], s["phases"][phase]["current"]["resampled"])
-              for s in scores["judges"] for phase in ("1", "2")]
-    reviewers = [([e["reviewer"], default, group], versions["current"]["resampled"])
-                 for e in scores["reviewers"] for group, versions in e["groups"].items()]
-    reviewers += [([e["reviewer"], e["condition"], group], versions["current"]["resampled"])
-                  for e in report["other_conditions"]["reviewers"]
-                  for group, versions in e["groups"].items()]
-    by = next((res["by"] for _, res in judges + reviewers if res), None)
-    note = scores["definitions"]["resampled"]
-
-    def block(title, columns, rows):
-        return {"title": title, "by": by, "note": note, "empty": not (judges or reviewers),
-                "columns": [*columns, "Units", "Recall", "TNR"],
-                "rows": [_resampled_row(labels, res) for labels, res in rows if res]}
-
-    return {
-        "judges": block("Intervals by cluster or task, beside Wilson's", ["Judge", "Group", "Phase"],
-                        judges),
-        "reviewers": block("Reviewers' intervals by cluster or task, beside Wilson's",
-                           ["Reviewer", "Condition", "Group"], reviewers),
-    }
-
-
 IDENTITY_LABELS = {"github": "signed in with GitHub", "token": "by join link, guest code or host account"}
 GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
                 "removed": "Removed"}
+GROUP_PLURAL = {"invited": "invited judges", "guest": "guests",
+                "self_blinded_host": "the host (self-blinded)", "removed": "removed judges"}
+REVIEW_GROUPS = {"main": "main", "same_family": "own family's copies", "seal_failed": "seal failed",
+                 "verdict_in_content": "verdict in content"}
+UNIT_NAMES = {"task": ("task", "tasks"), "cluster": ("cluster", "clusters")}
+EFFECT_NAMES = {
+    "recall_phase1": "Recall, phase 1", "recall_phase2": "Recall, phase 2",
+    "delta_recall": "Change in recall", "tnr_phase1": "True-negative rate, phase 1",
+    "tnr_phase2": "True-negative rate, phase 2", "delta_tnr": "Change in true-negative rate",
+    "shift_towards_truth": "Changed towards truth", "shift_away_from_truth": "Changed away from truth",
+}
 
+# The page's sections, in order: (anchor, title); the appendices last.
+SECTIONS = [
+    ("builders-compared", "Builders compared"),
+    ("judges", "Judges"),
+    ("phase-shift", "Phase shift: alone, then beside the models"),
+    ("decision-rules", "Decision rules"),
+    ("reviewers", "Model reviewers"),
+    ("copies", "Copies, one by one"),
+    ("sample", "Sample and blinding"),
+]
+APPENDICES = [
+    ("protocol", "Appendix A. Preregistration and frozen protocol"),
+    ("hashes", "Appendix B. Hashes, salts and commitments"),
+]
+
+
+def _judge_label(judges: dict, pseudonym: str) -> tuple[str, str]:
+    """A judge's row label and note: the pseudonym, and their name where the report has one
+    (never in the anonymised export, whose names are the pseudonyms)."""
+    j = judges.get(pseudonym) or {}
+    name = j.get("github_login") and f"@{j['github_login']}" or j.get("name")
+    return pseudonym, (name if name and name != pseudonym else "")
+
+
+def rate_cell(value):
+    """A rate for a table cell: "64% (32/50)" and "[50–76%]", each kept on one line, the two
+    free to wrap apart in a narrow column."""
+    text = numbers.rate_text(value)
+    head, sep, bounds = text.partition(" [")
+    if not sep:
+        return format_html('<span class="nw">{}</span>', text)
+    return format_html('<span class="nw">{}</span> <span class="nw">[{}</span>', head, bounds)
+
+
+def difference_cell(value):
+    """A difference for a table cell: "+16 pp" and "[−40 to +64 pp]", each on one line."""
+    text = numbers.difference_text(value)
+    head, sep, bounds = text.partition(" [")
+    if not sep:
+        return format_html('<span class="nw">{}</span>', text)
+    return format_html('<span class="nw">{}</span> <span class="nw">[{}</span>', head, bounds)
+
+
+def _triple(value) -> tuple | None:
+    """(value, low, high) of a rate ({k, n, rate, low, high}) or an estimate ({value, low, high})."""
+    if not value:
+        return None
+    point = value.get("rate", value.get("value"))
+    return None if point is None else (point, value.get("low"), value.get("high"))
+
+
+# --- Builders --------------------------------------------------------------------------------------
+
+def _source_label(source, group, reviewer, names_r) -> str:
+    if source == "truth":
+        return "By the tests"
+    if source == "reviewer":
+        return f"Reviewer {names_r.get(reviewer, reviewer)}"
+    return f"{GROUP_LABELS.get(group, group)}, phase {source[-1]}"
+
+
+def builders_context(report: dict) -> dict:
+    """The builders section: the table's columns and rows, the plot of each builder's pass rate on
+    the tests and the primary comparison, the differences in percentage points."""
+    section = report["builders_compared"]
+    names_b, names_r = builder_names(report), reviewer_names(report)
+    entries = section["builders"]
+    groups = list(entries[0]["judges"]) if entries else []
+    reviewers = [r["reviewer"] for r in entries[0]["reviewers"]] if entries else []
+    columns = ["By the tests"] + [f"{GROUP_LABELS[g]}, phase {p}" for g in groups for p in ("1", "2")]
+    columns += [f"Reviewer {names_r.get(r, r)}" for r in reviewers]
+    rows = []
+    for entry in entries:
+        cells = [{"text": rate_cell(entry["truth"]["pass_rate"])}]
+        cells += [{"text": rate_cell(entry["judges"][g][p])} for g in groups for p in ("1", "2")]
+        cells += [{"text": rate_cell(r["pass_rate"]), "same_family": r["same_family"]}
+                  for r in entry["reviewers"]]
+        rows.append({**entry, "name": names_b.get(entry["builder"], entry["builder"]), "cells": cells})
+
+    primary = section["primary"]
+    series, picks = [TRUTH], [lambda e: e["truth"]["pass_rate"]]
+    if primary["source"] in ("judges_phase1", "judges_phase2") and primary.get("group") in groups:
+        group = primary["group"]
+    else:
+        group = "invited" if "invited" in groups else (groups[0] if groups else None)
+    if group:
+        who = GROUP_LABELS[group]
+        series += [Series("1", f"{who}, phase 1", PHASE1.colour, PHASE1.colour_name, PHASE1.shape),
+                   Series("2", f"{who}, phase 2", PHASE2.colour, PHASE2.colour_name, PHASE2.shape)]
+        picks += [lambda e, g=group: e["judges"][g]["1"], lambda e, g=group: e["judges"][g]["2"]]
+    if primary["source"] == "reviewer" and primary.get("reviewer") in reviewers:
+        series.append(Series("reviewer", f"Reviewer {names_r.get(primary['reviewer'])}",
+                             RECALL.colour, RECALL.colour_name, RECALL.shape))
+        picks.append(lambda e: next(r["pass_rate"] for r in e["reviewers"]
+                                    if r["reviewer"] == primary["reviewer"]))
+    scoped = [e for e in entries if e["copies"]]
+    plot = dot_plot(
+        plot_id="plot-builders", label_header="Builder",
+        caption="Pass rate per builder: the share of its copies that passed their tests, and "
+                "that judges passed; bars are Wilson 95% intervals.",
+        series=series,
+        rows=[Row(names_b.get(e["builder"], e["builder"]), f"{e['family']} · {e['builder']}",
+                  [_triple(pick(e)) for pick in picks], [numbers.rate_text(pick(e)) for pick in picks])
+              for e in scoped])
+
+    def label(source, group, reviewer):
+        return _source_label(source, group, reviewer, names_r)
+
+    differences = []
+    for d in section["differences"]:
+        a, b = (names_b.get(x, x) for x in d["builders"])
+        differences.append({**d, "label": label(d["source"], d["group"], d["reviewer"]),
+                            "pair": f"{a} − {b}", "text": difference_cell(d["difference"]),
+                            "rates": [rate_cell(r) for r in d["pass_rates"]],
+                            "p": numbers.p_text(d["p_value"]), "holm": numbers.p_text(d["p_holm"])})
+    chosen = [d for d in section["differences"] if d["primary"] and d["difference"]["value"] is not None]
+    diff_rows = []
+    for d in chosen:
+        o = oriented(d, d["builders"][0] if d["difference"]["value"] >= 0 else d["builders"][1])
+        a, b = (names_b.get(x, x) for x in o["builders"])
+        diff_rows.append(Row(f"{a} − {b}", f"Holm-adjusted p = {numbers.p_text(d['p_holm'])}",
+                             [(o["value"], o["low"], o["high"])], [numbers.difference_text(o)]))
+    bounds = [x for d in chosen for x in (d["difference"]["value"], d["difference"]["low"],
+                                          d["difference"]["high"])]
+    primary_label = primary_words(primary, names_r, report["run"]["default_condition"])
+    diff_plot = dot_plot(
+        plot_id="plot-builder-differences", label_header="Higher − lower",
+        caption=f"Differences between builders on the primary comparison ({primary_label}), in "
+                "percentage points, paired by task; bars are 95% bootstrap intervals.",
+        series=[Series("value", "Difference", VALUE.colour, VALUE.colour_name, VALUE.shape)],
+        rows=diff_rows, scale=points_scale(bounds)) if diff_rows else None
+    return {
+        "columns": columns, "rows": rows, "abstain_scoring": report["run"]["abstain_scoring"],
+        "differences": differences, "primary_label": primary_label,
+        "plot": plot if scoped else None, "diff_plot": diff_plot,
+        "controls": [{**c, "name": names_b.get(c["builder"], c["builder"])} for c in section["controls"]],
+    }
+
+
+# --- Judges ----------------------------------------------------------------------------------------
 
 def _people_by_group_and_identity(judges) -> list[dict]:
     """Who judged, grouped by admission (removed judges apart) and identity: GitHub judges by
@@ -265,11 +302,216 @@ def _people_by_group_and_identity(judges) -> list[dict]:
     return rows
 
 
+def judges_context(report: dict) -> dict:
+    judges = {j["pseudonym"]: j for j in report["judges"]}
+    scores = report["scores"]["judges"]
+    plots = {}
+    for key, name, measures in (("recall", "Recall", "the share of defective items each judge flagged"),
+                                ("tnr", "True-negative rate", "the share of good items each judge passed")):
+        rows = []
+        for s in scores:
+            label, person = _judge_label(judges, s["judge"])
+            note = ", ".join(x for x in (person, GROUP_LABELS.get(s["group"], s["group"]).lower()
+                                         if s["group"] != "invited" else "") if x)
+            values = [s["phases"][p]["current"][key] for p in ("1", "2")]
+            rows.append(Row(label, note, [_triple(v) for v in values],
+                            [numbers.rate_text(v) for v in values]))
+        plots[key] = dot_plot(
+            plot_id=f"plot-judges-{key}", label_header="Judge", rows=rows, series=[PHASE1, PHASE2],
+            caption=f"{name} per judge ({measures}), current truth; bars are Wilson 95% intervals.")
+    imported = [s for s in scores if s["phases"]["1"].get("imported")]
+    return {"people": _people_by_group_and_identity(report["judges"]), "plots": plots,
+            "imported": [{"judge": s["judge"], "group": s["group"],
+                          "cells": [rate_cell(s["phases"][p]["imported"][k])
+                                    for k in ("recall", "tnr") for p in ("1", "2")]}
+                         for s in imported],
+            "counts": [{"judge": s["judge"], "group": GROUP_LABELS.get(s["group"], s["group"]),
+                        "unknown": s["phases"]["1"]["current"]["unknown_truth"],
+                        "drafts": s["unlocked_drafts"]} for s in scores]}
+
+
+def _resampled_text(value) -> str:
+    """value [low, high] of a resampled rate; the value alone where its items lie in one unit."""
+    if value["value"] is None:
+        return numbers.MISSING
+    if value["low"] is None or value["high"] is None:
+        return f"{numbers.percent(value['value'])} (one unit: no interval)"
+    return numbers.estimate_text(value)
+
+
+def _resampled_row(labels: list, resampled: dict) -> dict:
+    singular, plural = UNIT_NAMES[resampled["by"]]
+    units = resampled["units"]
+    return {"labels": labels, "figures": [f"{units} {singular if units == 1 else plural}",
+                                          _resampled_text(resampled["recall"]),
+                                          _resampled_text(resampled["tnr"])]}
+
+
+def resampled_tables(report) -> dict:
+    """The judges' and the reviewers' rates resampled by cluster or task (current truth), as two
+    tables for the page: judges by phase; reviewers by condition (the default one, then the others
+    of other_conditions) and group."""
+    scores = report["scores"]
+    names_r = reviewer_names(report)
+    default = report["run"]["default_condition"]
+    judges = [([s["judge"], s["group"], phase], s["phases"][phase]["current"]["resampled"])
+              for s in scores["judges"] for phase in ("1", "2")]
+    reviewers = [([names_r.get(e["reviewer"], e["reviewer"]), default, group],
+                  versions["current"]["resampled"])
+                 for e in scores["reviewers"] for group, versions in e["groups"].items()]
+    reviewers += [([names_r.get(e["reviewer"], e["reviewer"]), e["condition"], group],
+                   versions["current"]["resampled"])
+                  for e in report["other_conditions"]["reviewers"]
+                  for group, versions in e["groups"].items()]
+    by = next((res["by"] for _, res in judges + reviewers if res), None)
+    note = scores["definitions"]["resampled"]
+
+    def block(title, columns, rows):
+        return {"title": title, "by": by, "note": note, "empty": not (judges or reviewers),
+                "columns": [*columns, "Units", "Recall", "TNR"],
+                "rows": [_resampled_row(labels, res) for labels, res in rows if res]}
+
+    return {
+        "judges": block("Intervals by cluster or task, beside Wilson's", ["Judge", "Group", "Phase"],
+                        judges),
+        "reviewers": block("Reviewers' intervals by cluster or task, beside Wilson's",
+                           ["Reviewer", "Condition", "Group"], reviewers),
+    }
+
+
+# --- Phase shift -----------------------------------------------------------------------------------
+
+def phase_shift_context(report: dict) -> dict:
+    pooled = report["phase_shift"]["pooled"]
+    groups = []
+    for group, entry in pooled.items():
+        words = GROUP_PLURAL.get(group, group)
+        effects = entry.get("effects")
+        context = {"group": group, "words": words, "entry": entry, "rates": None, "changes": None,
+                   "effects": [], "order": None}
+        if effects:
+            resampled = (entry.get("cluster_resampled") or {}).get("effects") or {}
+            for name, e in effects.items():
+                as_points = name.startswith("delta_")
+                text = numbers.difference_text if as_points else numbers.estimate_text
+                context["effects"].append({
+                    "name": EFFECT_NAMES.get(name, name), "metric": name, "text": text(e),
+                    "clustered": text(resampled[name]) if name in resampled else None})
+            context["rates"] = dot_plot(
+                plot_id=f"plot-pooled-{group}", label_header="Measure", series=[PHASE1, PHASE2],
+                caption=f"Pooled over the {words}: recall and true-negative rate in each phase; bars "
+                        "are 95% bootstrap intervals over judges and items.",
+                rows=[Row("Recall", "defective items", [_triple(effects["recall_phase1"]),
+                                                        _triple(effects["recall_phase2"])],
+                          [numbers.estimate_text(effects["recall_phase1"]),
+                           numbers.estimate_text(effects["recall_phase2"])]),
+                      Row("True-negative rate", "good items", [_triple(effects["tnr_phase1"]),
+                                                                _triple(effects["tnr_phase2"])],
+                          [numbers.estimate_text(effects["tnr_phase1"]),
+                           numbers.estimate_text(effects["tnr_phase2"])])])
+            deltas = [effects["delta_recall"], effects["delta_tnr"]]
+            context["changes"] = dot_plot(
+                plot_id=f"plot-changes-{group}", label_header="Change, phase 2 − phase 1",
+                series=[Series("value", "Change", VALUE.colour, VALUE.colour_name, VALUE.shape)],
+                caption=f"Pooled over the {words}: the change from phase 1 to phase 2, in "
+                        "percentage points; bars are 95% bootstrap intervals over judges and items.",
+                rows=[Row("Recall", "", [_triple(deltas[0])], [numbers.difference_text(deltas[0])]),
+                      Row("True-negative rate", "", [_triple(deltas[1])],
+                          [numbers.difference_text(deltas[1])])],
+                scale=points_scale([x for d in deltas for x in (d["value"], d["low"], d["high"])]))
+        order = entry.get("order_effects")
+        if order:
+            context["order"] = dot_plot(
+                plot_id=f"plot-order-{group}", label_header="Third of the drawn order",
+                series=[PHASE1, PHASE2],
+                caption=f"Accuracy of the {words} by the third of each judge's drawn order the "
+                        "item fell in; bars are Wilson 95% intervals.",
+                rows=[Row(f"{third.capitalize()} third", "",
+                          [_triple(order[p][third]) for p in ("1", "2")],
+                          [numbers.rate_text(order[p][third]) for p in ("1", "2")])
+                      for third in ("first", "middle", "last")])
+        groups.append(context)
+    return {"groups": groups}
+
+
+# --- Model reviewers -------------------------------------------------------------------------------
+
+def reviewers_context(report: dict) -> dict:
+    names_r = reviewer_names(report)
+    models = {r["id"]: r for r in report["reviewers"]}
+    rows, side = [], []
+    pooled = (report["phase_shift"]["pooled"].get("invited") or {}).get("effects")
+    if pooled:
+        side.append(Row("Invited judges, alone", "pooled, phase 1",
+                        [_triple(pooled["recall_phase1"]), _triple(pooled["tnr_phase1"])],
+                        [numbers.estimate_text(pooled["recall_phase1"]),
+                         numbers.estimate_text(pooled["tnr_phase1"])]))
+    for entry in report["scores"]["reviewers"]:
+        reviewer = entry["reviewer"]
+        family = models.get(reviewer, {}).get("family", "")
+        for group, versions in entry["groups"].items():
+            score = versions["current"]
+            row = Row(names_r.get(reviewer, reviewer),
+                      ", ".join(x for x in (family, REVIEW_GROUPS.get(group, group)
+                                            if group != "main" else "") if x),
+                      [_triple(score["recall"]), _triple(score["tnr"])],
+                      [numbers.rate_text(score["recall"]), numbers.rate_text(score["tnr"])])
+            rows.append(row)
+            if group == "main":
+                side.append(row)
+    condition = report["run"]["default_condition"]
+    plot = dot_plot(
+        plot_id="plot-reviewers", label_header="Reviewer", series=[RECALL, TNR], rows=rows,
+        caption=f"Model reviewers under the default condition ({condition}): recall and "
+                "true-negative rate, current truth, each group of reviews apart; bars are Wilson "
+                "95% intervals.") if rows else None
+    if report["session"]["kind"] == "findings":
+        side = []  # the judges judged findings, the reviewers copies: not one measure
+    side_plot = dot_plot(
+        plot_id="plot-judges-and-models", label_header="Who", series=[RECALL, TNR], rows=side,
+        caption="The judges alone beside each model reviewer: recall and true-negative rate. The "
+                "judges' bars are 95% bootstrap intervals over judges and items, the reviewers' "
+                "Wilson's; no test sets the two against each other.") if pooled and len(side) > 1 else None
+    return {"names": names_r, "plot": plot, "side_plot": side_plot,
+            "rows": [{**e, "name": names_r.get(e["reviewer"], e["reviewer"]), "id": e["reviewer"],
+                      "family": models.get(e["reviewer"], {}).get("family", ""),
+                      "groups": [{"group": REVIEW_GROUPS.get(g, g),
+                                  "recall": numbers.rate_text(v["current"]["recall"]),
+                                  "tnr": numbers.rate_text(v["current"]["tnr"])}
+                                 for g, v in e["groups"].items()]}
+                     for e in report["scores"]["reviewers"]],
+            "authorship": [{**g, "name": names_r.get(g["reviewer"], g["reviewer"]),
+                            "model_text": rate_cell(g["model"]),
+                            "family_text": rate_cell(g["family"]),
+                            "model_chance": numbers.percent(g["model"]["chance"]),
+                            "family_chance": numbers.percent(g["family"]["chance"]),
+                            "model_p": numbers.p_text(g["model"]["p_value"]),
+                            "family_p": numbers.p_text(g["family"]["p_value"])}
+                           for g in report["model_reviewers"]["authorship"]["reviewers"]],
+            "other": [{**e, "name": names_r.get(e["reviewer"], e["reviewer"]),
+                       "groups": [{"group": REVIEW_GROUPS.get(g, g),
+                                   "recall": rate_cell(v["current"]["recall"]),
+                                   "tnr": rate_cell(v["current"]["tnr"])}
+                                  for g, v in e["groups"].items()]}
+                      for e in report["other_conditions"]["reviewers"]]}
+
+
+def reviewer_pairs(report) -> dict:
+    """The pairs the page shows (different models under the same condition) and how many others
+    the JSON report holds."""
+    names_r = reviewer_names(report)
+    pairs = report["model_reviewers"]["pairs"]
+    shown = [{**p, "names": " + ".join(names_r.get(r, r) for r in p["reviewers"]),
+              "catch_text": rate_cell(p["catch_rate"]), "tnr_text": rate_cell(p["tnr"])}
+             for p in pairs if p["shown_by_default"]]
+    return {"shown": shown, "total": len(pairs), "others": len(pairs) - len(shown)}
+
+
 def seal_context(report: dict) -> dict:
     """The seals-per-builder partial's context: each builder's row with its model, the patterns
     the run applied (none when it was imported before the content check) and how many reviews
     each pattern that fired found a verdict in, in the run's pattern order."""
-    models = {b["id"]: b["model"] for b in report["builders"]}
+    names_b = builder_names(report)
     patterns = report["run"]["verdict_patterns"]
     fired: dict[str, int] = {}
     for review in report["reviews"]:
@@ -277,7 +519,7 @@ def seal_context(report: dict) -> dict:
             fired[review["content_verdict_pattern"]] = fired.get(review["content_verdict_pattern"],
                                                                  0) + 1
     return {
-        "rows": [{**row, "model": models.get(row["builder"], "")}
+        "rows": [{**row, "model": names_b.get(row["builder"], row["builder"])}
                  for row in report["model_reviewers"]["seals_by_builder"]],
         "checked": patterns is not None,
         "patterns": patterns or [],
@@ -286,32 +528,173 @@ def seal_context(report: dict) -> dict:
     }
 
 
+def conditions_context(report: dict) -> dict:
+    """reviewer_conditions with names and texts: flag rates as percentages, differences in points."""
+    section = report["reviewer_conditions"]
+    names_r = reviewer_names(report)
+    rows, comparisons = [], []
+    for e in section["reviewers"]:
+        name = names_r.get(e["reviewer"], e["reviewer"])
+        for c in e["conditions"]:
+            rows.append({"name": name, "condition": c["condition"], "default": c["default"],
+                         "reviews": c["reviews"],
+                         "classes": [(_flag_text(c["by_class"][k]), c["by_class"][k]["no_verdict"])
+                                     for k in ("defective", "good")]})
+        for c in e["comparisons"]:
+            comparisons.append({**c, "name": name, "text": difference_cell(
+                {"value": c["difference"], **(c["interval"] or {})}), "p": numbers.p_text(c["p_value"])})
+    return {"s": section, "rows": rows, "comparisons": comparisons}
+
+
+def _flag_text(value: dict):
+    return rate_cell({"k": value["flagged"], "n": value["n"], "rate": value["rate"],
+                              "low": value["low"], "high": value["high"]})
+
+
+def self_preference_context(report: dict) -> dict:
+    section = report["self_preference"]
+    names_r = reviewer_names(report)
+    rows = []
+    for e in section["reviewers"]:
+        for index, (cls, c) in enumerate(e["by_class"].items()):
+            rows.append({"name": names_r.get(e["reviewer"], e["reviewer"]), "family": e["family"],
+                         "cls": cls, "own": rate_cell(c["own"]),
+                         "others": rate_cell(c["others"]),
+                         "difference": difference_cell(c["difference"]), "tasks": c["tasks"],
+                         "tasks_with_both": c["tasks_with_both"], "first": index == 0,
+                         "authorship": (f"{numbers.rate_text(e['authorship']['model'])}; "
+                                        f"{numbers.rate_text(e['authorship']['family'])}")
+                         if e["authorship"] else "no guesses",
+                         "set_apart": e["set_apart"]})
+    return {"s": section, "rows": rows}
+
+
+# --- Copies ----------------------------------------------------------------------------------------
+
+def _verdict_counts(values: list[str]) -> str:
+    if not values:
+        return ""
+    counts = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return ", ".join(f"{counts[v]} {v}" for v in sorted(counts))
+
+
+def _right(verdicts: list[dict]) -> str:
+    scored = [v for v in verdicts if v["correct"] is not None]
+    return f"{sum(v['correct'] for v in scored)}/{len(scored)}" if scored else ""
+
+
+def copies_table(report: dict) -> dict:
+    """One row per item (copy, or finding in a findings session): its task, builder and truth, the
+    judges' locked verdicts in each phase (every judge not removed), how many were right, and the
+    models': each reviewer's default-condition verdict on a copy, ✓ right or ✗ wrong; a finding's
+    proposed verdict and who raised it. Rows are built here with format_html: a run of thousands of
+    copies renders in milliseconds."""
+    names_b, names_r = builder_names(report), reviewer_names(report)
+    findings = report["session"]["kind"] == "findings"
+    default = report["run"]["default_condition"]
+    copies = {c["id"]: c for c in report["copies"]}
+    removed = {j["pseudonym"] for j in report["judges"] if j["group"] == "removed"}
+    by_item: dict = {}
+    for v in report["verdicts"]:
+        if v["locked"] and v["judge"] not in removed:
+            by_item.setdefault(v["item"], {1: [], 2: []})[v["phase"]].append(v)
+    reviewers = [r["id"] for r in report["reviewers"]]
+    reviews: dict = {}
+    for r in report["reviews"]:
+        if r["default_condition"]:
+            reviews[(r["copy"], r["reviewer"])] = r
+    items = ([(f, copies[f["copy"]], f["text"]) for f in report["findings"]] if findings
+             else [(c, c, c["defect"]) for c in report["copies"]])
+
+    def review_cell(copy_id, reviewer):
+        r = reviews.get((copy_id, reviewer))
+        if r is None:
+            return mark_safe("<td></td>")  # noqa: S308 - a literal
+        mark = "" if r["correct"] is None else (" ✓" if r["correct"] else " ✗")
+        cls = "" if r["correct"] is None else ("right" if r["correct"] else "wrong")
+        seal = " (seal failed)" if r["seal"] == "failed" else ""
+        return format_html('<td class="{}">{}{}{}</td>', cls, r["verdict"], mark, seal)
+
+    def finding_cells(finding):
+        raised = ", ".join(names_r.get(x["reviewer"], x["reviewer"])
+                           + ("" if x["condition"] == default else f" ({x['condition']})")
+                           for x in finding["raised_by_conditions"])
+        return format_html("<td>{}</td><td>{}</td>", finding["proposed_verdict"], raised)
+
+    rows = []
+    for item, copy, note in items:
+        phases = by_item.get(item["id"], {1: [], 2: []})
+        truth = item["truth"]
+        if item.get("imported_truth", truth) != truth:
+            truth = f"{truth} (imported: {item['imported_truth']})"
+        right = [_right(phases[1]), _right(phases[2])]
+        models = (finding_cells(item) if findings else
+                  mark_safe("".join(review_cell(copy["id"], r) for r in reviewers)))  # noqa: S308 - format_html'd
+        rows.append(format_html(
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}<span class=\"id\"> {}</span></td>"
+            "<td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+            "<td class=\"n\">{}</td>{}</tr>",
+            item["id"], copy["task"], names_b.get(copy["builder"], copy["builder"]), copy["builder"],
+            truth, note or "", _verdict_counts([v["value"] for v in phases[1]]),
+            _verdict_counts([v["value"] for v in phases[2]]),
+            " → ".join(right) if any(right) else "", models))
+    return {"findings": findings,
+            "columns": (["Proposed verdict", "Raised by"] if findings
+                        else [names_r.get(r, r) for r in reviewers]),
+            "rows": mark_safe("\n".join(rows)), "count": len(items)}  # noqa: S308 - format_html'd rows
+
+
+# --- The page --------------------------------------------------------------------------------------
+
+def _setting(key: str, value) -> str:
+    """A frozen protocol setting as text: lists joined, yes/no, "all" items where none was set."""
+    if key == "items_per_judge" and value is None:
+        return "all"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) if value else "none"
+    return numbers.MISSING if value is None or value == "" else str(value)
+
+
+def protocol_context(report: dict) -> dict:
+    frozen = report["protocol"]["frozen"]
+    return {"frozen_json": json.dumps(frozen, indent=2, sort_keys=True, ensure_ascii=False),
+            "fields": [(key, _setting(key, frozen[key]))
+                       for key in ("kind", "rubric", "items_per_judge", "reviewer_display",
+                                   "redaction_patterns", "scorecards", "allocation_seed")
+                       if key in frozen]}
+
+
+def contents(report: dict) -> list[tuple[str, str]]:
+    sections = list(SECTIONS)
+    if report["truth_corrections"]:
+        sections.append(("corrections", "Truth corrections"))
+    return sections + APPENDICES
+
+
 def to_html(report: dict) -> str:
-    pooled = report["phase_shift"]["pooled"]
-    plots = {
-        "judges": _judge_plots(report),
-        "reviewers": _reviewer_plot(report),
-        "effects": {
-            group: _effects_plot(entry["effects"], f"Pooled effects, {group} judges: estimate "
-                                 "and 95% bootstrap interval over judges and items")
-            for group, entry in pooled.items() if entry.get("effects")
-        },
-        "order": {group: _order_plot(entry["order_effects"], f"Accuracy by third of the drawn "
-                                     f"order, {group} judges, phase 1 (blue) and 2 (orange)")
-                  for group, entry in pooled.items()},
-    }
     in_force = next((s for s in report["decision_rules"]["rule_sets"] if s["in_force"]), None)
     commitments = format_html_join(
-        "", "<tr><td>{}</td><td class=\"hash\">{}</td><td class=\"hash\">{}</td></tr>",
+        "", "<tr><th scope=\"row\">{}</th><td class=\"hash\">{}</td><td class=\"hash\">{}</td></tr>",
         ((j["pseudonym"], j["commitment"]["sha256"], j["commitment"]["salt"])
          for j in report["judges"]))
-    people = _people_by_group_and_identity(report["judges"])
+    names_b = builder_names(report)
     return render_to_string("reports/report.html", {
-        "people": people, "builders": _builders_compared(report),
         "r": report, "style": mark_safe(REPORT_STYLE),  # noqa: S308 - our own constant
-        "meta_csp": REPORT_META_CSP, "plots": plots, "pooled": pooled,
-        "rules_in_force": in_force, "commitments": commitments,
-        "judges": {j["pseudonym"]: j for j in report["judges"]},
-        "seals": seal_context(report),
-        "reviewer_pairs": reviewer_pairs(report), "resampled": resampled_tables(report),
+        "meta_csp": REPORT_META_CSP, "headline": headline(report), "contents": contents(report),
+        "builders": builders_context(report), "judges": judges_context(report),
+        "resampled": resampled_tables(report), "shift": phase_shift_context(report),
+        "rules_in_force": in_force, "reviewers": reviewers_context(report),
+        "seals": seal_context(report), "reviewer_pairs": reviewer_pairs(report),
+        "conditions": conditions_context(report), "self_preference": self_preference_context(report),
+        "copies": copies_table(report), "protocol": protocol_context(report),
+        "commitments": commitments,
+        "redactions": [{"builder": b, "name": names_b.get(b, b), "count": n}
+                       for b, n in report["redactions_per_builder"].items()],
+        "builder_list": [{**b, "name": names_b.get(b["id"], b["id"])} for b in report["builders"]],
+        "reviewer_list": [{**r, "name": reviewer_names(report).get(r["id"], r["id"])}
+                          for r in report["reviewers"]],
     })

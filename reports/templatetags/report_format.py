@@ -1,8 +1,11 @@
 """Number formats for the HTML report: a missing value reads "—", never "None" or "nan"."""
 
 import math
+from datetime import UTC, datetime
 
 from django import template
+
+from reports import numbers
 
 register = template.Library()
 
@@ -63,3 +66,27 @@ def selectors(value):
     (the difference's order)."""
     return ", ".join(f"builders {v[0]} − {v[1]}" if key == "builders" else f"{key} {v}"
                      for key, v in (value or {}).items())
+
+
+@register.filter
+def when(value):
+    """An ISO 8601 time as people read it, in UTC to the minute: "2026-12-02 05:07 UTC"."""
+    if not value:
+        return MISSING
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return value
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+@register.filter
+def percent(value):
+    return numbers.percent(value)
+
+
+@register.filter
+def rate_text(value):
+    return numbers.rate_text(value)

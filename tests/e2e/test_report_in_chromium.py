@@ -1,6 +1,6 @@
 """The HTML report in real Chromium: served by the host's download under its own policy and saved
 to a file and opened offline, it renders (its one hashed style block applied), makes no request
-off the server, runs nothing, and its SVG dots sit where the report's numbers put them.
+off the server, runs nothing, and its SVG marks sit where the report's numbers put them.
 
 The detectors: the Observer's are shown to fire in test_judging_in_chromium.py; the style check is
 shown to fire here, on the same page with its style block changed by one byte in transit."""
@@ -8,12 +8,11 @@ shown to fire here, on the same page with its style block changed by one byte in
 import pytest
 from playwright.sync_api import expect
 
-from reports.html import PLOT_WIDTH, PLOT_X0
 from tests.reports.test_report_scripted import build_scripted
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-RECALL_PLOT = 'svg[aria-label^="Recall per judge"]'
+RECALL_PLOT = "#plot-judges-recall"
 # The page's own style sets the body's width; without it Chromium's default is "none".
 STYLED_MAX_WIDTH = "992px"  # 62rem
 
@@ -31,13 +30,14 @@ def _max_width(page) -> str:
 
 
 def _dot(page, row: str, series: str) -> dict:
-    """A dot's cx attribute and where Chromium drew its centre, in viewBox units."""
+    """A mark's data-x (percent of its plot's width) and where Chromium drew its centre, in
+    percent of the width of the SVG it sits in."""
     return page.evaluate("""([selector, row, series]) => {
-        const svg = document.querySelector(selector);
-        const dot = svg.querySelector(`circle[data-row="${row}"][data-series="${series}"]`);
-        const box = svg.getBoundingClientRect(), at = dot.getBoundingClientRect();
-        const scale = svg.viewBox.baseVal.width / box.width;
-        return {cx: dot.getAttribute('cx'), drawn: (at.left + at.width / 2 - box.left) * scale};
+        const mark = document.querySelector(
+            `${selector} g.mark[data-row="${row}"][data-series="${series}"]`);
+        const svg = mark.ownerSVGElement.closest('svg.marks') || mark.ownerSVGElement;
+        const box = svg.getBoundingClientRect(), at = mark.getBoundingClientRect();
+        return {x: mark.dataset.x, drawn: (at.left + at.width / 2 - box.left) / box.width * 100};
     }""", [RECALL_PLOT, row, series])
 
 
@@ -68,15 +68,14 @@ def test_the_html_report_renders_under_its_policy_with_the_dots_in_place(
     response = page.goto(e2e_server.url(report_path))
     assert response.status == 200
     assert response.headers["content-security-policy"].startswith("default-src 'none'; style-src")
-    expect(page.get_by_role("heading", name="Preregistration", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", name="What was found", exact=True)).to_be_visible()
     assert _max_width(page) == STYLED_MAX_WIDTH
     # J01's recall: 2 of 4 alone (0.5), 4 of 4 beside the models (1.0); J04 (the guest) 0 of 4.
     for row, series, value in (("J01", "1", 0.5), ("J01", "2", 1.0), ("J04", "1", 0.0),
                                ("J02", "2", 0.75)):
         dot = _dot(page, row, series)
-        expected = PLOT_X0 + value * PLOT_WIDTH
-        assert float(dot["cx"]) == expected
-        assert dot["drawn"] == pytest.approx(expected, abs=0.5)
+        assert float(dot["x"]) == value * 100
+        assert dot["drawn"] == pytest.approx(value * 100, abs=0.5)
     html = page.content()
     page.wait_for_timeout(200)
     seen.assert_silent(sink)
@@ -88,8 +87,7 @@ def test_the_html_report_renders_under_its_policy_with_the_dots_in_place(
     page = offline.new_page()
     page.goto(saved.as_uri())
     assert _max_width(page) == STYLED_MAX_WIDTH
-    assert float(_dot(page, "J01", "1")["drawn"]) == pytest.approx(PLOT_X0 + 0.5 * PLOT_WIDTH,
-                                                                    abs=0.5)
+    assert float(_dot(page, "J01", "1")["drawn"]) == pytest.approx(50, abs=0.5)
     page.wait_for_timeout(200)
     seen_offline.assert_silent(sink)
     assert seen_offline.requests == [saved.as_uri()]

@@ -17,11 +17,13 @@ import re
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from reports.build import build_report
 from reports.export import anonymise, to_csv, to_json, to_jsonl
 from reports.html import to_html
+from tests.reports.matrix_world import DRAW_SEED as MATRIX_DRAW_SEED
+from tests.reports.matrix_world import build_matrix
 from tests.reports.test_report import build_revealed
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / connection.vendor
@@ -29,17 +31,20 @@ PINNED_DRAW_SEED = "5eed" * 16
 PINNED_URL_ID = "pinnedsessionurlid0000000000000"
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
+# The HTML report writes times for people, to the minute in UTC (report_format's `when`).
+READABLE_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
 # The run's and the session's database ids (sequences differ between databases and test orders).
 DATABASE_ID = re.compile(r'("(?:run|session)": \{\s*"id": )\d+')
 
 
 def pinned(text: str, session) -> str:
     """The export with what differs between two builds of the same session replaced: the URL id,
-    the database ids (in the JSON, and the session's in the HTML's title and heading), times."""
+    the database ids (in the JSON, and the session's in the HTML's title and heading), times (ISO
+    8601, and the HTML's "2026-12-02 05:07 UTC")."""
     text = text.replace(session.url_id, "<session-url-id>")
     text = DATABASE_ID.sub(r"\1<database-id>", text)
     text = re.sub(rf"\bsession {session.pk}\b", "session <database-id>", text)
-    return ISO_TIME.sub("<time>", text)
+    return READABLE_TIME.sub("<time>", ISO_TIME.sub("<time>", text))
 
 
 def exports(session) -> dict[str, str]:
@@ -73,3 +78,18 @@ def test_the_comparison_sees_a_change_of_seed(host):
     session, _ = build_revealed(host, draw_seed="0" * 64, url_id=PINNED_URL_ID)
     golden = (GOLDEN / "report.json").read_bytes().decode("utf-8")
     assert pinned(exports(session)["report.json"], session) != golden
+
+
+@pytest.mark.django_db
+def test_the_matrix_world_s_html_report_is_byte_stable_for_pinned_seeds(host):
+    """The HTML report of a larger world (four builders, ten tasks, three reviewers under two
+    conditions, six judges): two sessions built with the same pinned draw seed give the same
+    page, byte for byte, once what is random by design is blanked."""
+    pages = []
+    for _ in range(2):  # each build rolled back, so the second may take the same URL id
+        with transaction.atomic():
+            session = build_matrix(host, draw_seed=MATRIX_DRAW_SEED, url_id=PINNED_URL_ID)
+            pages.append(pinned(to_html(build_report(session)), session))
+            transaction.set_rollback(True)
+    assert pages[0] == pages[1]
+    assert len(pages[0]) > 100_000

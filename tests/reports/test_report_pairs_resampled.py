@@ -161,10 +161,11 @@ def test_two_reviewer_entries_of_one_model_are_the_same_model(host):
 def test_the_page_shows_the_default_pairs_and_counts_the_others(host):
     report = build_report(revealed(host, pairs_bundle())[0])
     page = to_html(report)
-    assert "<td>r1 + r2</td><td>clean</td>" in page
-    assert "<td>r1 + r2</td><td>told_pass</td>" in page
-    assert page.count("<td>r1 + r2</td>") == 2  # the cross-condition pairs are not shown
-    assert "<td>r1 + r1</td>" not in page and "<td>r2 + r2</td>" not in page
+    pair = '<th scope="row">qwen3-1.7b + gpt-4o-mini</th>'  # r1 + r2, named by model
+    assert f"{pair}<td>clean</td>" in page
+    assert f"{pair}<td>told_pass</td>" in page
+    assert page.count(pair) == 2  # the cross-condition pairs are not shown
+    assert "qwen3-1.7b + qwen3-1.7b" not in page and "gpt-4o-mini + gpt-4o-mini" not in page
     assert "2 of the 6 pairs" in page
     assert "the other 4 are in the JSON report" in page
 
@@ -325,10 +326,10 @@ def test_the_page_shows_the_resampled_intervals_beside_wilson(host):
     # The judge in phase 1 (recall and tnr); r1 told_pass (recall, tnr); r2 clean on its own
     # family's copies.
     assert ("<td>J01</td><td>invited</td><td>1</td><td class=\"n\">4 tasks</td>"
-            "<td class=\"n\">0.75 [0.25, 1.00]</td><td class=\"n\">0.75 [0.25, 1.00]</td>") in page
-    assert ("<td>r1</td><td>told_pass</td><td>main</td><td class=\"n\">4 tasks</td>"
-            "<td class=\"n\">0.25 [0.00, 0.75]</td><td class=\"n\">1.00 [1.00, 1.00]</td>") in page
-    assert "<td>r2</td><td>clean</td><td>same_family</td>" in page
+            "<td class=\"n\">75% [25–100%]</td><td class=\"n\">75% [25–100%]</td>") in page
+    assert ("<td>qwen3-1.7b</td><td>told_pass</td><td>main</td><td class=\"n\">4 tasks</td>"
+            "<td class=\"n\">25% [0–75%]</td><td class=\"n\">100% [100–100%]</td>") in page
+    assert "<td>gpt-4o-mini</td><td>clean</td><td>same_family</td>" in page
 
 
 @pytest.mark.django_db

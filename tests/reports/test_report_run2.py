@@ -224,8 +224,9 @@ def test_a_run2_session_is_scored_on_the_default_condition_by_the_abstention_rul
     page = to_html(report)
     assert html.escape(REPORT_META_CSP) in page and "<script" not in page
     assert "3 tasks, 6 copies, 2 builders." in page
-    assert '<h2 id="other-conditions">' in page and "Not pooled with the default condition." in page
-    assert "<td>c3</td><td>t2</td><td>b1</td>" in page  # the mapping: each copy's task
+    assert 'id="other-conditions"' in page and "Not pooled with the default condition." in page
+    # the mapping: each copy's task and builder, named by model
+    assert '<th scope="row">c3</th><td>t2</td><td>gpt-4o-2024-08-06<span class="id"> b1</span>' in page
 
 
 @pytest.mark.django_db
