@@ -65,7 +65,9 @@ class Builder:
     """One builder process and the reading end of its answers (non-blocking)."""
 
     def __init__(self):
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE}
+        env = dict(os.environ)
+        # The serving process's own settings (asgi.py and manage.py put their name here).
+        env.setdefault("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE or "blindjudge.settings")
         for name in BUILDER_THREADS:
             env.setdefault(name, "1")
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module, fixed arguments
@@ -181,10 +183,12 @@ class BuilderPool:
                 self.ready.wait(remaining)
         try:
             return Builder()
-        except OSError as error:
+        except BaseException as error:
             with self.ready:
                 self.running -= 1
                 self.ready.notify()
+            if not isinstance(error, OSError):
+                raise
             logger.error("the report builder could not be started: %s", error)
             raise ReportFailed(500, "builder_failed", "the report builder could not be started") from None
 
