@@ -222,8 +222,9 @@ class ReportStream:
     `async_chunks()` or `chunks()`. Its builder goes back to the pool at the last byte, or is
     stopped at `close()` before it (or at a failure)."""
 
-    def __init__(self, builder: Builder, size: int, first: bytes, build_s: float):
-        self.builder, self.size, self.first, self.build_s = builder, size, first, build_s
+    def __init__(self, builder: Builder, size: int, first: bytes, build_s: float, build_cpu_s: float):
+        self.builder, self.size, self.first = builder, size, first
+        self.build_s, self.build_cpu_s = build_s, build_cpu_s
         self.sent = 0
         self.lock = threading.Lock()
         self.done = False
@@ -354,4 +355,5 @@ def start_report(session_id: int, fmt: str) -> ReportStream:
         if status in REFUSALS:
             raise REFUSALS[status](message)  # answered as every other 404 and 409
         raise ReportFailed(status, str(header.get("code", "build_failed")), message)
-    return ReportStream(builder, int(header["bytes"]), first, float(header.get("build_s", 0.0)))
+    return ReportStream(builder, int(header["bytes"]), first, float(header.get("build_s", 0.0)),
+                        float(header.get("build_cpu_s", 0.0)))

@@ -9,8 +9,9 @@ judges and hosts: that process only passes the bytes on.
 The protocol, over the builder's standard input and output (pipes held by the serving process):
 
 - a request is one line of JSON, {"session": <id>, "format": <one of reports.render.REPORT_FORMATS>};
-- the answer is one line of JSON, then the body: {"ok": true, "bytes": N, "build_s": S} followed by
-  exactly N bytes of the report in that format, or {"ok": false, "status": 404|409|500, "code":
+- the answer is one line of JSON, then the body: {"ok": true, "bytes": N, "build_s": S,
+  "build_cpu_s": C} (the build's wall and CPU time, rendering included) followed by exactly N
+  bytes of the report in that format, or {"ok": false, "status": 404|409|500, "code":
   ..., "message": ...} and nothing more.
 
 The report is built and rendered whole before the first byte is written, so a build that fails
@@ -59,7 +60,7 @@ def answer(request: dict) -> tuple[dict, bytes]:
     if not isinstance(session_id, int) or isinstance(session_id, bool) or fmt not in REPORT_FORMATS:
         return {"ok": False, "status": 400, "code": "invalid",
                 "message": "the report builder got a malformed request"}, b""
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     close_old_connections()
     try:
         session = Session.objects.select_related("run").get(pk=session_id)
@@ -77,7 +78,8 @@ def answer(request: dict) -> tuple[dict, bytes]:
                            "failed (its error is in the server's log)"}, b""
     finally:
         connections.close_all()  # no connection held while idle (nor a transaction)
-    return {"ok": True, "bytes": len(body), "build_s": round(time.perf_counter() - started, 4)}, body
+    return {"ok": True, "bytes": len(body), "build_s": round(time.perf_counter() - started, 4),
+            "build_cpu_s": round(time.process_time() - started_cpu, 4)}, body
 
 
 def serve(requests: int, answers, idle: float) -> int:
