@@ -427,6 +427,8 @@ BLINDJUDGE_MAX_REQUEST_BYTES = env_int("BLINDJUDGE_MAX_REQUEST_BYTES", 160 * 102
 BLINDJUDGE_REPORT_BUILD_TIMEOUT = env_int("BLINDJUDGE_REPORT_BUILD_TIMEOUT", 120, minimum=1)
 BLINDJUDGE_REPORT_BUILDER_IDLE = env_int("BLINDJUDGE_REPORT_BUILDER_IDLE", 600, minimum=0)
 BLINDJUDGE_REPORT_BUILDERS = env_int("BLINDJUDGE_REPORT_BUILDERS", 2, minimum=1)
+# A host opening a revealed session's page starts a builder then, so the download finds it ready.
+BLINDJUDGE_REPORT_BUILDER_PRESTART = env_bool("BLINDJUDGE_REPORT_BUILDER_PRESTART", True)
 # Websocket openings per client address, counted by all server processes together (blindjudge/
 # asgi.py, SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item,
 # session, lock) opens one as it loads, and reconnects with backoff; past the limit the socket is

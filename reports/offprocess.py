@@ -16,9 +16,10 @@ of the serving process, see there for its protocol) and streams its answer on:
   timeout, or dies, mid-report ends the response short of its Content-Length, so the client
   sees an incomplete download, never a shorter file that looks whole.
 
-Builders are started on demand and kept for reuse (starting one costs Python, Django, numpy and
-scipy: over a second) until they have been idle BLINDJUDGE_REPORT_BUILDER_IDLE seconds (0: a new
-builder for every report, which exits after it); at most BLINDJUDGE_REPORT_BUILDERS per serving
+Builders are started on demand (a download, or a host opening a revealed session's page:
+`prestart`) and kept for reuse (starting one costs Python, Django, numpy and scipy: over a second)
+until they have been idle BLINDJUDGE_REPORT_BUILDER_IDLE seconds (0: a new builder for every
+report, which exits after it); at most BLINDJUDGE_REPORT_BUILDERS per serving
 process build at once, a further download waits for one (up to the build timeout). A builder
 whose stream was not read to its end (the client went away) is stopped, not reused. Builders run
 with single-threaded BLAS: on a server the cores are the serving processes', and at a report's
@@ -29,6 +30,7 @@ Nothing here imports numpy, scipy or the report's sections.
 
 import asyncio
 import atexit
+import contextlib
 import json
 import logging
 import os
@@ -101,10 +103,12 @@ class Builder:
             self.process.wait()
         self.process.stdout.close()
 
-    def stop_soon(self, *, kill: bool):
+    def stop_soon(self, *, kill: bool) -> threading.Thread:
         """`stop`, without blocking the caller (the event loop, say)."""
-        threading.Thread(target=self.stop, kwargs={"kill": kill}, daemon=True,
-                         name=f"report-builder-{self.process.pid}-stop").start()
+        thread = threading.Thread(target=self.stop, kwargs={"kill": kill}, daemon=True,
+                                  name=f"report-builder-{self.process.pid}-stop")
+        thread.start()
+        return thread
 
     def ask(self, session_id: int, fmt: str, deadline: float) -> tuple[dict, bytes]:
         """Send one request and wait for its header: (header, the body's first bytes)."""
@@ -162,6 +166,12 @@ class BuilderPool:
         self.ready = threading.Condition()
         self.idle: list[Builder] = []
         self.running = 0
+        self.stopping: list[threading.Thread] = []  # builders being let go, each in a thread
+
+    def let_go(self, builder: Builder, *, kill: bool):
+        thread = builder.stop_soon(kill=kill)
+        with self.ready:
+            self.stopping = [t for t in self.stopping if t.is_alive()] + [thread]
 
     def take(self, deadline: float) -> Builder:
         with self.ready:
@@ -170,8 +180,9 @@ class BuilderPool:
                     builder = self.idle.pop()
                     if builder.reusable():
                         return builder
-                    builder.stop_soon(kill=False)
                     self.running -= 1
+                    thread = builder.stop_soon(kill=False)
+                    self.stopping = [t for t in self.stopping if t.is_alive()] + [thread]
                 if self.running < settings.BLINDJUDGE_REPORT_BUILDERS:
                     self.running += 1
                     break
@@ -192,11 +203,34 @@ class BuilderPool:
             logger.error("the report builder could not be started: %s", error)
             raise ReportFailed(500, "builder_failed", "the report builder could not be started") from None
 
+    def prestart(self):
+        """Start a builder for the pool now, unless one is idle or none may start; returns at
+        once (the builder sets itself up in its own process)."""
+        with self.ready:
+            if any(builder.reusable() for builder in self.idle):
+                return
+            if self.running >= settings.BLINDJUDGE_REPORT_BUILDERS:
+                return
+            self.running += 1
+        try:
+            builder = Builder()
+        except BaseException as error:
+            with self.ready:
+                self.running -= 1
+                self.ready.notify()
+            if not isinstance(error, OSError):
+                raise
+            logger.error("the report builder could not be started: %s", error)
+            return
+        with self.ready:
+            self.idle.append(builder)
+            self.ready.notify()
+
     def give_back(self, builder: Builder, *, reusable: bool):
         builder.last_used = time.monotonic()
         keep = reusable and builder.reusable()
         if not keep:
-            builder.stop_soon(kill=not reusable)
+            self.let_go(builder, kill=not reusable)
         with self.ready:
             if keep:
                 self.idle.append(builder)
@@ -205,12 +239,16 @@ class BuilderPool:
             self.ready.notify()
 
     def stop_all(self):
-        """Stop the idle builders (busy ones are stopped when their report is given back)."""
+        """Stop the idle builders and wait for those being let go (busy ones are stopped when their
+        report is given back)."""
         with self.ready:
             idle, self.idle = self.idle, []
             self.running -= len(idle)
+            stopping, self.stopping = self.stopping, []
         for builder in idle:
             builder.stop(kill=False)
+        for thread in stopping:
+            thread.join(timeout=10)
 
 
 POOL = BuilderPool()
@@ -243,6 +281,11 @@ class ReportStream:
         """Django calls this when the response is done with (also when it never read the stream:
         a HEAD request); a report not read to its end stops its builder."""
         self.finish(complete=self.sent >= self.size)
+
+    def __del__(self):
+        # A stream dropped unread and unclosed would hold its builder's place forever.
+        with contextlib.suppress(Exception):  # at interpreter exit there may be no pool left
+            self.close()
 
     def _take(self, chunk: bytes) -> bytes:
         if not chunk:
@@ -336,6 +379,15 @@ async def _readable(loop, fd: int, timeout: float, timed_out):
         raise timed_out() from None
     finally:
         loop.remove_reader(fd)
+
+
+def prestart():
+    """A host is on a revealed session's page, where the report's links are: start a builder now
+    (BLINDJUDGE_REPORT_BUILDER_PRESTART), so that the download finds it ready instead of waiting
+    the second or two a builder takes to start. Does nothing when one is idle, when none may start,
+    or with BLINDJUDGE_REPORT_BUILDER_IDLE=0; never waits."""
+    if settings.BLINDJUDGE_REPORT_BUILDER_PRESTART and settings.BLINDJUDGE_REPORT_BUILDER_IDLE > 0:
+        POOL.prestart()
 
 
 def start_report(session_id: int, fmt: str) -> ReportStream:

@@ -66,16 +66,16 @@ def mapped_libraries(pid: int) -> set[str]:
     return {name for name in ("numpy", "scipy") if re.search(rf"/{name}(\.libs)?/", maps)}
 
 
-def children(pid: int) -> list[int]:
+def builders_of(pid: int) -> list[int]:
+    """The report builders process `pid` has started and not yet let go."""
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+        try:  # a thread (or a child) may end while we read
+            found += [int(child) for child in (task / "children").read_text().split()
+                      if b"reports.worker" in Path(f"/proc/{child}/cmdline").read_bytes()]
+        except FileNotFoundError:
+            continue
     return found
-
-
-def builders_of(pid: int) -> list[int]:
-    return [child for child in children(pid)
-            if b"reports.worker" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def test_the_servers_download_is_export_reports_file_and_numpy_and_scipy_never_load_in_it(

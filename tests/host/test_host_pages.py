@@ -693,7 +693,9 @@ def test_report_downloads(alice, full_session, report_builders):
         assert response["Content-Disposition"] == f'attachment; filename="{filename}"'
         assert response["Cache-Control"] == "no-store"
         assert "passwd" not in response["Content-Disposition"]
+        assert re.fullmatch(r"build;dur=\d+, build-cpu;dur=\d+", response["Server-Timing"])
         bodies[fmt] = response.getvalue().decode()  # streamed from the builder
+        assert int(response["Content-Length"]) == len(bodies[fmt].encode())
     report = json.loads(bodies["json"])
     assert report["run"]["name"] == HOSTILE_NAME  # the name is in the report, never the header
     assert "Leaky Judge" in bodies["json"] and "Leaky Judge" not in bodies["anon"]

@@ -50,10 +50,12 @@ def builder_pids() -> list[int]:
     """The report builders this (test) process has started and not yet let go."""
     pids = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline")
-            if cmdline.exists() and b"reports.worker" in cmdline.read_bytes():
-                pids.append(int(child))
+        try:  # a thread (or a child) may end while we read
+            for child in (task / "children").read_text().split():
+                if b"reports.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    pids.append(int(child))
+        except FileNotFoundError:
+            continue
     return pids
 
 
@@ -180,5 +182,25 @@ def test_with_every_builder_busy_a_download_waits_then_is_told_so(host, report_b
     assert "every report builder stayed busy" in waited.content.decode()
     holding.getvalue()
     with override_settings(BLINDJUDGE_REPORT_BUILD_TIMEOUT=60):
-        assert alice.get(report_url(session, "csv")).status_code == 200
+        response = alice.get(report_url(session, "csv"))
+    assert response.status_code == 200 and response.getvalue()
     assert len(builder_pids()) == 1
+
+
+@override_settings(BLINDJUDGE_REPORT_BUILDER_PRESTART=True)
+def test_a_revealed_sessions_page_starts_the_builder_its_download_then_uses(host, report_builders):
+    session = revealed(host)
+    alice = client_as(host)
+    page = reverse("host:session", kwargs={"session_id": session.pk})
+    assert alice.get(page).status_code == 200
+    (started,) = builder_pids()
+    assert alice.get(page).status_code == 200  # one is idle: no second
+    response = alice.get(report_url(session))
+    assert response.status_code == 200 and json.loads(response.getvalue())["session"]["id"] == session.pk
+    assert builder_pids() == [started]
+    # Before the reveal the page starts none.
+    report_builders.stop_all()
+    assert gone(started)
+    still_open = a_session(a_run(host), "open")
+    assert alice.get(reverse("host:session", kwargs={"session_id": still_open.pk})).status_code == 200
+    assert builder_pids() == []
