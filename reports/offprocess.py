@@ -79,7 +79,6 @@ class Builder:
         self.fd = self.process.stdout.fileno()
         os.set_blocking(self.fd, False)
         self.last_used = time.monotonic()
-        self.reports = 0
 
     def reusable(self) -> bool:
         idle = settings.BLINDJUDGE_REPORT_BUILDER_IDLE
@@ -88,8 +87,8 @@ class Builder:
 
     def stop(self, *, kill: bool):
         """Let the builder go and wait for it, so no process is left behind: an idle one is told
-        (its input closes and it exits), a busy one killed (`kill`). Blocks up to a second or two:
-        `stop_soon` does it in a thread of its own."""
+        (its input closes and it exits; killed if it has not within 2 s), a busy one killed
+        (`kill`). Blocks up to 2 s: `stop_soon` does it in a thread of its own."""
         if kill:
             self.process.kill()
         try:
@@ -112,7 +111,6 @@ class Builder:
 
     def ask(self, session_id: int, fmt: str, deadline: float) -> tuple[dict, bytes]:
         """Send one request and wait for its header: (header, the body's first bytes)."""
-        self.reports += 1
         try:
             self.process.stdin.write(json.dumps({"session": session_id, "format": fmt}).encode() + b"\n")
             self.process.stdin.flush()
@@ -168,10 +166,14 @@ class BuilderPool:
         self.running = 0
         self.stopping: list[threading.Thread] = []  # builders being let go, each in a thread
 
+    def _stopping(self, thread: threading.Thread):
+        """Keep the thread letting a builder go, for stop_all to wait for (the lock held)."""
+        self.stopping = [t for t in self.stopping if t.is_alive()] + [thread]
+
     def let_go(self, builder: Builder, *, kill: bool):
         thread = builder.stop_soon(kill=kill)
         with self.ready:
-            self.stopping = [t for t in self.stopping if t.is_alive()] + [thread]
+            self._stopping(thread)
 
     def take(self, deadline: float) -> Builder:
         with self.ready:
@@ -181,8 +183,7 @@ class BuilderPool:
                     if builder.reusable():
                         return builder
                     self.running -= 1
-                    thread = builder.stop_soon(kill=False)
-                    self.stopping = [t for t in self.stopping if t.is_alive()] + [thread]
+                    self._stopping(builder.stop_soon(kill=False))
                 if self.running < settings.BLINDJUDGE_REPORT_BUILDERS:
                     self.running += 1
                     break
@@ -192,6 +193,11 @@ class BuilderPool:
                                        "every report builder stayed busy with other reports; try "
                                        "again in a moment")
                 self.ready.wait(remaining)
+        return self._start()
+
+    def _start(self) -> Builder:
+        """A new builder in the place just counted in `running`; the place is given back if the
+        builder cannot start."""
         try:
             return Builder()
         except BaseException as error:
@@ -213,15 +219,9 @@ class BuilderPool:
                 return
             self.running += 1
         try:
-            builder = Builder()
-        except BaseException as error:
-            with self.ready:
-                self.running -= 1
-                self.ready.notify()
-            if not isinstance(error, OSError):
-                raise
-            logger.error("the report builder could not be started: %s", error)
-            return
+            builder = self._start()
+        except ReportFailed:
+            return  # logged; the download will try again and say so
         with self.ready:
             self.idle.append(builder)
             self.ready.notify()
