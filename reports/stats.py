@@ -1,9 +1,11 @@
 """Statistics for the revealed report: pure functions over numbers and numpy arrays.
 
 Nothing here touches Django or the database, so the functions are tested without either. scipy is
-imported lazily, inside the functions that need a distribution, so that importing this module (as
-the processes that serve judges may do) stays cheap; ``tests/reports/test_stats.py`` asserts that importing
-it does not load scipy.
+imported lazily, inside the functions that need a distribution, so that importing this module stays
+cheap; ``tests/reports/test_stats.py`` asserts that importing it does not load scipy. The processes
+that serve pages never import it (the report is built in a builder process, reports/offprocess.py):
+what they compute, a scorecard's Wilson interval and the planner's sample size, is in
+reports/stdlib_stats.py, with the standard library only, and re-exported here.
 
 Turning querysets into the arrays these functions take belongs in reports/loading.py, not here.
 """
