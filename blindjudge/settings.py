@@ -419,6 +419,16 @@ BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES = env_int("BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES
                                              BLINDJUDGE_MAX_BUNDLE_BYTES + 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_HOST_FORM_BYTES = env_int("BLINDJUDGE_MAX_HOST_FORM_BYTES", 2 * 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_REQUEST_BYTES = env_int("BLINDJUDGE_MAX_REQUEST_BYTES", 160 * 1024, minimum=1)
+
+# The revealed report is built by builder processes beside each serving process, never inside it
+# (reports/offprocess.py): a build that takes longer than BLINDJUDGE_REPORT_BUILD_TIMEOUT seconds
+# is stopped (504); a builder idle for BLINDJUDGE_REPORT_BUILDER_IDLE seconds exits (0: a fresh
+# builder for every report); at most BLINDJUDGE_REPORT_BUILDERS build at once per serving process.
+BLINDJUDGE_REPORT_BUILD_TIMEOUT = env_int("BLINDJUDGE_REPORT_BUILD_TIMEOUT", 120, minimum=1)
+BLINDJUDGE_REPORT_BUILDER_IDLE = env_int("BLINDJUDGE_REPORT_BUILDER_IDLE", 600, minimum=0)
+BLINDJUDGE_REPORT_BUILDERS = env_int("BLINDJUDGE_REPORT_BUILDERS", 2, minimum=1)
+# A host opening a revealed session's page starts a builder then, so the download finds it ready.
+BLINDJUDGE_REPORT_BUILDER_PRESTART = env_bool("BLINDJUDGE_REPORT_BUILDER_PRESTART", True)
 # Websocket openings per client address, counted by all server processes together (blindjudge/
 # asgi.py, SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item,
 # session, lock) opens one as it loads, and reconnects with backoff; past the limit the socket is

@@ -24,6 +24,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 if os.environ.get("BLINDJUDGE_TEST_DATABASE_NAME"):
     DATABASES["default"]["NAME"] = os.environ["BLINDJUDGE_TEST_DATABASE_NAME"]
 
+# A revealed session's page starts no report builder ahead of a download: the host pages' tests
+# view many, and download few (tests/reports/test_offprocess.py turns it on where it is tested).
+BLINDJUDGE_REPORT_BUILDER_PRESTART = False
+
 # Tests serve static files from the apps' folders without a collectstatic step; the shipped
 # manifest storage is exercised by tests/test_settings.py, which runs collectstatic for real.
 STORAGES = {**STORAGES, "staticfiles": {  # noqa: F405

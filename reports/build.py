@@ -24,9 +24,8 @@ import gc
 
 from django.utils import timezone
 
-from blindjudge.errors import Conflict
-from judging.models import SessionState
 from reports.loading import load_report_data
+from reports.render import require_revealed
 from reports.sections import (
     blinding,
     builders,
@@ -62,8 +61,7 @@ def build_report(session) -> dict:
 
 
 def _build_report(session) -> dict:
-    if session.state != SessionState.REVEALED:
-        raise Conflict(f"session {session.pk} is {session.state}; the report exists after the reveal")
+    require_revealed(session)
     data = load_report_data(session)
     pooled_by_group = pooled.pooled_by_group(data)  # read by the phase shift and the decision rules
     sections = {

@@ -4,10 +4,12 @@
 --format -> the file name's extension and the content type to serve it with); `render_report`
 makes a format's bytes. The forms themselves are made in reports/export.py (JSON, CSV, JSON Lines,
 the anonymised report) and reports/html.py (the standalone page, whose REPORT_CSP the download sends
-as a header). Nothing here builds a report or imports numpy, so a view module may import this at
-start-up.
+as a header). `require_revealed` is the one check that a report may exist. Nothing here builds a
+report or imports numpy, so a view module may import this at start-up.
 """
 
+from blindjudge.errors import Conflict
+from judging.models import SessionState
 from reports.export import anonymise, to_csv, to_json, to_jsonl
 from reports.html import to_html
 
@@ -20,6 +22,12 @@ REPORT_FORMATS = {
     "anon-jsonl": ("anon.jsonl", "application/jsonl"),
     "html": ("html", "text/html; charset=utf-8"),
 }
+
+
+def require_revealed(session):
+    """Conflict (409) unless the session is revealed: its report exists after the reveal only."""
+    if session.state != SessionState.REVEALED:
+        raise Conflict(f"session {session.pk} is {session.state}; the report exists after the reveal")
 
 
 def render_report(report: dict, fmt: str) -> bytes:

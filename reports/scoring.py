@@ -3,12 +3,13 @@ and the judge's own scorecard (reports/scorecard.py), so that both score exactly
 
 Scores are recall on defective items and the true-negative rate on good ones, each k/n with its
 Wilson 95% interval; a verdict on an item of unknown truth is counted apart, never scored. A model
-review that gave no verdict (abstain) is scored by the run's rule (`scored_verdict`).
+review that gave no verdict (abstain) is scored by the run's rule (`scored_verdict`). Nothing here
+loads numpy or scipy: a judge's scorecard is computed in a process that serves judges.
 """
 
 from accounts.models import AdmittedAs, JudgeStatus
 from content.truth import is_correct, truth_class
-from reports import stats
+from reports.stdlib_stats import wilson_95
 
 # The groups of judges the report keeps apart, in the order it lists them.
 GROUPS = ("invited", "guest", "self_blinded_host", "removed")
@@ -19,7 +20,7 @@ def rate(k: int, n: int) -> dict:
     """k/n with its Wilson 95% interval; with n = 0 there is nothing to bound (all null)."""
     if n == 0:
         return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
-    low, high = stats.wilson_interval(k, n)
+    low, high = wilson_95(k, n)  # reports.stats.wilson_interval's, without loading numpy
     return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
 
 

@@ -1,9 +1,11 @@
 """Statistics for the revealed report: pure functions over numbers and numpy arrays.
 
 Nothing here touches Django or the database, so the functions are tested without either. scipy is
-imported lazily, inside the functions that need a distribution, so that importing this module (as
-the processes that serve judges may do) stays cheap; ``tests/reports/test_stats.py`` asserts that importing
-it does not load scipy.
+imported lazily, inside the functions that need a distribution, so that importing this module stays
+cheap; ``tests/reports/test_stats.py`` asserts that importing it does not load scipy. The processes
+that serve pages never import it (the report is built in a builder process, reports/offprocess.py):
+what they compute, a scorecard's Wilson interval and the planner's sample size, is in
+reports/stdlib_stats.py, with the standard library only, and re-exported here.
 
 Turning querysets into the arrays these functions take belongs in reports/loading.py, not here.
 """
@@ -19,6 +21,10 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
+
+# The statistics a serving process computes too, in the standard library only (no numpy, no
+# scipy): re-exported here with the rest.
+from reports.stdlib_stats import paired_sample_plan, paired_sample_size, wilson_bounds
 
 __all__ = [
     "RULE_OPERATORS",
@@ -37,6 +43,7 @@ __all__ = [
     "judges_clusters_weights",
     "krippendorff_alpha",
     "mcnemar_exact",
+    "paired_sample_plan",
     "paired_sample_size",
     "sign_flip_p",
     "percentile_interval",
@@ -107,15 +114,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     confidence = _check_probability("confidence", confidence)
     if n == 0:
         raise ValueError("wilson_interval needs n >= 1: with no trials there is no proportion")
-    z = _two_sided_z(confidence)
-    p = successes / n
-    z2 = z * z
-    denominator = 1.0 + z2 / n
-    centre = (p + z2 / (2.0 * n)) / denominator
-    halfwidth = (z / denominator) * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
-    low = 0.0 if successes == 0 else max(0.0, centre - halfwidth)
-    high = 1.0 if successes == n else min(1.0, centre + halfwidth)
-    return (low, high)
+    # The formula is reports.stdlib_stats', which the judges' scorecards use without numpy/scipy.
+    return wilson_bounds(successes, n, _two_sided_z(confidence))
 
 
 # --- paired comparisons --------------------------------------------------------------------------
@@ -147,59 +147,6 @@ def mcnemar_exact(b: int, c: int) -> float:
     from scipy.stats import binom  # noqa: PLC0415 - lazy, see module docstring
 
     return float(min(1.0, 2.0 * binom.cdf(min(b, c), n, 0.5)))
-
-
-def paired_sample_size(psi: float, delta: float, alpha: float = 0.05, power: float = 0.80) -> int:
-    """Number of pairs for McNemar's test to detect a difference delta with the given power.
-
-    With ψ the expected share of discordant pairs (p10 + p01), δ the difference in proportions
-    (p10 - p01), two-sided level α and power 1 - β::
-
-        n = ( z_{1-α/2} · √ψ  +  z_{1-β} · √(ψ - δ²) )² / δ²
-
-    rounded up to the next whole pair (z from ``scipy.stats.norm.ppf``; a value within 1e-9 of an
-    integer is not pushed up by rounding noise). E.g. ψ = 0.25, δ = 0.15 gives 85; ψ = 0.10,
-    δ = 0.05 gives 312.
-
-    Source: R. J. Connor (1987), "Sample size for testing differences in proportions for the
-    paired-sample design", Biometrics 43:207-211.
-
-    Raises ValueError unless 0 < δ, δ² < ψ <= 1, 0 < alpha < 1 and 0 < power < 1.
-    """
-    for name, value in (("psi", psi), ("delta", delta)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-            raise ValueError(f"{name} must be a number, got {value!r}")
-    psi = float(psi)
-    delta = float(delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be strictly between 0 and 1, got {delta}")
-    if not 0.0 < psi <= 1.0:
-        raise ValueError(f"psi (share of discordant pairs) must be in (0, 1], got {psi}")
-    if not delta * delta < psi:
-        raise ValueError(
-            f"psi must exceed delta squared (the discordant share bounds the difference): "
-            f"psi={psi}, delta²={delta * delta}"
-        )
-    alpha = _check_probability("alpha", alpha)
-    power = _check_probability("power", power)
-    from scipy.stats import norm  # noqa: PLC0415 - lazy, see module docstring
-
-    z_alpha = float(norm.ppf(1.0 - alpha / 2.0))
-    z_power = float(norm.ppf(power))
-    n = (z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta * delta)) ** 2 / (delta * delta)
-    return max(1, math.ceil(n - 1e-9))
-
-
-def paired_sample_plan(psi: float, delta: float, alpha: float = 0.05, power: float = 0.80) -> dict:
-    """paired_sample_size with its working shown, as the host's planner prints it: the two z
-    values and n before rounding up. Raises ValueError as paired_sample_size does."""
-    n = paired_sample_size(psi, delta, alpha=alpha, power=power)
-    from scipy.stats import norm  # noqa: PLC0415 - lazy, see module docstring
-
-    z_alpha, z_power = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
-    exact = (z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta ** 2)) ** 2 / delta ** 2
-    return {"n": n, "psi": psi, "delta": delta, "alpha": alpha, "power": power,
-            "z_alpha": z_alpha, "z_power": z_power, "exact": exact}
 
 
 # --- agreement -----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from django.test import Client
 
 from judging import immutability
 from judging.services import guest_join, guests_configure, judge_remove
+from reports.offprocess import POOL
 from tests.support import github_standin
 from tests.worlds import a_github_judge, a_host, a_run, a_session, advance, invite_and_join
 
@@ -158,3 +159,17 @@ def fresh_channel_layer():
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+@pytest.fixture
+def report_builders(transactional_db, monkeypatch):
+    """For a test that downloads a report: the download is built by a builder process
+    (reports/offprocess.py) that reads the database itself, so the test's rows must be committed
+    (this fixture makes the test transactional) and the builder must join this run's test
+    database, by name (blindjudge/settings_test.py). Builders are let go before and after, so
+    none started for another database is reused, and none outlives the test's rows. Yields the
+    pool of this (test) process's builders."""
+    monkeypatch.setenv("BLINDJUDGE_TEST_DATABASE_NAME", str(connection.settings_dict["NAME"]))
+    POOL.stop_all()
+    yield POOL
+    POOL.stop_all()

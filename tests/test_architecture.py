@@ -34,6 +34,11 @@ VIOLATIONS = [
      "import judging.selectors.host"),
     ("The judge's pages read only the judge selectors", "judge/consumers.py",
      "import judging.selectors.live"),
+    ("The serving process never loads numpy or scipy", "host/views/reports.py",
+     "import reports.build"),
+    ("The serving process never loads numpy or scipy", "judge/views.py", "import scipy.stats"),
+    # through the judge's scorecard: judge.views -> reports.scorecard -> reports.scoring
+    ("The serving process never loads numpy or scipy", "reports/scoring.py", "import numpy"),
     ("Only the URL and websocket routing modules import the pages", "blindjudge/wsgi.py",
      "import host.urls"),
     ("The project package's shared modules import none of the apps", "blindjudge/links.py",

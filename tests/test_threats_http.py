@@ -658,7 +658,9 @@ def test_case_13_codes_and_orders_are_drawn_per_judge_and_position_is_independen
     assert chi2_contingency(correlated).pvalue < 1e-10
 
 
-def test_case_14_another_hosts_ids_are_the_same_404_as_ids_that_do_not_exist(host, other_host, client):
+@pytest.mark.django_db(transaction=True)
+def test_case_14_another_hosts_ids_are_the_same_404_as_ids_that_do_not_exist(host, other_host, client,
+                                                                              report_builders):
     session = import_session(host, make_bundle())
     _, judge = join(client, session)
     answer_all(client, session, judge)

@@ -15,6 +15,7 @@ from host.views.common import (
 from judging.models import SessionState
 from judging.selectors.host import blinding_check, item_truth_counts
 from judging.services import redactions_accept, redactions_withdraw, text_limit
+from reports.stdlib_stats import paired_sample_plan
 
 
 def _blinding_page(request, session, accept_form=None, error=None, status=200):
@@ -91,10 +92,8 @@ def planner(request, session):
         data = form.cleaned_data
         alpha = 0.05 if data["alpha"] is None else data["alpha"]
         power = 0.80 if data["power"] is None else data["power"]
-        from reports import stats  # noqa: PLC0415 - reports and numpy load only where the host needs them
-
         try:
-            result = stats.paired_sample_plan(data["psi"], data["delta"], alpha=alpha, power=power)
+            result = paired_sample_plan(data["psi"], data["delta"], alpha=alpha, power=power)
         except ValueError as problem:
             error = str(problem)
     return render_host_page(request, "host/planner.html", {

@@ -24,6 +24,7 @@ from judging.services import (
     session_reveal,
     session_update_draft,
 )
+from reports.offprocess import prestart as prestart_report_builder
 from reports.render import REPORT_FORMATS
 
 
@@ -56,6 +57,8 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
 
 @for_host_session
 def session_detail(request, session):
+    if session.state == SessionState.REVEALED:
+        prestart_report_builder()  # the report's links are on this page
     return _session_page(request, session)
 
 

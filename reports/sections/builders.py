@@ -209,23 +209,29 @@ def _human(data: ReportData, builder_index: dict, task_index: dict):
             column_builder.append(builder_index[c.builder_id])
             column_task.append(task_index[c.task_id])
     columns = np.asarray(columns, dtype=np.int64)
-    column_builder = np.asarray(column_builder, dtype=np.int64)
-    # item × task indicator, one per builder: a judges × items matrix times it sums per task
-    onehot = np.zeros((columns.size, n_tasks))
-    onehot[np.arange(columns.size), np.asarray(column_task, dtype=np.int64)] = 1.0
+    # each column's (builder, task) cell, numbered builder-major
+    cells = (np.asarray(column_builder, dtype=np.int64) * n_tasks
+             + np.asarray(column_task, dtype=np.int64))
     group_of = np.asarray(data.judges.groups, dtype=object)
     human, judged = {}, 0
     for phase in (1, 2):
         for group in groups:
             says = data.verdicts.says[phase][np.ix_(np.flatnonzero(group_of == group), columns)]
-            passed, locked = (says == 0).astype(np.float64), (says >= 0).astype(np.float64)
-            k = np.stack([passed[:, column_builder == b] @ onehot[column_builder == b]
-                          for b in range(n_builders)])
-            n = np.stack([locked[:, column_builder == b] @ onehot[column_builder == b]
-                          for b in range(n_builders)])
-            human[(phase, group)] = (k, n)
+            passed, locked = says == 0, says >= 0
+            human[(phase, group)] = (_cell_sums(passed, cells, n_builders, n_tasks),
+                                     _cell_sums(locked, cells, n_builders, n_tasks))
             judged += int(locked.sum())
     return (None if judged else NO_JUDGES_REASON), groups, human
+
+
+def _cell_sums(matrix, cells, n_builders: int, n_tasks: int):
+    """builders × judges × tasks sums of a judges × columns 0/1 matrix, each column added to its
+    (builder, task) cell: one bincount (a product with a columns × tasks indicator per builder
+    gave the same whole numbers, in a fifth of a second at 30 judges × 1,500 copies)."""
+    judges, size = matrix.shape[0], n_builders * n_tasks
+    flat = (np.arange(judges, dtype=np.int64)[:, None] * size + cells[None, :]).ravel()
+    sums = np.bincount(flat, weights=matrix.ravel().astype(np.float64), minlength=judges * size)
+    return np.ascontiguousarray(sums.reshape(judges, n_builders, n_tasks).transpose(1, 0, 2))
 
 
 def _reviewer_sums(data: ReportData, builder_index: dict, task_index: dict) -> list:
@@ -461,17 +467,31 @@ def paired_difference(k_a, n_a, k_b, n_b, units, *, resamples: int = RESAMPLES,
         "p_value": stats.sign_flip_p(np.bincount(index, weights=d, minlength=len(numbers)),
                                      seed=seed),
     })
+    # The draws give every task of a unit the unit's weight, so each resampled sum is a sum over
+    # units of (draws of the unit) × (the unit's total): summed per unit first, the products
+    # shrink from tasks to units (25 times at 300 tasks in 12 clusters). Every term is a whole
+    # number far below 2**53, so the sums, and every figure, are exactly those over tasks.
+    first = np.unique(index, return_index=True)[1]  # each unit's first task, in unit order
     sums = None
     if two_way and (len(numbers) >= 2 or ka.shape[0] >= 2):
         judge_weights, unit_weights = stats.judges_clusters_weights(
             ka.shape[0], labels, resamples=resamples, seed=seed)
-        sums = stats.resampled_sums(arrays, judge_weights, unit_weights)
+        sums = stats.resampled_sums([_unit_sums(x, index, len(numbers)) for x in arrays],
+                                    judge_weights, unit_weights[:, first])
     elif not two_way and len(numbers) >= 2:
         weights = stats.cluster_weights(labels, resamples=resamples, seed=seed)
-        sums = (weights @ np.stack([x[0] for x in arrays], axis=1)).T
+        by_unit = np.stack([_unit_sums(x, index, len(numbers))[0] for x in arrays], axis=1)
+        sums = (weights[:, first] @ by_unit).T
     if sums is not None:
         with np.errstate(invalid="ignore", divide="ignore"):
             estimates = sums[0] / sums[1] - sums[2] / sums[3]
         low, high = stats.percentile_interval(estimates)
         result.update({"low": finite(low), "high": finite(high)})
     return result
+
+
+def _unit_sums(matrix, index, n_units: int):
+    """rows × units sums of a rows × tasks matrix, each task added to its unit (index[t])."""
+    rows = matrix.shape[0]
+    flat = (np.arange(rows, dtype=np.int64)[:, None] * n_units + index[None, :]).ravel()
+    return np.bincount(flat, weights=matrix.ravel(), minlength=rows * n_units).reshape(rows, n_units)

@@ -14,6 +14,8 @@ per reviewer and over all."""
 from collections import defaultdict
 from itertools import combinations
 
+import numpy as np
+
 from content.truth import truth_class
 from reports.groups import SEAL_GROUPS, SEALS
 from reports.loading import Bundle, ReportData
@@ -101,34 +103,42 @@ def reviewer_pairs(cells, main_reviews, copy_by_pk, abstain_scoring: str) -> lis
     one), same_condition, and shown_by_default — different models under the same condition, the
     comparison a host runs reviewers side by side for; the others (one model under two conditions,
     or different models under different conditions) are in the JSON for whoever wants them."""
-    verdicts = defaultdict(dict)
+    # Each cell's scored verdicts as one code per copy (0 not reviewed, 1 not failed, 2 failed,
+    # 3 left out: an abstention under excluded), so each pair is counted by array operations: at
+    # 20 cells × 1,500 copies the per-copy loop over 190 pairs took most of a second.
+    index = {pk: i for i, pk in enumerate(copy_by_pk)}
+    classes = [truth_class(c.truth) for c in copy_by_pk.values()]
+    defective = np.array([cls == "defective" for cls in classes], dtype=bool)
+    good = np.array([cls == "good" for cls in classes], dtype=bool)
+    codes = {}
     for review in main_reviews:
-        verdicts[(review.reviewer_id, review.condition)][review.copy_id] = scored_verdict(
-            review.verdict, abstain_scoring)
+        cell = (review.reviewer_id, review.condition)
+        if cell not in codes:
+            codes[cell] = np.zeros(len(index), dtype=np.int8)
+        verdict = scored_verdict(review.verdict, abstain_scoring)
+        codes[cell][index[review.copy_id]] = 3 if verdict is None else 2 if verdict == "fail" else 1
+    nothing = np.zeros(len(index), dtype=np.int8)
     pairs = []
     for (first, first_condition), (second, second_condition) in combinations(cells, 2):
-        a, b = verdicts[(first.pk, first_condition)], verdicts[(second.pk, second_condition)]
-        reviewed = a.keys() & b.keys()
-        common = {c for c in reviewed if a[c] is not None and b[c] is not None}
-        caught = defective = passed = good = 0
-        for copy_pk in common:
-            cls = truth_class(copy_by_pk[copy_pk].truth)
-            either_failed = "fail" in (a[copy_pk], b[copy_pk])
-            if cls == "defective":
-                defective += 1
-                caught += either_failed
-            elif cls == "good":
-                good += 1
-                passed += not either_failed
+        a = codes.get((first.pk, first_condition), nothing)
+        b = codes.get((second.pk, second_condition), nothing)
+        reviewed = (a > 0) & (b > 0)
+        common = reviewed & (a != 3) & (b != 3)
+        either_failed = (a == 2) | (b == 2)
+        copies = int(np.count_nonzero(common))
+        defective_common, good_common = common & defective, common & good
+        caught = int(np.count_nonzero(defective_common & either_failed))
+        passed = int(np.count_nonzero(good_common & ~either_failed))
         same_model = first.model.casefold() == second.model.casefold()
         same_condition = first_condition == second_condition
         pairs.append({"reviewers": [first.bundle_id, second.bundle_id],
                       "conditions": [first_condition, second_condition],
                       "same_model": same_model, "same_condition": same_condition,
                       "shown_by_default": same_condition and not same_model,
-                      "copies": len(common),
-                      "dropped_abstentions": len(reviewed) - len(common),
-                      "catch_rate": rate(caught, defective), "tnr": rate(passed, good)})
+                      "copies": copies,
+                      "dropped_abstentions": int(np.count_nonzero(reviewed)) - copies,
+                      "catch_rate": rate(caught, int(np.count_nonzero(defective_common))),
+                      "tnr": rate(passed, int(np.count_nonzero(good_common)))})
     return pairs
 
 

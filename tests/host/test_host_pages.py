@@ -678,8 +678,8 @@ def test_close_reopen_and_reveal_with_confirmation(alice, open_session):
     assert AuditEvent.objects.filter(session_id=pk, action="session.revealed").count() == 1
 
 
-@pytest.mark.django_db
-def test_report_downloads(alice, full_session):
+@pytest.mark.django_db(transaction=True)
+def test_report_downloads(alice, full_session, report_builders):
     pk = full_session.pk
     expected = {
         "json": ("application/json", f"blindjudge-session-{pk}-report.json"),
@@ -696,7 +696,9 @@ def test_report_downloads(alice, full_session):
         assert response["Content-Disposition"] == f'attachment; filename="{filename}"'
         assert response["Cache-Control"] == "no-store"
         assert "passwd" not in response["Content-Disposition"]
-        bodies[fmt] = response.content.decode()
+        assert re.fullmatch(r"build;dur=\d+, build-cpu;dur=\d+", response["Server-Timing"])
+        bodies[fmt] = response.getvalue().decode()  # streamed from the builder
+        assert int(response["Content-Length"]) == len(bodies[fmt].encode())
     report = json.loads(bodies["json"])
     assert report["run"]["name"] == HOSTILE_NAME  # the name is in the report, never the header
     assert "Leaky Judge" in bodies["json"] and "Leaky Judge" not in bodies["anon"]
@@ -710,8 +712,8 @@ def test_report_downloads(alice, full_session):
     assert alice.get(url("report", session_id=pk, fmt="exe")).status_code == 404
 
 
-@pytest.mark.django_db
-def test_the_html_report_opens_in_the_browser_under_its_own_policy(alice, full_session):
+@pytest.mark.django_db(transaction=True)
+def test_the_html_report_opens_in_the_browser_under_its_own_policy(alice, full_session, report_builders):
     pk = full_session.pk
     response = alice.get(url("report", session_id=pk, fmt="html"))
     assert response.status_code == 200
@@ -721,14 +723,14 @@ def test_the_html_report_opens_in_the_browser_under_its_own_policy(alice, full_s
     assert response["Content-Security-Policy"] == REPORT_CSP
     assert response["Cache-Control"] == "no-store"
     assert response["Referrer-Policy"] == "no-referrer"
-    body = response.content.decode()
+    body = response.getvalue().decode()
     assert body.startswith("<!DOCTYPE html>") and "Leaky Judge" in body
     assert HOSTILE_NAME not in body and "<script" not in body
     assert url("report", session_id=pk, fmt="html") in page(alice.get(url("session", session_id=pk)))
 
 
-@pytest.mark.django_db
-def test_the_csv_download_neutralises_formulas(alice, host):
+@pytest.mark.django_db(transaction=True)
+def test_the_csv_download_neutralises_formulas(alice, host, report_builders):
     bundle = make_bundle(reviews=[
         {"reviewer": "r1", "copy": "c1", "verdict": "pass", "reason": "=HYPERLINK(\"x\")"},
         {"reviewer": "r1", "copy": "c2", "verdict": "fail", "reason": "@SUM(A1)"},
@@ -741,7 +743,7 @@ def test_the_csv_download_neutralises_formulas(alice, host):
     phase_lock(judge=judge, phase=1)
     advance(session, "revealed")
     response = alice.get(url("report", session_id=session.pk, fmt="csv"))
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     reasons = {row["reason"] for row in rows}
     assert {"'=HYPERLINK(\"x\")", "'@SUM(A1)", "'+1-2", "'-cmd"} <= reasons
     assert not any(reason.startswith(("=", "+", "-", "@")) for reason in reasons)
@@ -753,9 +755,9 @@ MORE_FORMULA_PREFIXES = (" ", "\u00a0", "\n", ";", "\uff1d", "\uff0b", "\uff0d",
                          "\u3000")
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_the_csv_download_neutralises_cells_starting_with_whitespace_semicolons_and_wide_signs(
-        alice, host):
+        alice, host, report_builders):
     pairs = [(r, c) for r in ("r1", "r2") for c in ("c1", "c2", "c3", "c4", "c5", "c6")]
     reasons = {pair: prefix + "=1+2" for pair, prefix in zip(pairs, MORE_FORMULA_PREFIXES, strict=False)}
     bundle = make_bundle(reviews=[
@@ -770,7 +772,7 @@ def test_the_csv_download_neutralises_cells_starting_with_whitespace_semicolons_
     phase_lock(judge=judge, phase=1)
     advance(session, "revealed")
     response = alice.get(url("report", session_id=session.pk, fmt="csv"))
-    rows = list(csv.DictReader(io.StringIO(response.content.decode(), newline="")))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode(), newline="")))
     model = {(row["rater"], row["copy"]): row["reason"] for row in rows
              if row["rater_kind"] == "model"}
     assert model == {pair: "'" + reason for pair, reason in reasons.items()}

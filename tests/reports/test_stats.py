@@ -8,6 +8,7 @@ Also the worked examples of the papers each function cites.
 """
 
 import math
+import os
 import subprocess
 import sys
 from fractions import Fraction
@@ -15,9 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reports import stats, stdlib_stats
 from reports.stats import (
     bootstrap_judges_items,
     cluster_bootstrap,
@@ -33,6 +36,7 @@ from reports.stats import (
     judges_items_weights,
     krippendorff_alpha,
     mcnemar_exact,
+    paired_sample_plan,
     paired_sample_size,
     percentile_interval,
     resampled_sums,
@@ -65,6 +69,49 @@ def test_importing_stats_does_not_load_scipy_or_django():
         timeout=60,
     )
     assert result.stdout.strip() == "False False"
+
+
+def test_the_serving_processes_statistics_load_neither_numpy_nor_scipy():
+    """A judge's scorecard (reports.scoring, reports.scorecard) and the host's planner
+    (reports.stdlib_stats) are computed in the serving process; numpy and scipy stay out of it."""
+    code = ("import sys, reports.stdlib_stats, reports.scoring, reports.offprocess, reports.render; "
+            "print('numpy' in sys.modules, 'scipy' in sys.modules)")
+    result = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
+        [sys.executable, "-c", "import django; django.setup(); " + code],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "blindjudge.settings_test"})
+    assert result.stdout.strip().splitlines()[-1] == "False False"
+
+
+def test_the_plain_wilson_interval_is_the_reports_bit_for_bit():
+    """stdlib_stats.Z_95 is scipy's 97.5% normal quantile exactly, so the scorecard's intervals
+    (wilson_95, no scipy) are the report's (wilson_interval), float for float."""
+    assert stdlib_stats.Z_95 == float(scipy.stats.norm.ppf(0.975))
+    assert stdlib_stats.Z_95 == stats._two_sided_z(0.95)
+    for n in range(1, 301):
+        for k in range(n + 1):
+            assert stdlib_stats.wilson_95(k, n) == wilson_interval(k, n), (k, n)
+    for bad, message in (((3, 2), "at most n"), ((0, 0), "n >= 1"), ((True, 2), "successes"),
+                         ((1.5, 2), "successes"), ((-1, 2), "successes")):
+        with pytest.raises(ValueError, match=message):
+            stdlib_stats.wilson_95(*bad)
+
+
+def test_the_planners_normal_quantiles_are_scipys():
+    """The planner's z values come from the standard library (NormalDist) and agree with
+    scipy.stats.norm.ppf to 1e-12; its sample sizes are those of scipy's quantiles."""
+    for psi, delta in ((0.25, 0.15), (0.10, 0.05), (0.5, 0.3), (0.9, 0.05), (1.0, 0.99)):
+        for alpha in (0.001, 0.01, 0.05, 0.1, 0.2):
+            for power in (0.5, 0.8, 0.9, 0.95, 0.99):
+                plan = paired_sample_plan(psi, delta, alpha=alpha, power=power)
+                z_alpha = float(scipy.stats.norm.ppf(1 - alpha / 2))
+                z_power = float(scipy.stats.norm.ppf(power))
+                assert plan["z_alpha"] == pytest.approx(z_alpha, rel=1e-12, abs=1e-12)
+                assert plan["z_power"] == pytest.approx(z_power, rel=1e-12, abs=1e-12)
+                exact = ((z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta ** 2)) ** 2
+                         / delta ** 2)
+                assert plan["n"] == max(1, math.ceil(exact - 1e-9))
+                assert paired_sample_size(psi, delta, alpha=alpha, power=power) == plan["n"]
 
 
 # --- Wilson --------------------------------------------------------------------------------------
