@@ -24,6 +24,7 @@ import numpy as np
 
 # The statistics a serving process computes too, in the standard library only (no numpy, no
 # scipy): re-exported here with the rest.
+from reports.stdlib_stats import check_probability as _check_probability
 from reports.stdlib_stats import paired_sample_plan, paired_sample_size, wilson_bounds
 
 __all__ = [
@@ -61,16 +62,6 @@ def _check_count(name: str, value: Any) -> int:
     value = int(value)
     if value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value}")
-    return value
-
-
-def _check_probability(name: str, value: Any) -> float:
-    """Return ``value`` as a float if it lies strictly between 0 and 1, else raise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
-    value = float(value)
-    if not 0.0 < value < 1.0:  # also false for NaN
-        raise ValueError(f"{name} must be strictly between 0 and 1, got {value}")
     return value
 
 

@@ -49,7 +49,8 @@ def wilson_95(successes: int, n: int) -> tuple[float, float]:
     return wilson_bounds(int(successes), int(n), Z_95)
 
 
-def _probability(name: str, value) -> float:
+def check_probability(name: str, value) -> float:
+    """Return ``value`` as a float if it lies strictly between 0 and 1, else raise ValueError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
     value = float(value)
@@ -95,8 +96,8 @@ def paired_sample_plan(psi: float, delta: float, alpha: float = 0.05, power: flo
             f"psi must exceed delta squared (the discordant share bounds the difference): "
             f"psi={psi}, delta²={delta * delta}"
         )
-    alpha = _probability("alpha", alpha)
-    power = _probability("power", power)
+    alpha = check_probability("alpha", alpha)
+    power = check_probability("power", power)
     normal = NormalDist()
     z_alpha, z_power = normal.inv_cdf(1.0 - alpha / 2.0), normal.inv_cdf(power)
     exact = (z_alpha * math.sqrt(psi) + z_power * math.sqrt(psi - delta * delta)) ** 2 / (delta * delta)
