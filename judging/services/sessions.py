@@ -358,7 +358,12 @@ def _claim_opening(session: Session, opener: str) -> tuple[Session, str]:
 
 
 def _still_claimed(session: Session, opener: str, **fields) -> None:
-    """Refresh the claim (and store `fields` on the render row); refuse if it was taken over."""
+    """Refresh the claim (and store `fields` on the render row); refuse if it was taken over.
+
+    Locks the session row first, the order every opening takes (session, then claim): the renders
+    stored after this need the session row for their foreign key, and a second opening holding
+    the session while it waits for the claim would otherwise deadlock with this batch."""
+    Session.objects.select_for_update(no_key=True).filter(pk=session.pk).values_list("pk").first()
     if not SessionRender.objects.filter(session=session, opener=opener).update(
             opener_seen_at=timezone.now(), **fields):
         raise Conflict(f"cannot open: another opening of session {session.pk} took over")

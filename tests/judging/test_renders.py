@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
@@ -161,6 +161,38 @@ def test_a_second_opening_while_one_renders_is_refused_and_the_session_opens_onc
     assert [e.actor for e in opened] == ["first"]
     assert CopyRender.objects.filter(session=session).count() == 12
     assert renders_of(session)["complete"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_a_second_opening_between_its_two_locks_never_deadlocks_a_rendering_batch(host, monkeypatch):
+    """The second opening locks the session row, then the render claim. A rendering batch stores
+    renders whose foreign key needs the session row (KEY SHARE): had it taken the claim first, the
+    two would wait on each other and PostgreSQL would kill one (CI saw this once). Held here at the
+    worst moment: the session locked, the batch made to wait on it, then the claim taken."""
+    monkeypatch.setattr(renders, "BATCH_ROWS", 1)
+    session = a_session(a_run(host, big_bundle(12, 300_000)), "draft")
+    thread, errors, _ = in_thread(lambda: session_open(session=session, actor="first"))
+    wait_for(lambda: CopyRender.objects.filter(session=session).exists(),
+             "the first opening storing a render", alive=thread)
+
+    def waiting_on_a_lock() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'")
+            return cursor.fetchone()[0] > 0
+
+    with transaction.atomic():
+        Session.objects.select_for_update().get(pk=session.pk)
+        wait_for(waiting_on_a_lock, "the rendering batch waiting on the locked session", alive=thread)
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '20s'")
+        claim = SessionRender.objects.select_for_update().get(session=session)
+        assert claim.opener  # the first opening's claim, read without waiting on its batch
+    thread.join(300)
+    assert not errors, errors
+    session.refresh_from_db()
+    assert session.state == SessionState.OPEN
 
 
 @pytest.mark.django_db(transaction=True)
