@@ -8,12 +8,13 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from accounts.models import AdmittedAs, Credential, CredentialKind, JudgeStatus
+from accounts.models import AdmittedAs, Credential, CredentialKind, Invitation, Judge, JudgeStatus
 from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
-from judging.models import Run, Session, Task
+from judging.models import Run, Session, SessionState, Task
+from judging.selectors.live import last_activity
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
 # of KB at 1,000 items) that almost no page reads; decoding them on every request cost more than
@@ -225,6 +226,8 @@ def invitation_rows(session: Session) -> list[dict]:
     }
     now = timezone.now()
     rows = []
+    last_active = dict(Judge.objects.filter(session=session, invitation__isnull=False)
+                       .annotate(at=last_activity()).values_list("pk", "at"))
     for invitation in session.invitations.select_related("judge").order_by("pk"):
         credential = join_links.get(invitation.pk)
         if invitation.judge_id:
@@ -243,8 +246,20 @@ def invitation_rows(session: Session) -> list[dict]:
             "invitation": invitation, "status": status_text,
             "expires_at": credential.expires_at if credential else None,
             "by": "GitHub login" if invitation.github_login else "join link",
+            "joined": invitation.judge_id is not None,
+            "last_active_at": last_active.get(invitation.judge_id),
+            # A lost link is reissued while the invitee has not joined (after, their resume link).
+            "can_reissue": (not invitation.judge_id and not invitation.github_login
+                            and session.state != SessionState.REVEALED),
         })
     return rows
+
+
+def invitation_of_session(session: Session, invitation_id: int) -> Invitation:
+    invitation = session.invitations.filter(pk=invitation_id).first()
+    if invitation is None:
+        raise NotFound(f"no invitation {invitation_id} in this session")
+    return invitation
 
 
 def guest_overview(session: Session) -> dict:

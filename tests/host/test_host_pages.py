@@ -100,7 +100,8 @@ def every_pattern():
 
 def kwargs_for(pattern, *, session, judge_number=1):
     values = {"run_id": session.run_id, "session_id": session.pk, "position": 0,
-              "number": judge_number, "fmt": "json"}
+              "number": judge_number, "fmt": "json",
+              "invitation_id": session.invitations.order_by("pk").values_list("pk", flat=True).first() or 1}
     return {name: values[name] for name in pattern.pattern.converters}
 
 
