@@ -194,6 +194,17 @@ def session_progress(session: Session) -> dict:
     )
 
 
+def session_lock_counts(session: Session) -> dict:
+    """Of the session's active judges: how many, how many never locked phase 1, and how many
+    locked phase 1 but not phase 2."""
+    return session.judges.filter(status=JudgeStatus.ACTIVE).aggregate(
+        active=Count("id"),
+        never_locked=Count("id", filter=Q(phase1_locked_at__isnull=True)),
+        phase2_unlocked=Count("id", filter=Q(phase1_locked_at__isnull=False,
+                                             phase2_locked_at__isnull=True)),
+    )
+
+
 def session_events(session: Session, limit: int = 100) -> list[dict]:
     """The session's audit log, newest first, each event's details as one line."""
     return [

@@ -518,7 +518,7 @@ def test_invite_by_github_refuses_what_github_would_never_issue_and_stores_nothi
 
 
 def test_invite_refusals(open_session, session_id):
-    with pytest.raises(CommandError, match="one of the arguments --name --github is required"):
+    with pytest.raises(CommandError, match="one of the arguments --name --github --names-file is required"):
         call_command("invite", session_id)
     assert refused("invite", session_id, "--name", "evil\u202ename") == (
         "name: control and direction characters are not allowed")
@@ -921,9 +921,9 @@ def test_commands_in_a_process_never_prompt_and_exit_non_zero_on_bad_input(cli_e
     # A usage error: argparse's exit status 2, and with --json a JSON refusal on stdout.
     done = manage(cli_env, "invite", "1", "--json")
     assert done.returncode == 2
-    assert json.loads(done.stdout) == {"ok": False, "error": "invalid",
-                                       "message": "one of the arguments --name --github is required"}
-    assert "manage.py invite: error: one of the arguments --name --github is required" in done.stderr
+    usage = "one of the arguments --name --github --names-file is required"
+    assert json.loads(done.stdout) == {"ok": False, "error": "invalid", "message": usage}
+    assert f"manage.py invite: error: {usage}" in done.stderr
 
 
 def test_verify_report_in_a_process(cli_env, exported_report, tmp_path):
