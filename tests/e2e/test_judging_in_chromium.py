@@ -638,6 +638,9 @@ def _assert_frame_is_opaque(page):
 
 
 def _assert_every_control_labelled(page):
+    # Controls inside a closed <details> (the progress rows' action menus) have no accessible
+    # name until it opens: open them all, so theirs are checked too.
+    page.evaluate("document.querySelectorAll('main details').forEach(d => d.open = true)")
     controls = page.locator("main").locator(
         "input:not([type=hidden]), select, textarea, button")
     count = controls.count()
