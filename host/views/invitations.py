@@ -26,16 +26,18 @@ from judging.services import (
     invitation_link_reissue,
     invitations_create_bulk,
     invitee_text_from_file,
+    join_links_issue,
 )
 
-# The CSV of join links of the list just invited, kept in the host's server-side session until
-# its one download (like a credential shown once, host/views/__init__.py), per session id.
-PENDING_CSV_KEY = "host:join-links-csv"
+# The invitations of the list just invited, by id, per session id, until their CSV is
+# downloaded: their join links are issued by that download (join_links_issue), in the response
+# that hands them over, so no link is ever stored in clear, not even in the host's session.
+PENDING_LIST_KEY = "host:join-links-pending"
 
 
 def _invitations_page(request, session, name_form=None, github_form=None, list_form=None,
                       error=None, status=200):
-    pending = request.session.get(PENDING_CSV_KEY, {}).get(str(session.pk))
+    pending = request.session.get(PENDING_LIST_KEY, {}).get(str(session.pk))
     return render_host_page(request, "host/invitations.html", {
         "session": session, "run": session.run, "tab": "invitations", "error": error,
         "invitations": invitation_rows(session), "can_invite": session.state != SessionState.REVEALED,
@@ -49,9 +51,9 @@ def _invitations_page(request, session, name_form=None, github_form=None, list_f
 
 @for_host_session
 def invite_list(request, session):
-    """A list of invitees, pasted or uploaded, invited in one service call; their join links go
-    into a CSV the host downloads once (join_links_download). A refused list comes back in the
-    box (an uploaded file's text too), each bad line named."""
+    """A list of invitees, pasted or uploaded, invited in one service call, without links yet:
+    the host downloads their join links once, as a CSV (join_links_download). A refused list
+    comes back in the box (an uploaded file's text too), each bad line named."""
     form = InviteListForm(request.POST, request.FILES)
     listed = {"text": request.POST.get("list-names", "")}
 
@@ -60,10 +62,12 @@ def invite_list(request, session):
         if data.get("upload"):
             upload = data["upload"]
             text = listed["text"] = invitee_text_from_file(upload.name, upload.read())
-        invited = invitations_create_bulk(session=session, actor=actor_of(request), text=text)
-        pending = request.session.get(PENDING_CSV_KEY, {})
-        pending[str(session.pk)] = {"count": len(invited), "csv": join_links_csv(invited)}
-        request.session[PENDING_CSV_KEY] = pending
+        invited = invitations_create_bulk(session=session, actor=actor_of(request), text=text,
+                                          issue_links=False)
+        pending = request.session.get(PENDING_LIST_KEY, {})
+        pending[str(session.pk)] = {"count": len(invited),
+                                    "ids": [one.invitation.pk for one in invited]}
+        request.session[PENDING_LIST_KEY] = pending
         return (f"{len(invited)} people are invited. Download their join links now: the CSV can "
                 "be downloaded once.", session_url(session, "invitations") + "#join-links")
 
@@ -81,19 +85,25 @@ def invite_list(request, session):
 
 @for_host_session
 def join_links_download(request, session):
-    """The CSV of the list just invited, once: the download takes it out of the host's session,
-    so a second request finds nothing (the links exist nowhere else; lost ones are reissued)."""
+    """The CSV of the list just invited, once: this request issues the links (only their hashes
+    are stored) and takes the list out of the host's session, so a second request finds nothing;
+    the service refuses to issue a second set anyway. Lost links are reissued one by one."""
     if request.method != "POST":
         return not_post()
-    pending = request.session.get(PENDING_CSV_KEY, {})
+    pending = request.session.get(PENDING_LIST_KEY, {})
     entry = pending.pop(str(session.pk), None)
-    request.session[PENDING_CSV_KEY] = pending
+    request.session[PENDING_LIST_KEY] = pending
+    gone = ("The join links were already downloaded (or never created): they are shown once. "
+            "Reissue a lost link from the list below.")
     if entry is None:
-        return _invitations_page(
-            request, session, status=410,
-            error="The join links were already downloaded (or never created): they are shown "
-                  "once. Reissue a lost link from the list below.")
-    response = HttpResponse(entry["csv"].encode("utf-8"), content_type="text/csv; charset=utf-8")
+        return _invitations_page(request, session, status=410, error=gone)
+    try:
+        invited = join_links_issue(session=session, invitation_ids=entry["ids"],
+                                   actor=actor_of(request))
+    except Conflict as refusal:
+        return _invitations_page(request, session, status=refusal.status, error=refusal.message)
+    response = HttpResponse(join_links_csv(invited).encode("utf-8"),
+                            content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="session-{session.pk}-join-links.csv"'
     response["Cache-Control"] = "no-store"
     return response

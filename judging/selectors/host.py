@@ -245,7 +245,9 @@ def invitation_rows(session: Session) -> list[dict]:
             status_text = f"joined as {invitation.judge.pseudonym}"
         elif invitation.github_login:
             status_text = "waiting for GitHub sign-in"
-        elif credential is None or credential.revoked_at:
+        elif credential is None:
+            status_text = "no link yet"  # a list's links are issued when their CSV is downloaded
+        elif credential.revoked_at:
             status_text = "link revoked"
         elif credential.used_at:
             status_text = "link used"

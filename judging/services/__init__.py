@@ -37,6 +37,7 @@ from judging.services.admission import (
     invitations_create_bulk,
     invitee_list_parse,
     invitee_text_from_file,
+    join_links_issue,
     join_token_exchange,
     token_sha256,
 )
@@ -163,6 +164,7 @@ __all__ = [
     "invitations_create_bulk",
     "invitee_list_parse",
     "invitee_text_from_file",
+    "join_links_issue",
     "join_token_exchange",
     "judge_erase",
     "judge_github_link",

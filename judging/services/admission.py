@@ -318,7 +318,8 @@ def _shown(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def invitations_create_bulk(*, session: Session, actor: str, text: str) -> list[Invited]:
+def invitations_create_bulk(*, session: Session, actor: str, text: str,
+                            issue_links: bool = True) -> list[Invited]:
     """Invite a list of named people at once, each by a single-use join link (see
     invitee_list_parse for the list's shape).
 
@@ -326,10 +327,12 @@ def invitations_create_bulk(*, session: Session, actor: str, text: str) -> list[
     the list, and names already invited to the session or already judging in it (as the same
     name), each reported by line number in one InvalidLines; then everything is created in one
     transaction, or nothing. Returns each invitation with its join token, in the list's order:
-    the tokens exist in clear only here (stored hashed).
-    Side effects: creates the Invitations and their JOIN credentials (expiring after
-    BLINDJUDGE_JOIN_TOKEN_DAYS); appends one `judge.invited` per invitation (without names).
-    Refused after the reveal.
+    the tokens exist in clear only here (stored hashed). With `issue_links=False` the invitations
+    are created without links (join_token None), for join_links_issue to issue in the response
+    that hands them over (the host's page), so no link exists anywhere before then.
+    Side effects: creates the Invitations and (with issue_links) their JOIN credentials
+    (expiring after BLINDJUDGE_JOIN_TOKEN_DAYS); appends one `judge.invited` per invitation
+    (without names). Refused after the reveal.
     """
     invitees, problems = _invitee_lines(text)
     if not invitees and not problems:
@@ -355,18 +358,52 @@ def invitations_create_bulk(*, session: Session, actor: str, text: str) -> list[
         if any(invitation.pk is None for invitation in invitations):  # a database without RETURNING
             invitations = list(Invitation.objects.filter(session=session)
                                .order_by("-pk")[:len(invitees)])[::-1]
-        expires_at = _join_expiry()
-        tokens = [secrets.token_urlsafe(32) for _ in invitations]
-        Credential.objects.bulk_create(
-            Credential(kind=CredentialKind.JOIN, session=session, invitation=invitation,
-                       token_sha256=token_sha256(token), expires_at=expires_at)
-            for invitation, token in zip(invitations, tokens, strict=True))
         AuditEvent.objects.bulk_create(
             AuditEvent(action="judge.invited", actor=actor, run=session.run, session=session,
                        details={"invitation": invitation.pk, "by": "join_link", "list": True})
             for invitation in invitations)
+        if not issue_links:
+            return [Invited(invitation=invitation, join_token=None, expires_at=None)
+                    for invitation in invitations]
+        return _join_links_create(session, invitations)
+
+
+def _join_links_create(session: Session, invitations: list[Invitation]) -> list[Invited]:
+    expires_at = _join_expiry()
+    tokens = [secrets.token_urlsafe(32) for _ in invitations]
+    Credential.objects.bulk_create(
+        Credential(kind=CredentialKind.JOIN, session=session, invitation=invitation,
+                   token_sha256=token_sha256(token), expires_at=expires_at)
+        for invitation, token in zip(invitations, tokens, strict=True))
     return [Invited(invitation=invitation, join_token=token, expires_at=expires_at)
             for invitation, token in zip(invitations, tokens, strict=True)]
+
+
+def join_links_issue(*, session: Session, invitation_ids: list[int], actor: str) -> list[Invited]:
+    """Issue the join links of invitations created without one (invitations_create_bulk with
+    issue_links=False), once: returns them in clear, in the order of `invitation_ids`.
+
+    Refused (Conflict) when any of them already has a link (used, revoked or not: a replayed
+    download must not mint a second set), has joined, is a GitHub listing or is not the
+    session's, and after the reveal; then nothing is issued.
+    Side effects: creates the JOIN credentials (stored hashed, expiring after
+    BLINDJUDGE_JOIN_TOKEN_DAYS); appends `invitation.links_issued` with their count.
+    """
+    with transaction.atomic():
+        session = Session.objects.select_for_update(of=("self",)).select_related("run").get(pk=session.pk)
+        if session.state == SessionState.REVEALED:
+            raise Conflict("the session is revealed; nobody can join it now")
+        found = {i.pk: i for i in Invitation.objects.select_for_update(of=("self",))
+                 .filter(session=session, pk__in=invitation_ids)}
+        with_link = set(Credential.objects.filter(invitation_id__in=found, kind=CredentialKind.JOIN)
+                        .values_list("invitation_id", flat=True))
+        if (len(found) != len(set(invitation_ids)) or with_link
+                or any(i.judge_id or i.github_login for i in found.values())):
+            raise Conflict("these join links were issued already; reissue a lost one from the "
+                           "list of invitations")
+        invited = _join_links_create(session, [found[pk] for pk in invitation_ids])
+        audit.record("invitation.links_issued", actor=actor, session=session, links=len(invited))
+    return invited
 
 
 def invitation_link_reissue(*, invitation: Invitation, actor: str) -> Invited:

@@ -21,13 +21,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from accounts.models import Credential, Invitation
-from blindjudge.errors import Invalid, Refused
+from accounts.models import Credential, CredentialKind, Invitation
+from blindjudge.errors import Conflict, Invalid, Refused
 from judging.models import AuditEvent
 from judging.services import (
     InvalidLines,
     invitation_link_reissue,
     invitations_create_bulk,
+    join_links_issue,
     join_token_exchange,
     verdict_record,
 )
@@ -117,6 +118,20 @@ def test_a_lost_link_is_reissued_and_the_old_one_dies(open_session):
         invitation_link_reissue(invitation=first.invitation, actor="test")
 
 
+@pytest.mark.django_db
+def test_links_issued_later_are_issued_once(open_session):
+    invited = invitations_create_bulk(session=open_session, actor="test", text="Ann\nBo",
+                                      issue_links=False)
+    assert [i.join_token for i in invited] == [None, None]
+    ids = [i.invitation.pk for i in invited]
+    issued = join_links_issue(session=open_session, invitation_ids=ids, actor="test")
+    assert [i.invitation.name for i in issued] == ["Ann", "Bo"]
+    with pytest.raises(Conflict, match="issued already"):
+        join_links_issue(session=open_session, invitation_ids=ids, actor="test")
+    assert Credential.objects.filter(kind=CredentialKind.JOIN).count() == 2
+    join_token_exchange(token=issued[1].join_token)
+
+
 # --- The page --------------------------------------------------------------------------------------
 
 @pytest.mark.django_db
@@ -127,6 +142,10 @@ def test_the_page_invites_a_pasted_list_and_the_csv_downloads_once(host, open_se
     page = alice.get(response["Location"]).content.decode()
     assert "Join links for 4 invitees: download once" in page
     assert "0/join/" not in page  # the links are in the CSV only (not the GitHub sign-in link)
+    # No link exists yet, anywhere: the download makes them (only their hashes are kept).
+    assert Invitation.objects.count() == 4
+    assert not Credential.objects.filter(kind=CredentialKind.JOIN).exists()
+    assert page.count(">no link yet<") == 4
     download = alice.post(url("join_links_download", session_id=open_session.pk))
     assert download.status_code == 200
     assert download["Content-Type"].startswith("text/csv")
@@ -138,6 +157,9 @@ def test_the_page_invites_a_pasted_list_and_the_csv_downloads_once(host, open_se
         ("Dev Patel", "")]
     for row in rows:  # each link admits its own invitee, once
         assert join_token_exchange(token=token_of(row["join_link"])).judge.display_name == row["name"]
+    assert Credential.objects.filter(kind=CredentialKind.JOIN).count() == 4
+    assert not any(Credential.objects.filter(token_sha256=token_of(r["join_link"])).exists()
+                   for r in rows)
     again = alice.post(url("join_links_download", session_id=open_session.pk))
     assert again.status_code == 410
     assert "already downloaded" in again.content.decode()
