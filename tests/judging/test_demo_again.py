@@ -47,3 +47,13 @@ def test_demo_twice_is_one_demo_with_the_same_password_and_fresh_makes_another(t
     assert len(sessions) == 2 and sessions[-1][0] == fresh["session"]  # the old demo is kept
     again = json.loads(manage(tmp_path, "demo", "--json").stdout)
     assert (again["session"], again["password"]) == (fresh["session"], fresh["password"])
+
+
+def test_bj_start_takes_only_the_fresh_demo_flag():
+    """`./bj start --fresh-demo` passes `--fresh` to `demo`; anything else is refused before any
+    install or migration."""
+    done = subprocess.run([str(ROOT / "bj"), "start", "--fresh"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "VENV": "/nonexistent"})
+    assert done.returncode == 2 and done.stderr == "usage: ./bj start [--fresh-demo]\n"
+    script = (ROOT / "bj").read_text()
+    assert "--fresh-demo) demo_options=(--fresh) ;;" in script
