@@ -46,6 +46,10 @@ class Invitation(models.Model):
     )
     name = models.CharField(max_length=200, blank=True, help_text="Name on the join link.")
     github_login = models.CharField(max_length=100, blank=True)
+    note = models.CharField(
+        max_length=200, blank=True,
+        help_text="The host's own note on the invitee (a team, a role); never shown to judges.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     judge = models.OneToOneField(
         "Judge", null=True, blank=True, on_delete=models.SET_NULL, related_name="invitation",

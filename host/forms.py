@@ -324,6 +324,36 @@ class InviteNameForm(HostForm):
         limit_text(self.fields["name"], display_name_limit(), browser_cap=True)
 
 
+class InviteListForm(HostForm):
+    """A list of invitees, pasted or uploaded (an upload takes the place of the box). Converting
+    and checking the list is the services' (invitee_text_from_file, invitee_list_parse); the view
+    puts a file's text back in the box when a line is refused, so it is fixed in place."""
+    prefix = "list"
+
+    names = forms.CharField(
+        label="Names, one a line",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text="A note may follow a name after a tab (a spreadsheet's two columns pasted), "
+                  "\" — \" or \" | \": \"Ann Lee — backend team\". The note is yours: judges "
+                  "never see it. Blank lines are skipped.",
+    )
+    upload = forms.FileField(
+        label="Or a file: .txt (as above) or .csv (name, note; a header row \"name\" is skipped)",
+        required=False,
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        limit_text(self.fields["names"], 500 * (display_name_limit() + 210))
+
+    def clean(self):
+        data = super().clean()
+        if not (data.get("names") or "").strip() and not data.get("upload"):
+            raise forms.ValidationError("Paste the names, or choose a file.")
+        return data
+
+
 class InviteGithubForm(HostForm):
     prefix = "github"
 

@@ -9,7 +9,7 @@ import datetime
 from django.template.loader import get_template
 from django.urls import reverse
 
-from accounts.models import JudgeStatus
+from accounts.models import Judge, JudgeStatus
 from content.normalise import show_controls
 from judging.models import SessionState
 from judging.selectors.host import items_per_judge
@@ -38,9 +38,30 @@ def _connected_text(data: dict) -> str:
     return "yes" + (f" ({data['connected']} tabs)" if data["connected"] > 1 else "")
 
 
+def _short_utc(moment) -> str:
+    return moment.astimezone(datetime.UTC).strftime("%m-%d %H:%M") if moment else "–"
+
+
+def _same_names(session_id: int, judges: list | None) -> dict[int, str]:
+    """Judges whose shown name another judge of the session shares, by number: "2 of 3" (in
+    order of joining), so "Ann" and "Ann" are told apart on every row. `judges`: every judge of
+    the session when the page has them all already; a live update of a few rows reads the names
+    (one query)."""
+    if judges is None:
+        judges = (Judge.objects.filter(session_id=session_id).order_by("number")
+                  .only("number", "display_name", "erased_at"))
+    by_name: dict[str, list[int]] = {}
+    for judge in sorted(judges, key=lambda judge: judge.number):
+        if judge.display_name and not judge.erased_at:
+            by_name.setdefault(judge.display_name.casefold(), []).append(judge.number)
+    return {number: f"{place} of {len(numbers)}" for numbers in by_name.values()
+            if len(numbers) > 1 for place, number in enumerate(numbers, start=1)}
+
+
 def _row_contexts(session_id: int, judge_pks, csrf: str) -> tuple[str, list[dict]]:
     """The session's state, and each judge's row as the template draws it."""
     session, judges = dashboard_judges(session_id, judge_pks)
+    same_names = _same_names(session_id, judges if judge_pks is None else None)
     items = items_per_judge(session)
     urls = _per_judge_urls(session_id)
     slot = str(_NUMBER_SLOT)
@@ -65,6 +86,8 @@ def _row_contexts(session_id: int, judge_pks, csrf: str) -> tuple[str, list[dict
             "removed_at": _utc_minute(judge.removed_at), "joined_at": _utc_minute(judge.joined_at),
             "locked1_at": _utc_minute(judge.phase1_locked_at),
             "locked2_at": _utc_minute(judge.phase2_locked_at),
+            "same_name": same_names.get(judge.number, ""),
+            "last_active": _short_utc(judge.last_active_at),
             **{f"{name}_url": url.replace(slot, str(judge.number)) for name, url in urls.items()},
         })
     return session.state, rows

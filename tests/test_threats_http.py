@@ -565,8 +565,10 @@ def test_case_10_no_sequential_id_and_no_parameter_sorts_or_filters(client, open
 
 
 def fill_host_route(route, run, session, judge):
+    invitation = getattr(judge, "invitation", None)  # the invitation the judge came by, if any
     values = {"run_id": str(run.pk), "session_id": str(session.pk), "number": str(judge.number),
-              "position": "0", "fmt": "json"}
+              "position": "0", "fmt": "json",
+              "invitation_id": str(invitation.pk if invitation is not None else judge.pk)}
     return route.fill({p: values[p] for p in route.params})
 
 

@@ -12,7 +12,10 @@ ServiceErrorMiddleware.
 
 Credentials (join links, guest codes, resume links) exist in clear only in the service's return
 value. They are kept in the host's server-side session just long enough to be shown once on the
-page the POST redirects to, which pops them, and never go into messages (a cookie) or logs.
+page the POST redirects to, which pops them, and never go into messages (a cookie) or logs. The
+join links of a list of invitees are not even kept there: the list's POST creates the
+invitations without links and keeps only their ids, and the one download of their CSV issues the
+links in the response that carries them (invitations.join_links_download).
 Host pages are sent with `Cache-Control: no-store`: they hold truth labels, names and, once, a
 credential.
 

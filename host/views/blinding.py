@@ -2,7 +2,9 @@
 sample-size planner.
 """
 
-from host.forms import PlannerForm, RedactionAcceptForm
+import math
+
+from host.forms import MAX_PATTERNS, PlannerForm, RedactionAcceptForm
 from host.views.common import (
     SPECIAL_CHARACTERS,
     actor_of,
@@ -13,22 +15,45 @@ from host.views.common import (
     visible,
 )
 from judging.models import SessionState
+from judging.renders import prose_of
 from judging.selectors.host import blinding_check, item_truth_counts
 from judging.services import redactions_accept, redactions_withdraw, text_limit
 from reports.stdlib_stats import paired_sample_plan
 
 
-def _blinding_page(request, session, accept_form=None, error=None, status=200):
-    check = blinding_check(session)
+def _suggestions(session, check) -> list[str]:
+    """The matches not yet covered, each as the literal pattern that would redact it: the matched
+    text itself, without the invisible characters the matcher looked through (literal patterns
+    match across them too)."""
     accepted = {p.casefold() for p in session.redaction_patterns}
-    # A suggestion is the matched text itself, without the invisible characters the matcher
-    # looked through (literal patterns match across them too).
     suggestions = sorted(
         {SPECIAL_CHARACTERS.sub("", m["matched"])
          for c in check["copies"] + check["texts"] for m in c["matches"]}
         - {""}, key=str.casefold,
     )
-    suggestions = [s for s in suggestions if s.casefold() not in accepted]
+    return [s for s in suggestions if s.casefold() not in accepted]
+
+
+def _redacted_preview(session, check) -> dict | None:
+    """One copy as a judge will see it, with the accepted redactions applied: the first copy with
+    a match (else the first copy), through the same normaliser and inert renderer as the frames
+    judges get (judging.renders.prose_of), computed for this page and never stored."""
+    with_match = next((c["copy"] for c in check["copies"] if c["matches"]), None)
+    copies = session.run.copies.order_by("position")
+    copy = (copies.filter(bundle_id=with_match).first() if with_match else None) or copies.first()
+    if copy is None:
+        return None
+    # The frame's normaliser (metadata stripped, patterns redacted, hidden characters marked) and
+    # its inert renderer, as escaped text whatever the format: the host reads what a judge will
+    # read, without a copy's markdown headings and layout landing in the host's own page.
+    html = prose_of(copy.content, session.redaction_patterns, fmt="text")
+    return {"copy": visible(copy.bundle_id), "format": copy.format, "html": html}
+
+
+def _blinding_page(request, session, accept_form=None, error=None, status=200):
+    check = blinding_check(session)
+    suggestions = _suggestions(session, check)
+    preview = _redacted_preview(session, check)
     for text in check["texts"]:
         for match in text["matches"]:
             match["matched"] = visible(match["matched"])
@@ -44,6 +69,7 @@ def _blinding_page(request, session, accept_form=None, error=None, status=200):
         "total_matches": sum(b["matches"] for b in check["builders"])
         + sum(len(t["matches"]) for t in check["texts"]),
         "suggestions": suggestions, "editable": session.state == SessionState.DRAFT,
+        "preview": preview,
         "accept_form": accept_form or RedactionAcceptForm(), "error": error,
     }, status=status)
 
@@ -67,6 +93,14 @@ def redactions(request, session):
                                     f"(this one has {len(pattern):,})")
 
     def change(data):
+        if action == "accept_all":
+            # What the page listed, computed again here: the browser sends no patterns.
+            patterns = _suggestions(session, blinding_check(session))[:MAX_PATTERNS]
+            if not patterns:
+                return "No match is left to accept.", session_url(session, "blinding")
+            redactions_accept(session=session, patterns=patterns, actor=actor_of(request))
+            return (f"{len(patterns)} pattern(s) accepted: every listed match.",
+                    session_url(session, "blinding"))
         if action == "withdraw":
             redactions_withdraw(session=session, patterns=[pattern], actor=actor_of(request))
             return f"Pattern withdrawn: {pattern}", session_url(session, "blinding")
@@ -76,7 +110,7 @@ def redactions(request, session):
         redactions_accept(session=session, patterns=data["patterns"], actor=actor_of(request))
         return f"{len(data['patterns'])} pattern(s) accepted.", session_url(session, "blinding")
 
-    if action not in ("withdraw", "suggest"):
+    if action not in ("withdraw", "suggest", "accept_all"):
         form = RedactionAcceptForm(request.POST)
     return host_change(request, form=form, change=change, refusal_on_both=True,
                        page=lambda form=None, **shown: _blinding_page(request, session,
@@ -96,7 +130,27 @@ def planner(request, session):
             result = paired_sample_plan(data["psi"], data["delta"], alpha=alpha, power=power)
         except ValueError as problem:
             error = str(problem)
+    truths = item_truth_counts(session)
     return render_host_page(request, "host/planner.html", {
         "session": session, "run": session.run, "tab": "planner", "form": form,
-        "result": result, "error": error, "truths": item_truth_counts(session),
+        "result": result, "error": error, "truths": truths,
+        "judges": judges_needed(result["n"], truths) if result else None,
     }, status=400 if error or (form.is_bound and not form.is_valid()) else 200)
+
+
+def judges_needed(n: int, truths: dict) -> dict:
+    """How many judges give `n` paired verdicts in each truth class: a judge's items are drawn
+    balanced over the session's items, so each judge gives on average items_per_judge × the
+    class's share of the items in each class; the scarcer class sets the number. A class with
+    no item cannot be planned (None)."""
+    total = truths["defective"] + truths["good"] + truths["unknown"]
+    per_judge = min(truths["per_judge"], total)
+    per_class = {name: per_judge * truths[name] / total if total else 0.0
+                 for name in ("defective", "good")}
+    if not all(per_class.values()):
+        return {"judges": None, "per_judge": per_judge, "per_class": per_class,
+                "missing": [name for name, share in per_class.items() if not share]}
+    judges = max(math.ceil(n / share) for share in per_class.values())
+    scarcer = min(per_class, key=per_class.get)
+    return {"judges": judges, "per_judge": per_judge, "per_class": per_class, "scarcer": scarcer,
+            "missing": []}

@@ -15,9 +15,10 @@ from host.views.common import (
     session_url,
 )
 from judging.models import SessionState
-from judging.selectors.host import session_events, session_progress
+from judging.selectors.host import session_events, session_lock_counts, session_progress
 from judging.services import (
     prereg_amend,
+    protocol_of,
     session_close,
     session_open,
     session_reopen,
@@ -92,9 +93,59 @@ def _transition_view(service, done: str):
     return view
 
 
-session_open_view = _transition_view(
+_open_change = _transition_view(
     session_open, "Session {session.pk} is open; its protocol is frozen "
-                  "(sha256 {session.protocol_sha256}).")
+                  "(sha256 {session.protocol_sha256}). Next: invite the judges.")
+
+# What each key of the frozen protocol (judging.services.protocol_of) means to a host, in the
+# confirmation before opening. A key not named here (a newer protocol's) is listed by its name.
+PROTOCOL_PARTS = {
+    "kind": "what judges judge ({kind})",
+    "tasks": "the tasks: titles and statements",
+    "rubric": "the rubric",
+    "items": "the items: which copies (and findings) are judged, by content hash",
+    "items_per_judge": "items per judge ({items_per_judge})",
+    "redaction_patterns": "the redactions ({redactions} accepted pattern{redactions_plural})",
+    "reviewer_display": "how model reviewers are shown in phase 2",
+    "scorecards": "whether judges see their own scorecard after the reveal",
+    "preregistration": "the preregistration (later amendments are dated, marked before or after "
+                       "the first verdict)",
+    "decision_rules": "the preregistration's decision rules",
+    "allocation_seed": "the allocation and draws (each judge's items, order and codes)",
+    "by_task": "judging by whole tasks",
+    "primary_comparison": "the preregistered primary comparison",
+}
+PROTOCOL_INTERNALS = {"blindjudge_protocol", "canonical"}  # the format's version and hash form
+STILL_CHANGEABLE = [
+    "Who may join: invitations, GitHub logins and guests (allowed or not, the cap, the code).",
+    "Closing and reopening the session, until the reveal.",
+    "Judges: reissuing links, removing a judge, erasing an identity.",
+    "Truth labels of the run: corrections are dated and the report scores under both versions.",
+]
+
+
+def _frozen_parts(session) -> list[str]:
+    try:
+        keys = list(protocol_of(session))
+    except ServiceError:  # a preregistration that does not parse: opening will say so
+        keys = list(PROTOCOL_PARTS)
+    redactions = len(session.redaction_patterns)
+    values = {"kind": session.kind, "items_per_judge": session.items_per_judge or "all",
+              "redactions": redactions, "redactions_plural": "" if redactions == 1 else "s"}
+    return [PROTOCOL_PARTS.get(key, key.replace("_", " ")).format(**values)
+            for key in keys if key not in PROTOCOL_INTERNALS]
+
+
+@for_host_session
+def session_open_view(request, session):
+    """GET: what opening freezes and what it does not, with the button; POST: open."""
+    if request.method == "POST":
+        return _open_change(request, session_id=session.pk)
+    return render_host_page(request, "host/open_confirm.html", {
+        "session": session, "run": session.run, "tab": "overview",
+        "frozen": _frozen_parts(session), "changeable": STILL_CHANGEABLE,
+        "draft": session.state == SessionState.DRAFT,
+    })
 session_close_view = _transition_view(
     session_close, "Session {session.pk} is closed: no new verdicts until you reopen it.")
 session_reopen_view = _transition_view(
@@ -104,12 +155,32 @@ session_reopen_view = _transition_view(
 REVEAL_LABEL = "I understand that the reveal cannot be undone"
 
 
+def _unlocked_lines(session) -> list[str]:
+    """How many judges never locked, said before the reveal ends judging for good: the report
+    scores locked verdicts only and reports drafts apart (reports.sections.scores)."""
+    counts = session_lock_counts(session)
+    lines = []
+    if counts["never_locked"]:
+        lines.append(
+            f"{counts['never_locked']} of {counts['active']} judge{'s' if counts['active'] != 1 else ''} "
+            f"never locked phase 1: their drafts are not scored; the report counts them apart, "
+            "as unlocked drafts.")
+    if counts["phase2_unlocked"]:
+        lines.append(
+            f"{counts['phase2_unlocked']} locked phase 1 but never phase 2: their phase-2 drafts "
+            "are reported apart too.")
+    if not lines and counts["active"]:
+        lines.append(f"All {counts['active']} active judges locked both phases.")
+    return lines
+
+
 @for_host_session
 def session_reveal_view(request, session):
     form = ConfirmForm(request.POST if request.method == "POST" else None, label=REVEAL_LABEL)
     page = {
         "session": session, "tab": "overview", "title": f"Reveal session {session.pk}?",
         "consequences": [
+            *_unlocked_lines(session),
             "The mapping of codes to copies and builders, and every judge's commitment salt, "
             "are published in the report.",
             "Judging ends for good: the session cannot be reopened.",

@@ -8,12 +8,13 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from accounts.models import AdmittedAs, Credential, CredentialKind, JudgeStatus
+from accounts.models import AdmittedAs, Credential, CredentialKind, Invitation, Judge, JudgeStatus
 from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
-from judging.models import Run, Session, Task
+from judging.models import Run, Session, SessionState, Task
+from judging.selectors.live import last_activity
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
 # of KB at 1,000 items) that almost no page reads; decoding them on every request cost more than
@@ -193,6 +194,17 @@ def session_progress(session: Session) -> dict:
     )
 
 
+def session_lock_counts(session: Session) -> dict:
+    """Of the session's active judges: how many, how many never locked phase 1, and how many
+    locked phase 1 but not phase 2."""
+    return session.judges.filter(status=JudgeStatus.ACTIVE).aggregate(
+        active=Count("id"),
+        never_locked=Count("id", filter=Q(phase1_locked_at__isnull=True)),
+        phase2_unlocked=Count("id", filter=Q(phase1_locked_at__isnull=False,
+                                             phase2_locked_at__isnull=True)),
+    )
+
+
 def session_events(session: Session, limit: int = 100) -> list[dict]:
     """The session's audit log, newest first, each event's details as one line."""
     return [
@@ -225,13 +237,17 @@ def invitation_rows(session: Session) -> list[dict]:
     }
     now = timezone.now()
     rows = []
+    last_active = dict(Judge.objects.filter(session=session, invitation__isnull=False)
+                       .annotate(at=last_activity()).values_list("pk", "at"))
     for invitation in session.invitations.select_related("judge").order_by("pk"):
         credential = join_links.get(invitation.pk)
         if invitation.judge_id:
             status_text = f"joined as {invitation.judge.pseudonym}"
         elif invitation.github_login:
             status_text = "waiting for GitHub sign-in"
-        elif credential is None or credential.revoked_at:
+        elif credential is None:
+            status_text = "no link yet"  # a list's links are issued when their CSV is downloaded
+        elif credential.revoked_at:
             status_text = "link revoked"
         elif credential.used_at:
             status_text = "link used"
@@ -243,8 +259,20 @@ def invitation_rows(session: Session) -> list[dict]:
             "invitation": invitation, "status": status_text,
             "expires_at": credential.expires_at if credential else None,
             "by": "GitHub login" if invitation.github_login else "join link",
+            "joined": invitation.judge_id is not None,
+            "last_active_at": last_active.get(invitation.judge_id),
+            # A lost link is reissued while the invitee has not joined (after, their resume link).
+            "can_reissue": (not invitation.judge_id and not invitation.github_login
+                            and session.state != SessionState.REVEALED),
         })
     return rows
+
+
+def invitation_of_session(session: Session, invitation_id: int) -> Invitation:
+    invitation = session.invitations.filter(pk=invitation_id).first()
+    if invitation is None:
+        raise NotFound(f"no invitation {invitation_id} in this session")
+    return invitation
 
 
 def guest_overview(session: Session) -> dict:

@@ -4,19 +4,33 @@ Never a verdict value.
 
 from datetime import timedelta
 
-from django.db.models import Count, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, Max, OuterRef, Subquery
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from accounts.models import Judge
 from judging.live import STALE_SECONDS
-from judging.models import LiveSocket, Session
+from judging.models import LiveSocket, Session, Verdict
 
 
 def _sockets_connected_now():
     """The sockets the dashboard counts as connected: pinged within live.STALE_SECONDS (one whose
     process was killed without closing it stops counting then)."""
     return LiveSocket.objects.filter(seen_at__gt=timezone.now() - timedelta(seconds=STALE_SECONDS))
+
+
+def last_activity():
+    """An annotation: a judge's latest sign of life, the newest of joining, a verdict or draft
+    saved, a phase locked and a socket's ping (each NULL one counts as the joining, so the
+    greatest is the same on SQLite, whose MAX() is NULL with any NULL, and PostgreSQL)."""
+    joined = F("joined_at")
+    latest_verdict = (Verdict.objects.filter(assignment__judge=OuterRef("pk")).order_by()
+                      .values("assignment__judge").annotate(at=Max("updated_at")).values("at"))
+    latest_ping = (LiveSocket.objects.filter(judge=OuterRef("pk")).order_by()
+                   .values("judge").annotate(at=Max("seen_at")).values("at"))
+    return Greatest(joined, Coalesce(Subquery(latest_verdict), joined),
+                    Coalesce(Subquery(latest_ping), joined),
+                    Coalesce("phase1_locked_at", joined), Coalesce("phase2_locked_at", joined))
 
 
 def dashboard_judges(session_id: int, judge_pks=None) -> tuple[Session, list[Judge]]:
@@ -35,7 +49,8 @@ def dashboard_judges(session_id: int, judge_pks=None) -> tuple[Session, list[Jud
         # Whole tasks: a judge's items may fall short of items per judge (the next task did not
         # fit) or pass it (one large task), so each judge's own count is read; it never changes.
         judges = judges.annotate(item_count=Count("assignments", distinct=True))
-    return session, list(judges.annotate(connected=Coalesce(Subquery(connected), 0)).order_by("number"))
+    return session, list(judges.annotate(connected=Coalesce(Subquery(connected), 0),
+                                         last_active_at=last_activity()).order_by("number"))
 
 
 def live_row(judge: Judge, items: int) -> dict:

@@ -4,7 +4,10 @@ Admitting a judge allocates their items, draws their order and codes and stores 
 all in one transaction. Every credential is stored hashed.
 """
 
+import csv
 import hashlib
+import io
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -39,8 +42,8 @@ from content.draws import (
     order_key,
 )
 from judging import audit, live
-from judging.models import Assignment, Session, SessionState
-from judging.services.checks import checked_github_login, clean_display_name
+from judging.models import Assignment, AuditEvent, Session, SessionState
+from judging.services.checks import checked_github_login, checked_text, clean_display_name
 
 JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
 GUEST_REFUSAL = "That guest code was not accepted."
@@ -158,7 +161,7 @@ class Invited:
 
 
 def invitation_create(*, session: Session, actor: str, name: str = "",
-                      github_login: str = "") -> Invited:
+                      github_login: str = "", note: str = "") -> Invited:
     """Invite one named person to a session by a join link (or list a GitHub login).
 
     Side effects: creates the Invitation and, for a named invitee, a single-use join token
@@ -178,14 +181,257 @@ def invitation_create(*, session: Session, actor: str, name: str = "",
                 raise Conflict(f'GitHub login "{login}" is already listed for this session')
             invitation = Invitation.objects.create(session=session, github_login=login)
         else:
-            invitation = Invitation.objects.create(session=session,
-                                                   name=clean_display_name(name))
+            invitation = Invitation.objects.create(session=session, name=clean_display_name(name),
+                                                   note=_checked_note(note))
             token = secrets.token_urlsafe(32)
-            expires_at = timezone.now() + timedelta(days=settings.BLINDJUDGE_JOIN_TOKEN_DAYS)
+            expires_at = _join_expiry()
             issue_credential(CredentialKind.JOIN, session=session, invitation=invitation, token=token,
                    expires_at=expires_at)
         audit.record("judge.invited", actor=actor, session=session, invitation=invitation.pk,
                      by="github" if github_login.strip() else "join_link")
+    return Invited(invitation=invitation, join_token=token, expires_at=expires_at)
+
+
+INVITE_NOTE_CHARS = 200  # Invitation.note's column
+BULK_INVITE_LINES = 500  # names in one list: a class or a team, not a mailing list
+# Between a name and its note: a tab (a spreadsheet's column pasted), or a spaced dash or bar.
+NOTE_SEPARATOR = re.compile(r"\t| — | \| ")
+
+
+def _join_expiry():
+    return timezone.now() + timedelta(days=settings.BLINDJUDGE_JOIN_TOKEN_DAYS)
+
+
+def _checked_note(note: str) -> str:
+    note = " ".join(checked_text(note or "", field="note", limit=10 * INVITE_NOTE_CHARS).split())
+    if len(note) > INVITE_NOTE_CHARS:
+        raise Invalid(f"note: at most {INVITE_NOTE_CHARS} characters")
+    return note
+
+
+class InvalidLines(Invalid):
+    """A list of invitees with bad lines: each problem names its line; nothing was created."""
+
+    def __init__(self, problems: list[str]):
+        shown = problems[:100] + ([f"… and {len(problems) - 100} more"] if len(problems) > 100 else [])
+        super().__init__("Nobody was invited; fix these lines and send the list again:\n"
+                         + "\n".join(shown))
+        self.problems = shown
+
+
+@dataclass(frozen=True)
+class Invitee:
+    line: int  # in the list as the host gave it, from 1
+    name: str
+    note: str
+
+
+def invitee_list_parse(text: str) -> list[Invitee]:
+    """One invitee per line: a name, then optionally a note after a tab, " — " or " | " (the first
+    separator on the line splits it). Blank lines are skipped. Names are checked as every display
+    name is, notes up to INVITE_NOTE_CHARS; names repeated in the list (compared without case
+    and with spaces collapsed) are refused at their second line. Raises InvalidLines naming every
+    bad line."""
+    invitees, problems = _invitee_lines(text)
+    if problems:
+        raise InvalidLines([problem for _, problem in problems])
+    if not invitees:
+        raise Invalid("invitees: give at least one name, one a line")
+    return invitees
+
+
+def _invitee_lines(text: str) -> tuple[list[Invitee], list[tuple[int, str]]]:
+    """The good lines as Invitees and the bad ones as (line number, problem)."""
+    problems, invitees, first_line_of = [], [], {}
+    lines = (text or "").splitlines()
+    if len(lines) > BULK_INVITE_LINES * 2:  # blank lines allowed, but not a file of them
+        raise Invalid(f"invitees: at most {BULK_INVITE_LINES} names at a time")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        name, note = _split_line(line)
+        if not name:
+            problems.append((number, f"line {number}: no name before the note"))
+            continue
+        try:
+            name = clean_display_name(name)
+        except Invalid as error:
+            problems.append((number, f'line {number}: {_without_field(error.message)} ("{_shown(name)}")'))
+            continue
+        try:
+            note = _checked_note(note)
+        except Invalid as error:
+            problems.append((number, f"line {number}: {error.message}"))
+            continue
+        key = name.casefold()
+        if key in first_line_of:
+            problems.append((number, f'line {number}: "{name}" is already on line {first_line_of[key]}'))
+            continue
+        first_line_of[key] = number
+        invitees.append(Invitee(line=number, name=name, note=note))
+    if len(invitees) > BULK_INVITE_LINES:
+        raise Invalid(f"invitees: at most {BULK_INVITE_LINES} names at a time "
+                      f"(this list has {len(invitees)})")
+    return invitees, problems
+
+
+INVITEE_FILE_BYTES = 1024 * 1024
+
+
+def invitee_text_from_file(filename: str, data: bytes) -> str:
+    """An uploaded or named list of invitees as the text invitee_list_parse reads: a .csv file's
+    rows become "name<TAB>note" lines (a first row headed "name" is skipped, left blank so line
+    numbers stay the file's); any other file is read as the pasted list. UTF-8 (with or without a
+    byte-order mark) only."""
+    if len(data) > INVITEE_FILE_BYTES:
+        raise Invalid(f"invitees file: at most {INVITEE_FILE_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise Invalid(f"invitees file: not UTF-8 text (byte {error.start})") from None
+    if not filename.lower().endswith(".csv"):
+        return text
+    lines = []
+    try:
+        for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+            cells = [cell.strip() for cell in row]
+            if number == 1 and cells and cells[0].casefold() in ("name", "names"):
+                lines.append("")
+                continue
+            lines.append("\t".join(cells[:2]) if any(cells) else "")
+    except csv.Error as error:
+        raise Invalid(f"invitees file: not a readable CSV file ({error})") from None
+    return "\n".join(lines)
+
+
+def _split_line(line: str) -> tuple[str, str]:
+    parts = NOTE_SEPARATOR.split(line, maxsplit=1)
+    return parts[0].strip(), (parts[1].strip() if len(parts) > 1 else "")
+
+
+def _without_field(message: str) -> str:
+    return message.removeprefix("name: ")
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    text = "".join(ch if ch.isprintable() else "\ufffd" for ch in text.strip())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def invitations_create_bulk(*, session: Session, actor: str, text: str,
+                            issue_links: bool = True) -> list[Invited]:
+    """Invite a list of named people at once, each by a single-use join link (see
+    invitee_list_parse for the list's shape).
+
+    The whole list is checked before anything is written: bad names or notes, names repeated in
+    the list, and names already invited to the session or already judging in it (as the same
+    name), each reported by line number in one InvalidLines; then everything is created in one
+    transaction, or nothing. Returns each invitation with its join token, in the list's order:
+    the tokens exist in clear only here (stored hashed). With `issue_links=False` the invitations
+    are created without links (join_token None), for join_links_issue to issue in the response
+    that hands them over (the host's page), so no link exists anywhere before then.
+    Side effects: creates the Invitations and (with issue_links) their JOIN credentials
+    (expiring after BLINDJUDGE_JOIN_TOKEN_DAYS); appends one `judge.invited` per invitation
+    (without names). Refused after the reveal.
+    """
+    invitees, problems = _invitee_lines(text)
+    if not invitees and not problems:
+        raise Invalid("invitees: give at least one name, one a line")
+    if session.state == SessionState.REVEALED:
+        raise Conflict("the session is revealed; nobody can join it now")
+    with transaction.atomic():
+        # The session row is locked so two lists sent at once cannot both pass the duplicate check.
+        session = Session.objects.select_for_update(of=("self",)).select_related("run").get(pk=session.pk)
+        taken = {}
+        for name in (Judge.objects.filter(session=session).exclude(display_name="")
+                     .values_list("display_name", flat=True)):
+            taken.setdefault(name.casefold(), "already judging in this session")
+        for name in (Invitation.objects.filter(session=session).exclude(name="")
+                     .values_list("name", flat=True)):
+            taken.setdefault(name.casefold(), "already invited")
+        problems += [(i.line, f'line {i.line}: "{i.name}" is {taken[i.name.casefold()]}')
+                     for i in invitees if i.name.casefold() in taken]
+        if problems:
+            raise InvalidLines([problem for _, problem in sorted(problems, key=lambda p: p[0])])
+        invitations = Invitation.objects.bulk_create(
+            Invitation(session=session, name=i.name, note=i.note) for i in invitees)
+        if any(invitation.pk is None for invitation in invitations):  # a database without RETURNING
+            invitations = list(Invitation.objects.filter(session=session)
+                               .order_by("-pk")[:len(invitees)])[::-1]
+        AuditEvent.objects.bulk_create(
+            AuditEvent(action="judge.invited", actor=actor, run=session.run, session=session,
+                       details={"invitation": invitation.pk, "by": "join_link", "list": True})
+            for invitation in invitations)
+        if not issue_links:
+            return [Invited(invitation=invitation, join_token=None, expires_at=None)
+                    for invitation in invitations]
+        return _join_links_create(session, invitations)
+
+
+def _join_links_create(session: Session, invitations: list[Invitation]) -> list[Invited]:
+    expires_at = _join_expiry()
+    tokens = [secrets.token_urlsafe(32) for _ in invitations]
+    Credential.objects.bulk_create(
+        Credential(kind=CredentialKind.JOIN, session=session, invitation=invitation,
+                   token_sha256=token_sha256(token), expires_at=expires_at)
+        for invitation, token in zip(invitations, tokens, strict=True))
+    return [Invited(invitation=invitation, join_token=token, expires_at=expires_at)
+            for invitation, token in zip(invitations, tokens, strict=True)]
+
+
+def join_links_issue(*, session: Session, invitation_ids: list[int], actor: str) -> list[Invited]:
+    """Issue the join links of invitations created without one (invitations_create_bulk with
+    issue_links=False), once: returns them in clear, in the order of `invitation_ids`.
+
+    Refused (Conflict) when any of them already has a link (used, revoked or not: a replayed
+    download must not mint a second set), has joined, is a GitHub listing or is not the
+    session's, and after the reveal; then nothing is issued.
+    Side effects: creates the JOIN credentials (stored hashed, expiring after
+    BLINDJUDGE_JOIN_TOKEN_DAYS); appends `invitation.links_issued` with their count.
+    """
+    with transaction.atomic():
+        session = Session.objects.select_for_update(of=("self",)).select_related("run").get(pk=session.pk)
+        if session.state == SessionState.REVEALED:
+            raise Conflict("the session is revealed; nobody can join it now")
+        found = {i.pk: i for i in Invitation.objects.select_for_update(of=("self",))
+                 .filter(session=session, pk__in=invitation_ids)}
+        with_link = set(Credential.objects.filter(invitation_id__in=found, kind=CredentialKind.JOIN)
+                        .values_list("invitation_id", flat=True))
+        if (len(found) != len(set(invitation_ids)) or with_link
+                or any(i.judge_id or i.github_login for i in found.values())):
+            raise Conflict("these join links were issued already; reissue a lost one from the "
+                           "list of invitations")
+        invited = _join_links_create(session, [found[pk] for pk in invitation_ids])
+        audit.record("invitation.links_issued", actor=actor, session=session, links=len(invited))
+    return invited
+
+
+def invitation_link_reissue(*, invitation: Invitation, actor: str) -> Invited:
+    """A new join link for an invitee who lost theirs before joining; the old link stops working.
+
+    Side effects: revokes the invitation's join links not yet used, issues a new one (stored
+    hashed, expiring after BLINDJUDGE_JOIN_TOKEN_DAYS) and returns it in clear, once; appends
+    `invitation.reissued`. Refused once the invitee has joined (their resume link is reissued
+    instead, on the judges page), for a GitHub listing (it has no link) and after the reveal.
+    """
+    with transaction.atomic():
+        invitation = (Invitation.objects.select_for_update(of=("self",))
+                      .select_related("session").get(pk=invitation.pk))
+        session = invitation.session
+        if session.state == SessionState.REVEALED:
+            raise Conflict("the session is revealed; nobody can join it now")
+        if invitation.github_login:
+            raise Conflict("a GitHub listing has no join link: the person signs in with GitHub")
+        if invitation.judge_id is not None:
+            raise Conflict("this invitee has joined; reissue their resume link on the judges page")
+        now = timezone.now()
+        Credential.objects.filter(invitation=invitation, kind=CredentialKind.JOIN,
+                                  revoked_at__isnull=True, used_at__isnull=True).update(revoked_at=now)
+        token = secrets.token_urlsafe(32)
+        expires_at = _join_expiry()
+        issue_credential(CredentialKind.JOIN, session=session, invitation=invitation, token=token,
+                         expires_at=expires_at)
+        audit.record("invitation.reissued", actor=actor, session=session, invitation=invitation.pk)
     return Invited(invitation=invitation, join_token=token, expires_at=expires_at)
 
 

@@ -122,7 +122,7 @@ def judge_erase(*, judge: Judge, actor: str) -> Judge:
     """Erase a judge's personal identity, keeping their pseudonymous verdicts.
 
     Side effects: clears the display name, GitHub id and login and the account link of the judge
-    and the name or login on their invitation; deletes the account GitHub sign-in made for them
+    and the name, login and note on their invitation; deletes the account GitHub sign-in made for them
     (it holds the GitHub id and login too) when it is not a host's and judges nowhere else; stamps
     the erasure; appends `judge.erased`. The audit log never held the name, so it needs no change.
     """
@@ -138,7 +138,7 @@ def judge_erase(*, judge: Judge, actor: str) -> Judge:
         judge.erased_at = timezone.now()
         judge.save(update_fields=["display_name", "github_id", "github_login", "user",
                                   "erased_at"])
-        Invitation.objects.filter(judge=judge).update(name="", github_login="")
+        Invitation.objects.filter(judge=judge).update(name="", github_login="", note="")
         if (former_user_id and not Host.objects.filter(user_id=former_user_id).exists()
                 and not Judge.objects.filter(user_id=former_user_id).exists()):
             get_user_model().objects.filter(pk=former_user_id).delete()

@@ -375,7 +375,9 @@ def _host_sets_up_the_demo_in_the_browser(server, page) -> dict:
     expect(page.get_by_role("heading", name="Blinding check", exact=True)).to_be_visible()
 
     page.get_by_role("link", name="Overview", exact=True).click()
-    page.get_by_role("button", name="Open the session").click()
+    page.get_by_role("link", name="Open the session").click()  # the confirmation (issue 17)
+    expect(page.get_by_role("heading", name="Frozen for good")).to_be_visible()
+    page.get_by_role("button", name="Open the session and freeze the protocol").click()
     expect(page.locator("h1 .state")).to_have_text("open")
 
     page.get_by_role("link", name="Invitations", exact=True).click()
@@ -636,6 +638,9 @@ def _assert_frame_is_opaque(page):
 
 
 def _assert_every_control_labelled(page):
+    # Controls inside a closed <details> (the progress rows' action menus) have no accessible
+    # name until it opens: open them all, so theirs are checked too.
+    page.evaluate("document.querySelectorAll('main details').forEach(d => d.open = true)")
     controls = page.locator("main").locator(
         "input:not([type=hidden]), select, textarea, button")
     count = controls.count()

@@ -43,6 +43,7 @@ def test_the_page_open_with_a_leaked_link_ends_at_the_hosts_reissue(e2e_server, 
     with host.expect_navigation():
         host.get_by_role("button", name="Sign in").click()
     host.goto(e2e_server.url(f"/host/sessions/{session.pk}/judges"))
+    host.locator(f'tr[data-judge="{judge.number}"] summary').click()  # the row's menu (issue 17)
     with host.expect_navigation():
         host.get_by_role("button", name=f"Reissue resume link of {judge.pseudonym}").click()
     new_link = host.get_by_role("textbox", name=f"Resume link for {judge.pseudonym}").input_value()

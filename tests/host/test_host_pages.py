@@ -100,7 +100,8 @@ def every_pattern():
 
 def kwargs_for(pattern, *, session, judge_number=1):
     values = {"run_id": session.run_id, "session_id": session.pk, "position": 0,
-              "number": judge_number, "fmt": "json"}
+              "number": judge_number, "fmt": "json",
+              "invitation_id": session.invitations.order_by("pk").values_list("pk", flat=True).first() or 1}
     return {name: values[name] for name in pattern.pattern.converters}
 
 
@@ -534,8 +535,10 @@ def test_progress_shows_counts_and_locks_and_never_verdict_values(alice, open_se
                        reason=CANARY_REASON)
     response = alice.get(url("judges", session_id=open_session.pk))
     body = page(response)
-    assert "6 of 6 answered<br>locked" in body
-    assert "2 of 6 answered<br>not locked" in body
+    # Locks on one line beside the counts, the times in the accessible text (issue 17).
+    assert ">6 of 6 answered</td>" in body and ">2 of 6 answered</td>" in body
+    assert "phase 1 locked 20" in body and "phase 1 not locked; phase 2 not locked" in body
+    assert "1&nbsp;✓ 2&nbsp;·" in body and "1&nbsp;· 2&nbsp;·" in body
     assert "Locked Judge" in body and "Halfway Judge" in body
     assert CANARY_REASON not in body
     assert not re.search(r"\b(pass|fail)\b", body, re.IGNORECASE)

@@ -518,7 +518,7 @@ def test_invite_by_github_refuses_what_github_would_never_issue_and_stores_nothi
 
 
 def test_invite_refusals(open_session, session_id):
-    with pytest.raises(CommandError, match="one of the arguments --name --github is required"):
+    with pytest.raises(CommandError, match="one of the arguments --name --github --names-file is required"):
         call_command("invite", session_id)
     assert refused("invite", session_id, "--name", "evil\u202ename") == (
         "name: control and direction characters are not allowed")
@@ -779,16 +779,26 @@ def test_verify_report_refuses_what_is_not_a_json_report(db, tmp_path):
 
 # --- demo ----------------------------------------------------------------------------------------
 
-def test_demo_prints_sign_in_join_link_and_guest_code_that_work(db):
+@pytest.fixture
+def demo_data_dir(settings, tmp_path):
+    """The demo keeps its host's password in the data directory: a fresh one per test."""
+    settings.DATA_DIR = tmp_path
+    return tmp_path
+
+
+def test_demo_prints_sign_in_join_link_and_guest_code_that_work(db, demo_data_dir):
     lines = call("demo").splitlines()
     assert len(lines) == 4
     sign_in, session_line, join, guest = lines
     host = Host.objects.get(user__username="demo-host")
-    password = sign_in.split("password ")[1]
-    assert sign_in == f"Host sign-in:  {SITE}/accounts/login/  user demo-host  password {password}"
+    password = sign_in.split("password ")[1].split()[0]
+    kept = demo_data_dir / "demo-host-password"
+    assert sign_in == (f"Host sign-in:  {SITE}/accounts/login/  user demo-host  password {password}"
+                       f"  (kept in {kept})")
     assert host.user.check_password(password)
+    assert kept.read_text() == password + "\n"
     session = Session.objects.get()
-    assert session_line.startswith(f"Demo run {session.run_id}, session {session.pk} (open; protocol ")
+    assert session_line.startswith(f"Demo run {session.run_id}, session {session.pk} (loaded now; protocol ")
     assert join.startswith(f"Judge's join link (single use):  {SITE}/join/")
     admission = join_token_exchange(token=token_of(join.split()[-1]))
     assert admission.judge.display_name == "Demo Judge"
@@ -798,11 +808,12 @@ def test_demo_prints_sign_in_join_link_and_guest_code_that_work(db):
     assert session.state == "open" and session.redaction_patterns
 
 
-def test_demo_twice_gives_a_fresh_run_session_and_password(db):
+def test_demo_fresh_gives_a_new_run_session_and_password_and_keeps_the_old(db, demo_data_dir):
     first = call_json("demo")
-    assert set(first) == {"host", "password", "sign_in", "run", "session", "protocol_sha256",
-                          "join_link", "guest_page", "guest_code"}
-    second = call_json("demo")
+    assert set(first) == {"host", "password", "password_file", "sign_in", "run", "session",
+                          "loaded", "protocol_sha256", "join_link", "guest_page", "guest_code"}
+    second = call_json("demo", "--fresh")
+    assert (demo_data_dir / "demo-host-password").read_text() == second["password"] + "\n"
     assert second["host"] == first["host"] == "demo-host"
     assert (second["run"], second["session"]) != (first["run"], first["session"])
     assert second["password"] != first["password"]
@@ -813,6 +824,24 @@ def test_demo_twice_gives_a_fresh_run_session_and_password(db):
         assert join_token_exchange(token=token_of(result["join_link"])).judge.session_id == result["session"]
         assert guest_join(code=result["guest_code"], display_name="V",
                           client_address="10.0.0.6").judge.session_id == result["session"]
+
+
+def test_demo_again_loads_nothing_and_prints_the_same_password(db, demo_data_dir):
+    first = call_json("demo")
+    events = AuditEvent.objects.exclude(action="invitation.reissued").count()
+    second = call_json("demo")
+    assert second["password"] == first["password"] and not second["loaded"]
+    assert (second["run"], second["session"]) == (first["run"], first["session"])
+    assert Run.objects.count() == 1 and Session.objects.count() == 1
+    assert Invitation.objects.count() == 1
+    assert AuditEvent.objects.exclude(action="invitation.reissued").count() == events
+    # The demo judge's link is reissued (the first one stops), until they join.
+    with pytest.raises(Refused):
+        join_token_exchange(token=token_of(first["join_link"]))
+    join_token_exchange(token=token_of(second["join_link"]))
+    third = call_json("demo")
+    assert third["join_link"] == "" and third["password"] == first["password"]
+    assert "The demo judge has joined" in call("demo")
 
 
 def test_demo_refusal_is_json_too(db):
@@ -892,9 +921,9 @@ def test_commands_in_a_process_never_prompt_and_exit_non_zero_on_bad_input(cli_e
     # A usage error: argparse's exit status 2, and with --json a JSON refusal on stdout.
     done = manage(cli_env, "invite", "1", "--json")
     assert done.returncode == 2
-    assert json.loads(done.stdout) == {"ok": False, "error": "invalid",
-                                       "message": "one of the arguments --name --github is required"}
-    assert "manage.py invite: error: one of the arguments --name --github is required" in done.stderr
+    usage = "one of the arguments --name --github --names-file is required"
+    assert json.loads(done.stdout) == {"ok": False, "error": "invalid", "message": usage}
+    assert f"manage.py invite: error: {usage}" in done.stderr
 
 
 def test_verify_report_in_a_process(cli_env, exported_report, tmp_path):
