@@ -9,6 +9,8 @@ listed with its reason in tests/test_accounts_urls.py, which fails on any other 
 
 from allauth.account import views as allauth_account
 from allauth.socialaccount import views as allauth_social
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from accounts.github import allauth_github_callback, allauth_github_login
@@ -26,7 +28,16 @@ allauth_urlpatterns = [
          name="socialaccount_login_cancelled"),
 ]
 
+
+def favicon(request):
+    # The hashed name is looked up per request, not at import: the manifest may not exist yet.
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page links to (e.g. for a JSON answer or a
+    # download): the redirect keeps that from logging a 404.
+    path("favicon.ico", favicon),
     path("", judge_views.home, name="home"),
     path("", include("judge.urls")),
     path("host/", include("host.urls")),
