@@ -408,7 +408,11 @@
     var wanted = remembered(TASK_KEY);
     if (panel && wanted && state.top.dataset.position !== "1") { panel.open = wanted === "open"; }
     if (panel) {
-      panel.addEventListener("toggle", function () { remember(TASK_KEY, panel.open ? "open" : "closed"); });
+      // Only the judge's own opening or closing is remembered (a click, or Enter or Space, on
+      // the summary), not the toggle event a panel rendered open fires by itself.
+      panel.querySelector("summary").addEventListener("click", function () {
+        setTimeout(function () { remember(TASK_KEY, panel.open ? "open" : "closed"); }, 0);
+      });
     }
     document.querySelectorAll("[data-frame-toggle]").forEach(function (button) {
       button.addEventListener("click", function () {
