@@ -190,6 +190,10 @@
     showProgress(1);
   }
   var answeredHere = 0;  // items answered on this page since the server's figures were fetched
+  function shownAnswered() {
+    var box = document.querySelector(".bar-progress");
+    return box ? parseInt(box.dataset.answered, 10) + answeredHere : null;
+  }
   function showProgress(extra) {
     answeredHere += extra;
     var box = document.querySelector(".bar-progress");
@@ -357,8 +361,12 @@
       old.replaceWith(frame);
     }
     document.title = doc.title;
+    // The new page's figures may predate the last save (fetched ahead): answered never drops.
+    var before = shownAnswered();
     answeredHere = 0;
     start();
+    var after = shownAnswered();
+    if (before !== null && after !== null && before > after) { showProgress(before - after); }
     if (url) { current.url = new URL(url, window.location.href).pathname; }
     window.scrollTo(0, 0);
     current.top.querySelector("h1").focus({preventScroll: true});
@@ -465,6 +473,17 @@
       return;
     }
     if (event.key === "?") { openHelp(); event.preventDefault(); return; }
+    if ((event.key === " " || event.key === "PageDown" || event.key === "PageUp") && !isRadio &&
+        !(target && (target.tagName === "BUTTON" || target.tagName === "A" || target.tagName === "SUMMARY"))) {
+      // A page at a time, less the bar fixed over the window's bottom and a line of overlap:
+      // the browser's own step would pass lines by hidden under the bar.
+      var bar = document.getElementById("verdict-form");
+      var step = Math.max(40, window.innerHeight - (bar ? bar.offsetHeight : 0) - 40);
+      var up = event.key === "PageUp" || (event.key === " " && event.shiftKey);
+      window.scrollBy(0, up ? -step : step);
+      event.preventDefault();
+      return;
+    }
     if (event.key === "Enter") {
       var tag = target ? target.tagName : "";
       if (tag === "BUTTON" || tag === "A" || tag === "SUMMARY" || tag === "IFRAME") { return; }  // their own action

@@ -233,7 +233,7 @@ def test_a_judge_on_a_phone_taps_through_both_phases_with_the_bar_in_view(e2e_se
 
 # --- (c) a 350-line diff read to its last line by keyboard ---------------------------------------
 
-LAST_LINE = "+    return 'the last line, 350'"
+LAST_LINE = "+    return the_last_line_350"
 
 
 def _long_diff() -> str:
@@ -262,14 +262,18 @@ def test_a_350_line_diff_is_read_to_its_last_line_with_the_page_s_own_scrolling(
     frame = page.locator("iframe.copy-frame")
     _needs(page, "the frame's stored line count", bool(frame.get_attribute("data-lines")))
     assert _focus(page)["tag"] in ("body", "main")
-    last_y = -1
+    page.screenshot(path=str(ARTIFACTS / "judge-long-diff-top-1440-light.png"))
+    visible = page.locator("#verdict-form").bounding_box()["y"]  # the window above the bar
+    last_y, steps = 0, []
     for press in range(200):  # Space and Page Down, as a reader does, until the page stops
         page.keyboard.press("Space" if press % 2 else "PageDown")
         y = page.evaluate("window.scrollY")
         if y == last_y:
             break
+        steps.append(y - last_y)
         last_y = y
     assert last_y > 3000, "the page itself scrolled through the copy"
+    assert max(steps) < visible, f"a step passed lines by under the bar: {steps} vs {visible}"
     assert page.evaluate("document.querySelector('iframe.copy-frame').scrollHeight") > 0
     line = frame.element_handle().content_frame().evaluate("""(last) => {
         const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -278,11 +282,12 @@ def test_a_350_line_diff_is_read_to_its_last_line_with_the_page_s_own_scrolling(
             const range = document.createRange(); range.setStart(node, at); range.setEnd(node, at + last.length);
             const r = range.getBoundingClientRect();
             return {top: r.top, bottom: r.bottom, scrolled: document.scrollingElement.scrollTop};
-        } return null; }""", LAST_LINE.split("+", 1)[1].strip())
+        } return null; }""", "the_last_line_350")
     assert line is not None and line["scrolled"] == 0, "the frame never scrolls: the page does"
     box = frame.bounding_box()  # in the page's viewport
     bar_top = page.locator("#verdict-form").bounding_box()["y"]
     top, bottom = box["y"] + line["top"], box["y"] + line["bottom"]
+    page.screenshot(path=str(ARTIFACTS / "judge-long-diff-end-1440-light.png"))
     assert 0 <= top and bottom <= bar_top, (top, bottom, bar_top)
     seen.assert_silent(sink)
 
