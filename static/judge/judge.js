@@ -141,7 +141,7 @@
     var message = (data && typeof data.message === "string" && data.message) ||
       ("the server refused it (" + response.status + ").");
     if (!/^Not saved/.test(message)) { message = "Not saved: " + message; }
-    if (response.status === 409 && data && data.code === "changed_elsewhere") {
+    if (response.status === 409 && data && (data.error || data.code) === "changed_elsewhere") {
       if (state.shown) { say(state, ""); showConflict(state); }
       else { say(state, "changed in another tab; open it to choose which to keep."); }
       return;
