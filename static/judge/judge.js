@@ -147,8 +147,10 @@
       return;
     }
     say(state, message);
-    if (response.status === 409 && state.shown) {
-      // The page is out of date (a phase locked): show what happened, then the item as it is now.
+    if (response.status === 409) {
+      // The page is out of date (a phase locked, the session closed), even when the refused save
+      // was an item the judge has moved on from: say so where the judge looks, then reload.
+      if (!state.shown && current) { say(current, message); }
       try { window.sessionStorage.setItem(NOTICE_KEY, message); } catch (error) { /* private mode */ }
       setTimeout(function () { window.location.reload(); }, 1500);
     }
