@@ -110,7 +110,8 @@ def measure(base: str, fixture: dict, read_ms: int) -> dict:
 
 
 def _python(args, env):
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env,  # noqa: S603 - our own scripts
+                          capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{args} failed:\n{done.stdout}\n{done.stderr}")
 
@@ -166,7 +167,7 @@ def main(argv=None):
              str(args.items + 1)], env)
     fixture = json.loads(fixture_path.read_text())
     with open(work / "server.log", "w") as log:
-        server = subprocess.Popen([str(ROOT / "bj"), "start"], cwd=ROOT, env=env, stdout=log,
+        server = subprocess.Popen([str(ROOT / "bj"), "start"], cwd=ROOT, env=env, stdout=log,  # noqa: S603
                                   stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_ready(base + "/bench/hello", server)

@@ -83,7 +83,8 @@ def _bar_fits(page):
 
 def _bar_fits_now(page):
     widths = page.evaluate("""() => [document.documentElement.scrollWidth, document.body.scrollWidth,
-        ...[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+        ...[...document.querySelectorAll('main *')]
+           .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
            .slice(0, 3).map(e => e.outerHTML.slice(0, 120))]""")
     assert max(widths[:2]) <= page.viewport_size["width"], widths
     box = page.locator("#verdict-form").bounding_box()
@@ -296,7 +297,8 @@ def test_a_350_line_diff_is_read_to_its_last_line_with_the_page_s_own_scrolling(
         const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
         let node; while ((node = walker.nextNode())) {
             const at = node.data.indexOf(last); if (at < 0) continue;
-            const range = document.createRange(); range.setStart(node, at); range.setEnd(node, at + last.length);
+            const range = document.createRange();
+            range.setStart(node, at); range.setEnd(node, at + last.length);
             const r = range.getBoundingClientRect();
             return {top: r.top, bottom: r.bottom, scrolled: document.scrollingElement.scrollTop};
         } return null; }""", "the_last_line_350")
@@ -381,6 +383,10 @@ def test_every_judge_page_template_passes_axe_core_in_light_and_dark_and_is_phot
             found[(name, scheme)] = [(v["id"], v["impact"], v["help"], [n["target"] for n in v["nodes"][:3]])
                                      for v in result["violations"]]
 
+    # The icon every page links to, and the one browsers ask for by themselves: never a 404.
+    icon = pages["light"].request.get(e2e_server.url("/favicon.ico"))
+    assert icon.ok and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.url.endswith("/static/favicon.svg")
     check("join", f"/join/{token}")
     check("welcome", f"/s/{session.url_id}/welcome/")
     check("items", f"/s/{session.url_id}/")
