@@ -308,6 +308,19 @@ def test_a_350_line_diff_is_read_to_its_last_line_with_the_page_s_own_scrolling(
     top, bottom = box["y"] + line["top"], box["y"] + line["bottom"]
     page.screenshot(path=str(ARTIFACTS / "judge-long-diff-end-1440-light.png"))
     assert 0 <= top and bottom <= bar_top, (top, bottom, bar_top)
+
+    # Wrapped lines have no known height: the frame becomes a box of its own that Tab reaches
+    # (the page says so), and the choice is remembered on the next page.
+    wrap = page.get_by_role("button", name="Wrap long lines")
+    wrap.click()
+    expect(wrap).to_have_attribute("aria-pressed", "true")
+    expect(frame).to_have_attribute("tabindex", "0")
+    assert frame.get_attribute("src").endswith("#wrap")
+    expect(page.locator("#frame-note")).to_contain_text("Tab leaves the copy")
+    page.reload()
+    expect(page.locator("iframe.copy-frame")).to_have_attribute("src", re.compile("#wrap$"))
+    page.get_by_role("button", name="Wrap long lines").click()
+    expect(page.locator("iframe.copy-frame")).to_have_attribute("tabindex", "-1")
     seen.assert_silent(sink)
 
 
