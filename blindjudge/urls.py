@@ -9,7 +9,10 @@ listed with its reason in tests/test_accounts_urls.py, which fails on any other 
 
 from allauth.account import views as allauth_account
 from allauth.socialaccount import views as allauth_social
+from django.conf import settings
+from django.http import HttpResponse
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
 
 from accounts.github import allauth_github_callback, allauth_github_login
 from host.urls import account_urlpatterns
@@ -26,7 +29,19 @@ allauth_urlpatterns = [
          name="socialaccount_login_cancelled"),
 ]
 
+
+@cache_control(max_age=86400, public=True)
+def favicon(request):
+    # The same bytes as static/favicon.svg (which pages link to), answered here for the browsers
+    # that ask /favicon.ico by themselves: a 200, so no page logs a 404 and no crawl a redirect.
+    icon = (settings.BASE_DIR / "static" / "favicon.svg").read_bytes()
+    return HttpResponse(icon, content_type="image/svg+xml")
+
+
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page links to (e.g. for a JSON answer or a
+    # download): the redirect keeps that from logging a 404.
+    path("favicon.ico", favicon, name="favicon"),
     path("", judge_views.home, name="home"),
     path("", include("judge.urls")),
     path("host/", include("host.urls")),

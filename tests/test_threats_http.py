@@ -363,8 +363,14 @@ def test_case_4_the_frame_is_sandboxed_without_scripts_or_same_origin(hostile, c
     code = codes(judge)[0]
     page = client.get(item_url(session, code))
     frames = [attrs for tag, attrs, _ in Elements(page.content).elements if tag == "iframe"]
-    assert frames == [{"class": "copy-frame", "sandbox": None, "src": item_url(session, code, frame=True),
-                       "title": f"The copy under code {code}", "loading": "eager"}]
+    # The page sizes the frame from these (issue 16): numbers, or empty when not known.
+    sizing = {name: frames[0].pop(name, None) for name in ("data-lines", "data-text-lines",
+                                                            "data-line-px", "data-pad-px")}
+    assert all(re.fullmatch(r"[0-9]*", value) for value in sizing.values()), sizing
+    frame_url = item_url(session, code, frame=True)
+    assert frames == [{"class": "copy-frame", "sandbox": None, "src": frame_url,
+                       "title": f"The copy under code {code}", "loading": "eager",
+                       "aria-describedby": "frame-note", "data-frame-url": frame_url}]
     frame = client.get(item_url(session, code, frame=True))
     assert csp(frame)["sandbox"] == []  # no allow-scripts, no allow-same-origin
     assert frame["X-Frame-Options"] == "SAMEORIGIN"

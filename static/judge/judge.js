@@ -1,96 +1,533 @@
-// The judge's item page: keyboard shortcuts, time on the item, and drafts saved as you go.
+// The judge's item page: one key per decision, the next item shown at once, drafts saved as you go.
 // Everything works without this file (plain forms); it only makes judging faster.
+//
+// The page is #item-top and #item-bar (replaced on each move) around #copy-area (kept: the next
+// item's frame loads there, hidden, while the judge reads this one, and is then shown; moving an
+// iframe in the DOM would reload it). Moving on never waits for a save: each item's saves keep
+// their own retry loop after the page has moved on, and say so if they fail.
 (function () {
   "use strict";
-  var form = document.getElementById("verdict-form");
-  if (!form) { return; }
-  var seconds = form.querySelector("input[name=seconds_spent]");
-  var status = document.getElementById("autosave-status");
-  var base = parseFloat(seconds.dataset.base || "0") || 0;
-  var visibleSince = document.visibilityState === "visible" ? Date.now() : null;
-  var counted = 0;
+  if (!document.getElementById("verdict-form")) { return; }
 
-  // Time counts only while the page is visible, summed over visits (the server keeps the most).
-  function elapsed() {
-    return counted + (visibleSince === null ? 0 : (Date.now() - visibleSince) / 1000);
-  }
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") { visibleSince = Date.now(); }
-    else if (visibleSince !== null) { counted += (Date.now() - visibleSince) / 1000; visibleSince = null; }
-  });
-  function stampTime() { seconds.value = (base + elapsed()).toFixed(1); }
-  form.addEventListener("submit", stampTime);
-
-  // Each autosave names the phase the page was rendered for (the form's hidden field): if that
-  // phase was locked meanwhile (another tab, a save in flight during the lock) the server refuses
-  // with 409 and stores nothing; the page then says so and reloads into the phase it is in now.
-  // A refusal (4xx) says why; a server failure (5xx) and a lost connection are retried, and
-  // each says which it is.
   var NOTICE_KEY = "blindjudge:notice";
-  var pending = null;
-  var retryDelay = 0;
-  function say(text) { status.textContent = text; }
-  function retrySoon(text) {
-    retryDelay = Math.min(30, retryDelay ? retryDelay * 2 : 2);
-    say(text + " Retrying in " + retryDelay + " s; your choice is kept on this page.");
-    clearTimeout(pending);
-    pending = setTimeout(autosave, retryDelay * 1000);
+  var TASK_KEY = "blindjudge:task-panel";
+  var WRAP_KEY = "blindjudge:wrap";
+  var TEXT_KEY = "blindjudge:plain-text";
+  var DEFAULT_LINE_PX = 20;
+  var DEFAULT_PAD_PX = 24;
+  var copyArea = document.getElementById("copy-area");
+  var backgroundStatus = document.getElementById("background-status");
+  var helpDialog = document.getElementById("keys-help");
+  var current = null;       // the item shown: see itemState()
+  var prefetched = {};      // url -> {page: Promise<Document>, frame: iframe|null}
+  var inflight = {};        // code -> Promise of its latest save (prefetches of it wait for it)
+  var navigating = false;
+
+  function remembered(key) { try { return window.localStorage.getItem(key); } catch (error) { return null; } }
+  function remember(key, value) { try { window.localStorage.setItem(key, value); } catch (error) { /* private mode */ } }
+
+  // --- One item's state: its form, its time, its saves -------------------------------------------
+
+  function itemState() {
+    var top = document.getElementById("item-top");
+    var form = document.getElementById("verdict-form");
+    var seconds = form.querySelector("input[name=seconds_spent]");
+    var state = {
+      top: top, form: form, code: top.dataset.code, url: window.location.pathname,
+      autosaveUrl: form.dataset.autosave, seconds: seconds,
+      base: parseFloat(seconds.dataset.base || "0") || 0,
+      counted: 0, visibleSince: document.visibilityState === "visible" ? Date.now() : null,
+      oneKey: top.dataset.oneKey === "1", readOnly: top.dataset.readOnly === "1",
+      wasAnswered: top.dataset.wasAnswered === "1",
+      nextUrl: top.dataset.nextUrl || "", nextIsItem: top.dataset.nextIsItem === "1",
+      nextFrameUrl: top.dataset.nextFrameUrl || "", previousUrl: top.dataset.previousUrl || "",
+      status: form.querySelector("#autosave-status"), when: form.querySelector(".save-when"), conflict: form.querySelector(".conflict"),
+      dirty: false, timer: null, retryDelay: 0, body: null, shown: true
+    };
+    // Reasons alone are saved only by a server that takes them (it sends a revision).
+    state.savesReasonAlone = !!form.querySelector("input[name=revision]");
+    return state;
   }
-  function refused(response, data) {
+
+  function elapsed(state) {
+    return state.counted + (state.visibleSince === null ? 0 : (Date.now() - state.visibleSince) / 1000);
+  }
+  function stopClock(state) {
+    if (state.visibleSince !== null) { state.counted += (Date.now() - state.visibleSince) / 1000; state.visibleSince = null; }
+  }
+  // Time counts only while the page is visible, summed over visits (the server keeps the most).
+  document.addEventListener("visibilitychange", function () {
+    if (!current) { return; }
+    if (document.visibilityState === "visible") { current.visibleSince = Date.now(); } else { stopClock(current); }
+  });
+  function stampTime(state) { state.seconds.value = (state.base + elapsed(state)).toFixed(1); }
+
+  // What became of the item's last save ("Draft saved.", why not), and beside it when ("10:42")
+  // or that one is on its way ("Saving…").
+  function say(state, text, when) {
+    if (state.shown) { state.status.textContent = text; state.when.textContent = when || ""; return; }
+    // A save for an item the judge has moved on from: said outside the item's bar.
+    backgroundStatus.textContent = text ? "Item " + state.code + ": " + text : "";
+    backgroundStatus.hidden = !text;
+  }
+  function savedAt(data) {
+    var when = data && data.saved_at ? new Date(data.saved_at) : new Date();
+    if (isNaN(when.getTime())) { when = new Date(); }
+    return when.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hour12: false});
+  }
+  function hasVerdict(state) { return !!state.form.querySelector("input[name=verdict]:checked"); }
+  function canSave(state) {
+    if (state.readOnly || state.form.querySelector("fieldset[disabled]")) { return false; }
+    return hasVerdict(state) || (state.savesReasonAlone && state.form.querySelector("textarea[name=reason]").value !== "");
+  }
+
+  // Each save names the phase the page was rendered for and the revision it last saw: if the
+  // phase was locked meanwhile the server refuses with 409 and stores nothing; if another tab
+  // saved the item since, it refuses with 409 "changed_elsewhere" and the judge chooses. A
+  // server failure (5xx) or a lost connection is retried with the same body, even after the
+  // judge has moved on.
+  function save(state, options) {
+    clearTimeout(state.timer);
+    if (!canSave(state)) { return inflight[state.code] || Promise.resolve(); }
+    if (state.shown) {
+      stampTime(state);
+      state.body = new FormData(state.form);
+      state.body.set("go", "stay");
+    }
+    if (options && options.overwrite) { state.body.set("overwrite", "1"); }
+    state.dirty = false;
+    dropPrefetched(state.url);  // a page fetched before this save would show the old draft
+    say(state, "", "Saving…");
+    var body = state.body;
+    var previous = inflight[state.code] || Promise.resolve();
+    var done = previous.then(function () { return send(state, body); });
+    inflight[state.code] = done;
+    return done;
+  }
+  function send(state, body) {
+    return fetch(state.autosaveUrl, {
+      method: "POST", body: body, credentials: "same-origin", headers: {"Accept": "application/json"}
+    }).then(function (response) {
+      return response.json().then(function (data) { return answered(state, response, data); },
+                                  function () { return answered(state, response, null); });
+    }, function () {
+      return retrySoon(state, "Not saved: no connection.");
+    });
+  }
+  function retrySoon(state, text) {
+    state.retryDelay = Math.min(30, state.retryDelay ? state.retryDelay * 2 : 2);
+    say(state, (state.shown ? "" : "not saved — retrying. ") + text + " Retrying in " + state.retryDelay +
+        " s; your choice is kept on this page.");
+    return new Promise(function (resolve) {
+      setTimeout(function () { resolve(send(state, state.body)); }, state.retryDelay * 1000);
+    });
+  }
+  function answered(state, response, data) {
+    if (response.ok && data && data.saved === true) {
+      state.retryDelay = 0;
+      if (typeof data.revision === "number") {
+        state.body.set("revision", String(data.revision));
+        var field = state.form.querySelector("input[name=revision]");
+        if (field) { field.value = String(data.revision); }
+      }
+      state.body.delete("overwrite");
+      if (state.shown) { say(state, "Draft saved.", savedAt(data)); state.conflict.hidden = true; }
+      else if (backgroundStatus.textContent.indexOf("Item " + state.code + ":") === 0) { say(state, ""); }
+      return;
+    }
+    if (response.status >= 500) {
+      return retrySoon(state, "The server failed to save this draft (an error on its side, not your connection).");
+    }
     var message = (data && typeof data.message === "string" && data.message) ||
       ("the server refused it (" + response.status + ").");
-    return /^Not saved/.test(message) ? message : "Not saved: " + message;
-  }
-  function answered(response, data) {
-    if (response.ok && data && data.saved === true) { retryDelay = 0; say("Draft saved."); return; }
-    if (response.status >= 500) { retrySoon("The server failed to save this draft (an error on its side, not your connection)."); return; }
-    var message = refused(response, data);
-    say(message);
+    if (!/^Not saved/.test(message)) { message = "Not saved: " + message; }
+    if (response.status === 409 && data && (data.error || data.code) === "changed_elsewhere") {
+      if (state.shown) { say(state, ""); showConflict(state); }
+      else { say(state, "changed in another tab; open it to choose which to keep."); }
+      return;
+    }
+    say(state, message);
     if (response.status === 409) {
-      // The page is out of date: show what happened, then the item as it is now.
+      // The page is out of date (a phase locked, the session closed), even when the refused save
+      // was an item the judge has moved on from: say so where the judge looks, then reload.
+      if (!state.shown && current) { say(current, message); }
       try { window.sessionStorage.setItem(NOTICE_KEY, message); } catch (error) { /* private mode */ }
       setTimeout(function () { window.location.reload(); }, 1500);
     }
   }
-  function autosave() {
-    if (!form.querySelector("input[name=verdict]:checked") || form.querySelector("fieldset[disabled]")) { return; }
-    stampTime();
-    var body = new FormData(form);
-    body.set("go", "stay");
-    fetch(form.dataset.autosave, {
-      method: "POST", body: body, credentials: "same-origin",
-      headers: {"Accept": "application/json"}
+  // Another tab saved this item since this page was fetched: the judge chooses which stays.
+  function showConflict(state) {
+    var box = state.conflict;
+    box.textContent = "Changed in another tab. ";
+    function button(text, action) {
+      var element = document.createElement("button");
+      element.type = "button";
+      element.textContent = text;
+      element.addEventListener("click", action);
+      box.appendChild(element);
+      box.appendChild(document.createTextNode(" "));
+      return element;
+    }
+    var keep = button("Keep mine", function () { box.hidden = true; box.textContent = ""; save(state, {overwrite: true}); });
+    button("Load theirs", function () { window.location.reload(); });
+    box.hidden = false;
+    keep.focus();
+  }
+  function saveSoon(state) {
+    state.dirty = true;
+    clearTimeout(state.timer);
+    state.retryDelay = 0;
+    state.timer = setTimeout(function () { save(state); }, 800);
+  }
+  function allSaved() {
+    var codes = Object.keys(inflight);
+    return Promise.all(codes.map(function (code) { return inflight[code]; }));
+  }
+
+  // --- The progress bar: the server's figures, plus this item once it is answered ----------------
+
+  function bumpProgress(state) {
+    if (state.wasAnswered || !hasVerdict(state)) { return; }
+    state.wasAnswered = true;
+    showProgress(1);
+  }
+  var answeredHere = 0;  // items answered on this page since the server's figures were fetched
+  function shownAnswered() {
+    var box = document.querySelector(".bar-progress");
+    return box ? parseInt(box.dataset.answered, 10) + answeredHere : null;
+  }
+  function showProgress(extra) {
+    answeredHere += extra;
+    var box = document.querySelector(".bar-progress");
+    if (!box) { return; }
+    var total = parseInt(box.dataset.total, 10);
+    var answered = Math.min(total, parseInt(box.dataset.answered, 10) + answeredHere);
+    box.querySelector("progress").value = answered;
+    box.querySelector(".answered-text").textContent = answered + " of " + total + " answered";
+    var median = parseFloat(box.dataset.median);
+    var left = box.querySelector(".time-left");
+    if (left && median > 0) {
+      var seconds = (total - answered) * median;
+      left.textContent = seconds <= 0 ? "" : seconds < 60 ? " · under a minute left" :
+        " · about " + Math.round(seconds / 60) + " min left";
+    }
+  }
+
+  // --- The copy frame: sized to its lines so the page scrolls, or a focusable box ---------------
+
+  function frameMode() {
+    return {wrap: remembered(WRAP_KEY) === "1", text: remembered(TEXT_KEY) === "1"};
+  }
+  function frameSrc(frame, mode) {
+    var base = frame.dataset.frameUrl || frame.getAttribute("src").split("#")[0];
+    if (mode.text && frame.dataset.textLines) { return base + "#text"; }
+    if (mode.wrap) { return base + "#wrap"; }
+    return base;
+  }
+  function sizeFrame(frame) {
+    var mode = frameMode();
+    var textView = mode.text && frame.dataset.textLines;
+    var lines = parseInt(textView ? frame.dataset.textLines : frame.dataset.lines, 10);
+    var linePx = parseFloat(frame.dataset.linePx) || DEFAULT_LINE_PX;
+    var padPx = parseFloat(frame.dataset.padPx) || DEFAULT_PAD_PX;
+    var wanted = frameSrc(frame, mode);
+    if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
+    if (lines > 0 && !(mode.wrap && !textView)) {
+      // As tall as the copy: the page scrolls (Space, Page Down) and the frame never does.
+      frame.style.height = Math.ceil(lines * linePx + padPx) + "px";
+      frame.classList.remove("boxed");
+      frame.setAttribute("tabindex", "-1");
+    } else {
+      // Wrapped lines have no known height: a box of its own, reached and left with Tab. (A
+      // sandboxed frame without scripts cannot hand Esc back to the page; Tab always leaves.)
+      frame.style.height = "";
+      frame.classList.add("boxed");
+      frame.setAttribute("tabindex", "0");
+    }
+    document.querySelectorAll("[data-frame-toggle]").forEach(function (button) {
+      button.setAttribute("aria-pressed", String(button.dataset.frameToggle === "wrap" ? mode.wrap : mode.text));
+    });
+    var note = document.getElementById("frame-note");
+    if (note) {
+      note.textContent = frame.classList.contains("boxed") ?
+        "The copy is in its own box: Tab moves into it (then the arrow keys and Space scroll it) and Tab leaves the copy again." :
+        "The copy scrolls with the page: Space and Page Down read on.";
+    }
+  }
+  function shownFrame() { return copyArea.querySelector("iframe.copy-frame"); }
+
+  // --- Fetching ahead and showing an item without a page load ----------------------------------
+
+  function fetchPage(url, code) {
+    // A page fetched while its own item's save is in flight would show the old draft: wait.
+    var before = (code && inflight[code]) || Promise.resolve();
+    return before.then(function () {
+      return fetch(url, {credentials: "same-origin", headers: {"Accept": "text/html"}});
     }).then(function (response) {
-      return response.json().then(function (data) { answered(response, data); },
-                                  function () { answered(response, null); });
-    }, function () {
-      retrySoon("Not saved: no connection.");
+      if (!response.ok || response.redirected) { throw new Error("not an item page"); }
+      return response.text();
+    }).then(function (html) {
+      var page = new DOMParser().parseFromString(html, "text/html");
+      if (!page.getElementById("item-top") || !page.getElementById("verdict-form")) { throw new Error("not an item page"); }
+      return page;
     });
   }
-  try {
-    var notice = window.sessionStorage.getItem(NOTICE_KEY);
-    if (notice) { window.sessionStorage.removeItem(NOTICE_KEY); say(notice); }
-  } catch (error) { /* private mode: nothing kept */ }
-  function autosaveSoon() { clearTimeout(pending); retryDelay = 0; pending = setTimeout(autosave, 800); }
-  form.addEventListener("change", autosaveSoon);
-  form.querySelector("textarea[name=reason]").addEventListener("input", autosaveSoon);
+  function preloadFrame(src) {
+    var frame = document.createElement("iframe");
+    frame.setAttribute("sandbox", "");
+    frame.setAttribute("loading", "eager");
+    frame.setAttribute("tabindex", "-1");
+    frame.setAttribute("aria-hidden", "true");
+    frame.className = "copy-frame-next";
+    frame.hidden = true;
+    frame.loaded = false;
+    frame.addEventListener("load", function () { frame.loaded = true; });
+    frame.setAttribute("src", src);
+    copyArea.appendChild(frame);
+    return frame;
+  }
+  function prefetchNext(state) {
+    if (!state.nextIsItem || !state.nextUrl || prefetched[state.nextUrl]) { return; }
+    var entry = {page: null, frame: null};
+    // The frame can start at once when the server names it; otherwise when the page is parsed.
+    if (state.nextFrameUrl) { entry.frame = preloadFrame(frameSrcFor(state.nextFrameUrl)); }
+    entry.page = fetchPage(state.nextUrl, null).then(function (page) {
+      if (!entry.frame) {
+        var spec = page.querySelector("#copy-area iframe");
+        if (spec) { entry.frame = preloadFrame(frameSrcFor(spec.dataset.frameUrl || spec.getAttribute("src"))); }
+      }
+      return page;
+    });
+    entry.page.catch(function () { if (prefetched[state.nextUrl] === entry) { delete prefetched[state.nextUrl]; } });
+    prefetched[state.nextUrl] = entry;
+  }
+  function frameSrcFor(url) {
+    var mode = frameMode();
+    return mode.wrap && !mode.text ? url + "#wrap" : url;  // #text only once the page says markdown
+  }
+  // Forget pages fetched ahead (all, or the one of `only`), and their hidden frames.
+  function dropPrefetched(only) {
+    Object.keys(prefetched).forEach(function (url) {
+      if (only && url !== only) { return; }
+      var entry = prefetched[url];
+      if (entry.frame && entry.frame.parentNode) { entry.frame.parentNode.removeChild(entry.frame); }
+      delete prefetched[url];
+    });
+  }
 
-  function submitWith(go) {
-    var button = form.querySelector("button[name=go][value=" + go + "]");
-    if (!button) { return false; }
-    button.click();
-    return true;
+  function show(url, push) {
+    if (navigating) { return; }
+    navigating = true;
+    var entry = prefetched[url];
+    var page = entry ? entry.page : fetchPage(url, codeOf(url));
+    page.then(function (doc) {
+      if (push) { window.history.pushState({item: url}, "", url); }
+      swapIn(doc, entry && entry.frame, url);
+      if (prefetched[url] === entry) { delete prefetched[url]; }  // its frame is the one shown now
+      navigating = false;
+      dropPrefetched(null);
+      prefetchNext(current);
+    }, function () {
+      // Not an item page any more (a lock, a reveal, the session closed): load it as a page.
+      allSaved().then(function () { window.location.assign(url); });
+    });
+  }
+  function codeOf(url) {
+    var match = /\/i\/([^/]+)\/?$/.exec(url);
+    return match ? match[1] : null;
+  }
+  function swapIn(doc, readyFrame, url) {
+    var leaving = current;
+    stopClock(leaving);
+    leaving.shown = false;
+    var newTop = document.importNode(doc.getElementById("item-top"), true);
+    var newBar = document.importNode(doc.getElementById("item-bar"), true);
+    var spec = doc.querySelector("#copy-area iframe");
+    document.getElementById("item-top").replaceWith(newTop);
+    document.getElementById("item-bar").replaceWith(newBar);
+    var old = shownFrame();
+    var frame = readyFrame && readyFrame.parentNode ? readyFrame : null;
+    if (frame) {
+      // The frame that has been loading all along: given the page's attributes, then shown.
+      ["title", "aria-describedby", "data-frame-url", "data-lines", "data-text-lines", "data-line-px", "data-pad-px"].forEach(function (name) {
+        if (spec.hasAttribute(name)) { frame.setAttribute(name, spec.getAttribute(name)); }
+      });
+      frame.removeAttribute("aria-hidden");
+      frame.className = "copy-frame";
+      frame.hidden = false;
+      old.remove();
+    } else {
+      frame = document.importNode(spec, true);
+      frame.loaded = false;
+      frame.addEventListener("load", function () { frame.loaded = true; });
+      old.replaceWith(frame);
+    }
+    document.title = doc.title;
+    // The new page's figures may predate the last save (fetched ahead): answered never drops.
+    var before = shownAnswered();
+    answeredHere = 0;
+    start();
+    var after = shownAnswered();
+    if (before !== null && after !== null && before > after) { showProgress(before - after); }
+    if (url) { current.url = new URL(url, window.location.href).pathname; }
+    window.scrollTo(0, 0);
+    current.top.querySelector("h1").focus({preventScroll: true});
+    announceShown(frame);
+  }
+  // For the bench and the tests: when the item shown has its copy loaded.
+  function announceShown(frame) {
+    function done() { document.dispatchEvent(new CustomEvent("blindjudge:item-shown", {detail: {code: current.code}})); }
+    if (frame.loaded) { done(); } else { frame.addEventListener("load", done, {once: true}); }
+  }
+
+  // Forward (1) or back (-1), saving what is there first (never waiting for it, except before
+  // leaving for a page that counts the saves: the review).
+  function move(direction) {
+    var state = current;
+    var url = direction > 0 ? state.nextUrl : state.previousUrl;
+    if (!url || navigating) { return; }
+    if (state.dirty) { save(state); }
+    if (direction > 0 && !state.nextIsItem) {
+      navigating = true;
+      say(state, "", "Saving…");
+      allSaved().then(function () { window.location.assign(url); });
+      return;
+    }
+    show(url, true);
+  }
+
+  // --- The page's controls -----------------------------------------------------------------------
+
+  function start() {
+    current = itemState();
+    var state = current;
+    state.form.addEventListener("change", function (event) {
+      if (event.target.name === "verdict") { bumpProgress(state); }
+      saveSoon(state);
+    });
+    state.form.querySelector("textarea[name=reason]").addEventListener("input", function () { saveSoon(state); });
+    state.form.addEventListener("submit", function (event) {
+      stampTime(state);
+      // Forward with the button (or Enter in a field, whose default is the forward button):
+      // the same instant move as the keys; other buttons post the form as ever.
+      var go = event.submitter ? event.submitter.value : "next";
+      if (go === "next" && state.nextIsItem) { event.preventDefault(); save(state); move(1); }
+      else if (go === "previous" && state.previousUrl) { event.preventDefault(); save(state); move(-1); }
+    });
+    var panel = document.getElementById("task-panel");
+    var wanted = remembered(TASK_KEY);
+    if (panel && wanted && state.top.dataset.position !== "1") { panel.open = wanted === "open"; }
+    if (panel) {
+      // Only the judge's own opening or closing is remembered (a click, or Enter or Space, on
+      // the summary), not the toggle event a panel rendered open fires by itself.
+      panel.querySelector("summary").addEventListener("click", function () {
+        setTimeout(function () { remember(TASK_KEY, panel.open ? "open" : "closed"); }, 0);
+      });
+    }
+    document.querySelectorAll("[data-frame-toggle]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var key = button.dataset.frameToggle === "wrap" ? WRAP_KEY : TEXT_KEY;
+        remember(key, remembered(key) === "1" ? "0" : "1");
+        sizeFrame(shownFrame());
+      });
+    });
+    document.querySelectorAll("[data-opens=keys-help]").forEach(function (button) {
+      button.addEventListener("click", openHelp);
+    });
+    sizeFrame(shownFrame());
+    if (barWatch) { barWatch.disconnect(); barWatch.observe(state.form); }
+    fitBar();
+  }
+
+  // The bar is fixed at the bottom: the page is padded by its height so nothing hides under it.
+  function fitBar() {
+    var bar = document.getElementById("verdict-form");
+    document.documentElement.style.setProperty("--bar-height", bar.offsetHeight + "px");
+  }
+  var barWatch = window.ResizeObserver ? new ResizeObserver(fitBar) : null;
+  window.addEventListener("resize", fitBar);
+
+  function openHelp() { if (helpDialog && !helpDialog.open) { helpDialog.showModal(); } }
+
+  function isTyping(target) {
+    return target && (target.tagName === "TEXTAREA" || target.tagName === "SELECT" ||
+      (target.tagName === "INPUT" && target.type !== "radio" && target.type !== "checkbox"));
   }
   document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || !current) { return; }
+    if (helpDialog && helpDialog.open) { return; }  // the dialog's own keys (Esc closes it)
     var target = event.target;
-    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-    if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) { return; }
-    var key = event.key.toLowerCase();
-    var radio = form.querySelector("input[name=verdict][data-key='" + key + "']");
-    if (radio && !radio.disabled) { radio.checked = true; radio.focus(); radio.dispatchEvent(new Event("change", {bubbles: true})); event.preventDefault(); return; }
-    if (key === "n") { submitWith("next") || submitWith("home"); event.preventDefault(); }
-    else if (key === "b") { submitWith("previous"); event.preventDefault(); }
+    if (isTyping(target)) {
+      if (event.key === "Escape") {
+        target.blur();
+        current.top.querySelector("h1").focus({preventScroll: true});
+        event.preventDefault();
+      }
+      return;
+    }
+    var isRadio = target && target.tagName === "INPUT" && target.type === "radio";
+    if (event.key === "ArrowUp" || event.key === "ArrowDown" || event.key === "ArrowLeft" || event.key === "ArrowRight") {
+      // In a radio group the arrows would change the verdict: they scroll the page instead.
+      if (isRadio) {
+        event.preventDefault();
+        if (event.key === "ArrowUp" || event.key === "ArrowDown") { window.scrollBy(0, event.key === "ArrowUp" ? -40 : 40); }
+      }
+      return;
+    }
+    if (event.key === "?") { openHelp(); event.preventDefault(); return; }
+    if ((event.key === " " || event.key === "PageDown" || event.key === "PageUp") && !isRadio &&
+        !(target && (target.tagName === "BUTTON" || target.tagName === "A" || target.tagName === "SUMMARY"))) {
+      // A page at a time, less the bar fixed over the window's bottom and a line of overlap:
+      // the browser's own step would pass lines by hidden under the bar.
+      var bar = document.getElementById("verdict-form");
+      var step = Math.max(40, window.innerHeight - (bar ? bar.offsetHeight : 0) - 40);
+      var up = event.key === "PageUp" || (event.key === " " && event.shiftKey);
+      window.scrollBy(0, up ? -step : step);
+      event.preventDefault();
+      return;
+    }
+    if (event.key === "Enter") {
+      var tag = target ? target.tagName : "";
+      if (tag === "BUTTON" || tag === "A" || tag === "SUMMARY" || tag === "IFRAME") { return; }  // their own action
+      event.preventDefault();
+      move(1);
+      return;
+    }
+    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    var radio = null;
+    current.form.querySelectorAll("input[name=verdict]").forEach(function (input) {
+      if (input.dataset.key === key) { radio = input; }
+    });
+    if (radio) {
+      event.preventDefault();
+      if (radio.disabled || current.readOnly || navigating) { return; }
+      radio.checked = true;  // never focused: the arrows stay the page's
+      bumpProgress(current);
+      if (current.oneKey) { save(current); move(1); } else { saveSoon(current); }
+      return;
+    }
+    if (key === "n" || key === "j") { event.preventDefault(); move(1); }
+    else if (key === "k" || key === "b" || key === "Backspace") { event.preventDefault(); move(-1); }
+  });
+
+  window.addEventListener("popstate", function () {
+    // Back and forward through the items shown here: that item, as it is now.
+    if (codeOf(window.location.pathname)) { navigating = false; show(window.location.pathname, false); }
+    else { window.location.reload(); }
   });
   // The parent ignores anything the copy frame posts (it cannot run scripts anyway).
   window.addEventListener("message", function (event) { event.stopImmediatePropagation(); }, true);
+
+  start();
+  window.history.replaceState({item: window.location.pathname}, "", window.location.href);
+  try {
+    var notice = window.sessionStorage.getItem(NOTICE_KEY);
+    if (notice) { window.sessionStorage.removeItem(NOTICE_KEY); say(current, notice); }
+  } catch (error) { /* private mode: nothing kept */ }
+  var first = shownFrame();
+  first.loaded = document.readyState === "complete";
+  first.addEventListener("load", function () { first.loaded = true; });
+  // Fetch the next item once this one's copy is in, so the two never compete.
+  if (document.readyState === "complete") { prefetchNext(current); }
+  else { window.addEventListener("load", function () { prefetchNext(current); }, {once: true}); }
 })();

@@ -823,7 +823,7 @@ def crawl_world(world, *, expect_2xx: set[str]):
 ALL_JUDGE_ROUTES = {"home", "join", "resume", "guest", "judge_home", "judge_welcome", "judge_item",
                     "github_judge_start", "github_judge_done", "github_judge_link",
                     "github_judge_link_done",
-                    "judge_frame", "judge_lock", "judge_scorecard"}
+                    "judge_frame", "judge_lock", "judge_scorecard", "favicon"}
 
 
 def test_the_crawl_can_fill_every_judge_facing_url_pattern(canary_host):
