@@ -50,7 +50,9 @@ BUILDER_CANARIES = ["gpt-4o-2024-08-06", "claude-3-5-sonnet", "gemini-1.5-pro", 
 # The elements a copy frame may hold: the renderer's own, nothing that loads, links or runs.
 FRAME_TAGS = {"html", "head", "meta", "style", "body", "pre", "span", "div", "p", "h1", "h2", "h3",
               "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "code", "em", "strong", "hr", "br",
-              "table", "thead", "tbody", "tr", "th", "td", "s", "del"}
+              "table", "thead", "tbody", "tr", "th", "td", "s", "del",
+              # the renderer's own (issue 16): view anchors, file sections, links to them
+              "i", "details", "summary", "a"}
 FRAME_INVENTORY_JS = """() => {
   const all = Array.from(document.querySelectorAll('*'));
   return {
@@ -600,7 +602,10 @@ def _check_copy_frame(page, code: str) -> str:
     inventory = page.locator("iframe.copy-frame").element_handle().content_frame().evaluate(
         FRAME_INVENTORY_JS)
     assert set(inventory["tags"]) <= FRAME_TAGS, inventory["tags"]
-    assert set(inventory["attributes"]) <= {"lang", "charset", "class", "title"}, inventory["attributes"]
+    assert set(inventory["attributes"]) <= {"lang", "charset", "class", "title",
+                                            "id", "data-n", "open", "href"}, inventory["attributes"]
+    # The renderer's only links go to a file's anchor in the same document.
+    assert all(re.fullmatch(r"#w[0-9]+", href) for href in inventory["hrefs"]), inventory["hrefs"]
     assert inventory["metas"] == ['<meta charset="utf-8">'] and inventory["styles"] == 1
     assert inventory["location"].endswith(f"/i/{code}/frame")
     return text
