@@ -718,7 +718,11 @@ def _file_name(rows: list[_DiffRow], start: int) -> str:
 
 
 def _diff_rows(lines: list[str]) -> list[_DiffRow]:
-    has_headers = any(line.startswith(("diff ", "@@", "--- ")) for line in lines)
+    # A diff with headers (a `diff` line, a hunk header, a `---`/`+++` pair) is read by them;
+    # one without, line by line by its first character, as the frame always read it.
+    has_headers = any(line.startswith("diff ") or _HUNK_RE.match(line) or (
+        line.startswith("--- ") and next_line.startswith("+++ "))
+        for line, next_line in zip(lines, lines[1:] + [""], strict=False))
     rows: list[_DiffRow] = []
     file = 0
     old_left = new_left = 0
@@ -780,6 +784,8 @@ def _diff_rows(lines: list[str]) -> list[_DiffRow]:
             # A format-patch mail's subject, message, `---` separator and diffstat, its
             # signature: what the mail says about the patch, not lines of it.
             rows.append(_DiffRow("meta", line, None, file))
+        elif line.startswith("@@"):
+            rows.append(_DiffRow("hunk", line, None, file))
         elif line[:1] == "+":
             rows.append(_DiffRow("add", line, None, file))
         elif line[:1] == "-":
