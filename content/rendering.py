@@ -576,7 +576,7 @@ def _highlighted_lines(lexer, text: str) -> list[str]:
 
     def close_run():
         if run:
-            escaped = _text("".join(run))
+            escaped = _code_text("".join(run))
             current.append(f'<span class="{run_class}">{escaped}</span>' if run_class else escaped)
             run.clear()
 
@@ -660,11 +660,25 @@ class _Sink:
         return "".join(self.parts)
 
 
+# `_TEXT_MARKUP` for text holding marks' placeholders and newlines: a line's end and a mark end a
+# piece too (what follows is a row's or a mark's tag), so escaping a whole text at once gives what
+# escaping each piece gives.
+_LINES_MARKUP = re.compile("&(?=[A-Za-z0-9#\n\ue000]|\\Z)|<(?=[A-Za-z!/?]|\\s|\ue000|\\Z)")
+
+
+def _code_text(text: str) -> str:
+    """`_text` for text with marks' placeholders (and newlines) in it."""
+    return _LINES_MARKUP.sub(lambda m: _TEXT_ESCAPES[m.group()], text)
+
+
 def _text_rows(lines: list[str], marks: _Marks, sink: _Sink, *, plain: bool = False) -> None:
-    starts = marks.starts(lines)
+    """One row a line, built for the whole text at once (a 5 MB copy is some 65,000 lines: a
+    Python call per line cost more than the rest); the marks are put back in order."""
     sink.add(f'<div class="rows text{" plain" if plain else ""}{_gutter_class(len(lines))}">')
-    for line, start in zip(lines, starts, strict=True):
-        sink.add(_row(marks.fill(_text(line), start)))
+    if lines:
+        escaped = _code_text("\n".join(lines))
+        sink.add(marks.fill('<span class="r">' + escaped.replace("\n", '</span>\n<span class="r">')
+                            + "</span>\n", 0))
     sink.add("</div>")
 
 
@@ -841,7 +855,7 @@ def _diff_body(lines: list[str], marks: _Marks, sink: _Sink, *, highlight: bool)
         sink.add('<ol class="files">')
         for i in files:
             file = rows[i].file
-            name = _text(names[file] or rows[i].line)
+            name = _code_text(names[file] or rows[i].line)
             # A name's marks are shown as their labels: the header below has them as marks.
             name = name.replace(_PLACE, "\u27e6\u2026\u27e7")
             # A link only where it can work: in the wrap view the frame scrolls itself; in the
@@ -858,16 +872,16 @@ def _diff_body(lines: list[str], marks: _Marks, sink: _Sink, *, highlight: bool)
             if open_file:
                 sink.add("</details>")
             sink.add(f'<i class="wrap-at" id="w{row.file}"></i><details open id="f{row.file}">'
-                     f'<summary class="r file">{marks.fill(_text(row.line), start)}</summary>\n')
+                     f'<summary class="r file">{marks.fill(_code_text(row.line), start)}</summary>\n')
             open_file = True
             continue
         if row.kind in ("add", "del", "ctx"):
             # The marker is in the gutter (CSS, from the row's kind), so the code cell is the line
             # without it, coloured when its file's language is known.
             code = _code(row)
-            body = marks.fill(highlighted[i] if i in highlighted else _text(code), start)
+            body = marks.fill(highlighted[i] if i in highlighted else _code_text(code), start)
         else:
-            body = marks.fill(_text(row.line), start)
+            body = marks.fill(_code_text(row.line), start)
         sink.add(_row(body, row.kind, row.number))
     if open_file:
         sink.add("</details>")
@@ -885,13 +899,13 @@ def _budget_of(normalised: Normalised) -> int:
             - len(frame_document("")))
 
 
-def _plain_frame(normalised: Normalised, notes: list[str]) -> FrameBody:
+def _plain_frame(text: str, marks: list[str], notes: list[str]) -> FrameBody:
     """Past the rows' budget: one preformatted block (each line FRAME_LINE_PX high all the same),
     without line numbers."""
-    text, _ = _placeheld(normalised)
     # HTML drops a newline right after `<pre>`, so a leading empty line is not shown there.
     lines = len(_lines(text)) - (1 if text.startswith("\n") else 0)
-    return FrameBody(_rows_frame(notes, text_html(normalised)), len(notes) + lines)
+    block = '<pre class="text">' + _Marks(marks).fill(_code_text(text), 0) + "</pre>"
+    return FrameBody(_rows_frame(notes, block), len(notes) + lines)
 
 
 def _highlight_fence(content: str, language: str, _attributes) -> str:
@@ -948,7 +962,8 @@ def _frame_rows(normalised: Normalised, fmt: str, notes: list[str], budget: int)
         html = sink.html()
         if len(html.encode("utf-8")) <= budget:
             return FrameBody(html, len(notes) + count)
-    return _plain_frame(normalised, [n for n in notes if "highlighting" not in n] + [too_large])
+    return _plain_frame(text, mark_list,
+                        [n for n in notes if "highlighting" not in n] + [too_large])
 
 
 def _markdown_frame(normalised: Normalised, notes: list[str], budget: int) -> FrameBody:
