@@ -86,7 +86,7 @@ def corpus() -> dict[str, tuple[str, str]]:
         "5 MB of zero-width space between letters": ("text", _fill("a\u200b")),
         # Issue 16: syntax highlighting at its limits (content.rendering.HIGHLIGHT_MAX_CHARACTERS for
         # a diff; a markdown copy's fences within MARKDOWN_RENDER_LIMIT).
-        "Python diff at the highlighting limit (256 KB)": ("diff", _python_diff(256 * 1024)),
+        "Python diff at the highlighting limit (128 KB)": ("diff", _python_diff(128 * 1024)),
         "markdown of Python fences (96 KB)": ("markdown", _python_fences(96 * 1024)),
     }
 
@@ -110,7 +110,7 @@ def render(repeat: int) -> dict:
         size = len(frame.encode("utf-8"))
         row = {"copy": name, "format": fmt, "source_bytes": source, "frame_bytes": size,
                "frame_over_source": round(size / source, 2), "frame_bound": _frame_bound(source),
-               "render_s": round(min(times), 3), "fell_back_to_text": 'class="note"' in frame[:2000],
+               "render_s": round(min(times), 3), "fell_back_to_text": 'class="note' in frame[:6000],
                "within_time": min(times) <= 2.0, "within_size": size <= _frame_bound(source)}
         rows.append(row)
         print(f"{name:48} {fmt:8} {source:>9} B -> {size:>9} B ({row['frame_over_source']:>5}x) "

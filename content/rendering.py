@@ -470,13 +470,16 @@ def prose_html(normalised: Normalised, fmt: str) -> str:
 # --- The copy frame: rows, views, highlighting ----------------------------------------------------
 
 # Syntax highlighting (Pygments, lexer from a diff's file name or a fence's info string, never
-# guessed: guess_lexer tries every lexer on the whole input) costs about 1 s per MB here and adds
-# a span per token, so it is done only for copies up to these sizes; past them, rows without
-# highlighting and a note. Past the frame's size bound (FRAME_SIZE_FACTOR), the rows go too
+# guessed: guess_lexer tries every lexer on the whole input) costs some 1-2 s per MB of diff
+# here, rows and all, and adds a span per run of tokens, so it is done only for copies up to
+# these sizes (bench/README.md, "Rows and highlighting": a 256 KB Python diff took 0.9 s on a
+# quiet machine and 1.9 s at load 10, against the 2 s a copy may take; 128 KB is some 3,000 lines,
+# where a SWE-bench patch has tens); past them, rows without highlighting and a note. Past the
+# frame's size bound (FRAME_SIZE_FACTOR), the rows go too
 # (each costs some 25-40 bytes of markup, so a copy of very short lines would pass the bound): the
 # copy is then one preformatted block, still FRAME_LINE_PX a line, with a note.
-HIGHLIGHT_MAX_CHARACTERS = 256 * 1024
-HIGHLIGHT_MAX_LINES = 10_000
+HIGHLIGHT_MAX_CHARACTERS = 128 * 1024
+HIGHLIGHT_MAX_LINES = 5_000
 
 # Marks stand in the text as this one character while it is split into lines and lexed (a
 # character cannot be split between tokens, where `\ue000N\ue001` could), and are put back in
@@ -938,9 +941,11 @@ def _frame_rows(normalised: Normalised, fmt: str, notes: list[str], budget: int)
     too_large = ("This copy would be too large with line numbers, so it is shown as plain text "
                  "without them.")
     attempts = [True, False] if highlight else [False]
-    # Every row costs at least _ROW_BYTES of markup: past the bound even so (a copy of very short
-    # lines), the rows are never built (2.6 million of them took seconds).
-    if len(text) + _ROW_BYTES * len(lines) > budget:
+    # Every row costs at least _ROW_BYTES of markup, besides the text and its marks: past the
+    # bound even so (a copy of very short lines, or of marks shown as codes), the rows are never
+    # built (2.6 million of them took seconds).
+    least = len(text.encode("utf-8")) + sum(map(len, mark_list)) + _ROW_BYTES * len(lines)
+    if least > budget:
         attempts = []
     for highlighted in attempts:
         sink = _Sink(budget)
