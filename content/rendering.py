@@ -475,9 +475,9 @@ def prose_html(normalised: Normalised, fmt: str) -> str:
 # these sizes (bench/README.md, "Rows and highlighting": a 256 KB Python diff took 0.9 s on a
 # quiet machine and 1.9 s at load 10, against the 2 s a copy may take; 128 KB is some 3,000 lines,
 # where a SWE-bench patch has tens); past them, rows without highlighting and a note. Past the
-# frame's size bound (FRAME_SIZE_FACTOR), the rows go too
-# (each costs some 25-40 bytes of markup, so a copy of very short lines would pass the bound): the
-# copy is then one preformatted block, still FRAME_LINE_PX a line, with a note.
+# frame's size bound (FRAME_SIZE_FACTOR), the rows go too (each costs some 25-40 bytes of markup,
+# so a copy of very short lines would pass the bound): the copy is then one preformatted block,
+# still FRAME_LINE_PX a line, with a note.
 HIGHLIGHT_MAX_CHARACTERS = 128 * 1024
 HIGHLIGHT_MAX_LINES = 5_000
 
@@ -508,10 +508,8 @@ def _placeheld(normalised: Normalised) -> tuple[str, list[str]]:
     for segment in normalised.segments:
         if segment.kind in ("text", "unhighlighted"):
             text = segment.text if segment.kind == "text" else _unhighlighted(segment.text)
-            if _PLACE in text:
-                pieces = text.split(_PLACE)
-                marks.extend([own] * (len(pieces) - 1))
-                text = _PLACE.join(pieces)
+            # The copy's own U+E000 is shown as the invisible-character mark it stands for.
+            marks.extend([own] * text.count(_PLACE))
             parts.append(text)
         else:
             marks.append(mark_html(segment))
@@ -533,7 +531,7 @@ class _Marks:
     """Puts the marks back, line by line, in the text's order."""
 
     def __init__(self, marks: list[str]):
-        self.marks, self.next = marks, 0
+        self.marks = marks
 
     def starts(self, lines: list[str]) -> list[int]:
         """Where each line's marks start in the list (a line's marks are its _PLACEs)."""

@@ -53,16 +53,10 @@ class Frame:
 
 def frame_render(content: str, fmt: str, patterns: list[str], *,
                  backtracking_allowed: bool = False) -> Frame:
+    """A copy's frame as an opening stores it (and as migration 0008 counts it again)."""
     normalised = normalise(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
     body: FrameBody = frame_body(normalised, fmt)
     return Frame(frame_document(body.html), FRAME_STYLE_HASH, body.line_count, body.prose)
-
-
-def frame_of(content: str, fmt: str, patterns: list[str], *,
-             backtracking_allowed: bool = False) -> tuple[str, str]:
-    """A copy's standalone frame document and the CSP source of the style block it holds."""
-    frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
-    return frame.document, frame.style_hash
 
 
 def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False) -> str:
@@ -74,8 +68,9 @@ def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = Fa
 def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False,
              fmt: str = "markdown") -> str:
     """A task statement or the rubric: the same normaliser and inert renderer as a copy of that
-    format, markdown (links and images shown as text) or text (preformatted), every hidden
-    character marked."""
+    format, in its prose form (content.rendering.prose_html: no rows and no views, which need the
+    frame's style, and this is shown in the judge's own page), markdown (links and images shown
+    as text) or text (preformatted), every hidden character marked."""
     if not (text or "").strip():
         return ""
     return prose_html(normalise(text, fmt, patterns, backtracking_allowed=backtracking_allowed),
