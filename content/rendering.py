@@ -136,6 +136,8 @@ html:has(#text:target) .plain {{ display: block; }} html:has(#text:target) .md {
 table {{ border-collapse: collapse; }} th, td {{ border: 1px solid var(--border); padding: 2px 6px; }}
 .note {{ margin: 0 0 0.5rem; color: var(--muted); font-style: italic; }}
 .note.r {{ margin: 0; font-family: system-ui, sans-serif; }}
+.visually-hidden {{ position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0;
+                    overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }}
 """.strip()
 
 
@@ -1017,6 +1019,14 @@ def copy_html(normalised: Normalised, fmt: str) -> str:
     return frame_body(normalised, fmt).html
 
 
+# A frame is a document of its own to assistive technology (and to axe-core, run on the frame's
+# page): it has a title, a main landmark and a level-one heading, the heading for screen readers
+# only (it takes no row).
+FRAME_TITLE = "The copy"
+
+
 def frame_document(body_html: str) -> str:
     return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f"<style>{FRAME_STYLE}</style></head><body>{body_html}</body></html>")
+            f"<title>{FRAME_TITLE}</title><style>{FRAME_STYLE}</style></head>"
+            f'<body><main><h1 class="visually-hidden">{FRAME_TITLE}</h1>{body_html}</main>'
+            "</body></html>")

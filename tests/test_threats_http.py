@@ -134,7 +134,8 @@ class Elements(HTMLParser):
         self.declarations.append(data)
 
 
-FRAME_SKELETON = {"html": {"lang": "en"}, "head": {}, "meta": {"charset": "utf-8"}, "style": {},
+FRAME_SKELETON = {"html": {"lang": "en"}, "head": {}, "meta": {"charset": "utf-8"}, "title": {},
+                  "style": {}, "main": {},
                   "body": {}}
 FRAME_BODY_TAGS = ALLOWED_TAGS | {"div", "pre", "span", "i", "details", "summary", "a"}
 # The renderer's own attributes beyond class and title (issue 16: rows, views, files), each only

@@ -28,7 +28,8 @@ class Inventory(HTMLParser):
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.attributes += [(tag, name, value) for name, value in attrs]
-        self._style = tag == "style"
+        # Not the copy's text: the style block, and the frame's title and its screen-reader heading.
+        self._style = tag in ("style", "title") or ("class", "visually-hidden") in attrs
         # A diff row's marker is drawn in its gutter (CSS, from the row's kind): read it there.
         found = dict(attrs)
         kinds = (found.get("class") or "").split()
@@ -98,12 +99,13 @@ def test_a_text_or_diff_copy_makes_no_markup_and_reads_as_itself(text, fmt):
     assert set(re.findall(r"<\s*/?\s*([A-Za-z][\w:-]*)", body)) <= own
 
     assert parsed.others == [("declaration", "doctype html")]
-    assert set(parsed.tags) <= {"html", "head", "meta", "style", "body"} | own
+    assert set(parsed.tags) <= {"html", "head", "meta", "title", "style", "body", "main", "h1"} | own
     assert parsed.tags.count("style") == 1
     assert {(tag, name) for tag, name, _ in parsed.attributes} <= {
         ("html", "lang"), ("meta", "charset"), ("pre", "class"), ("span", "class"),
         ("span", "title"), ("p", "class"), ("div", "class"), ("i", "id"), ("i", "class"),
         ("span", "data-n"), ("details", "open"), ("details", "id"), ("summary", "class"),
+        ("h1", "class"),
         ("ol", "class"), ("li", "class"), ("a", "class"), ("a", "href")}
     assert all(re.fullmatch(r"#w[0-9]+", value) for _, name, value in parsed.attributes
                if name == "href")

@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from content.normalise import normalise
-from content.rendering import FRAME_STYLE_HASH, frame_body
+from content.rendering import FRAME_STYLE_HASH, frame_body, frame_document
 from judging.models import CopyRender, Session
 from judging.selectors.judge import judge_item
 from tests.content.test_frame_views import rendered_rows
@@ -42,7 +42,7 @@ def test_opening_stores_each_frames_row_count_equal_to_the_rows_it_shows(host):
     for bundle_id, render in stored.items():
         body = frame_body(normalise(render.copy.content, render.copy.format, []),
                           render.copy.format)
-        assert render.frame.split("<body>", 1)[1].startswith(body.html)
+        assert render.frame == frame_document(body.html)
         assert (render.line_count, render.prose) == (body.line_count, body.prose)
         assert render.line_count == rendered_rows(body), bundle_id
     assert stored["c1"].line_count == 3 and not stored["c1"].prose
