@@ -44,6 +44,27 @@ def _ordinary(size: int = 2048) -> str:
     return (line * (size // len(line) + 1))[:size]
 
 
+_PYTHON = (
+    'def total(basket, rate=0.2):  # the subtotal, then the tax\n'
+    '    """Sum the basket\'s prices; "rate" is the tax."""\n'
+    '    subtotal = sum(item.price * item.quantity for item in basket if item.quantity > 0)\n'
+    "    return round(subtotal * (1 + rate), 2), len(basket), {'ok': True, 'n': 0x1F}\n"
+)
+
+
+def _python_diff(size: int) -> str:
+    header = "diff --git a/shop/total.py b/shop/total.py\n--- a/shop/total.py\n+++ b/shop/total.py\n"
+    lines = ("+" + _PYTHON.replace("\n", "\n+")).removesuffix("+")
+    body = _fill(lines, size - len(header) - 40)
+    count = body.count("\n")
+    return f"{header}@@ -0,0 +1,{count} @@\n{body}"
+
+
+def _python_fences(size: int) -> str:
+    block = "Some prose about the change.\n\n```python\n" + _PYTHON * 4 + "```\n\n"
+    return _fill(block, size)
+
+
 def corpus() -> dict[str, tuple[str, str]]:
     """name -> (format, content). Every copy within BLINDJUDGE_MAX_COPY_BYTES; markdown ones
     within MARKDOWN_RENDER_LIMIT where the point is the markdown renderer."""
@@ -63,6 +84,10 @@ def corpus() -> dict[str, tuple[str, str]]:
         "5 MB diff": ("diff", "@@ -1,0 +1,70000 @@\n" + _fill(diff_line, MAX_COPY_BYTES - 100)),
         "5 MB diff of alternating one-character lines": ("diff", _fill("+\n-\n")),
         "5 MB of zero-width space between letters": ("text", _fill("a\u200b")),
+        # Issue 16: syntax highlighting at its limits (content.rendering.HIGHLIGHT_MAX_CHARACTERS for
+        # a diff; a markdown copy's fences within MARKDOWN_RENDER_LIMIT).
+        "Python diff at the highlighting limit (128 KB)": ("diff", _python_diff(128 * 1024)),
+        "markdown of Python fences (96 KB)": ("markdown", _python_fences(96 * 1024)),
     }
 
 
@@ -85,7 +110,7 @@ def render(repeat: int) -> dict:
         size = len(frame.encode("utf-8"))
         row = {"copy": name, "format": fmt, "source_bytes": source, "frame_bytes": size,
                "frame_over_source": round(size / source, 2), "frame_bound": _frame_bound(source),
-               "render_s": round(min(times), 3), "fell_back_to_text": 'class="note"' in frame[:2000],
+               "render_s": round(min(times), 3), "fell_back_to_text": 'class="note' in frame[:6000],
                "within_time": min(times) <= 2.0, "within_size": size <= _frame_bound(source)}
         rows.append(row)
         print(f"{name:48} {fmt:8} {source:>9} B -> {size:>9} B ({row['frame_over_source']:>5}x) "

@@ -495,6 +495,14 @@ class CopyRender(models.Model):
     reviews = models.JSONField(
         default=list, help_text="Per review of the copy, in reviewer order: review and reviewer "
         "ids, the verdict and the reason's HTML.")
+    line_count = models.PositiveIntegerField(
+        null=True, help_text="Rows of the frame's non-wrapping view (content.rendering.FrameBody): "
+        "text or diff lines, file headers, file-list entries and notes; for markdown, its "
+        "plain-text view's; each FRAME_LINE_PX high. Null for a frame stored before frames had "
+        "rows (migration 0008), whose lines are not.")
+    prose = models.BooleanField(
+        default=False, help_text="The frame opens on rendered markdown (wrapping prose, no line "
+        "count); its plain-text view (#text) has line_count rows.")
 
     class Meta:
         constraints = [

@@ -17,9 +17,11 @@ from content.normalise import normalise
 from content.rendering import (
     FRAME_CSP,
     FRAME_STYLE_HASH,
-    copy_html,
+    FrameBody,
+    frame_body,
     frame_document,
     inline_html,
+    prose_html,
 )
 
 # A batch is stored when it holds this many rows or this many characters of HTML, whichever comes
@@ -38,11 +40,23 @@ def inputs_sha256(*, task: str, rubric: str, patterns: list[str]) -> str:
                              "renderer": FRAME_STYLE_HASH})
 
 
-def frame_of(content: str, fmt: str, patterns: list[str], *,
-             backtracking_allowed: bool = False) -> tuple[str, str]:
-    """A copy's standalone frame document and the CSP source of the style block it holds."""
+@dataclass(frozen=True)
+class Frame:
+    """A copy's standalone frame document, the CSP source of its one style block, and its rows
+    (content.rendering.FrameBody: what the judge's page sizes the frame by)."""
+
+    document: str
+    style_hash: str
+    line_count: int
+    prose: bool
+
+
+def frame_render(content: str, fmt: str, patterns: list[str], *,
+                 backtracking_allowed: bool = False) -> Frame:
+    """A copy's frame as an opening stores it (and as migration 0008 counts it again)."""
     normalised = normalise(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
-    return frame_document(copy_html(normalised, fmt)), FRAME_STYLE_HASH
+    body: FrameBody = frame_body(normalised, fmt)
+    return Frame(frame_document(body.html), FRAME_STYLE_HASH, body.line_count, body.prose)
 
 
 def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False) -> str:
@@ -54,12 +68,13 @@ def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = Fa
 def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False,
              fmt: str = "markdown") -> str:
     """A task statement or the rubric: the same normaliser and inert renderer as a copy of that
-    format, markdown (links and images shown as text) or text (preformatted), every hidden
-    character marked."""
+    format, in its prose form (content.rendering.prose_html: no rows and no views, which need the
+    frame's style, and this is shown in the judge's own page), markdown (links and images shown
+    as text) or text (preformatted), every hidden character marked."""
     if not (text or "").strip():
         return ""
-    return copy_html(normalise(text, fmt, patterns, backtracking_allowed=backtracking_allowed),
-                     fmt)
+    return prose_html(normalise(text, fmt, patterns, backtracking_allowed=backtracking_allowed),
+                      fmt)
 
 
 def task_of(title: str, statement: str, fmt: str, patterns: list[str], *,
@@ -163,8 +178,7 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
             batch, size = [], 0
     for copy_id in copy_ids:
         content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
-        frame, style_hash = frame_of(content, fmt, patterns,
-                                     backtracking_allowed=backtracking_allowed)
+        frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
         del content
         reviews = [
             {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],
@@ -174,10 +188,13 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
                 copy_id=copy_id, **({} if condition is None else {"condition": condition}))
             .order_by("reviewer__position", "pk").values("pk", "reviewer_id", "verdict", "reason")
         ]
-        batch.append(models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
-                                       frame_gzip=pack_frame(frame), style_hash=style_hash,
-                                       reviews=reviews))
-        size += len(frame) + sum(len(r["reason_html"]) for r in reviews)
+        row = models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
+                                frame_gzip=pack_frame(frame.document), style_hash=frame.style_hash,
+                                reviews=reviews)
+        if _has_field(models.CopyRender, "line_count"):  # since migration 0008
+            row.line_count, row.prose = frame.line_count, frame.prose
+        batch.append(row)
+        size += len(frame.document) + sum(len(r["reason_html"]) for r in reviews)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
             yield batch
             batch, size = [], 0
@@ -193,6 +210,10 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
                 batch, size = [], 0
     if batch:
         yield batch
+
+
+def _has_field(model, name: str) -> bool:
+    return any(field.name == name for field in model._meta.get_fields())
 
 
 def store(models: Models, rows: list) -> None:

@@ -134,9 +134,21 @@ class Elements(HTMLParser):
         self.declarations.append(data)
 
 
-FRAME_SKELETON = {"html": {"lang": "en"}, "head": {}, "meta": {"charset": "utf-8"}, "style": {},
+FRAME_SKELETON = {"html": {"lang": "en"}, "head": {}, "meta": {"charset": "utf-8"}, "title": {},
+                  "style": {}, "main": {},
                   "body": {}}
-FRAME_BODY_TAGS = ALLOWED_TAGS | {"div", "pre", "span"}
+FRAME_BODY_TAGS = ALLOWED_TAGS | {"div", "pre", "span", "i", "details", "summary", "a"}
+# The renderer's own attributes beyond class and title (issue 16: rows, views, files), each only
+# on its element and only with values of its own making: ids of the views' and files' anchors, a
+# row's line number, a file section open, and links to a file's anchor in the same document
+# (a fragment: nothing navigates away; the CSP's sandbox and form-action 'none' stand behind it).
+FRAME_OWN_ATTRIBUTES = {
+    ("i", "id"): re.compile(r"(?:wrap|text|w[0-9]+)\Z"),
+    ("details", "id"): re.compile(r"f[0-9]+\Z"),
+    ("details", "open"): re.compile(r"\Z"),
+    ("span", "data-n"): re.compile(r"[0-9]+\Z"),
+    ("a", "href"): re.compile(r"#w[0-9]+\Z"),
+}
 
 
 def frame_markup_problems(body: bytes) -> list[str]:
@@ -156,6 +168,9 @@ def frame_markup_problems(body: bytes) -> list[str]:
         if tag not in FRAME_BODY_TAGS:
             problems.append(f"element <{tag}>")
         for name, value in attrs.items():
+            own = FRAME_OWN_ATTRIBUTES.get((tag, name))
+            if own is not None and own.match(value or ""):
+                continue
             if name not in ("class", "title"):
                 problems.append(f"attribute {name}={value!r} on <{tag}>")
             elif value and "javascript:" in value.lower():
@@ -341,9 +356,13 @@ def test_case_2_and_3_the_frame_loads_nothing_and_cannot_navigate(hostile, clien
         page = Elements(frame.content)
         # Nothing that loads or navigates survives: no URL-bearing attribute at all, and the
         # only style is ours (no @import, url() or @font-face from the copy).
-        urls = [(tag, name) for tag, attrs, _ in page.elements for name in attrs
-                if name not in ("class", "title", "lang", "charset")]
+        # (The renderer's own links go to a file's anchor in the same document, nothing else.)
+        urls = [(tag, name) for tag, attrs, _ in page.elements for name, value in attrs.items()
+                if name not in ("class", "title", "lang", "charset")
+                and not FRAME_OWN_ATTRIBUTES.get((tag, name), re.compile("(?!)")).match(value or "")]
         assert urls == []
+        hrefs = [attrs["href"] for tag, attrs, _ in page.elements if "href" in attrs]
+        assert all(re.fullmatch(r"#w[0-9]+", href) for href in hrefs), hrefs
         assert frame.content.count(b"<style") == 1
         styles = [page.text[index] for tag, _, index in page.elements if tag == "style"]
         assert styles == [FRAME_STYLE]  # no @import, url() or @font-face from the copy
@@ -401,8 +420,11 @@ def assert_marked(body: bytes):
     expected_bidi = [("bidi", f"\u27e6{SPECIAL_MARKS[c]}\u27e7") for c in BIDI if c in SPECIAL_MARKS]
     expected_invisible = [("invisible", f"\u27e6{SPECIAL_MARKS[c]}\u27e7") for c in ZERO_WIDTH
                           if c in SPECIAL_MARKS]
-    assert [m for m in found if m[0] == "bidi"] == expected_bidi
-    assert [m for m in found if m[0] == "invisible"] == expected_invisible
+    # A markdown frame has two views of the copy (rendered, and plain text for #text): each shows
+    # every mark, in order.
+    views = 2 if b'<div class="mdframe">' in body else 1
+    assert [m for m in found if m[0] == "bidi"] == expected_bidi * views
+    assert [m for m in found if m[0] == "invisible"] == expected_invisible * views
     assert ("mixed", MIXED) in found
     assert ORDINARY.encode("utf-8") in body  # ordinary non-ASCII text is left alone
     assert not any(ORDINARY.split()[0] in text for _, text in found)

@@ -81,6 +81,12 @@ class JudgeItem:
     reviewer_rows: list
     proposed_verdict: str | None
     raised_by: list
+    # The copy frame's rows (CopyRender.line_count), for the page to size the frame as
+    # `frame_lines * FRAME_LINE_PX + FRAME_PAD_PX` (content.rendering). None when the frame opens
+    # on rendered markdown (prose has no line count) or was stored before frames had rows.
+    # `frame_text_lines`: a markdown frame's plain-text view (#text); None for every other frame.
+    frame_lines: int | None = None
+    frame_text_lines: int | None = None
 
 
 def reviewer_labels(session) -> dict[int, str]:
@@ -133,18 +139,20 @@ SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
 """
 # The item page also takes the item's stored task, the session's stored rubric and the item's
 # stored finding text in the same statement (by the render tables' primary and unique keys).
-_PAGE_COLUMNS = ", t.html, r.rubric_html, f.html"
+_PAGE_COLUMNS = ", t.html, r.rubric_html, f.html, c.line_count, c.prose"
 _PAGE_JOINS = """
   LEFT JOIN {task_render} t ON t.session_id = i.session_id AND t.task_id = i.task_id
   LEFT JOIN {session_render} r ON r.session_id = i.session_id
-  LEFT JOIN {finding_render} f ON f.session_id = i.session_id AND f.finding_id = i.finding_id"""
+  LEFT JOIN {finding_render} f ON f.session_id = i.session_id AND f.finding_id = i.finding_id
+  LEFT JOIN {copy_render} c ON c.session_id = i.session_id AND c.copy_id = i.copy_id"""
 
 
 def _place_row(judge, code: str, *, page: bool = False) -> tuple:
     quote = connection.ops.quote_name
     joins = _PAGE_JOINS.format(task_render=quote(TaskRender._meta.db_table),
                                session_render=quote(SessionRender._meta.db_table),
-                               finding_render=quote(FindingRender._meta.db_table)) if page else ""
+                               finding_render=quote(FindingRender._meta.db_table),
+                               copy_render=quote(CopyRender._meta.db_table)) if page else ""
     sql = _PLACE_SQL.format(assignment=quote(Assignment._meta.db_table),
                             item=quote(Item._meta.db_table),
                             columns=_PAGE_COLUMNS if page else "", joins=joins)
@@ -179,6 +187,7 @@ def judge_item(judge, code: str) -> JudgeItem:
     row = _place_row(judge, code, page=True)
     place = _place(row)
     task_html, rubric_html, finding_html = row[8] or "", row[9] or "", row[10]
+    frame_lines, frame_text_lines = _frame_lines(*row[11:13])
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
     reviewer_rows, proposed, raised_by = [], None, []
@@ -208,7 +217,16 @@ def judge_item(judge, code: str) -> JudgeItem:
         finding_html=finding_html, task_html=task_html, rubric_html=rubric_html,
         verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
         reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
+        frame_lines=frame_lines, frame_text_lines=frame_text_lines,
     )
+
+
+def _frame_lines(line_count, prose) -> tuple[int | None, int | None]:
+    """(frame_lines, frame_text_lines) of a stored frame; none for a frame stored before rows
+    (its line_count is null: its lines are not FRAME_LINE_PX high)."""
+    if line_count is None:
+        return None, None
+    return (None, line_count) if prose else (line_count, None)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,18 @@ class Inventory(HTMLParser):
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.attributes += [(tag, name, value) for name, value in attrs]
-        self._style = tag == "style"
+        # Not the copy's text: the style block, and the frame's title and its screen-reader heading.
+        self._style = tag in ("style", "title") or ("class", "visually-hidden") in attrs
+        # A diff row's marker is drawn in its gutter (CSS, from the row's kind): read it there.
+        found = dict(attrs)
+        kinds = (found.get("class") or "").split()
+        if tag == "span" and "r" in kinds:
+            if "add" in kinds:
+                self.text.append("+")
+            elif "del" in kinds:
+                self.text.append("-")
+            elif "ctx" in kinds and "data-n" in found:
+                self.text.append(" ")
 
     def handle_endtag(self, tag):
         self._style = False
@@ -84,22 +95,28 @@ def test_a_text_or_diff_copy_makes_no_markup_and_reads_as_itself(text, fmt):
     body = copy_html(normalise(text, fmt, []), fmt)
     parsed = inventory(frame_document(body))
     # Nor does a lenient reader find a tag: every `<` that could start one starts one of ours.
-    assert set(re.findall(r"<\s*/?\s*([A-Za-z][\w:-]*)", body)) <= {"pre", "span", "p"}
+    own = {"div", "i", "span", "p", "pre", "details", "summary", "ol", "li", "a"}
+    assert set(re.findall(r"<\s*/?\s*([A-Za-z][\w:-]*)", body)) <= own
 
     assert parsed.others == [("declaration", "doctype html")]
-    assert set(parsed.tags) <= {"html", "head", "meta", "style", "body", "pre", "span", "p"}
-    assert parsed.tags.count("pre") == 1 and parsed.tags.count("style") == 1
+    assert set(parsed.tags) <= {"html", "head", "meta", "title", "style", "body", "main", "h1"} | own
+    assert parsed.tags.count("style") == 1
     assert {(tag, name) for tag, name, _ in parsed.attributes} <= {
         ("html", "lang"), ("meta", "charset"), ("pre", "class"), ("span", "class"),
-        ("span", "title"), ("p", "class")}
+        ("span", "title"), ("p", "class"), ("div", "class"), ("i", "id"), ("i", "class"),
+        ("span", "data-n"), ("details", "open"), ("details", "id"), ("summary", "class"),
+        ("h1", "class"),
+        ("ol", "class"), ("li", "class"), ("a", "class"), ("a", "href")}
+    assert all(re.fullmatch(r"#w[0-9]+", value) for _, name, value in parsed.attributes
+               if name == "href")
     marks = sum(1 for s in normalise(text, fmt, []).segments if s.kind in MARK_KINDS)
     assert sum(1 for tag, name, value in parsed.attributes if name == "title") <= marks
     notes = sum(1 for tag in parsed.tags if tag == "p")
+    files = [index for index, tag in enumerate(parsed.tags) if tag == "li"]
+    assert not files  # (a file list needs two `diff` headers; MARKUPISH makes none)
     read = "".join(parsed.text[notes:])
-    if fmt == "text":
-        assert read == shown(text, fmt)
-    else:  # a diff's lines are blocks: the newline that ends a block is the block's end
-        assert read.replace("\n", "") == shown(text, fmt).replace("\n", "")
+    # One row a line, each followed by a newline (between rows it is only whitespace to CSS).
+    assert read.removesuffix("\n") == shown(text, fmt).removesuffix("\n")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -108,7 +125,10 @@ def test_a_markdown_copy_makes_only_the_renderers_markup(text):
     parsed = inventory(frame_document(copy_html(normalise(text, "markdown", []), "markdown")))
 
     assert parsed.others == [("declaration", "doctype html")]
-    assert {name for _, name, _ in parsed.attributes} <= {"lang", "charset", "class", "title"}
+    assert {name for _, name, _ in parsed.attributes} <= {"lang", "charset", "class", "title", "id"}
+    # The one id: the plain-text view's anchor (#text), or #wrap when shown as text rows.
+    assert {(tag, value) for tag, name, value in parsed.attributes if name == "id"} <= {
+        ("i", "text"), ("i", "wrap")}
     assert "script" not in parsed.tags and parsed.tags.count("style") == 1
 
 
@@ -116,7 +136,8 @@ def test_only_what_html_would_read_as_markup_is_escaped():
     html = copy_html(normalise("a & b < c > d \"e\" &amp; &#1 <b> </x <!x <?x &", "text", []),
                      "text")
 
-    assert html == ('<pre class="text">a & b &lt; c > d "e" &amp;amp; &amp;#1 &lt;b> &lt;/x '
-                    "&lt;!x &lt;?x &amp;</pre>")
+    rows = '<div class="frame rowsframe"><i id="wrap"></i><div class="rows text">'
+    assert html == (rows + '<span class="r">a & b &lt; c > d "e" &amp;amp; &amp;#1 &lt;b> '
+                    '&lt;/x &lt;!x &lt;?x &amp;</span>\n</div></div>')
     html = copy_html(normalise("<<<&&&<1<-<=<>&-&;&\u00e9<", "text", []), "text")
-    assert html == '<pre class="text"><<<&&&<1<-<=<>&-&;&\u00e9&lt;</pre>'
+    assert html == rows + '<span class="r"><<<&&&<1<-<=<>&-&;&\u00e9&lt;</span>\n</div></div>'

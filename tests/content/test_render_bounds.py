@@ -104,7 +104,8 @@ def test_marks_past_the_budget_are_one_segment_shown_as_short_codes_and_still_co
     # plain() writes every mark as it always did, budget or not.
     assert result.plain() == "a⟦U+200B⟧" * 100_000 + "⟦mixed-script:p\u0430ypal⟧ x " * 10 + "⟦U+202E⟧"
     html = copy_html(result, "text")
-    assert html.startswith('<p class="note">This copy holds more hidden characters')
+    assert html.startswith('<div class="frame rowsframe"><i id="wrap"></i>'
+                           '<p class="note r">This copy holds more hidden characters')
     assert "a\u27e6200B\u27e7" in html and "\u200b" not in html and "\u202e" not in html
     assert "\u202e" not in inline_html(result) and "\u200b" not in inline_html(result)
     assert "\u200b" not in copy_html(result, "markdown") and "\u200b" not in copy_html(result, "diff")
@@ -116,7 +117,7 @@ def test_redactions_past_the_budget_stay_where_they_were():
 
     assert result.redactions == 4 and result.invisible == 2_000
     assert result.plain() == "[redacted] " + "a⟦U+200B⟧" * 2_000 + " [redacted] x [redacted] [redacted]"
-    assert copy_html(result, "text").endswith(" [redacted] x [redacted] [redacted]</pre>")
+    assert copy_html(result, "text").endswith(" [redacted] x [redacted] [redacted]</pre></div>")
 
 
 class CountingList(list):
@@ -172,9 +173,12 @@ def test_the_link_pass_reads_each_token_a_bounded_number_of_times(links):
 def test_markdown_past_a_structure_limit_is_shown_as_text_with_a_note(text, note):
     html = copy_html(normalise(text, "markdown", []), "markdown")
 
-    assert html.startswith('<p class="note">This markdown copy ')
+    assert html.startswith('<div class="frame rowsframe"><i id="wrap"></i>'
+                           '<p class="note r">This markdown copy ')
     assert note in html
-    assert '<pre class="text">' in html and "<table>" not in html and "<blockquote>" not in html
+    # The text form: numbered rows, and no rendered view beside them.
+    assert '<div class="rows text">' in html and 'class="md"' not in html
+    assert "<table>" not in html and "<blockquote>" not in html
     # Nothing is lost: the text form holds every character (markdown-it drops what nests deeper
     # than its limit; the judge saw none of it).
     assert "the deep text" in html or "deep" not in text
@@ -184,7 +188,8 @@ def test_markdown_within_the_limits_is_rendered():
     text = ("|a|\n|-|\n" + "|x|\n" * 100 + "\n" + "[a](b) " * 100 + "\n\n" + "> " * 10 + "q\n")
     html = copy_html(normalise(text, "markdown", []), "markdown")
 
-    assert html.startswith('<div class="md">') and "<table>" in html and "<blockquote>" in html
+    assert html.startswith('<div class="mdframe"><i id="text"></i><div class="md">')
+    assert "<table>" in html and "<blockquote>" in html
 
 
 @pytest.mark.parametrize(("dirty", "clean"), [

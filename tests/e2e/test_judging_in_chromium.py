@@ -48,12 +48,16 @@ BUILDER_CANARIES = ["gpt-4o-2024-08-06", "claude-3-5-sonnet", "gemini-1.5-pro", 
                     "As Llama", "Assisted-by", "Builder Bot"]
 
 # The elements a copy frame may hold: the renderer's own, nothing that loads, links or runs.
-FRAME_TAGS = {"html", "head", "meta", "style", "body", "pre", "span", "div", "p", "h1", "h2", "h3",
-              "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "code", "em", "strong", "hr", "br",
-              "table", "thead", "tbody", "tr", "th", "td", "s", "del"}
+FRAME_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "pre", "span", "div", "p",
+              "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "code", "em",
+              "strong", "hr", "br",
+              "table", "thead", "tbody", "tr", "th", "td", "s", "del",
+              # the renderer's own (issue 16): view anchors, file sections, links to them
+              "i", "details", "summary", "a"}
 FRAME_INVENTORY_JS = """() => {
   const all = Array.from(document.querySelectorAll('*'));
   return {
+    hrefs: Array.from(document.querySelectorAll('[href]'), e => e.getAttribute('href')),
     tags: Array.from(new Set(all.map(e => e.localName))),
     attributes: Array.from(new Set(all.flatMap(e => Array.from(e.attributes).map(a => a.name)))),
     metas: Array.from(document.querySelectorAll('meta')).map(m => m.outerHTML),
@@ -323,12 +327,20 @@ def test_a_copy_of_bare_ampersands_and_less_than_signs_reads_as_itself(e2e_serve
         page.keyboard.press("Enter")
     page.wait_for_load_state("load")
     text = _check_copy_frame(page, page.locator("h1 .code").inner_text())
-    tags = page.locator("iframe.copy-frame").element_handle().content_frame().evaluate(
-        "() => Array.from(document.querySelectorAll('pre *'), e => e.localName)")
+    frame = page.locator("iframe.copy-frame").element_handle().content_frame()
+    tags = frame.evaluate("() => Array.from(document.querySelectorAll('.rows *'), e => e.localName)")
+    # One row a line, and no element in a row: everything in it arrived as text.
+    rows = frame.evaluate("""() => Array.from(document.querySelectorAll('.rows .r'),
+                                              r => [r.className, r.dataset.n ?? null, r.textContent])""")
+    assert tags == ["span"] * len(BARE_MARKUP.split("\n")) == ["span"] * len(rows)
     if fmt == "text":
-        assert text == BARE_MARKUP and tags == []
-    else:  # one block per run of lines of one kind; a block's last newline is its end
-        assert text.replace("\n", "") == BARE_MARKUP.replace("\n", "") and set(tags) == {"span"}
+        assert [line for _, _, line in rows] == BARE_MARKUP.split("\n")
+        assert text.removesuffix("\n").endswith(BARE_MARKUP)
+    else:  # a row's marker is drawn in its gutter (CSS, from its kind): read it there
+        markers = {"r add": "+", "r del": "-"}
+        read = [markers.get(kind, " " if kind == "r ctx" and number else "") + line
+                for kind, number, line in rows]
+        assert "\n".join(read) == BARE_MARKUP
     seen.assert_silent(sink)
 
 
@@ -596,13 +608,19 @@ def _check_copy_frame(page, code: str) -> str:
         for control in RAW_CONTROLS:
             assert control not in text
         # The mixed-script token is marked, not silently changed.
-        expect(frame_locator.locator(".mark.mixed", has_text="p\u0430ypal")).to_be_visible()
+        # (In the view the frame opens on: a markdown frame's plain-text view, #text, holds the
+        # same marks, hidden until asked for.)
+        expect(frame_locator.locator(":is(.md, .rowsframe) .mark.mixed",
+                                     has_text="p\u0430ypal")).to_be_visible()
     # Whatever the copy, its document holds nothing that can load, link, navigate or run. (The
     # test reads it with DevTools privileges; the page itself cannot, see _assert_frame_is_opaque.)
     inventory = page.locator("iframe.copy-frame").element_handle().content_frame().evaluate(
         FRAME_INVENTORY_JS)
     assert set(inventory["tags"]) <= FRAME_TAGS, inventory["tags"]
-    assert set(inventory["attributes"]) <= {"lang", "charset", "class", "title"}, inventory["attributes"]
+    assert set(inventory["attributes"]) <= {"lang", "charset", "class", "title",
+                                            "id", "data-n", "open", "href"}, inventory["attributes"]
+    # The renderer's only links go to a file's anchor in the same document.
+    assert all(re.fullmatch(r"#w[0-9]+", href) for href in inventory["hrefs"]), inventory["hrefs"]
     assert inventory["metas"] == ['<meta charset="utf-8">'] and inventory["styles"] == 1
     assert inventory["location"].endswith(f"/i/{code}/frame")
     return text

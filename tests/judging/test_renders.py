@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from blindjudge.errors import Conflict, Invalid
 from content.normalise import normalise
-from content.rendering import FRAME_STYLE_HASH, copy_html, frame_document, inline_html
+from content.rendering import FRAME_STYLE_HASH, copy_html, frame_document, inline_html, prose_html
 from judging import renders
 from judging.models import (
     AuditEvent,
@@ -92,7 +92,7 @@ def test_opening_renders_every_copy_finding_reason_task_and_rubric_with_the_sess
             for r in copy.reviews.order_by("reviewer__position")]
     assert "[redacted]" in stored["copies"][bundle["reviews"][0]["copy"]][2][0]["reason_html"]
     task = run.tasks.get()
-    assert stored["tasks"] == {task.bundle_id: copy_html(normalise(task.statement, "markdown", patterns),
+    assert stored["tasks"] == {task.bundle_id: prose_html(normalise(task.statement, "markdown", patterns),
                                                          "markdown")}
     assert "[redacted]" in stored["tasks"]["task"] and "U+200B" in stored["tasks"]["task"]
     assert 'class="link"' in stored["tasks"]["task"] and "href" not in stored["tasks"]["task"]
