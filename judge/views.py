@@ -278,7 +278,20 @@ def _read_only_reason(judge, session) -> str | None:
 
 
 def _item_page(request, judge, view, *, error=None, status=200, posted=None):
-    """The item page's context: the contract templates/judge/item.html renders."""
+    """The item page's context: the contract templates/judge/item.html renders.
+
+    one_key: a verdict key records and shows the next item (the session's advance_on_key);
+    read_only / read_only_reason: nothing can be saved (both phases locked, or the session not
+    open) and why; revision: the item's save number, sent back with every save (a save from a tab
+    that missed another's answers 409 {"error": "changed_elsewhere", "message", "saved": false,
+    "verdict", "reason", "revision"}; `overwrite=1` saves anyway); a save answers {"saved": true,
+    "revision", "saved_at"}; a save with an empty verdict stores the reason alone. progress:
+    answered, total, median_seconds, remaining_seconds (the judge's own median x items left; None
+    before 2 answers). phase1_reason / phase1_verdict_label: the judge's own phase-1 answer.
+    next_url, previous_url, review_url, next_frame_url (None at the ends). mark_disagreement,
+    and on item.reviewer_rows `verdict_label` and `disagrees`; item.proposed_verdict_label and
+    item.proposed_disagrees for findings. choices: (value, label, key) with keys 1, 2 (3: keep).
+    """
     session = judge.session
     current = view.verdict or {}
     url_id = session.url_id
