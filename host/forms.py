@@ -217,11 +217,24 @@ class _SessionSettings(HostForm):
     scorecards = forms.BooleanField(
         label="Judges see their own scorecard after the reveal", required=False,
     )
+    advance_on_key = forms.BooleanField(
+        label="One key per decision: a verdict key records it and shows the next item",
+        required=False, initial=True,
+        help_text="Judging speed only, not part of the protocol. Off: a key or click picks the "
+                  "verdict and the judge saves it with a button (pick, then save).",
+    )
+    mark_disagreement = forms.BooleanField(
+        label="In phase 2, mark the reviewers' verdicts that disagree with the judge's own",
+        required=False, initial=False,
+        help_text="A treatment: it changes what phase 2 measures, so it freezes with the protocol "
+                  "when the session opens. Off by default: the rows are shown unmarked.",
+    )
 
 
 class SessionCreateForm(_SessionSettings):
     field_order = ["kind", "rubric", "preregistration", "items_per_judge", "by_task",
-                   "guests_allowed", "guest_cap", "reviewer_display", "scorecards"]
+                   "guests_allowed", "guest_cap", "reviewer_display", "scorecards",
+                   "advance_on_key", "mark_disagreement"]
 
     kind = forms.ChoiceField(
         label="Judges judge", choices=[(SessionKind.COPIES, "each copy (pass / fail)"),

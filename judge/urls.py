@@ -7,6 +7,7 @@ from judge import github, views
 
 urlpatterns = [
     path("join/<str:token>", views.join, name="join"),
+    path("resume/", views.resume_help, name="resume_help"),
     path("resume/<str:token>", views.resume, name="resume"),
     path("guest/", views.guest, name="guest"),
     path("s/<str:url_id>/", views.session_home, name="judge_home"),
@@ -14,6 +15,7 @@ urlpatterns = [
     path("s/<str:url_id>/i/<str:code>/", views.item, name="judge_item"),
     path("s/<str:url_id>/i/<str:code>/frame", views.frame, name="judge_frame"),
     path("s/<str:url_id>/lock/", views.lock, name="judge_lock"),
+    path("s/<str:url_id>/resume-link/", views.reissue, name="judge_reissue"),
     path("s/<str:url_id>/scorecard/", views.scorecard, name="judge_scorecard"),
     path("github/join/<str:url_id>/", github.judge_start, name="github_judge_start"),
     path("github/join/<str:url_id>/done/", github.judge_done, name="github_judge_done"),

@@ -17,9 +17,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
 
-from accounts.guards import held_sessions, judge_required, remember_judge
+from accounts.guards import held_sessions, judge_held_by, judge_required, remember_judge
 from blindjudge.errors import Conflict, Invalid, Refused, ServiceError, json_error, wants_json
 from blindjudge.links import resume_link
+from content.rendering import FRAME_LINE_PX, FRAME_PAD_PX
 from judging.models import SessionKind, SessionState
 from judging.selectors.judge import (
     judge_assignments,
@@ -28,23 +29,32 @@ from judging.selectors.judge import (
     judge_item,
     judge_item_place,
     judge_phase,
+    judge_progress,
+    judge_review,
+    verdict_label,
 )
 from judging.services import (
     KEEP,
     AlreadyAdmitted,
+    ChangedElsewhere,
     guest_join,
+    item_save,
     join_token_exchange,
     phase_lock,
+    resume_token_reissue,
     text_limit,
-    verdict_record,
     verdict_values,
 )
 
 WELCOME_KEY = "welcome:{url_id}"
+REISSUED_KEY = "reissued:{url_id}"
 # "gzip" among the encodings a client takes, unless it gives it q=0.
 ACCEPTS_GZIP = re.compile(r"(?:^|,)\s*gzip\s*(?:,|$|;\s*q\s*=\s*(?!0(?:\.0{0,3})?\s*(?:,|$)))", re.I)
-VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm",
-                  KEEP: "Keep my phase-1 verdict"}
+# Why an item page shows verdicts without a form.
+READ_ONLY_LOCKED = ("You have locked both phases: your verdicts are final and shown here read-only.")
+READ_ONLY_CLOSED = ("The host has closed the session for now: your saved work is shown read-only "
+                    "until it reopens.")
+READ_ONLY_NOT_OPEN = "The session is {state}: verdicts are shown read-only."
 
 
 def home(request):
@@ -69,7 +79,18 @@ def join(request, token):
     # GET only shows a button: a link preview or a prefetch must not use the single-use token.
     if request.method == "GET":
         return render(request, "judge/join.html")
-    return show_admission(request, join_token_exchange(token=token))
+    # The judges this browser is admitted as: a used link opened again where it admitted its
+    # judge says so, and nowhere else (the refusal is the same for used and unknown links).
+    held = frozenset(judge.pk for judge in (judge_held_by(request.session, url_id)
+                                            for url_id in held_sessions(request)) if judge)
+    try:
+        admission = join_token_exchange(token=token, held_judges=held)
+    except AlreadyAdmitted as replay:
+        return render(request, "judge/join.html", {"already_joined": replay.url_id})
+    except Refused as refusal:
+        return render(request, "judge/join.html", {"error": refusal.message},
+                      status=refusal.status)
+    return show_admission(request, admission)
 
 
 @never_cache
@@ -80,6 +101,12 @@ def resume(request, token):
     judge = judge_by_resume_token(token)
     remember_judge(request, judge)
     return redirect("judge_home", url_id=judge.session.url_id)
+
+
+@never_cache
+def resume_help(request):
+    """How to come back without a join link: the resume link, GitHub, or the host."""
+    return render(request, "judge/resume.html", {"help": True})
 
 
 @never_cache
@@ -127,24 +154,49 @@ def session_home(request, url_id):
     if session.state == SessionState.REVEALED:
         if session.scorecards:
             return redirect("judge_scorecard", url_id=url_id)
-        return render(request, "judge/ended.html", {"session": session})
+        return render(request, "judge/ended.html", {"session": session, "revealed": True})
     assignments = judge_assignments(judge)
     phase = judge_phase(judge)
     answered = sum(1 for a in assignments if phase in a["answered"]) if phase else len(assignments)
-    return render(request, "judge/session.html", {
+    return render(request, "judge/session.html" if phase else "judge/ended.html", {
         "judge": judge, "session": session, "phase": phase, "assignments": assignments,
         "answered": answered, "total": len(assignments),
         "continue_code": _first_open_code(assignments, phase) if phase else None,
         "can_lock": phase is not None and answered == len(assignments),
+        # A reissued resume link, shown once (as at joining), after the reissue's redirect.
+        "reissued_link": request.session.pop(REISSUED_KEY.format(url_id=url_id), None),
+        "can_reissue": True,
     })
 
 
+@never_cache
+@judge_required
+@require_http_methods(["GET", "POST"])
+def reissue(request, url_id):
+    """The judge reissues their own resume link: every earlier link and every browser session
+    opened before end (a link they fear leaked stops working), and this browser is admitted again
+    under the new link, shown once on the items page. A GET (the URL opened by hand) goes to the
+    items page, where the button is."""
+    judge = request.judge
+    if request.method == "GET":
+        return redirect("judge_home", url_id=url_id)
+    if request.POST.get("reissue") != "yes":
+        # Only the page's button: a stray POST must not end the judge's other browsers.
+        raise Invalid("Use the button to reissue your resume link.")
+    token = resume_token_reissue(judge=judge, actor=f"judge:{judge.pseudonym}")
+    # The reissue ended this browser's admission too; admit it again as the new link would.
+    remember_judge(request, judge_by_resume_token(token))
+    request.session[REISSUED_KEY.format(url_id=url_id)] = resume_link(token)
+    return redirect("judge_home", url_id=url_id)
+
+
 def _verdict_choices(session, phase):
+    """(value, label, key) of each choice: 1 and 2 the verdicts, 3 "keep" in phase 2 (`j`/`k`
+    move between items, so no letter is a choice)."""
     values = list(verdict_values(session.kind))
     if phase == 2:
         values.append(KEEP)
-    return [(value, VERDICT_LABELS[value], str(index + 1) if value != KEEP else "k")
-            for index, value in enumerate(values)]
+    return [(value, verdict_label(value), str(index + 1)) for index, value in enumerate(values)]
 
 
 @never_cache
@@ -161,34 +213,50 @@ def item(request, url_id, code):
 
 
 def _save_verdict(request, judge, url_id, code):
-    """A verdict save (the page's autosave or its form), for the phase the page was rendered for
-    (its hidden `phase` field): a save for a phase locked since (a stale tab, a save in flight
-    during the lock) is refused with 409 and stored nowhere. It needs for the form the
-    neighbouring codes: never the whole item view with its phase-2 reviewer rows, built only when
-    a refused form is shown again."""
+    """A save (the page's autosave or its form), for the phase the page was rendered for (its
+    hidden `phase` field): a verdict, or with an empty verdict the reason alone (kept as a draft
+    before any verdict). A save for a phase locked since (a stale tab, a save in flight during the
+    lock) is refused with 409 and stored nowhere; so is a save naming a `revision` older than the
+    item's (another tab saved it since), unless it says `overwrite=1`, with the stored version in
+    the answer. It needs for the form the neighbouring codes: never the whole item view with its
+    phase-2 reviewer rows, built only when a refused form is shown again."""
     try:
-        verdict_record(judge=judge, code=code, phase=request.POST.get("phase"),
-                       value=request.POST.get("verdict", ""),
-                       reason=request.POST.get("reason", ""),
-                       seconds_spent=request.POST.get("seconds_spent") or 0)
+        saved = item_save(judge=judge, code=code, phase=request.POST.get("phase"),
+                          value=request.POST.get("verdict", ""),
+                          reason=request.POST.get("reason", ""),
+                          seconds_spent=request.POST.get("seconds_spent") or 0,
+                          revision=request.POST.get("revision"),
+                          overwrite=request.POST.get("overwrite") == "1")
     except ServiceError as error:
         if wants_json(request):
-            return json_error(error.status, error.code, error.message, saved=False)
+            extra = error.current if isinstance(error, ChangedElsewhere) else {}
+            return json_error(error.status, error.code, error.message, saved=False, **extra)
+        if isinstance(error, ChangedElsewhere):
+            # What the judge sent is shown again (nothing is lost) over the stored version's
+            # revision: sending the form again keeps theirs, as the message says.
+            return _item_page(request, judge, judge_item(judge, code), error=error.message,
+                              status=error.status, posted=request.POST)
         if isinstance(error, Conflict):
             # The page was out of date (a phase locked, the session closed): the item as it is
-            # now, with what happened; nothing the stale form held is carried over.
+            # now, read-only when nothing can be saved, with what happened; nothing the stale
+            # form held is carried over.
             judge.refresh_from_db(fields=["phase1_locked_at", "phase2_locked_at"])
             judge.session.refresh_from_db(fields=["state"])
-            if judge_phase(judge) is not None and judge.session.state == SessionState.OPEN:
-                return _item_page(request, judge, judge_item(judge, code), error=error.message,
-                                  status=error.status)
+            return _item_page(request, judge, judge_item(judge, code), error=error.message,
+                              status=error.status)
         if not isinstance(error, Invalid):
             raise
         return _item_page(request, judge, judge_item(judge, code), error=error.message,
                           status=400, posted=request.POST)
     if wants_json(request):
-        return JsonResponse({"saved": True})
+        return JsonResponse({"saved": True, "revision": saved.revision,
+                             "saved_at": saved.saved_at.isoformat()})
     go = request.POST.get("go", "next")
+    if saved.verdict is None and go != "stay":
+        # A reason without a verdict is kept, but the item is not answered: stay on it and say so.
+        return _item_page(request, judge, judge_item(judge, code), status=400,
+                          error="Your reason is saved as a draft. Choose a verdict to answer "
+                                "this item.")
     if go == "stay":
         return redirect("judge_item", url_id=url_id, code=code)
     if go in ("previous", "next"):
@@ -199,9 +267,38 @@ def _save_verdict(request, judge, url_id, code):
     return redirect("judge_home", url_id=url_id)
 
 
+def _read_only_reason(judge, session) -> str | None:
+    """Why the item page shows verdicts without a form, or None when the judge can save."""
+    if session.state == SessionState.CLOSED:
+        return READ_ONLY_CLOSED
+    if session.state != SessionState.OPEN:
+        return READ_ONLY_NOT_OPEN.format(state=session.state)
+    if judge_phase(judge) is None:
+        return READ_ONLY_LOCKED
+    return None
+
+
 def _item_page(request, judge, view, *, error=None, status=200, posted=None):
+    """The item page's context: the contract templates/judge/item.html renders.
+
+    one_key: a verdict key records and shows the next item (the session's advance_on_key);
+    read_only / read_only_reason: nothing can be saved (both phases locked, or the session not
+    open) and why; revision: the item's save number, sent back with every save (a save from a tab
+    that missed another's answers 409 {"error": "changed_elsewhere", "message", "saved": false,
+    "verdict", "reason", "revision"}; `overwrite=1` saves anyway); a save answers {"saved": true,
+    "revision", "saved_at"}; a save with an empty verdict stores the reason alone. progress:
+    answered, total, median_seconds, remaining_seconds (the judge's own median x items left; None
+    before 2 answers). phase1_reason / phase1_verdict_label: the judge's own phase-1 answer.
+    next_url, previous_url, review_url, next_frame_url (None at the ends). mark_disagreement,
+    and on item.reviewer_rows `verdict_label` and `disagrees`; item.proposed_verdict_label and
+    item.proposed_disagrees for findings. choices: (value, label, key) with keys 1, 2 (3: keep).
+    """
     session = judge.session
     current = view.verdict or {}
+    url_id = session.url_id
+    read_only_reason = _read_only_reason(judge, session)
+    progress = judge_progress(judge, view.phase, total=view.total)
+    stored_reason = current.get("reason", "") if view.verdict else view.draft_reason
     return render(request, "judge/item.html", {
         "judge": judge, "session": session, "item": view, "error": error,
         "task_html": view.task_html, "rubric_html": view.rubric_html,
@@ -209,12 +306,32 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
         "reason_limit": f"{text_limit('reason'):,}",
         "chosen": (posted.get("verdict") if posted else None) or (
             KEEP if current.get("kept") else current.get("value")),
-        "reason": posted.get("reason") if posted else current.get("reason", ""),
-        "seconds_spent": current.get("seconds_spent", 0),
+        "reason": posted.get("reason", "") if posted else stored_reason,
+        "seconds_spent": current.get("seconds_spent", 0) if view.verdict else view.draft_seconds,
         "is_findings": session.kind == SessionKind.FINDINGS,
         "open": session.state == SessionState.OPEN,
         "live_phase": judge_phase(judge),
-        "frame_url": reverse("judge_frame", kwargs={"url_id": session.url_id, "code": view.code}),
+        "frame_url": reverse("judge_frame", kwargs={"url_id": url_id, "code": view.code}),
+        "one_key": session.advance_on_key,
+        "read_only": read_only_reason is not None,
+        "read_only_reason": read_only_reason,
+        "revision": view.revision,
+        "progress": {"answered": progress.answered, "total": progress.total,
+                     "median_seconds": progress.median_seconds,
+                     "remaining_seconds": progress.remaining_seconds},
+        "phase1_reason": (view.phase1_verdict or {}).get("reason", ""),
+        "phase1_verdict_label": verdict_label((view.phase1_verdict or {}).get("value")),
+        "next_url": reverse("judge_item", kwargs={"url_id": url_id, "code": view.next_code})
+        if view.next_code else None,
+        "previous_url": reverse("judge_item", kwargs={"url_id": url_id, "code": view.previous_code})
+        if view.previous_code else None,
+        "review_url": reverse("judge_lock", kwargs={"url_id": url_id}),
+        "next_frame_url": reverse("judge_frame", kwargs={"url_id": url_id, "code": view.next_code})
+        if view.next_code else None,
+        "mark_disagreement": session.mark_disagreement,
+        # The frame's rows are this high (content.rendering): the page sizes the frame from
+        # item.frame_lines with them, so the page scrolls and not a box inside it.
+        "frame_line_px": FRAME_LINE_PX, "frame_pad_px": FRAME_PAD_PX,
     }, status=status)
 
 
@@ -247,6 +364,8 @@ def frame(request, url_id, code):
 @judge_required
 @require_http_methods(["GET", "POST"])
 def lock(request, url_id):
+    """GET: the review before the lock (every item with its verdict, reason and time, unanswered
+    ones first); its one button locks once every item is answered. POST `confirm=yes`: the lock."""
     judge = request.judge
     phase = judge_phase(judge)
     if phase is None or judge.session.state == SessionState.REVEALED:
@@ -257,13 +376,33 @@ def lock(request, url_id):
             # The service checks every item is answered; the list below is only for the page.
             phase_lock(judge=judge, phase=phase)
             return redirect("judge_home", url_id=url_id)
-        error = "Tick the box to confirm: locked verdicts can never be changed."
-    assignments = judge_assignments(judge)
-    missing = [a for a in assignments if phase not in a["answered"]]
-    return render(request, "judge/lock.html", {
-        "judge": judge, "session": judge.session, "phase": phase, "missing": missing,
-        "total": len(assignments), "error": error,
+        error = "Use the lock button to confirm: locked verdicts can never be changed."
+    rows = []
+    for entry in judge_review(judge, phase):
+        verdict = entry["verdict"]
+        rows.append({
+            "code": entry["code"], "position": entry["position"], "answered": verdict is not None,
+            "verdict_label": (verdict_label(KEEP) + f" ({verdict_label(verdict['value'])})"
+                              if verdict and verdict["kept"] else
+                              verdict_label(verdict["value"]) if verdict else "No verdict yet"),
+            "reason_start": _start_of(verdict["reason"]) if verdict else "",
+            "seconds_spent": verdict["seconds_spent"] if verdict else None,
+        })
+    missing = [row for row in rows if not row["answered"]]
+    return render(request, "judge/review.html", {
+        "judge": judge, "session": judge.session, "phase": phase, "rows": rows,
+        "missing": missing, "answered": len(rows) - len(missing), "total": len(rows),
+        "error": error,
     }, status=400 if error else 200)
+
+
+REASON_START_CHARS = 120
+
+
+def _start_of(reason: str) -> str:
+    """The start of a reason for the review table: its first REASON_START_CHARS characters."""
+    reason = " ".join(reason.split())
+    return reason if len(reason) <= REASON_START_CHARS else reason[:REASON_START_CHARS - 1] + "…"
 
 
 @never_cache

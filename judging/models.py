@@ -313,6 +313,14 @@ class Session(models.Model):
     scorecards = models.BooleanField(
         default=False, help_text="Whether judges see their own scorecard after the reveal."
     )
+    advance_on_key = models.BooleanField(
+        default=True, help_text="Judging speed, not a treatment (outside the protocol): a verdict "
+        "key records the verdict and shows the next item; off, a key picks and Save records."
+    )
+    mark_disagreement = models.BooleanField(
+        default=False, help_text="A treatment, frozen with the protocol: in phase 2 the reviewers' "
+        "rows that disagree with the judge's own phase-1 verdict are marked."
+    )
     redaction_patterns = models.JSONField(
         default=list, help_text="Content patterns the host accepted for redaction."
     )
@@ -423,6 +431,33 @@ class Verdict(models.Model):
         ordering = ["assignment", "phase"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "phase"], name="verdict_one_per_phase")
+        ]
+
+
+class ItemDraft(models.Model):
+    """A judge's unfinished work on one item in one phase, beside (never instead of) the Verdict.
+
+    It holds the reason typed before any verdict was chosen (moved onto the verdict when one is
+    saved) and the time spent so far, and numbers every save of the item in the phase: a page
+    that saves names the revision it showed, so a save from a tab that did not see another tab's
+    newer save is noticed (judging.services.verdicts.item_save). Not a verdict: answered counts,
+    locks and reports read Verdict rows only.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="drafts")
+    phase = models.PositiveSmallIntegerField(choices=[(1, "phase 1"), (2, "phase 2")])
+    reason = models.TextField(blank=True, help_text="A reason saved while no verdict exists yet.")
+    seconds_spent = models.FloatField(
+        default=0, help_text="Time on the item in this phase saved with the draft reason."
+    )
+    revision = models.PositiveIntegerField(
+        default=0, help_text="Saves of this item in this phase so far (verdict or reason)."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "phase"], name="item_draft_one_per_phase")
         ]
 
 

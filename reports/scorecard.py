@@ -15,8 +15,14 @@ they can check by hand.
 
 from blindjudge.errors import NotFound
 from content.truth import is_correct
-from judging.models import SessionState, Verdict
+from judging.models import SessionKind, SessionState, Verdict
 from reports.scoring import score
+
+# The words a judge reads, never a stored value (the judge pages' one vocabulary).
+TRUTH_LABELS = {"known_good": "Good (no defect known)", "seeded_defect": "Has a seeded defect",
+                "tests_fail": "Fails its tests", "tests_pass": "Passes its tests",
+                "unknown": "Not known", "real": "Real", "false_alarm": "False alarm"}
+VERDICT_WORDS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm"}
 
 
 def judge_scorecard(judge) -> dict:
@@ -26,15 +32,23 @@ def judge_scorecard(judge) -> dict:
     if session.state != SessionState.REVEALED or not session.scorecards:
         raise NotFound("no scorecard")
     rows = {}
+    findings = session.kind == SessionKind.FINDINGS
     for v in (Verdict.objects.filter(assignment__judge=judge, locked=True)
               .order_by("assignment__position")
-              .values("assignment__code", "assignment__position", "phase", "value",
-                      "assignment__item__copy__truth", "assignment__item__finding__truth")):
+              .values("assignment__code", "assignment__position", "phase", "value", "kept",
+                      "assignment__item__copy__truth", "assignment__item__finding__truth",
+                      "assignment__item__copy__defect")):
         truth = v["assignment__item__finding__truth"] or v["assignment__item__copy__truth"]
         entry = rows.setdefault(v["assignment__code"], {
             "code": v["assignment__code"], "position": v["assignment__position"],
-            "truth": truth, "phase1": None, "phase2": None})
-        entry[f"phase{v['phase']}"] = {"value": v["value"], "correct": is_correct(v["value"], truth)}
+            "truth": truth, "truth_label": TRUTH_LABELS.get(truth, truth),
+            # The copy itself is no longer served after the reveal; its defect note says what
+            # was wrong in it (copies sessions: a finding's truth is about the finding).
+            "defect": "" if findings else v["assignment__item__copy__defect"],
+            "phase1": None, "phase2": None})
+        entry[f"phase{v['phase']}"] = {"value": v["value"], "kept": v["kept"],
+                                       "label": VERDICT_WORDS.get(v["value"], v["value"]),
+                                       "correct": is_correct(v["value"], truth)}
     items = sorted(rows.values(), key=lambda r: r["position"])
     scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
                                      if i[f"phase{phase}"]) for phase in (1, 2)}

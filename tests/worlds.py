@@ -258,3 +258,12 @@ def host_cookie(host: Host) -> str:
     client = Client()
     client.force_login(host.user)
     return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+def is_saved_reply(reply: dict) -> bool:
+    """A save's JSON answer: saved, the item's revision after it (1 or more), its time (ISO 8601)."""
+    from datetime import datetime  # noqa: PLC0415 - only this check needs it
+
+    return (set(reply) == {"saved", "revision", "saved_at"} and reply["saved"] is True
+            and isinstance(reply["revision"], int) and reply["revision"] >= 1
+            and datetime.fromisoformat(reply["saved_at"]).tzinfo is not None)

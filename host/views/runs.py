@@ -126,7 +126,8 @@ def session_create_view(request, run):
             preregistration=data["preregistration"], items_per_judge=data["items_per_judge"],
             guests_allowed=data["guests_allowed"], guest_cap=data["guest_cap"],
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
-            by_task=data["by_task"],
+            by_task=data["by_task"], advance_on_key=data["advance_on_key"],
+            mark_disagreement=data["mark_disagreement"],
         )
         if created.guest_code:
             show_once(request, kind="guest_code", session=created.session.pk,

@@ -33,7 +33,8 @@ def _draft_form_for(session):
     return DraftForm(initial={
         "rubric": session.rubric, "preregistration": session.preregistration,
         "items_per_judge": session.items_per_judge, "reviewer_display": session.reviewer_display,
-        "scorecards": session.scorecards,
+        "scorecards": session.scorecards, "advance_on_key": session.advance_on_key,
+        "mark_disagreement": session.mark_disagreement,
     })
 
 
@@ -70,6 +71,7 @@ def session_edit(request, session):
             session=session, actor=actor_of(request), rubric=data["rubric"],
             preregistration=data["preregistration"], items_per_judge=data["items_per_judge"],
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
+            advance_on_key=data["advance_on_key"], mark_disagreement=data["mark_disagreement"],
         )
         return "Draft saved.", session_url(session)
 

@@ -5,6 +5,7 @@ a truth label or a defect note: blinding is a property of these queries, not of 
 forgets a field. Judge-facing modules (judge/) import these selectors and no others.
 """
 
+import statistics
 from dataclasses import dataclass
 
 from django.db import connection
@@ -20,6 +21,7 @@ from judging.models import (
     FindingRaise,
     FindingRender,
     Item,
+    ItemDraft,
     Reviewer,
     ReviewerDisplay,
     Run,
@@ -58,11 +60,28 @@ def judge_assignments(judge) -> list[dict]:
              "answered": answered.get(r["pk"], set())} for r in rows]
 
 
+# The words a judge reads for every value, one vocabulary on every judge page: the choices' own
+# words, never a stored value ("false_alarm", "confirmed", "seeded_defect").
+VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "abstain": "No verdict", "real": "Real",
+                  "false_alarm": "False alarm", "keep": "Keep my phase-1 verdict"}
+# A finding's proposed verdict, in the words of the choice it proposes.
+PROPOSED_VERDICTS = {"confirmed": "real", "refuted": "false_alarm"}
+
+
+def verdict_label(value: str | None) -> str:
+    """A verdict in words ("Pass", "False alarm", "No verdict"); never the stored value."""
+    return VERDICT_LABELS.get(value or "", "No verdict")
+
+
 @dataclass(frozen=True)
 class ReviewerRow:
     label: str
     verdict: str
     reason_html: str
+    verdict_label: str = ""
+    # Only computed where the session marks disagreements (a treatment frozen with the protocol);
+    # False everywhere else, whatever the verdicts.
+    disagrees: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,14 @@ class JudgeItem:
     # `frame_text_lines`: a markdown frame's plain-text view (#text); None for every other frame.
     frame_lines: int | None = None
     frame_text_lines: int | None = None
+    # The item's save number in its phase (ItemDraft.revision; 0 before any save): the page sends
+    # it back with each save, so a save from a tab that missed another tab's is noticed.
+    revision: int = 0
+    # A reason saved before any verdict of the phase, and the time saved with it.
+    draft_reason: str = ""
+    draft_seconds: float = 0.0
+    proposed_verdict_label: str | None = None
+    proposed_disagrees: bool = False  # findings: the proposed verdict differs from phase 1's
 
 
 def reviewer_labels(session) -> dict[int, str]:
@@ -138,26 +165,33 @@ SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
  WHERE a.judge_id = %s AND a.code = %s
 """
 # The item page also takes the item's stored task, the session's stored rubric and the item's
-# stored finding text in the same statement (by the render tables' primary and unique keys).
-_PAGE_COLUMNS = ", t.html, r.rubric_html, f.html, c.line_count, c.prose"
+# stored finding text, the copy's stored line count and the item's draft in the phase shown, in the
+# same statement (by the render tables' primary and unique keys, and the draft's unique key).
+_PAGE_COLUMNS = (", t.html, r.rubric_html, f.html, c.line_count, c.prose,"
+                 " d.reason, d.seconds_spent, d.revision")
 _PAGE_JOINS = """
   LEFT JOIN {task_render} t ON t.session_id = i.session_id AND t.task_id = i.task_id
   LEFT JOIN {session_render} r ON r.session_id = i.session_id
   LEFT JOIN {finding_render} f ON f.session_id = i.session_id AND f.finding_id = i.finding_id
-  LEFT JOIN {copy_render} c ON c.session_id = i.session_id AND c.copy_id = i.copy_id"""
+  LEFT JOIN {copy_render} c ON c.session_id = i.session_id AND c.copy_id = i.copy_id
+  LEFT JOIN {item_draft} d ON d.assignment_id = a.id AND d.phase = %s"""
 
 
-def _place_row(judge, code: str, *, page: bool = False) -> tuple:
+def _place_row(judge, code: str, *, page_phase: int | None = None) -> tuple:
+    """The place statement's row; with `page_phase`, the item page's columns too (its draft is
+    the one of that phase)."""
     quote = connection.ops.quote_name
+    page = page_phase is not None
     joins = _PAGE_JOINS.format(task_render=quote(TaskRender._meta.db_table),
                                session_render=quote(SessionRender._meta.db_table),
                                finding_render=quote(FindingRender._meta.db_table),
-                               copy_render=quote(CopyRender._meta.db_table)) if page else ""
+                               copy_render=quote(CopyRender._meta.db_table),
+                               item_draft=quote(ItemDraft._meta.db_table)) if page else ""
     sql = _PLACE_SQL.format(assignment=quote(Assignment._meta.db_table),
                             item=quote(Item._meta.db_table),
                             columns=_PAGE_COLUMNS if page else "", joins=joins)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [judge.pk, code])
+        cursor.execute(sql, [page_phase, judge.pk, code] if page else [judge.pk, code])
         row = cursor.fetchone()
     if row is None:
         raise NotFound("no such item")
@@ -184,10 +218,11 @@ def judge_item(judge, code: str) -> JudgeItem:
     """
     session = judge.session
     phase = judge_phase(judge) or 2
-    row = _place_row(judge, code, page=True)
+    row = _place_row(judge, code, page_phase=phase)
     place = _place(row)
     task_html, rubric_html, finding_html = row[8] or "", row[9] or "", row[10]
     frame_lines, frame_text_lines = _frame_lines(*row[11:13])
+    draft = {"reason": row[13] or "", "seconds_spent": row[14] or 0.0, "revision": row[15] or 0}
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
     reviewer_rows, proposed, raised_by = [], None, []
@@ -210,7 +245,11 @@ def judge_item(judge, code: str) -> JudgeItem:
             for review in (stored[0] if stored else []):
                 reviewer_rows.append(ReviewerRow(
                     label=labels[review["reviewer"]], verdict=review["verdict"],
-                    reason_html=review["reason_html"]))
+                    reason_html=review["reason_html"],
+                    verdict_label=verdict_label(review["verdict"]),
+                    disagrees=session.mark_disagreement and _disagrees(
+                        review["verdict"], verdicts.get(1))))
+    proposed_as_choice = PROPOSED_VERDICTS.get(proposed) if proposed else None
     return JudgeItem(
         code=place.code, position=place.position, total=place.total, phase=phase,
         previous_code=place.previous_code, next_code=place.next_code,
@@ -218,6 +257,11 @@ def judge_item(judge, code: str) -> JudgeItem:
         verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
         reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
         frame_lines=frame_lines, frame_text_lines=frame_text_lines,
+        revision=draft["revision"], draft_reason=draft["reason"],
+        draft_seconds=draft["seconds_spent"],
+        proposed_verdict_label=verdict_label(proposed_as_choice) if proposed else None,
+        proposed_disagrees=bool(session.mark_disagreement and proposed_as_choice
+                                and _disagrees(proposed_as_choice, verdicts.get(1))),
     )
 
 
@@ -227,6 +271,48 @@ def _frame_lines(line_count, prose) -> tuple[int | None, int | None]:
     if line_count is None:
         return None, None
     return (None, line_count) if prose else (line_count, None)
+
+
+def _disagrees(other: str, phase1_verdict: dict | None) -> bool:
+    """A verdict differs from the judge's own phase-1 one; an abstention differs from nothing."""
+    return bool(phase1_verdict) and other in VERDICT_LABELS and other not in ("abstain", "keep") \
+        and other != phase1_verdict["value"]
+
+
+@dataclass(frozen=True)
+class JudgeProgress:
+    answered: int
+    total: int
+    median_seconds: float | None  # the judge's own median time per answered item in the phase
+    remaining_seconds: float | None  # that median times the items left; None before 2 answers
+
+
+def judge_progress(judge, phase: int | None, *, total: int | None = None) -> JudgeProgress:
+    """The judge's own progress in a phase, with an estimate of the time left from their own
+    median time per item (nobody else's): one query on the judge's own verdicts (two when the
+    caller does not know the judge's item count)."""
+    if total is None:
+        total = Assignment.objects.filter(judge=judge).count()
+    if phase is None:
+        return JudgeProgress(answered=total, total=total, median_seconds=None, remaining_seconds=None)
+    seconds = list(Verdict.objects.filter(assignment__judge=judge, phase=phase).order_by()
+                   .values_list("seconds_spent", flat=True))
+    median = statistics.median(seconds) if len(seconds) >= 2 else None
+    return JudgeProgress(answered=len(seconds), total=total, median_seconds=median,
+                         remaining_seconds=None if median is None
+                         else median * max(total - len(seconds), 0))
+
+
+def judge_review(judge, phase: int) -> list[dict]:
+    """Every item of the judge in their order with their verdict of the phase (value, kept,
+    reason, time) or None: the review before the lock."""
+    rows = list(Assignment.objects.filter(judge=judge).order_by("position")
+                .values("pk", "code", "position"))
+    verdicts = {v["assignment_id"]: v for v in Verdict.objects.filter(
+        assignment__judge=judge, phase=phase).order_by().values(
+        "assignment_id", "value", "kept", "reason", "seconds_spent")}
+    return [{"code": r["code"], "position": r["position"], "verdict": verdicts.get(r["pk"])}
+            for r in rows]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ callers turn into an HTTP status, a closed socket or a command error with the sa
     sessions    the draft, redactions, guests, opening, amendments, close / reopen / reveal
     admission   joining: join link, guest code, GitHub, the host; credentials stored hashed
     judges      after joining: resume links, removal, erasure, linking GitHub
-    verdicts    recording a verdict, locking a phase
+    verdicts    saving a verdict or a draft reason, locking a phase
     sockets     which websockets are connected now; closing a host's at sign-out
     hosts       host accounts and their GitHub links
     housekeeping  deleting expired sessions, attempt counters and socket rows
@@ -102,9 +102,13 @@ from judging.services.sockets import (
     live_socket_seen,
 )
 from judging.services.verdicts import (
+    CHANGED_ELSEWHERE,
     COPY_VERDICTS,
     FINDING_VERDICTS,
     KEEP,
+    ChangedElsewhere,
+    ItemSaved,
+    item_save,
     phase_lock,
     verdict_record,
     verdict_values,
@@ -113,7 +117,9 @@ from judging.services.verdicts import (
 __all__ = [
     "Admission",
     "AlreadyAdmitted",
+    "CHANGED_ELSEWHERE",
     "COPY_VERDICTS",
+    "ChangedElsewhere",
     "FINDING_VERDICTS",
     "GITHUB_LINKED_ELSEWHERE",
     "GITHUB_REFUSAL",
@@ -127,6 +133,7 @@ __all__ = [
     "Invited",
     "InvalidLines",
     "Invitee",
+    "ItemSaved",
     "JOIN_REFUSAL",
     "KEEP",
     "LINK_BOTH_HOLD_VERDICTS",
@@ -166,6 +173,7 @@ __all__ = [
     "invitee_text_from_file",
     "join_links_issue",
     "join_token_exchange",
+    "item_save",
     "judge_erase",
     "judge_github_link",
     "judge_remove",

@@ -45,7 +45,12 @@ from judging import audit, live
 from judging.models import Assignment, AuditEvent, Session, SessionState
 from judging.services.checks import checked_github_login, checked_text, clean_display_name
 
-JOIN_REFUSAL = "This join link is not valid: it was used, revoked or has expired. Ask the host for a new one."
+# One message for every join link that does not admit (used, unknown, revoked, expired), so the
+# answer never tells a used link from one that never existed (docs/threats.md case 16). Most who
+# see it opened their invitation again after joining: it says first what they need then.
+JOIN_REFUSAL = ("This join link works only once. If you already joined with it, you are in: use "
+                "your resume link (shown when you joined) to come back. If you have not joined "
+                "yet, the link was revoked or has expired: ask the host for a new one.")
 GUEST_REFUSAL = "That guest code was not accepted."
 GUEST_JOINS_REFUSAL = ("Too many guests have joined from your network address lately. Try again "
                        "in {minutes} minutes, or ask the host for an invitation.")
@@ -435,13 +440,15 @@ def invitation_link_reissue(*, invitation: Invitation, actor: str) -> Invited:
     return Invited(invitation=invitation, join_token=token, expires_at=expires_at)
 
 
-def join_token_exchange(*, token: str) -> Admission:
+def join_token_exchange(*, token: str, held_judges: frozenset[int] = frozenset()) -> Admission:
     """Exchange a join token, once, for admission as an invited judge identified by token.
 
     Side effects: marks the token used (the same token is then refused), creates the Judge with
     their assignments, commitment and resume token, links the invitation to the judge.
     Refuses an unknown, used, revoked or expired token with one message (JOIN_REFUSAL); refuses
-    while the session is not open without using the token up.
+    while the session is not open without using the token up. A used token opened again in the
+    browser that holds the judge it admitted (`held_judges`: the ids of the judges the browser is
+    admitted as now) raises AlreadyAdmitted instead: nothing is told to anyone else.
     """
     with transaction.atomic():
         credential = (
@@ -451,6 +458,9 @@ def join_token_exchange(*, token: str) -> Admission:
             .first()
         )
         now = timezone.now()
+        if (credential is not None and credential.used_at
+                and credential.judge_id is not None and credential.judge_id in held_judges):
+            raise AlreadyAdmitted(credential.session.url_id)
         if (credential is None or credential.used_at or credential.revoked_at
                 or (credential.expires_at and credential.expires_at <= now)):
             raise Refused(JOIN_REFUSAL)

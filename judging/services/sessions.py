@@ -144,6 +144,7 @@ def session_create(
     items_per_judge: int | None = None, guests_allowed: bool = False,
     guest_cap=DEFAULT_GUEST_CAP, reviewer_display: str = ReviewerDisplay.LETTERS,
     scorecards: bool = False, draw_seed: str = "", by_task: bool = False,
+    advance_on_key: bool = True, mark_disagreement: bool = False,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -160,6 +161,9 @@ def session_create(
     naming a reviewer, condition or builder the run lacks), a malformed draw seed, by task on a
     findings session or on a run of one task (every judge would get every copy: the setting would
     do nothing but override items per judge).
+    `advance_on_key` (judging speed, outside the protocol): a verdict key records the verdict and
+    shows the next item. `mark_disagreement` (a treatment, frozen with the protocol): phase-2
+    reviewer rows that disagree with the judge's phase-1 verdict are marked.
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -191,7 +195,8 @@ def session_create(
             kind=kind, rubric=rubric, preregistration=preregistration,
             items_per_judge=items_per_judge, by_task=by_task, guest_cap=guest_cap,
             reviewer_display=reviewer_display, scorecards=scorecards, draw_seed=draw_seed,
-            allocation_seed=draws.hex("allocation"),
+            allocation_seed=draws.hex("allocation"), advance_on_key=bool(advance_on_key),
+            mark_disagreement=bool(mark_disagreement),
         )
         Item.objects.bulk_create(
             Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, key=key)
@@ -263,8 +268,11 @@ def protocol_of(session: Session) -> dict:
     rubric, items by key, task and content hash, items per judge, redactions, reviewer display,
     preregistration and rules, allocation seed) and nothing of truth or builder identity, so it
     can be shown by hash to judges. The primary builder comparison, when the preregistration names
-    one, is frozen with it (as content.rules resolved it: a reviewer by bundle id). It names its
-    canonical form ("canonical": RFC 8785), which its hash and every judge's commitment use.
+    one, is frozen with it (as content.rules resolved it: a reviewer by bundle id), and so is the
+    marking of the phase-2 rows that disagree with a judge, when the session marks them (a
+    treatment). It names its canonical form ("canonical": RFC 8785), which its hash and every
+    judge's commitment use. Judging speed (`advance_on_key`) is not in it: it changes how fast a
+    judge answers, not what they are shown.
     """
     block = _check_rules(session.preregistration, "preregistration", session.run)
     items = []
@@ -299,6 +307,11 @@ def protocol_of(session: Session) -> dict:
     if session.by_task:
         # Only when set, so the protocols (and hashes) of every other session stay as they were.
         protocol["by_task"] = True
+    if session.mark_disagreement:
+        # What phase 2 shows is the treatment being measured, so marking the reviewers' rows that
+        # disagree with the judge's phase-1 verdict freezes with it. Only when set, as by_task:
+        # absent means unmarked, and every protocol frozen before (and its hash) stays as it was.
+        protocol["mark_disagreement"] = True
     if block.primary_comparison is not None:
         # Likewise only when the preregistration names it.
         protocol["primary_comparison"] = block.primary_comparison
@@ -544,9 +557,11 @@ UNCHANGED = object()
 def session_update_draft(
     *, session: Session, actor: str, rubric=UNCHANGED, preregistration=UNCHANGED,
     items_per_judge=UNCHANGED, reviewer_display=UNCHANGED, scorecards=UNCHANGED,
+    advance_on_key=UNCHANGED, mark_disagreement=UNCHANGED,
 ) -> Session:
-    """Change a draft session's rubric, preregistration, items per judge, reviewer display or
-    scorecards; a field left UNCHANGED keeps its value.
+    """Change a draft session's rubric, preregistration, items per judge, reviewer display,
+    scorecards, advance on key or marking of disagreements; a field left UNCHANGED keeps its
+    value.
 
     Validation is session_create's: text normalised and bounded, items per judge within 1..items
     (None means all), model names as reviewer labels refused where they would name a builder,
@@ -565,6 +580,10 @@ def session_update_draft(
         changes["reviewer_display"] = _checked_reviewer_display(reviewer_display, session.run)
     if scorecards is not UNCHANGED:
         changes["scorecards"] = bool(scorecards)
+    if advance_on_key is not UNCHANGED:
+        changes["advance_on_key"] = bool(advance_on_key)
+    if mark_disagreement is not UNCHANGED:
+        changes["mark_disagreement"] = bool(mark_disagreement)
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="edit the draft")

@@ -1,6 +1,8 @@
 """Verdicts: recording a judge's answer, locking a phase. Locked verdicts never change."""
 
 import math
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 from django.db.models import F
@@ -9,7 +11,7 @@ from django.utils import timezone
 from accounts.models import Judge, JudgeStatus
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
-from judging.models import Assignment, SessionKind, SessionState, Verdict
+from judging.models import Assignment, ItemDraft, SessionKind, SessionState, Verdict
 from judging.services.checks import checked_text
 
 COPY_VERDICTS = ("pass", "fail")
@@ -57,32 +59,86 @@ def judge_for_update(judge):
     return judge
 
 
-def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = "",
-                   seconds_spent: float = 0.0) -> Verdict:
-    """Save a judge's verdict on one of their items in phase 1 or 2 (a draft until the lock).
+class ChangedElsewhere(Conflict):
+    """A save from a page that had not seen the item's latest save (another tab, another device):
+    refused so nothing is overwritten unseen. Carries what is stored now, for the page to show
+    and offer "keep mine", which saves again with `overwrite`."""
 
-    Idempotent: saving the same verdict again changes nothing and never adds a row. In phase 2,
-    `keep` records the judge's own phase-1 verdict. `phase` is the phase the judge's page was
-    rendered for (1 or 2, or its text from a form): a save for a phase the judge has locked since
-    is refused, never stored as a verdict of the next phase. `seconds_spent` is the judge's
-    running total on the item in this phase, clamped to MAX_SECONDS_SPENT; the stored time never
-    decreases, so a replay cannot lower it.
-    Side effects: creates or updates the Verdict row of (assignment, phase); a new row adds one
-    to the judge's answered count of that phase; after commit, tells the judge's other tabs, and
-    the host's dashboard when the item got its first verdict.
-    Refuses: an unknown code (404, same as another judge's code), a closed session, a locked
-    phase (409: PHASE_1_LOCKED, PHASE_2_LOCKED), phase 2 before the phase-1 lock (409), a missing
-    or garbled phase (400: PHASE_MISSING), a time that is not a number of seconds (400), a value
-    outside the session's kind.
-    """
-    reason = checked_text(reason, field="reason")  # BLINDJUDGE_MAX_VERDICT_REASON_CHARS
+    code = "changed_elsewhere"
+
+    def __init__(self, *, verdict: str, reason: str, revision: int):
+        super().__init__(CHANGED_ELSEWHERE)
+        self.current = {"verdict": verdict, "reason": reason, "revision": revision}
+
+
+CHANGED_ELSEWHERE = ("Not saved: this item was changed in another tab or window since this page "
+                     "showed it. The saved version is shown; keep yours to overwrite it.")
+
+
+@dataclass(frozen=True)
+class ItemSaved:
+    verdict: Verdict | None  # None: a reason saved before any verdict (the item is not answered)
+    revision: int  # the item's save number in the phase, after this save
+    saved_at: datetime
+
+
+def _revision_of(revision) -> int | None:
+    """The revision a save names (an int, or the form's text); None when it names none."""
+    if revision is None or revision == "":
+        return None
+    if isinstance(revision, str):
+        revision = revision.strip()
+        if not revision.isdigit():
+            raise Invalid("revision: expected the number of the item's last save, 0 or more")
+        return int(revision)
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 0:
+        raise Invalid("revision: expected the number of the item's last save, 0 or more")
+    return revision
+
+
+def _seconds_of(seconds_spent) -> float:
     try:
         seconds_spent = float(seconds_spent)
     except (TypeError, ValueError):
         raise Invalid("seconds spent: expected a number") from None
     if not 0 <= seconds_spent < math.inf:
         raise Invalid("seconds spent: expected a number of seconds, 0 or more")
-    seconds_spent = min(seconds_spent, MAX_SECONDS_SPENT)
+    return min(seconds_spent, MAX_SECONDS_SPENT)
+
+
+def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
+              seconds_spent: float = 0.0, revision=None, overwrite: bool = False) -> ItemSaved:
+    """Save the judge's work on one of their items in phase 1 or 2: a verdict (a draft until the
+    lock), or, with an empty `value`, the reason alone.
+
+    A reason alone before any verdict of the phase is kept as the item's draft (ItemDraft): it
+    answers nothing (answered counts, locks and reports read verdicts only) and moves onto the
+    verdict when one is saved. A reason alone once a verdict exists changes that verdict's reason.
+    In phase 2, `keep` records the judge's own phase-1 verdict; nothing is ever chosen for the
+    judge, so an item is answered in phase 2 only by an explicit verdict or `keep`.
+
+    Idempotent: saving what is stored again changes nothing and never adds a row. `phase` is the
+    phase the judge's page was rendered for (1 or 2, or its text from a form): a save for a phase
+    the judge has locked since is refused, never stored as a verdict of the next phase.
+    `seconds_spent` is the judge's running total on the item in this phase, clamped to
+    MAX_SECONDS_SPENT; the stored time never decreases, so a replay cannot lower it.
+    `revision` is the item's save number the page showed (None: the caller does not track it,
+    the last save wins): a save naming another one while what is stored differs from what it
+    sends is refused with ChangedElsewhere (409 `changed_elsewhere`), unless `overwrite`.
+    Side effects: creates or updates the Verdict row of (assignment, phase), or the draft's
+    reason; bumps the item's revision when anything changed; a new verdict adds one to the
+    judge's answered count of that phase; after commit, tells the judge's other tabs, and the
+    host's dashboard when the item got its first verdict. Reasons and drafts are not audited
+    (verdicts never are: they are the judge's work, and the lock is the audited event).
+    Refuses: an unknown code (404, same as another judge's code), a closed session, a locked
+    phase (409: PHASE_1_LOCKED, PHASE_2_LOCKED), phase 2 before the phase-1 lock (409), a missing
+    or garbled phase (400: PHASE_MISSING), a time that is not a number of seconds (400), a
+    garbled revision (400), a value outside the session's kind.
+    """
+    reason = checked_text(reason, field="reason")  # BLINDJUDGE_MAX_VERDICT_REASON_CHARS
+    seconds_spent = _seconds_of(seconds_spent)
+    revision = _revision_of(revision)
+    value = (value or "").strip()
     with transaction.atomic():
         judge = judge_for_update(judge)
         session = judge.session
@@ -106,24 +162,85 @@ def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = ""
             if value == KEEP:
                 value = Verdict.objects.get(assignment=assignment, phase=1).value
                 kept = True
-        if value not in allowed:
+        if value and value not in allowed:
             raise Invalid(f'verdict "{value}" is not one of {", ".join(allowed)}')
         verdict = Verdict.objects.filter(assignment=assignment, phase=phase).order_by().first()
-        if verdict is None:
-            verdict = Verdict.objects.create(
-                assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
-                seconds_spent=seconds_spent,
-            )
-            answered = f"phase{phase}_answered"
-            type(judge).objects.filter(pk=judge.pk).update(**{answered: F(answered) + 1})
-            live.verdict_saved(judge, code=code, phase=phase, new=True)
-        elif (verdict.value, verdict.kept, verdict.reason) != (value, kept, reason) or \
-                seconds_spent > verdict.seconds_spent:
-            verdict.value, verdict.kept, verdict.reason = value, kept, reason
-            verdict.seconds_spent = max(verdict.seconds_spent, seconds_spent)
-            verdict.save(update_fields=["value", "kept", "reason", "seconds_spent", "updated_at"])
-            live.verdict_saved(judge, code=code, phase=phase, new=False)
-    return verdict
+        draft = ItemDraft.objects.filter(assignment=assignment, phase=phase).order_by().first()
+        stored_revision = draft.revision if draft else 0
+        if revision is not None and revision != stored_revision and not overwrite:
+            stored = ((verdict.value, verdict.kept, verdict.reason) if verdict
+                      else ("", False, draft.reason if draft else ""))
+            sent = (value, kept, reason) if value else (stored[0], stored[1], reason)
+            if sent != stored:  # a replay of what is stored is no conflict
+                raise ChangedElsewhere(
+                    verdict=(KEEP if verdict and verdict.kept else verdict.value if verdict else ""),
+                    reason=stored[2], revision=stored_revision)
+        changed = False
+        if value:
+            if draft is not None:
+                # The time saved with a reason before the verdict counts towards the verdict's.
+                seconds_spent = max(seconds_spent, draft.seconds_spent)
+            if verdict is None:
+                verdict = Verdict.objects.create(
+                    assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
+                    seconds_spent=seconds_spent,
+                )
+                answered = f"phase{phase}_answered"
+                type(judge).objects.filter(pk=judge.pk).update(**{answered: F(answered) + 1})
+                live.verdict_saved(judge, code=code, phase=phase, new=True)
+                changed = True
+            elif (verdict.value, verdict.kept, verdict.reason) != (value, kept, reason) or \
+                    seconds_spent > verdict.seconds_spent:
+                verdict.value, verdict.kept, verdict.reason = value, kept, reason
+                verdict.seconds_spent = max(verdict.seconds_spent, seconds_spent)
+                verdict.save(update_fields=["value", "kept", "reason", "seconds_spent", "updated_at"])
+                live.verdict_saved(judge, code=code, phase=phase, new=False)
+                changed = True
+        elif verdict is not None:
+            if verdict.reason != reason or seconds_spent > verdict.seconds_spent:
+                verdict.reason = reason
+                verdict.seconds_spent = max(verdict.seconds_spent, seconds_spent)
+                verdict.save(update_fields=["reason", "seconds_spent", "updated_at"])
+                live.verdict_saved(judge, code=code, phase=phase, new=False)
+                changed = True
+        elif draft is None:
+            changed = bool(reason) or seconds_spent > 0  # an empty save of nothing stores nothing
+        elif draft.reason != reason or seconds_spent > draft.seconds_spent:
+            changed = True
+        if changed:
+            draft = _draft_saved(draft, assignment, phase, verdict=verdict, reason=reason,
+                                 seconds_spent=seconds_spent)
+        saved_at = draft.updated_at if draft else (verdict.updated_at if verdict else timezone.now())
+    return ItemSaved(verdict=verdict, revision=draft.revision if draft else 0, saved_at=saved_at)
+
+
+def _draft_saved(draft, assignment, phase, *, verdict, reason, seconds_spent) -> ItemDraft:
+    """The item's draft after a save that changed something: its revision one higher; the reason
+    kept there only while no verdict holds it."""
+    if draft is None:
+        draft = ItemDraft(assignment=assignment, phase=phase)
+    draft.revision += 1
+    if verdict is None:
+        draft.reason = reason
+        draft.seconds_spent = max(draft.seconds_spent, seconds_spent)
+    else:
+        draft.reason = ""  # the verdict holds the reason now
+    draft.save()
+    return draft
+
+
+def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = "",
+                   seconds_spent: float = 0.0, revision=None, overwrite: bool = False) -> Verdict:
+    """item_save for a verdict (a value is required: an empty one is refused, never a draft).
+    Returns the Verdict row; see item_save for the rules, side effects and refusals."""
+    if not (value or "").strip():
+        raise Invalid(f'verdict: choose one of {", ".join(_values_for(judge))}')
+    return item_save(judge=judge, code=code, phase=phase, value=value, reason=reason,
+                     seconds_spent=seconds_spent, revision=revision, overwrite=overwrite).verdict
+
+
+def _values_for(judge) -> tuple[str, ...]:
+    return verdict_values(judge.session.kind)
 
 
 def phase_lock(*, judge, phase: int):

@@ -50,6 +50,13 @@ def test_join_and_resume_pages_send_their_token_nowhere_and_the_server_logs_hold
     assert_token_stays_in_its_own_page(made, token, f"/join/{token}")
     resume_link = page.get_by_label("Resume link").input_value()
     resume_token = urlsplit(resume_link).path.rsplit("/", 1)[1]
+    # The copy button puts the link on the clipboard and says so (issue 16 item 6).
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=e2e_server.origin)
+    copy = page.locator("button[data-copy=resume-link]")  # its name changes once it has copied
+    expect(copy).to_have_text("Copy the link")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == resume_link
     seen.assert_silent(sink)
 
     # The resume link, on another device (a fresh context).
@@ -63,7 +70,8 @@ def test_join_and_resume_pages_send_their_token_nowhere_and_the_server_logs_hold
     refused = again.new_page()
     refused.goto(e2e_server.url(f"/join/{token}"))
     refused.get_by_role("button", name="Join the session").click()
-    expect(refused.get_by_role("heading", name="Not accepted")).to_be_visible()
+    expect(refused.get_by_role("heading", name="This join link cannot be used")).to_be_visible()
+    expect(refused.get_by_role("link", name="How to come back with your resume link")).to_be_visible()
 
     access, errors = e2e_server.stdout(), e2e_server.stderr()
     for secret in (token, resume_token):

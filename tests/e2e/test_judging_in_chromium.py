@@ -496,13 +496,13 @@ def _welcome(page):
 def _judge_choices(phase: int, position: int) -> str:
     if phase == 1:
         return "1" if position % 3 else "2"
-    return {0: "k", 1: "2", 2: "1"}[position % 3]
+    return {0: "3", 1: "2", 2: "1"}[position % 3]
 
 
 def _guest_choices(phase: int, position: int) -> str:
     if phase == 1:
         return "2" if position % 2 else "1"
-    return "k" if position % 4 else "1"
+    return "3" if position % 4 else "1"
 
 
 def _judge_both_phases(page, *, choose, go_back: bool = False) -> dict:
@@ -550,7 +550,7 @@ def _judge_phase(page, *, phase, choose, entered, frames, go_back) -> list:
         page.keyboard.press(key)
         checked = page.locator("input[name=verdict]:checked")
         expect(checked).to_have_attribute("data-key", key)
-        if key == "k":
+        if key == "3":  # keep my phase-1 verdict
             value, kept = entered[(code, 1)][0], True
         else:
             value, kept = KEY_VALUES[key], False
@@ -579,16 +579,13 @@ def _judge_phase(page, *, phase, choose, entered, frames, go_back) -> list:
 
 def _lock(page, phase: int, *, total: int = 8):
     expect(page.locator("p.progress")).to_have_text(f"{total} of {total} answered in phase {phase}.")
-    _activate(page, tag="a", text=f"Lock phase {phase}")
-    expect(page.get_by_role("heading", name=f"Lock phase {phase}")).to_be_visible()
+    _activate(page, tag="a", text=f"Review and lock phase {phase}")
+    # The review before the lock: every item with its verdict; the one button locks them all.
+    expect(page.get_by_role("heading", name=f"Review, then lock phase {phase}")).to_be_visible()
+    expect(page.locator("table.review tbody tr")).to_have_count(total)
     _assert_every_control_labelled(page)
-    checkbox = page.get_by_label(f"I have checked my verdicts and want to lock phase {phase}.")
-    expect(checkbox).not_to_be_checked()
     _assert_no_horizontal_scroll(page)
-    _tab_to(page, tag="input", type_="checkbox")
-    page.keyboard.press("Space")
-    expect(checkbox).to_be_checked()
-    _activate(page, tag="button", text=f"Lock phase {phase}")
+    _activate(page, tag="button", text=f"Lock my {total} phase-{phase} verdicts")
 
 
 # --- Helpers: what must hold on every page ------------------------------------------------------

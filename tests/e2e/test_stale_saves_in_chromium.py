@@ -78,12 +78,11 @@ def test_a_tab_left_in_phase_1_cannot_save_after_another_tab_locked_it(e2e_serve
     tab_a = _stale_tab(context, e2e_server, session, code)
     _answer_all_but_keep_the_page(judge)
 
-    # Tab B locks phase 1 through the lock page.
+    # Tab B locks phase 1 through the review page.
     tab_b = context.new_page()
     tab_b.goto(e2e_server.url(f"/s/{session.url_id}/lock/"))
-    tab_b.get_by_label("I have checked my verdicts and want to lock phase 1.").check()
     with tab_b.expect_navigation():
-        tab_b.get_by_role("button", name="Lock phase 1").click()
+        tab_b.get_by_role("button", name=f"Lock my {len(codes(judge))} phase-1 verdicts").click()
     expect(tab_b.get_by_role("heading", name="Phase 2: beside the model reviewers")).to_be_visible()
     judge.refresh_from_db()
     assert judge.phase1_locked_at is not None

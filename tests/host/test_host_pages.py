@@ -315,6 +315,7 @@ def test_editing_the_draft(alice, draft):
     response = alice.post(url("session_edit", session_id=draft.pk), {
         "draft-rubric": "A new rubric", "draft-preregistration": prereg,
         "draft-items_per_judge": "3", "draft-reviewer_display": "letters",
+        "draft-advance_on_key": "on",  # ticked as the form shows it: the host left it as it was
     })
     assert response.status_code == 303
     draft.refresh_from_db()

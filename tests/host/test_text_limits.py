@@ -18,7 +18,15 @@ from content.limits import TextLimits
 from judging.models import AuditEvent, PreregAmendment, Run, Session, TruthCorrection, Verdict
 from judging.services import bundle_limits
 from tests.test_settings import manage, printed_setting
-from tests.worlds import a_session, bundle_bytes, client_as, codes, invite_and_join, make_bundle
+from tests.worlds import (
+    a_session,
+    bundle_bytes,
+    client_as,
+    codes,
+    invite_and_join,
+    is_saved_reply,
+    make_bundle,
+)
 
 MB = 1_000_000
 
@@ -226,8 +234,8 @@ def test_the_judges_reason_has_the_configured_limit(open_session, settings):
     assert "up to 50 characters" in page
     assert "maxlength" not in page.split('id="reason"')[1].split(">")[0]
     assert Verdict.objects.count() == 0
-    assert browser.post(path, {"verdict": "pass", "reason": "r" * 50, "phase": 1},
-                        HTTP_ACCEPT="application/json").json() == {"saved": True}
+    assert is_saved_reply(browser.post(path, {"verdict": "pass", "reason": "r" * 50, "phase": 1},
+                                       HTTP_ACCEPT="application/json").json())
 
 
 # --- The settings ----------------------------------------------------------------------------------

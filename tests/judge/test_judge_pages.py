@@ -14,7 +14,7 @@ from content.rendering import FRAME_STYLE_HASH
 from judging.models import Finding, SessionState, Verdict
 from judging.selectors.judge import judge_item
 from judging.services import guests_configure, invitation_create
-from tests.worlds import a_session, advance, answer_all, codes, invite_and_join
+from tests.worlds import a_session, advance, answer_all, codes, invite_and_join, is_saved_reply
 
 
 def join_by_link(client, session, name="Ada"):
@@ -61,8 +61,12 @@ def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_
     again = client.get(f"/s/{open_session.url_id}/welcome/").content.decode()
     assert "/resume/" not in again and open_session.protocol_sha256 in again
     # The join link is single-use; the refusal, whose URL still holds the token, sends only the
-    # site's origin as Referer.
-    refused = client.post(f"/join/{token}")
+    # site's origin as Referer. Opened again in the browser it admitted, it says so.
+    again = client.post(f"/join/{token}")
+    assert again.status_code == 200 and "You already joined" in again.content.decode()
+    assert again["Referrer-Policy"] == "strict-origin"
+    assert token not in again.content.decode()
+    refused = Client().post(f"/join/{token}")
     assert refused.status_code == 403
     assert refused["Referrer-Policy"] == "strict-origin"
     assert token not in refused.content.decode()
@@ -99,7 +103,7 @@ def test_autosave_answers_json(joined, open_session):
     code = codes_of(joined, open_session)[0]
     url = f"/s/{open_session.url_id}/i/{code}/"
     ok = joined.post(url, {"verdict": "pass", "phase": "1"}, HTTP_ACCEPT="application/json")
-    assert ok.json() == {"saved": True}
+    assert is_saved_reply(ok.json())
     bad = joined.post(url, {"verdict": "maybe", "phase": "1"}, HTTP_ACCEPT="application/json")
     assert bad.status_code == 400 and "is not one of pass, fail" in bad.json()["message"]
 
@@ -154,7 +158,9 @@ def test_after_the_reveal_only_the_scorecard_remains(client, scorecard_session):
     assert joined.get(f"/s/{url_id}/i/{codes[0]}/frame").status_code == 404
     assert joined.get(f"/s/{url_id}/")["Location"] == reverse("judge_scorecard", args=[url_id])
     card = joined.get(f"/s/{url_id}/scorecard/").content.decode()
-    assert "seeded_defect" in card and "Defects caught" in card
+    # The known answers in words, never the stored values.
+    assert "Has a seeded defect" in card and "Defects caught" in card
+    assert "seeded_defect" not in card and "known_good" not in card
 
 
 def test_nobody_signs_up_by_themselves(client, db):
@@ -179,7 +185,7 @@ def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(clie
     assert home["Location"] == f"/s/{scorecard_session.url_id}/"
     assert device.get(home["Location"])["Location"] == f"/s/{scorecard_session.url_id}/scorecard/"
     card = device.get(f"/s/{scorecard_session.url_id}/scorecard/").content.decode()
-    assert card.count("<tr><td>") == 6 and "known_good" in card
+    assert card.count("<tr><td>") == 6 and "Good (no defect known)" in card
 
 
 @pytest.mark.django_db

@@ -820,7 +820,8 @@ def crawl_world(world, *, expect_2xx: set[str]):
     return hits, problems
 
 
-ALL_JUDGE_ROUTES = {"home", "join", "resume", "guest", "judge_home", "judge_welcome", "judge_item",
+ALL_JUDGE_ROUTES = {"home", "join", "resume", "resume_help", "judge_reissue", "guest", "judge_home",
+                    "judge_welcome", "judge_item",
                     "github_judge_start", "github_judge_done", "github_judge_link",
                     "github_judge_link_done",
                     "judge_frame", "judge_lock", "judge_scorecard", "favicon"}
@@ -929,7 +930,8 @@ class Normaliser:
     - commitment hashes (salted, and the committed payload holds the session URL id and, by
       design, the builder ids);
     - elsewhere: cookies (`Set-Cookie`: session and CSRF cookies) are left out of the comparison,
-      and the `Expires` header (the time `never_cache` stamps) is replaced by `<TIME>`.
+      and the `Expires` header (the time `never_cache` stamps) is replaced by `<TIME>`;
+    - the time a save answers with (`saved_at`, the time of the request).
 
     Not normalised, so it must match: the protocol hash, item codes, orders, positions, counts,
     texts, and the length of everything.
@@ -956,6 +958,7 @@ class Normaliser:
         for value, placeholder in self.pairs:
             text = text.replace(value, placeholder)
         text = re.sub(rb"([?&]state=)[A-Za-z0-9_\-]+", rb"\1<OAUTH_STATE>", text)
+        text = re.sub(rb'"saved_at": "[^"]+"', b'"saved_at": "<TIME>"', text)
         return re.sub(rb"/resume/[A-Za-z0-9_\-]{43}", b"/resume/<RESUME_TOKEN>", text)
 
 

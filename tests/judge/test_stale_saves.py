@@ -16,7 +16,7 @@ from accounts.models import Judge
 from blindjudge.errors import CSRF_MESSAGE, SERVER_ERROR_MESSAGE
 from judging.models import Verdict
 from judging.services.verdicts import MAX_SECONDS_SPENT, PHASE_1_LOCKED, PHASE_MISSING
-from tests.worlds import answer_all, client_as, codes, invite_and_join
+from tests.worlds import answer_all, client_as, codes, invite_and_join, is_saved_reply
 
 JSON = {"HTTP_ACCEPT": "application/json"}
 
@@ -68,7 +68,7 @@ def test_a_phase_1_save_after_the_phase_1_lock_is_refused_and_no_phase_2_verdict
     # The page as it is now saves a phase-2 verdict.
     assert rendered_phase(browser.get(item_url(judge, code))) == "2"
     saved = browser.post(item_url(judge, code), {"verdict": "fail", "phase": "2", "go": "stay"}, **JSON)
-    assert saved.json() == {"saved": True}
+    assert is_saved_reply(saved.json())
     assert Verdict.objects.get(assignment__judge=judge, phase=2).value == "fail"
 
 
@@ -99,7 +99,7 @@ def test_the_time_a_save_records_is_clamped_to_a_ceiling_and_the_verdict_is_kept
     for code, sent in ((first, "1000000"), (second, "1e308")):
         saved = browser.post(item_url(judge, code), {"verdict": "pass", "phase": "1",
                                                      "seconds_spent": sent, "go": "stay"}, **JSON)
-        assert saved.json() == {"saved": True}
+        assert is_saved_reply(saved.json())
         stored = Verdict.objects.get(assignment__code=code, assignment__judge=judge)
         assert stored.seconds_spent == MAX_SECONDS_SPENT
     # An honest time is kept as sent; what is not a number of seconds is refused with a message.
