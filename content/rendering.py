@@ -19,23 +19,12 @@ from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Comment, Keyword, Literal, Name, Number, String
 from pygments.util import ClassNotFound
 
+from content.frame_geometry import FRAME_LINE_PX, FRAME_SCROLLBAR_ROOM_PX, FRAME_TOP_PX
 from content.normalise import PLAIN_LABELS, Normalised, Segment
 
 # --- The frame's one style block --------------------------------------------------------------
 #
-# Every row of a text or diff copy (and of a markdown copy's plain-text view) is FRAME_LINE_PX high
-# while code does not wrap, and so is every note, file-list entry and file header: the judge's page
-# sizes the frame as `line_count * FRAME_LINE_PX + FRAME_PAD_PX` (CopyRender.line_count), so the page
-# scrolls and never a box inside it. FRAME_PAD_PX is the padding above the rows plus a room below
-# them as tall as a classic horizontal scrollbar (Chromium's is 15 px): in that view the body is the
-# scroll container and fills the frame, so when a long line brings the scrollbar, it takes that
-# room and not the last row, and no vertical scrollbar appears. The fragment `#wrap` wraps the code
-# (rows grow, the document scrolls as usual); `#text` shows a markdown copy's plain-text view; both
-# by CSS alone (`:target`), as nothing runs in the frame.
-FRAME_LINE_PX = 20
-FRAME_TOP_PX = 8
-FRAME_SCROLLBAR_ROOM_PX = 16
-FRAME_PAD_PX = FRAME_TOP_PX + FRAME_SCROLLBAR_ROOM_PX
+# The rows' geometry (content.frame_geometry) is what the judge's page sizes the frame by.
 
 # Colours, light and dark (`prefers-color-scheme`): each text colour passes WCAG AA (4.5:1) on
 # each background it can sit on (tests/content/test_frame_views.py computes every pair).
@@ -485,7 +474,7 @@ HIGHLIGHT_MAX_LINES = 5_000
 
 # Marks stand in the text as this one character while it is split into lines and lexed (a
 # character cannot be split between tokens, where `\ue000N\ue001` could), and are put back in
-# order afterwards. The copy's own U+E000 becomes a mark first, so every one is ours.
+# order afterwards. The copy's own U+E000 is counted among them and put back as itself.
 _PLACE = "\ue000"
 _PLACE_RE = re.compile(_PLACE)
 
@@ -506,12 +495,11 @@ def _placeheld(normalised: Normalised) -> tuple[str, list[str]]:
     """The copy's text with each mark as _PLACE, and the marks' HTML in order."""
     parts: list[str] = []
     marks: list[str] = []
-    own = mark_html(Segment("invisible", "U+E000"))
     for segment in normalised.segments:
         if segment.kind in ("text", "unhighlighted"):
             text = segment.text if segment.kind == "text" else _unhighlighted(segment.text)
-            # The copy's own U+E000 is shown as the invisible-character mark it stands for.
-            marks.extend([own] * text.count(_PLACE))
+            # The copy's own U+E000 (a private-use character, not markup) is put back as itself.
+            marks.extend([_PLACE] * text.count(_PLACE))
             parts.append(text)
         else:
             marks.append(mark_html(segment))

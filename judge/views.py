@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.guards import held_sessions, judge_held_by, judge_required, remember_judge
 from blindjudge.errors import Conflict, Invalid, Refused, ServiceError, json_error, wants_json
 from blindjudge.links import resume_link
-from content.rendering import FRAME_LINE_PX, FRAME_PAD_PX
+from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX
 from judging.models import SessionKind, SessionState
 from judging.selectors.judge import (
     judge_assignments,

@@ -91,6 +91,7 @@ def shown(text: str, fmt: str) -> str:
 @example(text="&\u200b<\u200ba&", fmt="diff")
 @example(text="<\n+<a\n-&#\n@@ &x", fmt="diff")
 @example(text="<\x85A", fmt="text")  # U+0085 is whitespace to a lenient (Unicode) reader
+@example(text="\ue000", fmt="text")  # the rows' own placeholder character, in the copy itself
 def test_a_text_or_diff_copy_makes_no_markup_and_reads_as_itself(text, fmt):
     body = copy_html(normalise(text, fmt, []), fmt)
     parsed = inventory(frame_document(body))

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX
 from content.normalise import normalise
 from content.rendering import (
     FRAME_CONTRAST_PAIRS,
-    FRAME_LINE_PX,
-    FRAME_PAD_PX,
     FRAME_PALETTES,
     FRAME_SIZE_ALLOWANCE,
     FRAME_SIZE_FACTOR,

@@ -8,7 +8,8 @@ applies by the reader's colour scheme."""
 import pytest
 from playwright.sync_api import expect
 
-from content.rendering import FRAME_LINE_PX, FRAME_PAD_PX, FRAME_PALETTES, FRAME_TOP_PX
+from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX, FRAME_TOP_PX
+from content.rendering import FRAME_PALETTES
 from judging.models import CopyRender
 from judging.services import (
     invitation_create,

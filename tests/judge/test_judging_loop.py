@@ -55,9 +55,15 @@ def visible_text(response) -> str:
 
 
 def enabled_fields(response) -> list[str]:
-    """The form fields a person could still use: inputs, textareas and buttons outside a disabled
-    fieldset and not disabled themselves."""
+    """The verdict form's fields a person could still use: inputs, textareas and buttons outside a
+    disabled fieldset and not disabled themselves. (The page's own controls outside the form, the
+    keys help and the frame's wrap toggle, save nothing; no other form posts a verdict.)"""
     page = response.content.decode()
+    forms = re.findall(r"<form\b[^>]*>.*?</form>", page, flags=re.S)
+    verdict_forms = [f for f in forms if 'id="verdict-form"' in f]
+    assert len(verdict_forms) == 1 and not any('name="verdict"' in f for f in forms
+                                                if f not in verdict_forms)
+    page = verdict_forms[0]
     page = re.sub(r"<fieldset[^>]*\bdisabled\b[^>]*>.*?</fieldset>", "", page, flags=re.S)
     fields = re.findall(r"<(?:input|textarea|button|select)\b[^>]*>", page)
     return [f for f in fields if "disabled" not in f and 'type="hidden"' not in f]

@@ -56,4 +56,4 @@ def test_bj_start_takes_only_the_fresh_demo_flag():
                           text=True, env={**os.environ, "VENV": "/nonexistent"})
     assert done.returncode == 2 and done.stderr == "usage: ./bj start [--fresh-demo]\n"
     script = (ROOT / "bj").read_text()
-    assert "--fresh-demo) demo_options=(--fresh) ;;" in script
+    assert 'if [ "${2:-}" = --fresh-demo ]; then\n            demo_options=(--fresh)' in script
