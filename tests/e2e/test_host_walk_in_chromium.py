@@ -138,7 +138,7 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
         late = late_context.new_page()  # someone else with the same link, after: refused
         late.goto(row["join_link"])
         late.get_by_role("button", name="Join the session").click()
-        expect(late.get_by_text("This join link is not valid")).to_be_visible()
+        expect(late.get_by_text("This join link works only once")).to_be_visible()
         late.close()
     page.reload()
     expect(page.locator("tbody tr td[data-cell=status]", has_text="joined as J0")).to_have_count(3)
