@@ -9,6 +9,7 @@ template); nothing here renders model or host text.
 
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
 
 from accounts.guards import judge_required
 from content.instructions import mark_meanings, time_estimate, verdict_keys
@@ -17,6 +18,7 @@ from judging.selectors.judge import judge_instructions
 
 @never_cache
 @judge_required
+@require_safe
 def instructions(request, url_id):
     judge = request.judge
     session = judge.session

@@ -31,6 +31,9 @@ def _page(request, session, *, form=None, preview_html=None, previewed=False, er
     if form is None and draft:
         form = InstructionsForm(initial={"instructions": session.instructions,
                                          "minutes_per_item": session.minutes_per_item})
+    if draft and preview_html is None:
+        # The saved text as judges would see it now (opening renders it again, for good).
+        preview_html = prose_of(session.instructions, session.redaction_patterns)
     minutes = session.minutes_per_item
     if form is not None and form.is_bound and form.is_valid():
         minutes = form.cleaned_data["minutes_per_item"]
