@@ -10,7 +10,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from content.instructions import KEEP_WORDS, _VERDICT_WORDS, verdict_keys
+from content.instructions import _VERDICT_WORDS, KEEP_WORDS, verdict_keys
 from judge.views import VERDICT_LABELS
 from judging.models import SessionRender, SessionState
 from judging.services import KEEP, session_update_draft, verdict_values
