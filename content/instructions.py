@@ -6,9 +6,6 @@ here is stored.
 
 from dataclasses import dataclass
 
-from content.normalise import REDACTED, Segment
-from content.rendering import _MARK_TITLE, mark_html
-
 
 @dataclass(frozen=True)
 class MarkMeaning:
@@ -18,30 +15,46 @@ class MarkMeaning:
     meaning: str
 
 
-# One sample of each mark, drawn by the renderer itself, so the legend cannot drift from the look.
+# One sample of each mark, as content.rendering.mark_html draws it (the same classes and title),
+# written out: the judge's page serves them without running the renderer (nothing on a judge's
+# path renders), and tests/judge/test_instructions.py holds each to the renderer's own output,
+# so the legend cannot drift from the look. (kind, the normaliser's segment text, its mark.)
 # The mixed-script sample is "paypal" with a Cyrillic "а" (U+0430) among Latin letters.
-_SAMPLES = (
-    ("redacted", Segment("redacted", REDACTED),
-     "The host hid a word here before you saw the copy, usually a name or a model id that could "
-     "tell who built it. Judge the copy as if the word were neutral; its absence is not a fault."),
-    ("invisible", Segment("invisible", "U+200B"),
-     "An invisible character (here a zero-width space) was in the copy. It is shown by its code so "
-     "you can see it; it may matter (text that looks equal but is not) or be harmless."),
-    ("bidi", Segment("bidi", "U+202E"),
-     "A control character that changes the direction text is displayed in was in the copy. Such "
-     "characters can make code read differently from what it does; it is shown by its code and "
-     "has no effect on the page."),
-    ("mixed_script", Segment("mixed_script", "p\u0430ypal"),
-     "A word mixes letters of different alphabets (here a Cyrillic letter among Latin ones), so "
-     "it may look like another word that it is not."),
+MARK_SAMPLES = (
+    ("redacted", "[redacted]",
+     '<span class="mark redacted" title="redacted by the host">[redacted]</span>'),
+    ("invisible", "U+200B",
+     '<span class="mark invisible" title="an invisible character">\u27e6U+200B\u27e7</span>'),
+    ("bidi", "U+202E",
+     '<span class="mark bidi" title="a text-direction control character">\u27e6U+202E\u27e7</span>'),
+    ("mixed_script", "p\u0430ypal",
+     '<span class="mark mixed" title="letters from mixed scripts">p\u0430ypal</span>'),
 )
+_MARK_NAMES = {"redacted": "redacted by the host", "bidi": "a text-direction control character",
+               "invisible": "an invisible character", "mixed_script": "letters from mixed scripts"}
+_MEANINGS = {
+    "redacted":
+        "The host hid a word here before you saw the copy, usually a name or a model id that "
+        "could tell who built it. Judge the copy as if the word were neutral; its absence is not "
+        "a fault.",
+    "invisible":
+        "An invisible character (here a zero-width space) was in the copy. It is shown by its "
+        "code so you can see it; it may matter (text that looks equal but is not) or be harmless.",
+    "bidi":
+        "A control character that changes the direction text is displayed in was in the copy. "
+        "Such characters can make code read differently from what it does; it is shown by its "
+        "code and has no effect on the page.",
+    "mixed_script":
+        "A word mixes letters of different alphabets (here a Cyrillic letter among Latin ones), "
+        "so it may look like another word that it is not.",
+}
 
 
 def mark_meanings() -> list[MarkMeaning]:
     """Every mark a copy can carry: its title, a sample in its own look, and what it means."""
-    return [MarkMeaning(kind=kind, name=_MARK_TITLE[kind], sample_html=mark_html(segment),
-                        meaning=meaning)
-            for kind, segment, meaning in _SAMPLES]
+    return [MarkMeaning(kind=kind, name=_MARK_NAMES[kind], sample_html=sample,
+                        meaning=_MEANINGS[kind])
+            for kind, _, sample in MARK_SAMPLES]
 
 
 # The verdicts' keys and words, per kind of session, as the item page numbers and words them

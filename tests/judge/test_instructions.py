@@ -5,12 +5,16 @@ page; guarded like every judge page. The leak canaries (tests/judge/test_leaks.p
 every other judge URL.
 """
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
-from content.instructions import _VERDICT_WORDS, KEEP_WORDS, verdict_keys
+from content.instructions import _MARK_NAMES, _VERDICT_WORDS, KEEP_WORDS, MARK_SAMPLES, verdict_keys
+from content.normalise import Segment
+from content.rendering import _MARK_CLASS, _MARK_TITLE, mark_html
 from judge.views import VERDICT_LABELS
 from judging.models import SessionRender, SessionState
 from judging.services import KEEP, session_update_draft, verdict_values
@@ -107,3 +111,25 @@ def test_it_stays_readable_through_both_phases(instructed):
     assert browser.get(url(instructed)).status_code == 200
     answer_all(judge, phase=2, value="keep", lock=True)
     assert browser.get(url(instructed)).status_code == 200
+
+
+def test_the_mark_samples_are_the_renderers_own_marks():
+    """Written out so that the judge's page renders nothing; held here to the renderer's output."""
+    assert {kind for kind, _, _ in MARK_SAMPLES} == set(_MARK_CLASS) == set(_MARK_NAMES)
+    for kind, text, sample in MARK_SAMPLES:
+        assert mark_html(Segment(kind, text)) == sample, kind
+        assert _MARK_NAMES[kind] == _MARK_TITLE[kind]
+
+
+def test_the_instructions_page_imports_no_normaliser_or_renderer():
+    """Nothing that serves a judge renders (as tests/judge/test_stored_renders.py holds for the
+    other judge pages): the page and the product's parts import neither."""
+    root = Path(__file__).resolve().parents[2]
+    renderers = {"content.normalise", "content.rendering", "judging.renders"}
+    for path in (root / "judge" / "instructions.py", root / "content" / "instructions.py"):
+        tree = ast.parse(path.read_text("utf-8"))
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for alias in node.names}
+        assert imported & renderers == set(), path
