@@ -268,6 +268,24 @@ class DraftForm(_SessionSettings):
     prefix = "draft"
 
 
+class InstructionsForm(HostForm):
+    limits = {"instructions": "instructions"}
+
+    instructions = forms.CharField(
+        label="Instructions to judges (markdown)", required=False,
+        widget=forms.Textarea(attrs={"rows": 14}),
+        help_text="Shown to every judge on their instructions page, which the welcome page and "
+                  "every item link to, rendered like the rubric: inert (no HTML runs, links shown "
+                  "as text) with the accepted redactions applied. They freeze when the session "
+                  "opens. The page adds what the product knows itself: the number of items, the "
+                  "time estimate, the keys, the two phases and the marks.",
+    )
+    minutes_per_item = forms.IntegerField(
+        label="Minutes per item (your estimate)", min_value=1, max_value=240, initial=3,
+        help_text="Judges are told about items × this many minutes for phase 1.",
+    )
+
+
 class RedactionAcceptForm(HostForm):
     prefix = "accept"
     limits = {}

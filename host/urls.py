@@ -6,7 +6,16 @@ host selectors, so another host's id is the same 404 as one that does not exist.
 
 from django.urls import path
 
-from host.views import account, blinding, invitations, judges, reports, runs, sessions
+from host.views import (
+    account,
+    blinding,
+    instructions,
+    invitations,
+    judges,
+    reports,
+    runs,
+    sessions,
+)
 
 app_name = "host"
 
@@ -26,6 +35,8 @@ urlpatterns = [
     path("sessions/<int:session_id>/reopen", sessions.session_reopen_view, name="session_reopen"),
     path("sessions/<int:session_id>/reveal", sessions.session_reveal_view, name="session_reveal"),
     path("sessions/<int:session_id>/amend", sessions.prereg_amend_view, name="prereg_amend"),
+    path("sessions/<int:session_id>/instructions", instructions.instructions,
+         name="instructions"),
     path("sessions/<int:session_id>/blinding", blinding.blinding, name="blinding"),
     path("sessions/<int:session_id>/redactions", blinding.redactions, name="redactions"),
     path("sessions/<int:session_id>/planner", blinding.planner, name="planner"),

@@ -3,7 +3,7 @@ judge's own codes, judges by the server-side session only."""
 
 from django.urls import path
 
-from judge import github, views
+from judge import github, instructions, views
 
 urlpatterns = [
     path("join/<str:token>", views.join, name="join"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("guest/", views.guest, name="guest"),
     path("s/<str:url_id>/", views.session_home, name="judge_home"),
     path("s/<str:url_id>/welcome/", views.welcome, name="judge_welcome"),
+    path("s/<str:url_id>/instructions", instructions.instructions, name="judge_instructions"),
     path("s/<str:url_id>/i/<str:code>/", views.item, name="judge_item"),
     path("s/<str:url_id>/i/<str:code>/frame", views.frame, name="judge_frame"),
     path("s/<str:url_id>/lock/", views.lock, name="judge_lock"),

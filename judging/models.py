@@ -295,6 +295,12 @@ class Session(models.Model):
         max_length=10, choices=SessionState.choices, default=SessionState.DRAFT
     )
     rubric = models.TextField(blank=True)
+    instructions = models.TextField(
+        blank=True, help_text="The host's instructions to judges (markdown), frozen at opening and "
+        "shown on the judge's instructions page beside what the product says itself.")
+    minutes_per_item = models.PositiveSmallIntegerField(
+        default=3, help_text="The host's estimate of a judge's minutes per item, for the time "
+        "estimate on the instructions page.")
     preregistration = models.TextField(blank=True, help_text="Free text, frozen at opening.")
     items_per_judge = models.PositiveIntegerField(
         null=True, blank=True, help_text="Items each judge gets; empty means all."
@@ -505,6 +511,8 @@ class SessionRender(models.Model):
         max_length=64, help_text="SHA-256 of what the renders depend on (tasks, rubric, "
         "redaction patterns); renders made for other inputs are thrown away, never served.")
     rubric_html = models.TextField(blank=True, help_text="The rubric, normalised and rendered inert.")
+    instructions_html = models.TextField(
+        blank=True, help_text="The host's instructions, normalised and rendered inert.")
     complete = models.BooleanField(
         default=False, help_text="Every item's render is stored (set by the opening that made them).")
     opener = models.CharField(

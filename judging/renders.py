@@ -31,13 +31,17 @@ BATCH_ROWS = 50
 BATCH_CHARACTERS = 4_000_000
 
 
-def inputs_sha256(*, task: str, rubric: str, patterns: list[str]) -> str:
+def inputs_sha256(*, task: str, rubric: str, patterns: list[str], instructions: str = "") -> str:
     """What every render of a session depends on besides the (immutable) imported texts: the
     tasks (`task`: their statement, or since run/2 a digest of every task's), the rubric, the
-    redaction patterns, and the renderer (by its frame style's hash). A render made for other
-    inputs is stale and is never served."""
-    return canonical_sha256({"task": task, "rubric": rubric, "patterns": list(patterns),
-                             "renderer": FRAME_STYLE_HASH})
+    host's instructions (named only when written, so the keys of sessions without stay as they
+    were), the redaction patterns, and the renderer (by its frame style's hash). A render made for
+    other inputs is stale and is never served."""
+    inputs = {"task": task, "rubric": rubric, "patterns": list(patterns),
+              "renderer": FRAME_STYLE_HASH}
+    if instructions:
+        inputs["instructions"] = instructions
+    return canonical_sha256(inputs)
 
 
 @dataclass(frozen=True)

@@ -73,14 +73,15 @@ def test_the_matrix_knows_every_judge_page():
     """A new judge URL must be added to the expectations below, or this fails."""
     assert sorted(name for _, name in judge_routes()) == sorted([
         "judge_home", "judge_welcome", "judge_item", "judge_frame", "judge_lock",
-        "judge_scorecard", "github_judge_link", "github_judge_link_done", "judge_reissue"])
+        "judge_scorecard", "github_judge_link", "github_judge_link_done", "judge_reissue",
+        "judge_instructions"])
 
 
 NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "github_judge", "other_session_judge", "removed",
                                         "anonymous", "host", "other_host", "github_host"]
 # Pages every judge of the session has (their own), whatever the URL's item code.
 OWN_IN_THE_SESSION = ("judge_home", "judge_welcome", "judge_lock", "github_judge_link",
-                      "github_judge_link_done", "judge_reissue")
+                      "github_judge_link_done", "judge_reissue", "judge_instructions")
 
 
 def test_a_judge_reaches_their_own_pages(world):
@@ -93,6 +94,8 @@ def test_a_judge_reaches_their_own_pages(world):
     assert pages["judge_frame"]["Content-Security-Policy"].startswith("sandbox")
     assert b"items have no phase-1 verdict yet" in pages["judge_lock"].content
     assert b"Your commitment" in pages["judge_welcome"].content
+    assert b"Read the instructions" in pages["judge_welcome"].content
+    assert pages["judge_instructions"].status_code == 200
     assert b"Link your GitHub account" in pages["github_judge_link"].content
     # Without a GitHub round trip first, the confirming page has nothing to confirm: home.
     assert pages["github_judge_link_done"]["Location"] == f"/s/{session.url_id}/"

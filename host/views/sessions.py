@@ -105,6 +105,8 @@ PROTOCOL_PARTS = {
     "kind": "what judges judge ({kind})",
     "tasks": "the tasks: titles and statements",
     "rubric": "the rubric",
+    "instructions": "your instructions to judges",
+    "minutes_per_item": "the minutes-per-item estimate judges are told ({minutes_per_item})",
     "items": "the items: which copies (and findings) are judged, by content hash",
     "items_per_judge": "items per judge ({items_per_judge})",
     "redaction_patterns": "the redactions ({redactions} accepted pattern{redactions_plural})",
@@ -133,6 +135,7 @@ def _frozen_parts(session) -> list[str]:
         keys = list(PROTOCOL_PARTS)
     redactions = len(session.redaction_patterns)
     values = {"kind": session.kind, "items_per_judge": session.items_per_judge or "all",
+              "minutes_per_item": session.minutes_per_item,
               "redactions": redactions, "redactions_plural": "" if redactions == 1 else "s"}
     return [PROTOCOL_PARTS.get(key, key.replace("_", " ")).format(**values)
             for key in keys if key not in PROTOCOL_INTERNALS]

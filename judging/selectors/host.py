@@ -13,7 +13,7 @@ from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
-from judging.models import Run, Session, SessionState, Task
+from judging.models import Run, Session, SessionRender, SessionState, Task
 from judging.selectors.live import last_activity
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
@@ -121,8 +121,8 @@ def blinding_check(session: Session) -> dict:
         totals["stripped_lines"] += len(stripped)
         totals["matches"] += len(matches)
         totals["redactions"] += redactions
-    # Every task of the session's items, title and statement, and the rubric: host-written or
-    # imported text a judge reads beside each copy.
+    # Every task of the session's items, title and statement, the rubric and the instructions:
+    # host-written or imported text a judge reads beside each copy or before the first.
     tasks = list(Task.objects.filter(pk__in=session.items.values("task_id")).order_by("position"))
     one = len(tasks) == 1
 
@@ -132,9 +132,16 @@ def blinding_check(session: Session) -> dict:
     sources = [(text, where_in(task, part)) for task in tasks
                for part, text in (("title", task.title), ("statement", task.statement))]
     texts = [_host_text_check(text, where, patterns, matches_in)
-             for text, where in (*sources, (session.rubric, "rubric")) if text]
+             for text, where in (*sources, (session.rubric, "rubric"),
+                                 (session.instructions, "instructions")) if text]
     return {"session": session.pk, "state": session.state, "accepted_patterns": patterns,
             "copies": copies, "builders": list(per_builder.values()), "texts": texts}
+
+
+def session_instructions_html(session: Session) -> str:
+    """The instructions as judges are shown them: rendered when the session opened (empty before)."""
+    return (SessionRender.objects.filter(session=session)
+            .values_list("instructions_html", flat=True).first()) or ""
 
 
 def items_per_judge(session: Session) -> int:

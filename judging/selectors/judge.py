@@ -371,3 +371,24 @@ def judge_live_state_if_active(judge_pk: int) -> dict | None:
              .only("pk", "phase1_locked_at", "phase2_locked_at", "session__state")
              .filter(pk=judge_pk, status=JudgeStatus.ACTIVE).first())
     return judge_live_state(judge) if judge else None
+
+
+@dataclass(frozen=True)
+class JudgeInstructions:
+    """The judge's instructions page: the host's text as rendered at opening, and the figures
+    the product states itself (how many items this judge has, the host's minutes per item)."""
+    instructions_html: str
+    items: int
+    minutes_per_item: int
+    kind: str
+    phase: int | None
+
+
+def judge_instructions(judge) -> JudgeInstructions:
+    session = judge.session
+    html = (SessionRender.objects.filter(session_id=session.pk)
+            .values_list("instructions_html", flat=True).first()) or ""
+    return JudgeInstructions(instructions_html=html,
+                             items=Assignment.objects.filter(judge=judge).count(),
+                             minutes_per_item=session.minutes_per_item, kind=session.kind,
+                             phase=judge_phase(judge))

@@ -24,6 +24,7 @@ MAX_DISPLAY_NAME = 60
 # The field name a service checks a text under -> the setting that bounds it.
 TEXT_LIMITS = {
     "rubric": "BLINDJUDGE_MAX_RUBRIC_CHARS",
+    "instructions": "BLINDJUDGE_MAX_RUBRIC_CHARS",
     "preregistration": "BLINDJUDGE_MAX_PREREG_CHARS",
     "amendment": "BLINDJUDGE_MAX_PREREG_CHARS",
     "pattern": "BLINDJUDGE_MAX_PATTERN_CHARS",

@@ -47,6 +47,8 @@ from judging.services.admission import issue_credential
 from judging.services.checks import check_guest_cap, checked_text
 from judging.services.judges import judge_remove
 
+DEFAULT_MINUTES_PER_ITEM = 3  # Session.minutes_per_item's default: not named in the protocol
+MAX_MINUTES_PER_ITEM = 240
 PROTOCOL_VERSION = 2  # 2: a list of tasks, each item naming its task (1: one `task` string)
 DEFAULT_GUEST_CAP = object()  # session_create: the cap is settings.BLINDJUDGE_DEFAULT_GUEST_CAP
 
@@ -123,6 +125,14 @@ def _checked_items_per_judge(value, items: int) -> int | None:
         raise Invalid("items per judge: expected a whole number (or empty for all)")
     if not 1 <= value <= items:
         raise Invalid(f"items per judge: {value} is outside 1..{items} (the session has {items} items)")
+    return value
+
+
+def _checked_minutes_per_item(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid("minutes per item: expected a whole number of minutes")
+    if not 1 <= value <= MAX_MINUTES_PER_ITEM:
+        raise Invalid(f"minutes per item: {value} is outside 1..{MAX_MINUTES_PER_ITEM}")
     return value
 
 
@@ -304,6 +314,12 @@ def protocol_of(session: Session) -> dict:
         "decision_rules": block.rules,
         "allocation_seed": session.allocation_seed,
     }
+    if session.instructions:
+        # The host's instructions to judges, frozen as the rubric is (as text); only when written,
+        # like the estimate below, so the protocols (and hashes) of every other session stay.
+        protocol["instructions"] = session.instructions
+    if session.minutes_per_item != DEFAULT_MINUTES_PER_ITEM:
+        protocol["minutes_per_item"] = session.minutes_per_item
     if session.by_task:
         # Only when set, so the protocols (and hashes) of every other session stay as they were.
         protocol["by_task"] = True
@@ -342,7 +358,8 @@ def _inputs_of(session: Session) -> str:
     tasks = canonical_sha256([[t.bundle_id, sha256_hex(t.statement.encode("utf-8"))]
                               for t in _tasks_of(session)])
     return renders.inputs_sha256(task=tasks, rubric=session.rubric,
-                                 patterns=session.redaction_patterns)
+                                 patterns=session.redaction_patterns,
+                                 instructions=session.instructions)
 
 
 def _claim_opening(session: Session, opener: str) -> tuple[Session, str]:
@@ -361,7 +378,7 @@ def _claim_opening(session: Session, opener: str) -> tuple[Session, str]:
         if claim is None:
             claim = SessionRender(session=session)
         if claim.inputs_sha256 != key:
-            claim.rubric_html = ""
+            claim.rubric_html = claim.instructions_html = ""
         claim.inputs_sha256, claim.opener, claim.opener_seen_at = key, opener, now
         claim.complete = False
         claim.save()
@@ -388,9 +405,11 @@ def _render(session: Session, opener: str, key: str) -> None:
     patterns = session.redaction_patterns
     models = _render_models()
     rubric_html = renders.prose_of(session.rubric, patterns)
+    instructions_html = renders.prose_of(session.instructions, patterns)
     with transaction.atomic():
-        _still_claimed(session, opener, rubric_html=rubric_html)
-    del rubric_html
+        _still_claimed(session, opener, rubric_html=rubric_html,
+                       instructions_html=instructions_html)
+    del rubric_html, instructions_html
     for batch in renders.render_batches(models, session.pk, key, patterns,
                                         condition=session.run.default_condition):
         with transaction.atomic():
@@ -558,10 +577,11 @@ def session_update_draft(
     *, session: Session, actor: str, rubric=UNCHANGED, preregistration=UNCHANGED,
     items_per_judge=UNCHANGED, reviewer_display=UNCHANGED, scorecards=UNCHANGED,
     advance_on_key=UNCHANGED, mark_disagreement=UNCHANGED,
+    instructions=UNCHANGED, minutes_per_item=UNCHANGED,
 ) -> Session:
     """Change a draft session's rubric, preregistration, items per judge, reviewer display,
-    scorecards, advance on key or marking of disagreements; a field left UNCHANGED keeps its
-    value.
+    scorecards, advance on key or marking of disagreements, or its instructions to judges and
+    their minutes-per-item estimate; a field left UNCHANGED keeps its value.
 
     Validation is session_create's: text normalised and bounded, items per judge within 1..items
     (None means all), model names as reviewer labels refused where they would name a builder,
@@ -584,6 +604,10 @@ def session_update_draft(
         changes["advance_on_key"] = bool(advance_on_key)
     if mark_disagreement is not UNCHANGED:
         changes["mark_disagreement"] = bool(mark_disagreement)
+    if instructions is not UNCHANGED:
+        changes["instructions"] = checked_text(instructions, field="instructions")
+    if minutes_per_item is not UNCHANGED:
+        changes["minutes_per_item"] = _checked_minutes_per_item(minutes_per_item)
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="edit the draft")

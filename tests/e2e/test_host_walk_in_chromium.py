@@ -26,6 +26,7 @@ AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.j
 PASSWORD = "host walk passphrase 1"
 WIDTH, HEIGHT = 1280, 900
 INVITEES = "Ann Lee\tbackend\nBo Chen — frontend\nCara Diaz | on call\n"
+INSTRUCTIONS = "Read each copy **to the end**.\n\n<script>window.ran = true</script>"
 
 
 def _axe_violations(context, url: str) -> list:
@@ -94,11 +95,24 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
         r"n = 85 paired verdicts per truth class ≈ \d+ judges at 4 items each"))).to_be_visible()
     seen()
 
+    # Instructions: previewed inert (nothing saved), then saved; opening freezes them.
+    page.get_by_role("link", name="Instructions", exact=True).click()
+    page.get_by_label("Instructions to judges (markdown)").fill(INSTRUCTIONS)
+    page.get_by_role("button", name="Preview", exact=True).click()
+    expect(page.locator("#instructions-preview strong")).to_have_text("to the end")
+    expect(page.locator("#instructions-preview")).to_contain_text("<script>window.ran = true</script>")
+    assert page.evaluate("window.ran === undefined")
+    expect(page.get_by_label("Instructions to judges (markdown)")).to_have_value(INSTRUCTIONS)
+    page.get_by_role("button", name="Save the instructions").click()
+    expect(page.get_by_text("Instructions saved.")).to_be_visible()
+    seen()
+
     # Opening: the confirmation lists what freezes; then the next step is inviting.
     page.get_by_role("link", name="Overview", exact=True).click()
     page.get_by_role("link", name="Open the session…").click()
     expect(page.get_by_role("heading", name="Frozen for good")).to_be_visible()
     expect(page.locator("#frozen-parts")).to_contain_text("the redactions (")
+    expect(page.locator("#frozen-parts")).to_contain_text("your instructions to judges")
     seen()
     page.get_by_role("button", name="Open the session and freeze the protocol").click()
     expect(page.locator("h1 .state")).to_have_text("open")
@@ -134,6 +148,10 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
         judge.goto(row["join_link"])
         judge.get_by_role("button", name="Join the session").click()
         expect(judge.get_by_role("heading", name="You are in")).to_be_visible()
+        if row is rows[0]:  # the welcome page leads to the instructions, with the host's text
+            judge.get_by_role("link", name="Read the instructions (2 min)").click()
+            expect(judge.locator(".host-instructions strong")).to_have_text("to the end")
+            expect(judge.locator("#item-count")).to_have_text("4 items")
         judge.close()
         late = late_context.new_page()  # someone else with the same link, after: refused
         late.goto(row["join_link"])

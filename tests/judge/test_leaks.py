@@ -63,6 +63,7 @@ from judging.services import (
     session_create,
     session_open,
     session_reveal,
+    session_update_draft,
     verdict_record,
     verdict_values,
 )
@@ -98,6 +99,7 @@ HIDDEN_QUERY = ("?order=builder&sort=truth&dir=desc&filter=family%3DOpenAI&build
 TASK = "Write add(a, b) that returns the sum of two numbers."
 TASK_SUM = "Write add(a, b) again, without the + operator."
 RUBRIC = "Fail the copy if add() does not return a + b for every input."
+INSTRUCTIONS = "Read every copy to the end; **take your time**."
 CONTENTS = [
     ("text", "def add(a, b):\n    return a + b\n"),
     ("text", "def add(a, b):\n    return a - b\n"),
@@ -271,7 +273,8 @@ def build_world(host, bundle, *, kind="copies", display="letters", scorecards=Fa
                              by_task=by_task, items_per_judge=items_per_judge)
     other = a_session(run, "open", draw_seed=seed)
     invite_and_join(other, name=JUDGE_NAMES["C"])
-    session = created.session
+    # Instructions, so the judges' instructions page carries the host's text too.
+    session = session_update_draft(session=created.session, actor="test", instructions=INSTRUCTIONS)
     tokens = {label: invitation_create(session=session, actor="test", name=JUDGE_NAMES[label]).join_token
               for label in ("A", "B", "R")}
     pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(24)]
@@ -821,7 +824,7 @@ def crawl_world(world, *, expect_2xx: set[str]):
 
 
 ALL_JUDGE_ROUTES = {"home", "join", "resume", "resume_help", "judge_reissue", "guest", "judge_home",
-                    "judge_welcome", "judge_item",
+                    "judge_welcome", "judge_item", "judge_instructions",
                     "github_judge_start", "github_judge_done", "github_judge_link",
                     "github_judge_link_done",
                     "judge_frame", "judge_lock", "judge_scorecard", "favicon"}
