@@ -200,7 +200,9 @@ def test_findings_drafts_autosave_and_the_finding_text_stays_inert(e2e_server, o
     """A findings session on the demo bundle, at 320 px: the finding's text (model output shown in
     the judge's own page, not in the frame) is literal; a verdict chosen by key and a reason typed
     are saved as a draft without a submit and survive a reload."""
-    setup = _host_sets_up_the_demo(e2e_server, kind="findings")
+    # Pick, then save (advance_on_key off): this test is about drafts saved without a submit, which
+    # one-key advance would move away from at once; it also keeps the off path tested.
+    setup = _host_sets_up_the_demo(e2e_server, kind="findings", advance_on_key=False)
     context, seen = observed_context(e2e_server.origin, viewport={"width": 320, "height": 640})
     page = context.new_page()
     page.goto(setup["join_link"])
@@ -264,7 +266,11 @@ def test_a_five_megabyte_copy_leaves_the_item_page_responsive(e2e_server, observ
               "builders": [{"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"}],
               "copies": [{"id": "c1", "builder": "b1", "format": "text", "content": content,
                           "truth": "known_good"}]}
-    session = a_session(a_run(a_host("e2e-big", "e2e host passphrase 2"), bundle), "open")
+    # Pick, then save (advance_on_key off): the test presses keys to see the page answer while the
+    # copy loads, which one-key advance would turn into leaving the page; it also keeps the off
+    # path tested.
+    session = a_session(a_run(a_host("e2e-big", "e2e host passphrase 2"), bundle), "open",
+                        advance_on_key=False)
     token = invitation_create(session=session, actor="test", name="Patient Judge").join_token
 
     context, seen = observed_context(e2e_server.origin, viewport={"width": 320, "height": 640})
@@ -375,6 +381,9 @@ def _host_sets_up_the_demo_in_the_browser(server, page) -> dict:
     page.get_by_label("Allow guests (anyone with the guest code)").check()
     page.get_by_label("Most guests admitted").fill("5")
     page.get_by_label("Judges see their own scorecard after the reveal").check()
+    # Pick, then save: this walk is about the whole flow and the report, not one-key advance (the
+    # judging loop's own tests cover that); turning it off here also keeps the off path tested.
+    page.get_by_label("One key per decision: a verdict key records it and shows the next item").uncheck()
     page.get_by_role("button", name="Create draft session").click()
     expect(page.get_by_role("heading", name=re.compile(r"^Guest code of session \d+: shown once"))
            ).to_be_visible()
@@ -417,13 +426,14 @@ def _host_closes_reveals_and_downloads(server, page, session) -> dict:
     return json.loads(download.value.path().read_bytes())
 
 
-def _host_sets_up_the_demo(server, kind: str = "copies") -> dict:
+def _host_sets_up_the_demo(server, kind: str = "copies", advance_on_key: bool = True) -> dict:
     """The same setup through the services, for the tests that are about the judge's pages."""
     host = a_host("e2e-host", HOST_PASSWORD)
     actor = "host:e2e-host"
     run = a_run(host, demo_bundle(), actor=actor)
     created = session_create(run=run, kind=kind, actor=actor, rubric=DEMO_RUBRIC,
-                             preregistration=DEMO_PREREGISTRATION, scorecards=True)
+                             preregistration=DEMO_PREREGISTRATION, scorecards=True,
+                             advance_on_key=advance_on_key)
     session = redactions_accept(session=created.session, actor=actor,
                                 patterns=["As Llama", "re:gpt-4o(-[0-9-]+)?"])
     session = session_open(session=session, actor=actor)
@@ -578,10 +588,10 @@ def _judge_phase(page, *, phase, choose, entered, frames, go_back) -> list:
 
 
 def _lock(page, phase: int, *, total: int = 8):
-    expect(page.locator("p.progress")).to_have_text(f"{total} of {total} answered in phase {phase}.")
-    _activate(page, tag="a", text=f"Review and lock phase {phase}")
-    # The review before the lock: every item with its verdict; the one button locks them all.
+    # Forward from the last item leads straight to the review before the lock (issue 16): every
+    # item with its verdict; the one button locks them all.
     expect(page.get_by_role("heading", name=f"Review, then lock phase {phase}")).to_be_visible()
+    expect(page.locator("p.progress")).to_have_text(f"{total} of {total} answered in phase {phase}.")
     expect(page.locator("table.review tbody tr")).to_have_count(total)
     _assert_every_control_labelled(page)
     _assert_no_horizontal_scroll(page)

@@ -92,7 +92,10 @@ def test_dashboard_follows_a_judge_and_both_pages_survive_a_sigkilled_server(tmp
         "BLINDJUDGE_TEST_DATABASE_NAME": str(connection.settings_dict["NAME"])})).start()
     try:
         run = a_run(a_host("live-host", HOST_PASSWORD), demo_bundle())
-        session = a_session(run, "open", rubric=DEMO_RUBRIC)
+        # Pick, then save (advance_on_key off): this test counts the saves the judge's page showed
+        # as done, on the item's own status line, which one-key advance moves away from at once;
+        # it also keeps the off path tested.
+        session = a_session(run, "open", rubric=DEMO_RUBRIC, advance_on_key=False)
         join_link = base + f"/join/{invitation_create(session=session, actor='test', name='Ada').join_token}"
         total = session.items.count()
 
@@ -206,8 +209,10 @@ def test_a_postgresql_restart_mid_session_loses_no_acknowledged_verdict(tmp_path
         env.pop("BLINDJUDGE_TEST_DATABASE_NAME", None)
         manage = [sys.executable, "manage.py"]
         subprocess.run([*manage, "migrate", "--no-input", "-v0"], cwd=ROOT, env=env, check=True)
-        demo = json.loads(subprocess.run([*manage, "demo", "--json", "--host", "live-pg-host"], cwd=ROOT,
-                                         env=env, check=True, capture_output=True, text=True).stdout)
+        # Pick, then save, as in the test above (the saves the page showed as done are counted).
+        demo = json.loads(subprocess.run([*manage, "demo", "--json", "--host", "live-pg-host",
+                                          "--pick-then-save"], cwd=ROOT, env=env, check=True,
+                                         capture_output=True, text=True).stdout)
         server = ServeProcess(port=port, env=env, log_path=tmp_path / "serve.log").start()
 
         host_context, host_seen = observed_context(base)

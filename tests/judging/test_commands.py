@@ -826,6 +826,12 @@ def test_demo_fresh_gives_a_new_run_session_and_password_and_keeps_the_old(db, d
                           client_address="10.0.0.6").judge.session_id == result["session"]
 
 
+def test_demo_is_one_key_per_decision_unless_asked_for_pick_then_save(db, demo_data_dir):
+    assert Session.objects.get(pk=call_json("demo")["session"]).advance_on_key is True
+    picked = call_json("demo", "--fresh", "--pick-then-save")
+    assert Session.objects.get(pk=picked["session"]).advance_on_key is False
+
+
 def test_demo_again_loads_nothing_and_prints_the_same_password(db, demo_data_dir):
     first = call_json("demo")
     events = AuditEvent.objects.exclude(action="invitation.reissued").count()

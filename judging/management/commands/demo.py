@@ -38,11 +38,15 @@ class Command(HostCommand):
         parser.add_argument("--fresh", action="store_true",
                             help="a new demo run and session and a new password; earlier demo "
                                  "runs are kept")
+        parser.add_argument("--pick-then-save", action="store_true",
+                            help="a new demo session without one key per decision: a verdict key "
+                                 "picks the verdict and the judge saves it (the setting "
+                                 "advance_on_key off)")
         parser.add_argument("--password-file", metavar="F",
                             help="where the demo host's password is kept (default: "
                                  "DATA_DIR/<host>-password)")
 
-    def run(self, *, host, fresh=False, password_file=None, **options):
+    def run(self, *, host, fresh=False, password_file=None, pick_then_save=False, **options):
         path = Path(password_file) if password_file else settings.DATA_DIR / f"{host}-password"
         kept = None if fresh else _read_password(path)
         existing = Host.objects.select_related("user").filter(user__username=host).first()
@@ -65,7 +69,7 @@ class Command(HostCommand):
         created = session_create(
             run=run, kind="copies", actor=actor, rubric=DEMO_RUBRIC,
             preregistration=DEMO_PREREGISTRATION, guests_allowed=True, guest_cap=20,
-            scorecards=True,
+            scorecards=True, advance_on_key=not pick_then_save,
         )
         session = redactions_accept(session=created.session, actor=actor,
                                     patterns=["As Llama", "re:gpt-4o(-[0-9-]+)?"])
