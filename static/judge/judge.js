@@ -21,6 +21,7 @@
   var current = null;       // the item shown: see itemState()
   var prefetched = {};      // url -> {page: Promise<Document>, frame: iframe|null}
   var inflight = {};        // code -> Promise of its latest save (prefetches of it wait for it)
+  var unconfirmed = {};     // code -> true while its latest save is neither stored nor refused
   var navigating = false;
 
   function remembered(key) { try { return window.localStorage.getItem(key); } catch (error) { return null; } }
@@ -98,6 +99,7 @@
     state.dirty = false;
     dropPrefetched(state.url);  // a page fetched before this save would show the old draft
     say(state, "", "Saving…");
+    unconfirmed[state.code] = true;
     var body = state.body;
     var previous = inflight[state.code] || Promise.resolve();
     var done = previous.then(function () { return send(state, body); });
@@ -123,6 +125,8 @@
     });
   }
   function answered(state, response, data) {
+    // Stored, or refused for good (a 4xx says why on the page): nothing is left to retry.
+    if (response.status < 500) { delete unconfirmed[state.code]; }
     if (response.ok && data && data.saved === true) {
       state.retryDelay = 0;
       if (typeof data.revision === "number") {
@@ -179,6 +183,15 @@
     state.retryDelay = 0;
     state.timer = setTimeout(function () { save(state); }, 800);
   }
+  // Leaving the page (a link, closing the tab) while a save is still retrying or a change waits
+  // for its save would lose it without a word: the browser asks first.
+  window.addEventListener("beforeunload", function (event) {
+    if (Object.keys(unconfirmed).length || (current && current.dirty)) {
+      if (current && current.dirty) { save(current); }
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
   function allSaved() {
     var codes = Object.keys(inflight);
     return Promise.all(codes.map(function (code) { return inflight[code]; }));

@@ -178,3 +178,14 @@ def test_a_server_failure_says_so_and_retries_and_a_lost_connection_says_no_conn
     assert SERVER_FAILED not in status.inner_text()
     assert not Verdict.objects.filter(assignment__code=second).exists()
     assert seen.page_errors == [] and seen.dialogs == []
+    # Leaving while that save is unconfirmed: the browser asks first (the guard answers no here).
+    page.close(run_before_unload=True)
+    expect(status).to_contain_text(NO_CONNECTION)  # still open: the page stayed
+    assert seen.dialogs == [""], seen.dialogs
+    # Once a save is stored, leaving asks nothing.
+    page.unroute(re.compile(rf"/i/{second}/$"))
+    expect(status).to_have_text("Draft saved.", timeout=40000)
+    page.close(run_before_unload=True)
+    if not page.is_closed():  # closing is asynchronous once no handler holds it
+        page.wait_for_event("close", timeout=10000)
+    assert page.is_closed() and seen.dialogs == [""]
