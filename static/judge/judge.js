@@ -156,7 +156,7 @@
       // was an item the judge has moved on from: say so where the judge looks, then reload.
       if (!state.shown && current) { say(current, message); }
       try { window.sessionStorage.setItem(NOTICE_KEY, message); } catch (error) { /* private mode */ }
-      setTimeout(function () { window.location.reload(); }, 1500);
+      setTimeout(function () { reloadOnPurpose(); }, 1500);
     }
   }
   // Another tab saved this item since this page was fetched: the judge chooses which stays.
@@ -173,7 +173,7 @@
       return element;
     }
     var keep = button("Keep mine", function () { box.hidden = true; box.textContent = ""; save(state, {overwrite: true}); });
-    button("Load theirs", function () { window.location.reload(); });
+    button("Load theirs", function () { reloadOnPurpose(); });
     box.hidden = false;
     keep.focus();
   }
@@ -185,7 +185,13 @@
   }
   // Leaving the page (a link, closing the tab) while a save is still retrying or a change waits
   // for its save would lose it without a word: the browser asks first.
+  // A form sent (it saves, or locks) and the page's own reloads (load theirs, a refused stale
+  // page) leave on purpose.
+  var leavingOnPurpose = false;
+  document.addEventListener("submit", function () { leavingOnPurpose = true; });
+  function reloadOnPurpose() { leavingOnPurpose = true; window.location.reload(); }
   window.addEventListener("beforeunload", function (event) {
+    if (leavingOnPurpose) { return; }
     if (Object.keys(unconfirmed).length || (current && current.dirty)) {
       if (current && current.dirty) { save(current); }
       event.preventDefault();
