@@ -344,7 +344,12 @@ def frame(request, url_id, code):
     judge = request.judge
     if judge.session.state == SessionState.REVEALED:
         raise Http404("no such page")
-    stored = judge_frame(judge, code)
+    return _frame_response(request, judge_frame(judge, code))
+
+
+def _frame_response(request, stored):
+    """The stored frame bytes with the frame's headers: its CSP (sandbox, the style block's hash),
+    no referrer, same-origin only. Shared by the judging frame and the scorecard's copy frame."""
     # Stored compressed at opening; sent as stored to every client that takes gzip (every
     # browser), decompressed only for one that does not.
     if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
@@ -416,3 +421,37 @@ def scorecard(request, url_id):
     card = judge_scorecard(judge)
     return render(request, "judge/scorecard.html", {"judge": judge, "session": judge.session,
                                                     "card": card})
+
+
+def _card_entry(judge, code):
+    """The scorecard's row for one of the judge's own codes; 404 where the judge has no scorecard
+    (before the reveal, or where the host gave none) or the code is not on it."""
+    from reports.scorecard import judge_scorecard  # noqa: PLC0415 - numpy stays out of judge start-up
+
+    for entry in judge_scorecard(judge)["items"]:
+        if entry["code"] == code:
+            return entry
+    raise Http404("no such page")
+
+
+@never_cache
+@judge_required
+def card(request, url_id, code):
+    """After the reveal, where the host gave scorecards: one code of the judge's scorecard with the
+    copy they judged under it (the stored frame, judge_card_frame), the known answer, the defect
+    note and their verdicts, in words."""
+    judge = request.judge
+    entry = _card_entry(judge, code)
+    return render(request, "judge/card.html", {"judge": judge, "session": judge.session,
+                                               "item": entry})
+
+
+@never_cache
+@xframe_options_sameorigin
+@judge_required
+def card_frame(request, url_id, code):
+    """The copy behind a scorecard code: the very bytes and headers of the judging frame, served
+    only where the card page itself is."""
+    judge = request.judge
+    _card_entry(judge, code)
+    return _frame_response(request, judge_frame(judge, code))

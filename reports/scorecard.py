@@ -42,8 +42,8 @@ def judge_scorecard(judge) -> dict:
         entry = rows.setdefault(v["assignment__code"], {
             "code": v["assignment__code"], "position": v["assignment__position"],
             "truth": truth, "truth_label": TRUTH_LABELS.get(truth, truth),
-            # The copy itself is no longer served after the reveal; its defect note says what
-            # was wrong in it (copies sessions: a finding's truth is about the finding).
+            # The defect note says what was wrong in the copy (shown beside it on the card page,
+            # judge/views.py `card`); copies sessions only: a finding's truth is about the finding.
             "defect": "" if findings else v["assignment__item__copy__defect"],
             "phase1": None, "phase2": None})
         entry[f"phase{v['phase']}"] = {"value": v["value"], "kept": v["kept"],

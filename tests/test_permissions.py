@@ -74,7 +74,7 @@ def test_the_matrix_knows_every_judge_page():
     assert sorted(name for _, name in judge_routes()) == sorted([
         "judge_home", "judge_welcome", "judge_item", "judge_frame", "judge_lock",
         "judge_scorecard", "github_judge_link", "github_judge_link_done", "judge_reissue",
-        "judge_instructions"])
+        "judge_instructions", "judge_card", "judge_card_frame"])
 
 
 NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "github_judge", "other_session_judge", "removed",
@@ -103,6 +103,9 @@ def test_a_judge_reaches_their_own_pages(world):
     assert pages["judge_reissue"]["Location"] == f"/s/{session.url_id}/"
     # The scorecard exists only after the reveal.
     assert pages["judge_scorecard"].status_code == 404
+    # So is each code's card page with its copy (judging uses the item pages).
+    assert pages["judge_card"].status_code == 404
+    assert pages["judge_card_frame"].status_code == 404
 
 
 @pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE)

@@ -653,7 +653,8 @@ def test_case_11_after_the_reveal_a_judge_sees_only_their_own_scorecard_where_al
     advance(session, "revealed")
     card = client.get(f"/s/{session.url_id}/scorecard/")
     assert card.status_code == 200
-    rows = re.findall(r"<tr><td>([A-Z0-9]{4})</td>", card.content.decode())
+    rows = re.findall(rf'<tr><td><a href="/s/{session.url_id}/card/([A-Z0-9]{{4}})/">\1</a></td>',
+                      card.content.decode())
     assert rows == codes(judge)
     assert b"CanaryOtherReason88" not in card.content
     other_codes = set(codes(other)) - set(codes(judge))

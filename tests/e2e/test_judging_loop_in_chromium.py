@@ -414,6 +414,7 @@ def test_every_judge_page_template_passes_axe_core_in_light_and_dark_and_is_phot
     check("done", f"/s/{session.url_id}/")
     advance(session, "revealed")
     check("scorecard", f"/s/{session.url_id}/scorecard/")
+    check("scorecard-card", f"/s/{session.url_id}/card/{order[0]}/", photograph=True)
     advance(ended, "revealed")
     check("ended", f"/s/{ended.url_id}/")
     for context in contexts.values():

@@ -827,7 +827,8 @@ ALL_JUDGE_ROUTES = {"home", "join", "resume", "resume_help", "judge_reissue", "g
                     "judge_welcome", "judge_item", "judge_instructions",
                     "github_judge_start", "github_judge_done", "github_judge_link",
                     "github_judge_link_done",
-                    "judge_frame", "judge_lock", "judge_scorecard", "favicon"}
+                    "judge_frame", "judge_lock", "judge_scorecard", "judge_card",
+                    "judge_card_frame", "favicon"}
 
 
 def test_the_crawl_can_fill_every_judge_facing_url_pattern(canary_host):
@@ -852,7 +853,9 @@ def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, standi
     world = build_world(canary_host, canary_bundle(), kind=kind, display=display, scorecards=scorecards,
                         standin=standin)
     assert unfillable_routes(world) == []
-    expect = ALL_JUDGE_ROUTES if scorecards else ALL_JUDGE_ROUTES - {"judge_scorecard"}
+    # The scorecard and its per-code card pages exist only where the host gave scorecards.
+    scorecard_routes = {"judge_scorecard", "judge_card", "judge_card_frame"}
+    expect = ALL_JUDGE_ROUTES if scorecards else ALL_JUDGE_ROUTES - scorecard_routes
     hits, problems = crawl_world(world, expect_2xx=expect)
     assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
     assert not problems, "\n".join(problems[:40])

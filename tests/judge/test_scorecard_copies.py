@@ -1,0 +1,129 @@
+"""After the reveal, where the host gave scorecards, each code on a judge's scorecard opens the copy
+they judged under it (issue 16, item 6): a card page with the known answer, the defect note and
+their verdicts in words, and the copy as the very bytes the judging frame served, with its headers.
+Anywhere else (before the reveal, without scorecards, another person, another judge's code) the
+same 404."""
+
+import gzip
+import re
+
+import pytest
+from django.test import Client
+
+from judging.models import CopyRender
+from tests.judge.test_stored_renders import csp
+from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
+
+
+def card_url(session, code, frame=False):
+    return f"/s/{session.url_id}/card/{code}/" + ("frame" if frame else "")
+
+
+def judged_and_revealed(host, *, scorecards=True):
+    """Two judges who locked phase 1 (the first failing every copy); the session revealed."""
+    session = a_session(a_run(host), "open", scorecards=scorecards)
+    judge = invite_and_join(session, "Reader").judge
+    other = invite_and_join(session, "Other").judge
+    answer_all(judge, value="fail", lock=True)
+    answer_all(other, value="pass", lock=True)
+    return session, judge, other
+
+
+def stored_frame(session, judge, code) -> bytes:
+    copy_id = judge.assignments.get(code=code).item.copy_id
+    return bytes(CopyRender.objects.get(session=session, copy_id=copy_id).frame_gzip)
+
+
+@pytest.mark.django_db
+def test_each_code_on_the_scorecard_links_to_its_own_card_page(host):
+    session, judge, _ = judged_and_revealed(host)
+    advance(session, "revealed")
+    page = client_as(judge).get(f"/s/{session.url_id}/scorecard/").content.decode()
+    linked = re.findall(rf'<a href="/s/{session.url_id}/card/([A-Z0-9]+)/">', page)
+    assert linked == codes(judge)
+
+
+@pytest.mark.django_db
+def test_the_card_page_shows_the_code_the_answer_the_note_and_the_verdicts_in_words(host):
+    session, judge, _ = judged_and_revealed(host)
+    advance(session, "revealed")
+    client = client_as(judge)
+    seen_defect = False
+    for code in codes(judge):
+        copy = judge.assignments.get(code=code).item.copy
+        page = client.get(card_url(session, code))
+        assert page.status_code == 200
+        body = page.content.decode()
+        assert f'Code <span class="code">{code}</span>' in body
+        assert "Your phase-1 verdict</dt><dd>Fail" in body
+        expected = {"known_good": "Good (no defect known)", "seeded_defect": "Has a seeded defect",
+                    "tests_fail": "Fails its tests", "tests_pass": "Passes its tests",
+                    "unknown": "Not known"}
+        assert f"Known answer</dt><dd>{expected[copy.truth]}" in body
+        assert f">{copy.truth}<" not in body  # the words, never the stored value
+        if copy.defect:
+            seen_defect = True
+            assert f'<dd class="defect-note">{copy.defect}</dd>' in body
+        # The copy in a sandboxed frame from the sibling URL; nothing of it inline.
+        frame = re.search(r'<iframe class="copy-frame boxed" sandbox src="([^"]+)"', body)
+        assert frame and frame.group(1) == card_url(session, code, frame=True)
+        assert "frame_gzip" not in body
+        # No builder id (short ones like "b2" can sit inside a random token: whole words only;
+        # the leak crawl, tests/judge/test_leaks.py, scans every form of every builder value).
+        for name in judge.session.run.builders.values_list("bundle_id", flat=True):
+            assert not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", body), name
+    assert seen_defect, "the world has a seeded defect with a note"
+
+
+@pytest.mark.django_db
+def test_the_card_frame_is_the_stored_bytes_with_the_judging_frames_headers(host):
+    session, judge, _ = judged_and_revealed(host)
+    code = codes(judge)[0]
+    client = client_as(judge)
+    judging = client.get(f"/s/{session.url_id}/i/{code}/frame", HTTP_ACCEPT_ENCODING="gzip")
+    advance(session, "revealed")
+    stored = stored_frame(session, judge, code)
+    browser = client.get(card_url(session, code, frame=True), HTTP_ACCEPT_ENCODING="gzip, br")
+    assert browser.status_code == 200
+    assert browser.content == stored == judging.content
+    assert browser["Content-Encoding"] == "gzip" and "Accept-Encoding" in browser["Vary"]
+    for header in ("Content-Security-Policy", "Referrer-Policy", "Cross-Origin-Resource-Policy",
+                   "X-Frame-Options", "Content-Type", "Cache-Control"):
+        assert browser[header] == judging[header], header
+    assert csp(browser)["sandbox"] == [] and csp(browser)["default-src"] == ["'none'"]
+    assert browser["X-Frame-Options"] == "SAMEORIGIN"
+    plain = client.get(card_url(session, code, frame=True), HTTP_ACCEPT_ENCODING="identity")
+    assert "Content-Encoding" not in plain and plain.content == gzip.decompress(stored)
+
+
+@pytest.mark.django_db
+def test_everyone_but_the_judge_and_other_judges_codes_get_the_same_404(host):
+    session, judge, other = judged_and_revealed(host)
+    advance(session, "revealed")
+    nonexistent = Client().get("/s/zzzz/card/ZZZZ/")
+    assert nonexistent.status_code == 404
+    own = codes(judge)[0]
+    not_own = next(c for c in codes(other) if c not in codes(judge))
+    for who, code in ((Client(), own), (client_as(other), own), (client_as(host), own),
+                      (client_as(judge), not_own), (client_as(judge), "ZZZZ")):
+        for frame in (False, True):
+            response = who.get(card_url(session, code, frame=frame))
+            assert response.status_code == 404, (code, frame)
+            assert response.content == nonexistent.content
+
+
+@pytest.mark.django_db
+def test_before_the_reveal_and_without_scorecards_the_card_pages_are_404(host):
+    session, judge, _ = judged_and_revealed(host)
+    client = client_as(judge)
+    code = codes(judge)[0]
+    for state in ("open", "closed"):
+        advance(session, state)
+        assert client.get(card_url(session, code)).status_code == 404, state
+        assert client.get(card_url(session, code, frame=True)).status_code == 404, state
+    plain, plain_judge, _ = judged_and_revealed(host, scorecards=False)
+    advance(plain, "revealed")
+    plain_client = client_as(plain_judge)
+    assert plain_client.get(f"/s/{plain.url_id}/scorecard/").status_code == 404
+    for frame in (False, True):
+        assert plain_client.get(card_url(plain, codes(plain_judge)[0], frame=frame)).status_code == 404
