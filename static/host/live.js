@@ -17,10 +17,26 @@
   // Rows come drawn by the server (host/_judge_rows.html, the template the page itself uses); a
   // row's forms get this page's CSRF input, which the socket does not carry.
   var csrf = root.querySelector("input[name=csrfmiddlewaretoken]");
-  function withoutCsrf(row) {
+  // What the server would draw for a shown row: without the CSRF input and without what the host
+  // did to it here (an open actions menu), so a row only the host touched counts as unchanged.
+  function asDrawn(row) {
     var copy = row.cloneNode(true);
     copy.querySelectorAll("input[name=csrfmiddlewaretoken]").forEach(function (input) { input.remove(); });
+    copy.querySelectorAll("details[open]").forEach(function (menu) { menu.removeAttribute("open"); });
     return copy.outerHTML;
+  }
+  // A changed row is drawn anew; the host's open menu and focus move over to it, or an update
+  // that lands while the host reaches for "Reissue" would shut the menu under their pointer.
+  function carryOver(shown, row) {
+    var openMenus = Array.prototype.map.call(shown.querySelectorAll("details"), function (menu) {
+      return menu.open;
+    });
+    row.querySelectorAll("details").forEach(function (menu, index) {
+      if (openMenus[index]) { menu.open = true; }
+    });
+    var focusable = "summary, button, a[href], input:not([type=hidden])";
+    var before = Array.prototype.indexOf.call(shown.querySelectorAll(focusable), document.activeElement);
+    return before < 0 ? null : row.querySelectorAll(focusable)[before] || null;
   }
   function showRow(judge, html) {
     var drawn = document.createElement("template");
@@ -28,13 +44,15 @@
     var row = drawn.content.firstElementChild;
     if (!row) { return; }
     var shown = tbody.querySelector('tr[data-judge="' + judge.number + '"]');
-    // An unchanged row stays as it is, so a focused button in it keeps the focus.
-    if (shown && withoutCsrf(shown) === row.outerHTML) { return; }
+    // An unchanged row stays as it is (the host's focus and open menu with it).
+    if (shown && asDrawn(shown) === row.outerHTML) { return; }
     row.querySelectorAll("form").forEach(function (form) {
       if (csrf) { form.prepend(csrf.cloneNode()); }
     });
     if (shown) {
+      var focusNext = carryOver(shown, row);
       shown.replaceWith(row);
+      if (focusNext) { focusNext.focus(); }
     } else {
       tbody.appendChild(row);
       document.getElementById("judges-wrap").hidden = false;

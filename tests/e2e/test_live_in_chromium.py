@@ -123,6 +123,12 @@ def test_dashboard_follows_a_judge_and_both_pages_survive_a_sigkilled_server(tmp
         expect(row_token).to_have_count(1)
         assert page_token and row_token.get_attribute("value") == page_token
 
+        # The host opens the judge's actions menu; the rows redrawn by the judge's saves keep it
+        # open, with the focus where it was (CI once saw a redraw shut it under the pointer).
+        dashboard.locator('tr[data-judge="1"] summary').click()
+        menu_button = dashboard.get_by_role("button", name="Reissue resume link of J01")
+        expect(menu_button).to_be_visible()
+
         acknowledged = {}
         for position in range(1, 4):
             saved = _answer(judge, "1" if position % 2 else "2")
@@ -130,7 +136,12 @@ def test_dashboard_follows_a_judge_and_both_pages_survive_a_sigkilled_server(tmp
             acknowledged[saved[0]] = saved[1]
             expect(dashboard.locator('tr[data-judge="1"] [data-cell="phase1"]')).to_contain_text(
                 f"{position} of {total} answered")
+            expect(menu_button).to_be_visible()
+            assert dashboard.evaluate(
+                "document.activeElement === document.querySelector('tr[data-judge=\"1\"] summary')")
             _next(judge)
+        dashboard.locator('tr[data-judge="1"] summary').click()  # shut again, as the host would
+        expect(menu_button).to_be_hidden()
 
         # SIGKILL mid-session: no shutdown, no closing frames. The judge tries to save meanwhile.
         server.kill()
