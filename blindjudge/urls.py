@@ -18,6 +18,7 @@ from accounts.github import allauth_github_callback, allauth_github_login
 from host.urls import account_urlpatterns
 from host.views import account as host_account
 from judge import views as judge_views
+from judge.urls import preview_urlpatterns
 
 allauth_urlpatterns = [
     path("login/", allauth_account.login, name="account_login"),
@@ -44,6 +45,8 @@ urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("", judge_views.home, name="home"),
     path("", include("judge.urls")),
+    # The host's preview of the judge's pages: the judge's views, host-guarded (judge/preview.py).
+    path("host/sessions/<int:session_id>/preview/", include(preview_urlpatterns)),
     path("host/", include("host.urls")),
     path("", include(account_urlpatterns)),
     path("accounts/", include(allauth_urlpatterns)),

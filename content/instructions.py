@@ -6,6 +6,8 @@ here is stored.
 
 from dataclasses import dataclass
 
+from content.vocabulary import VERDICT_LABELS
+
 
 @dataclass(frozen=True)
 class MarkMeaning:
@@ -58,10 +60,11 @@ def mark_meanings() -> list[MarkMeaning]:
 
 
 # The verdicts' keys and words, per kind of session, as the item page numbers and words them
-# (judge.views: verdict_values in order, then keep; tests/judge/test_instructions.py holds the
-# words to judging.selectors.judge.VERDICT_LABELS). Here so the host's preview shows them too.
-_VERDICT_WORDS = {"copies": ("Pass", "Fail"), "findings": ("Real", "False alarm")}
-KEEP_WORDS = "Keep my phase-1 verdict"
+# (judge.pages: verdict_values in order, then keep; tests/judge/test_instructions.py holds the
+# order to judging.services.verdict_values). Here so the host's preview shows them too.
+_VERDICT_WORDS = {"copies": (VERDICT_LABELS["pass"], VERDICT_LABELS["fail"]),
+                  "findings": (VERDICT_LABELS["real"], VERDICT_LABELS["false_alarm"])}
+KEEP_WORDS = VERDICT_LABELS["keep"]
 
 
 def verdict_keys(kind: str) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from accounts.guards import judge_required
-from content.instructions import mark_meanings, time_estimate, verdict_keys
+from judge.pages import instructions_context, judge_links
 from judging.selectors.judge import judge_instructions
 
 
@@ -21,13 +21,7 @@ from judging.selectors.judge import judge_instructions
 @require_safe
 def instructions(request, url_id):
     judge = request.judge
-    session = judge.session
-    shown = judge_instructions(judge)
-    return render(request, "judge/instructions.html", {
-        "judge": judge, "session": session, "instructions_html": shown.instructions_html,
-        "estimate": time_estimate(shown.items, shown.minutes_per_item),
-        "verdict_keys": verdict_keys(shown.kind), "marks": mark_meanings(),
-        "phase": shown.phase,
-        # Issue 16's one-key setting (a verdict key records and moves on) where the session has it.
-        "one_key": session.advance_on_key,
-    })
+    context = instructions_context(session=judge.session, shown=judge_instructions(judge),
+                                   links=judge_links(url_id))
+    return render(request, "judge/instructions.html", {**context, "judge": judge})
+

@@ -3,7 +3,7 @@ judge's own codes, judges by the server-side session only."""
 
 from django.urls import path
 
-from judge import github, instructions, views
+from judge import github, instructions, preview, views
 
 urlpatterns = [
     path("join/<str:token>", views.join, name="join"),
@@ -24,4 +24,16 @@ urlpatterns = [
     path("github/join/<str:url_id>/done/", github.judge_done, name="github_judge_done"),
     path("s/<str:url_id>/github/link/", github.judge_link_start, name="github_judge_link"),
     path("s/<str:url_id>/github/link/done/", github.judge_link_done, name="github_judge_link_done"),
+]
+
+# A host's preview of these pages (judge/preview.py), mounted under /host/sessions/<id>/preview/
+# by blindjudge/urls.py: host-guarded, storing nothing.
+preview_urlpatterns = [
+    path("", preview.start, name="preview_start"),
+    path("<str:seed>/<int:phase>/", preview.home, name="preview_home"),
+    path("<str:seed>/<int:phase>/welcome/", preview.welcome, name="preview_welcome"),
+    path("<str:seed>/<int:phase>/instructions", preview.instructions, name="preview_instructions"),
+    path("<str:seed>/<int:phase>/i/<str:code>/", preview.item, name="preview_item"),
+    path("<str:seed>/<int:phase>/i/<str:code>/frame", preview.frame, name="preview_frame"),
+    path("<str:seed>/<int:phase>/review/", preview.review, name="preview_review"),
 ]

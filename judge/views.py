@@ -6,13 +6,8 @@ admitted as in the session the URL names. What a judge sees comes only from the 
 service.
 """
 
-import gzip
-import re
-
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
@@ -20,8 +15,8 @@ from django.views.decorators.http import require_http_methods
 from accounts.guards import held_sessions, judge_held_by, judge_required, remember_judge
 from blindjudge.errors import Conflict, Invalid, Refused, ServiceError, json_error, wants_json
 from blindjudge.links import resume_link
-from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX
-from judging.models import SessionKind, SessionState
+from judge.pages import frame_response, item_context, items_context, judge_links, review_context
+from judging.models import SessionState
 from judging.selectors.judge import (
     judge_assignments,
     judge_by_resume_token,
@@ -31,10 +26,8 @@ from judging.selectors.judge import (
     judge_phase,
     judge_progress,
     judge_review,
-    verdict_label,
 )
 from judging.services import (
-    KEEP,
     AlreadyAdmitted,
     ChangedElsewhere,
     guest_join,
@@ -42,14 +35,10 @@ from judging.services import (
     join_token_exchange,
     phase_lock,
     resume_token_reissue,
-    text_limit,
-    verdict_values,
 )
 
 WELCOME_KEY = "welcome:{url_id}"
 REISSUED_KEY = "reissued:{url_id}"
-# "gzip" among the encodings a client takes, unless it gives it q=0.
-ACCEPTS_GZIP = re.compile(r"(?:^|,)\s*gzip\s*(?:,|$|;\s*q\s*=\s*(?!0(?:\.0{0,3})?\s*(?:,|$)))", re.I)
 # Why an item page shows verdicts without a form.
 READ_ONLY_LOCKED = ("You have locked both phases: your verdicts are final and shown here read-only.")
 READ_ONLY_CLOSED = ("The host has closed the session for now: your saved work is shown read-only "
@@ -135,15 +124,9 @@ def welcome(request, url_id):
     judge = request.judge
     return render(request, "judge/welcome.html", {
         "judge": judge, "session": judge.session, "shown_once": shown_once,
+        "links": judge_links(url_id),
         "commitment": judge.commitment_sha256, "protocol": judge.session.protocol_sha256,
     })
-
-
-def _first_open_code(assignments, phase):
-    for assignment in assignments:
-        if phase not in assignment["answered"]:
-            return assignment["code"]
-    return assignments[0]["code"] if assignments else None
 
 
 @never_cache
@@ -155,14 +138,11 @@ def session_home(request, url_id):
         if session.scorecards:
             return redirect("judge_scorecard", url_id=url_id)
         return render(request, "judge/ended.html", {"session": session, "revealed": True})
-    assignments = judge_assignments(judge)
     phase = judge_phase(judge)
-    answered = sum(1 for a in assignments if phase in a["answered"]) if phase else len(assignments)
+    context = items_context(session=session, phase=phase, assignments=judge_assignments(judge),
+                            links=judge_links(url_id))
     return render(request, "judge/session.html" if phase else "judge/ended.html", {
-        "judge": judge, "session": session, "phase": phase, "assignments": assignments,
-        "answered": answered, "total": len(assignments),
-        "continue_code": _first_open_code(assignments, phase) if phase else None,
-        "can_lock": phase is not None and answered == len(assignments),
+        **context, "judge": judge,
         # A reissued resume link, shown once (as at joining), after the reissue's redirect.
         "reissued_link": request.session.pop(REISSUED_KEY.format(url_id=url_id), None),
         "can_reissue": True,
@@ -188,15 +168,6 @@ def reissue(request, url_id):
     remember_judge(request, judge_by_resume_token(token))
     request.session[REISSUED_KEY.format(url_id=url_id)] = resume_link(token)
     return redirect("judge_home", url_id=url_id)
-
-
-def _verdict_choices(session, phase):
-    """(value, label, key) of each choice: 1 and 2 the verdicts, 3 "keep" in phase 2 (`j`/`k`
-    move between items, so no letter is a choice)."""
-    values = list(verdict_values(session.kind))
-    if phase == 2:
-        values.append(KEEP)
-    return [(value, verdict_label(value), str(index + 1)) for index, value in enumerate(values)]
 
 
 @never_cache
@@ -279,60 +250,14 @@ def _read_only_reason(judge, session) -> str | None:
 
 
 def _item_page(request, judge, view, *, error=None, status=200, posted=None):
-    """The item page's context: the contract templates/judge/item.html renders.
-
-    one_key: a verdict key records and shows the next item (the session's advance_on_key);
-    read_only / read_only_reason: nothing can be saved (both phases locked, or the session not
-    open) and why; revision: the item's save number, sent back with every save (a save from a tab
-    that missed another's answers 409 {"error": "changed_elsewhere", "message", "saved": false,
-    "verdict", "reason", "revision"}; `overwrite=1` saves anyway); a save answers {"saved": true,
-    "revision", "saved_at"}; a save with an empty verdict stores the reason alone. progress:
-    answered, total, median_seconds, remaining_seconds (the judge's own median x items left; None
-    before 2 answers). phase1_reason / phase1_verdict_label: the judge's own phase-1 answer.
-    next_url, previous_url, review_url, next_frame_url (None at the ends). mark_disagreement,
-    and on item.reviewer_rows `verdict_label` and `disagrees`; item.proposed_verdict_label and
-    item.proposed_disagrees for findings. choices: (value, label, key) with keys 1, 2 (3: keep).
-    """
+    """The item page (judge.pages.item_context) of the judge's own item."""
     session = judge.session
-    current = view.verdict or {}
-    url_id = session.url_id
-    read_only_reason = _read_only_reason(judge, session)
-    progress = judge_progress(judge, view.phase, total=view.total)
-    stored_reason = current.get("reason", "") if view.verdict else view.draft_reason
-    return render(request, "judge/item.html", {
-        "judge": judge, "session": session, "item": view, "error": error,
-        "task_html": view.task_html, "rubric_html": view.rubric_html,
-        "choices": _verdict_choices(session, view.phase),
-        "reason_limit": f"{text_limit('reason'):,}",
-        "chosen": (posted.get("verdict") if posted else None) or (
-            KEEP if current.get("kept") else current.get("value")),
-        "reason": posted.get("reason", "") if posted else stored_reason,
-        "seconds_spent": current.get("seconds_spent", 0) if view.verdict else view.draft_seconds,
-        "is_findings": session.kind == SessionKind.FINDINGS,
-        "open": session.state == SessionState.OPEN,
-        "live_phase": judge_phase(judge),
-        "frame_url": reverse("judge_frame", kwargs={"url_id": url_id, "code": view.code}),
-        "one_key": session.advance_on_key,
-        "read_only": read_only_reason is not None,
-        "read_only_reason": read_only_reason,
-        "revision": view.revision,
-        "progress": {"answered": progress.answered, "total": progress.total,
-                     "median_seconds": progress.median_seconds,
-                     "remaining_seconds": progress.remaining_seconds},
-        "phase1_reason": (view.phase1_verdict or {}).get("reason", ""),
-        "phase1_verdict_label": verdict_label((view.phase1_verdict or {}).get("value")),
-        "next_url": reverse("judge_item", kwargs={"url_id": url_id, "code": view.next_code})
-        if view.next_code else None,
-        "previous_url": reverse("judge_item", kwargs={"url_id": url_id, "code": view.previous_code})
-        if view.previous_code else None,
-        "review_url": reverse("judge_lock", kwargs={"url_id": url_id}),
-        "next_frame_url": reverse("judge_frame", kwargs={"url_id": url_id, "code": view.next_code})
-        if view.next_code else None,
-        "mark_disagreement": session.mark_disagreement,
-        # The frame's rows are this high (content.rendering): the page sizes the frame from
-        # item.frame_lines with them, so the page scrolls and not a box inside it.
-        "frame_line_px": FRAME_LINE_PX, "frame_pad_px": FRAME_PAD_PX,
-    }, status=status)
+    context = item_context(
+        request, session=session, view=view, links=judge_links(session.url_id),
+        progress=judge_progress(judge, view.phase, total=view.total),
+        read_only_reason=_read_only_reason(judge, session), live_phase=judge_phase(judge),
+        can_answer=session.state == SessionState.OPEN, error=error, posted=posted)
+    return render(request, "judge/item.html", {**context, "judge": judge}, status=status)
 
 
 @never_cache
@@ -344,25 +269,7 @@ def frame(request, url_id, code):
     judge = request.judge
     if judge.session.state == SessionState.REVEALED:
         raise Http404("no such page")
-    return _frame_response(request, judge_frame(judge, code))
-
-
-def _frame_response(request, stored):
-    """The stored frame bytes with the frame's headers: its CSP (sandbox, the style block's hash),
-    no referrer, same-origin only. Shared by the judging frame and the scorecard's copy frame."""
-    # Stored compressed at opening; sent as stored to every client that takes gzip (every
-    # browser), decompressed only for one that does not.
-    if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
-        response = HttpResponse(stored.gzipped, content_type="text/html; charset=utf-8")
-        response["Content-Encoding"] = "gzip"
-    else:
-        response = HttpResponse(gzip.decompress(stored.gzipped),
-                                content_type="text/html; charset=utf-8")
-    patch_vary_headers(response, ["Accept-Encoding"])
-    response["Content-Security-Policy"] = stored.csp
-    response["Referrer-Policy"] = "no-referrer"
-    response["Cross-Origin-Resource-Policy"] = "same-origin"
-    return response
+    return frame_response(request, judge_frame(judge, code))
 
 
 @never_cache
@@ -382,32 +289,10 @@ def lock(request, url_id):
             phase_lock(judge=judge, phase=phase)
             return redirect("judge_home", url_id=url_id)
         error = "Use the lock button to confirm: locked verdicts can never be changed."
-    rows = []
-    for entry in judge_review(judge, phase):
-        verdict = entry["verdict"]
-        rows.append({
-            "code": entry["code"], "position": entry["position"], "answered": verdict is not None,
-            "verdict_label": (verdict_label(KEEP) + f" ({verdict_label(verdict['value'])})"
-                              if verdict and verdict["kept"] else
-                              verdict_label(verdict["value"]) if verdict else "No verdict yet"),
-            "reason_start": _start_of(verdict["reason"]) if verdict else "",
-            "seconds_spent": verdict["seconds_spent"] if verdict else None,
-        })
-    missing = [row for row in rows if not row["answered"]]
-    return render(request, "judge/review.html", {
-        "judge": judge, "session": judge.session, "phase": phase, "rows": rows,
-        "missing": missing, "answered": len(rows) - len(missing), "total": len(rows),
-        "error": error,
-    }, status=400 if error else 200)
-
-
-REASON_START_CHARS = 120
-
-
-def _start_of(reason: str) -> str:
-    """The start of a reason for the review table: its first REASON_START_CHARS characters."""
-    reason = " ".join(reason.split())
-    return reason if len(reason) <= REASON_START_CHARS else reason[:REASON_START_CHARS - 1] + "…"
+    context = review_context(session=judge.session, phase=phase, entries=judge_review(judge, phase),
+                             links=judge_links(url_id), error=error)
+    return render(request, "judge/review.html", {**context, "judge": judge},
+                  status=400 if error else 200)
 
 
 @never_cache
@@ -454,4 +339,4 @@ def card_frame(request, url_id, code):
     only where the card page itself is."""
     judge = request.judge
     _card_entry(judge, code)
-    return _frame_response(request, judge_frame(judge, code))
+    return frame_response(request, judge_frame(judge, code))

@@ -124,6 +124,15 @@ class Models:
     TaskRender: type | None = None
 
 
+def app_models() -> Models:
+    """The app's own models (migrations pass their historical ones instead)."""
+    from judging import models as app  # noqa: PLC0415 - migrations import this module with theirs
+
+    return Models(Item=app.Item, Copy=app.Copy, Review=app.Review, Finding=app.Finding,
+                  CopyRender=app.CopyRender, FindingRender=app.FindingRender, Task=app.Task,
+                  TaskRender=app.TaskRender)
+
+
 def _task_ids(models: Models, session_id: int) -> set[int]:
     return set(models.Item.objects.filter(session_id=session_id).order_by()
                .values_list("task_id", flat=True))
@@ -170,50 +179,86 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
     copy_ids, finding_ids = pending(models, session_id, key)
     batch, size = [], 0
     for task_id in pending_tasks(models, session_id, key):
-        title, statement, fmt = (models.Task.objects.filter(pk=task_id)
-                                 .values_list("title", "statement", "format")[0])
-        html = task_of(title, statement, fmt, patterns, backtracking_allowed=backtracking_allowed)
-        del statement
-        batch.append(models.TaskRender(session_id=session_id, task_id=task_id, inputs_sha256=key,
-                                       html=html))
-        size += len(html)
+        row = task_render(models, session_id, task_id, key, patterns,
+                          backtracking_allowed=backtracking_allowed)
+        batch.append(row)
+        size += len(row.html)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
             yield batch
             batch, size = [], 0
     for copy_id in copy_ids:
-        content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
-        frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
-        del content
-        reviews = [
-            {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],
-             "reason_html": inline_of(r["reason"], patterns,
-                                      backtracking_allowed=backtracking_allowed)}
-            for r in models.Review.objects.filter(
-                copy_id=copy_id, **({} if condition is None else {"condition": condition}))
-            .order_by("reviewer__position", "pk").values("pk", "reviewer_id", "verdict", "reason")
-        ]
-        row = models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
-                                frame_gzip=pack_frame(frame.document), style_hash=frame.style_hash,
-                                reviews=reviews)
-        if _has_field(models.CopyRender, "line_count"):  # since migration 0008
-            row.line_count, row.prose = frame.line_count, frame.prose
+        row, document_size = _copy_render(models, session_id, copy_id, key, patterns,
+                                           backtracking_allowed=backtracking_allowed,
+                                           condition=condition)
         batch.append(row)
-        size += len(frame.document) + sum(len(r["reason_html"]) for r in reviews)
+        size += document_size + sum(len(r["reason_html"]) for r in row.reviews)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
             yield batch
             batch, size = [], 0
     for start in range(0, len(finding_ids), BATCH_ROWS):
         chunk = finding_ids[start:start + BATCH_ROWS]
         for finding_id, text in models.Finding.objects.filter(pk__in=chunk).values_list("pk", "text"):
-            html = inline_of(text, patterns, backtracking_allowed=backtracking_allowed)
-            batch.append(models.FindingRender(session_id=session_id, finding_id=finding_id,
-                                              inputs_sha256=key, html=html))
-            size += len(html)
+            row = _finding_render(models, session_id, finding_id, text, key, patterns,
+                                  backtracking_allowed=backtracking_allowed)
+            batch.append(row)
+            size += len(row.html)
             if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
                 yield batch
                 batch, size = [], 0
     if batch:
         yield batch
+
+
+def task_render(models: Models, session_id: int, task_id: int, key: str, patterns: list[str], *,
+                backtracking_allowed: bool = False):
+    """One task's unsaved TaskRender row (an opening stores it; a host's preview of a draft only
+    shows it)."""
+    title, statement, fmt = (models.Task.objects.filter(pk=task_id)
+                             .values_list("title", "statement", "format")[0])
+    return models.TaskRender(session_id=session_id, task_id=task_id, inputs_sha256=key,
+                             html=task_of(title, statement, fmt, patterns,
+                                          backtracking_allowed=backtracking_allowed))
+
+
+def copy_render(models: Models, session_id: int, copy_id: int, key: str, patterns: list[str], *,
+                backtracking_allowed: bool = False, condition: str | None = None):
+    """One copy's unsaved CopyRender row: its frame, packed, and its reviews' reasons."""
+    return _copy_render(models, session_id, copy_id, key, patterns,
+                        backtracking_allowed=backtracking_allowed, condition=condition)[0]
+
+
+def _copy_render(models, session_id, copy_id, key, patterns, *, backtracking_allowed, condition):
+    """(the row, the frame document's length): the batches are bounded by the unpacked size."""
+    content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
+    frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
+    del content
+    reviews = [
+        {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],
+         "reason_html": inline_of(r["reason"], patterns, backtracking_allowed=backtracking_allowed)}
+        for r in models.Review.objects.filter(
+            copy_id=copy_id, **({} if condition is None else {"condition": condition}))
+        .order_by("reviewer__position", "pk").values("pk", "reviewer_id", "verdict", "reason")
+    ]
+    row = models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
+                            frame_gzip=pack_frame(frame.document), style_hash=frame.style_hash,
+                            reviews=reviews)
+    if _has_field(models.CopyRender, "line_count"):  # since migration 0008
+        row.line_count, row.prose = frame.line_count, frame.prose
+    return row, len(frame.document)
+
+
+def finding_render(models: Models, session_id: int, finding_id: int, key: str,
+                   patterns: list[str], *, backtracking_allowed: bool = False):
+    """One finding's unsaved FindingRender row."""
+    text = models.Finding.objects.filter(pk=finding_id).values_list("text", flat=True)[0]
+    return _finding_render(models, session_id, finding_id, text, key, patterns,
+                           backtracking_allowed=backtracking_allowed)
+
+
+def _finding_render(models, session_id, finding_id, text, key, patterns, *, backtracking_allowed):
+    return models.FindingRender(session_id=session_id, finding_id=finding_id, inputs_sha256=key,
+                                html=inline_of(text, patterns,
+                                               backtracking_allowed=backtracking_allowed))
 
 
 def _has_field(model, name: str) -> bool:

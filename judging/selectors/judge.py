@@ -6,7 +6,7 @@ forgets a field. Judge-facing modules (judge/) import these selectors and no oth
 """
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Q, Subquery
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import Credential, CredentialKind, Judge, JudgeStatus
 from blindjudge.errors import NotFound, Refused
+from content.vocabulary import VERDICT_LABELS
 from judging.models import (
     Assignment,
     CopyRender,
@@ -60,10 +61,6 @@ def judge_assignments(judge) -> list[dict]:
              "answered": answered.get(r["pk"], set())} for r in rows]
 
 
-# The words a judge reads for every value, one vocabulary on every judge page: the choices' own
-# words, never a stored value ("false_alarm", "confirmed", "seeded_defect").
-VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "abstain": "No verdict", "real": "Real",
-                  "false_alarm": "False alarm", "keep": "Keep my phase-1 verdict"}
 # A finding's proposed verdict, in the words of the choice it proposes.
 PROPOSED_VERDICTS = {"confirmed": "real", "refuted": "false_alarm"}
 
@@ -221,51 +218,84 @@ def judge_item(judge, code: str) -> JudgeItem:
     row = _place_row(judge, code, page_phase=phase)
     place = _place(row)
     task_html, rubric_html, finding_html = row[8] or "", row[9] or "", row[10]
-    frame_lines, frame_text_lines = _frame_lines(*row[11:13])
+    frame_lines, frame_text_lines = frame_lines_of(*row[11:13])
     draft = {"reason": row[13] or "", "seconds_spent": row[14] or 0.0, "revision": row[15] or 0}
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
-    reviewer_rows, proposed, raised_by = [], None, []
     if judge.phase1_locked_at:
-        labels = reviewer_labels(session)
-        if place.finding_id:
-            # Two columns, never the finding's row: its truth and bundle id stay in the database.
-            proposed = (Finding.objects.filter(pk=place.finding_id)
-                        .values_list("proposed_verdict", flat=True)[0])
-            # Raised in the reviews judges may see: the run's default condition only.
-            raised_by = sorted(labels[r] for r in FindingRaise.objects
-                               .filter(finding_id=place.finding_id,
-                                       condition=Subquery(Run.objects.filter(
-                                           sessions=session.pk).values("default_condition")[:1]))
-                               .order_by().values_list("reviewer_id", flat=True))
-        else:
-            # The reviews as stored at opening, in reviewer order: verdict and reason's HTML.
-            stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)
-                      .order_by().values_list("reviews", flat=True)[:1])
-            for review in (stored[0] if stored else []):
-                reviewer_rows.append(ReviewerRow(
-                    label=labels[review["reviewer"]], verdict=review["verdict"],
+        stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)
+                  .order_by().values_list("reviews", flat=True)[:1]) if not place.finding_id else []
+        material = phase2_material(session, finding_id=place.finding_id,
+                                   reviews=stored[0] if stored else [],
+                                   phase1_verdict=verdicts.get(1))
+    else:
+        material = Phase2Material()
+    return item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
+                     finding_html=finding_html, frame_lines=frame_lines,
+                     frame_text_lines=frame_text_lines, verdicts=verdicts, draft=draft,
+                     material=material)
+
+
+@dataclass(frozen=True)
+class Phase2Material:
+    """What phase 2 adds to an item: the reviewers' rows (copies), or a finding's proposed verdict
+    and who raised it; with the proposed verdict in the words of the choice it proposes."""
+    reviewer_rows: list = field(default_factory=list)
+    proposed: str | None = None
+    raised_by: list = field(default_factory=list)
+    proposed_label: str | None = None
+    proposed_disagrees: bool = False
+
+
+def phase2_material(session, *, finding_id: int | None, reviews: list,
+                    phase1_verdict: dict | None) -> Phase2Material:
+    """Phase 2's rows for an item: the stored reviews (CopyRender.reviews, as rendered at
+    opening) for a copy; for a finding its proposed verdict and the reviewers who raised it in the
+    reviews judges may see (the run's default condition only). Labels as the host chose."""
+    labels = reviewer_labels(session)
+    if finding_id:
+        # Two columns, never the finding's row: its truth and bundle id stay in the database.
+        proposed = (Finding.objects.filter(pk=finding_id)
+                    .values_list("proposed_verdict", flat=True)[0])
+        raised_by = sorted(labels[r] for r in FindingRaise.objects
+                           .filter(finding_id=finding_id,
+                                   condition=Subquery(Run.objects.filter(
+                                       sessions=session.pk).values("default_condition")[:1]))
+                           .order_by().values_list("reviewer_id", flat=True))
+        as_choice = PROPOSED_VERDICTS.get(proposed) if proposed else None
+        return Phase2Material(
+            proposed=proposed, raised_by=raised_by,
+            proposed_label=verdict_label(as_choice) if proposed else None,
+            proposed_disagrees=bool(session.mark_disagreement and as_choice
+                                    and _disagrees(as_choice, phase1_verdict)))
+    return Phase2Material(reviewer_rows=[
+        ReviewerRow(label=labels[review["reviewer"]], verdict=review["verdict"],
                     reason_html=review["reason_html"],
                     verdict_label=verdict_label(review["verdict"]),
-                    disagrees=session.mark_disagreement and _disagrees(
-                        review["verdict"], verdicts.get(1))))
-    proposed_as_choice = PROPOSED_VERDICTS.get(proposed) if proposed else None
+                    disagrees=session.mark_disagreement and _disagrees(review["verdict"],
+                                                                       phase1_verdict))
+        for review in reviews])
+
+
+def item_view(place: ItemPlace, *, phase: int, task_html: str, rubric_html: str,
+              finding_html: str | None, frame_lines: int | None, frame_text_lines: int | None,
+              verdicts: dict, draft: dict, material: Phase2Material) -> JudgeItem:
+    """The item page's view of one item at its place: what judge_item reads for a judge, and a
+    host's preview (judging.selectors.preview) for nobody."""
     return JudgeItem(
         code=place.code, position=place.position, total=place.total, phase=phase,
         previous_code=place.previous_code, next_code=place.next_code,
         finding_html=finding_html, task_html=task_html, rubric_html=rubric_html,
         verdict=verdicts.get(phase), phase1_verdict=verdicts.get(1),
-        reviewer_rows=reviewer_rows, proposed_verdict=proposed, raised_by=raised_by,
-        frame_lines=frame_lines, frame_text_lines=frame_text_lines,
+        reviewer_rows=material.reviewer_rows, proposed_verdict=material.proposed,
+        raised_by=material.raised_by, frame_lines=frame_lines, frame_text_lines=frame_text_lines,
         revision=draft["revision"], draft_reason=draft["reason"],
-        draft_seconds=draft["seconds_spent"],
-        proposed_verdict_label=verdict_label(proposed_as_choice) if proposed else None,
-        proposed_disagrees=bool(session.mark_disagreement and proposed_as_choice
-                                and _disagrees(proposed_as_choice, verdicts.get(1))),
+        draft_seconds=draft["seconds_spent"], proposed_verdict_label=material.proposed_label,
+        proposed_disagrees=material.proposed_disagrees,
     )
 
 
-def _frame_lines(line_count, prose) -> tuple[int | None, int | None]:
+def frame_lines_of(line_count, prose) -> tuple[int | None, int | None]:
     """(frame_lines, frame_text_lines) of a stored frame; none for a frame stored before rows
     (its line_count is null: its lines are not FRAME_LINE_PX high)."""
     if line_count is None:

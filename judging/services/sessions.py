@@ -26,9 +26,7 @@ from content.rules import (
 )
 from judging import audit, live, renders
 from judging.models import (
-    Copy,
     CopyRender,
-    Finding,
     FindingRender,
     Item,
     PreregAmendment,
@@ -342,12 +340,6 @@ OPEN_LEASE_SECONDS = 300
 OPEN_ATTEMPTS = 3
 
 
-def _render_models() -> renders.Models:
-    return renders.Models(Item=Item, Copy=Copy, Review=Review, Finding=Finding,
-                          CopyRender=CopyRender, FindingRender=FindingRender,
-                          Task=Task, TaskRender=TaskRender)
-
-
 def _tasks_of(session: Session):
     """The tasks of the session's items, in import order."""
     return Task.objects.filter(pk__in=session.items.values("task_id")).order_by("position")
@@ -403,7 +395,7 @@ def _render(session: Session, opener: str, key: str) -> None:
     """Render what is missing, outside any transaction; store it batch by batch, each batch in a
     short transaction of its own (other sessions' judges keep saving meanwhile)."""
     patterns = session.redaction_patterns
-    models = _render_models()
+    models = renders.app_models()
     rubric_html = renders.prose_of(session.rubric, patterns)
     instructions_html = renders.prose_of(session.instructions, patterns)
     with transaction.atomic():
@@ -428,7 +420,7 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
             raise Conflict(f"cannot open: another opening of session {session.pk} took over")
         if _inputs_of(session) != key:
             return None
-        expected = renders.expected_counts(_render_models(), session.pk)
+        expected = renders.expected_counts(renders.app_models(), session.pk)
         stored = tuple(model.objects.filter(session=session, inputs_sha256=key).count()
                        for model in (CopyRender, FindingRender, TaskRender))
         if stored != expected:

@@ -22,6 +22,8 @@
   var prefetched = {};      // url -> {page: Promise<Document>, frame: iframe|null}
   var inflight = {};        // code -> Promise of its latest save (prefetches of it wait for it)
   var unconfirmed = {};     // code -> true while its latest save is neither stored nor refused
+  var keptInPage = {};      // a host's preview: code -> {verdict, reason}, never sent anywhere
+  var KEPT_IN_PAGE = "Preview: kept on this page only, never saved.";
   var navigating = false;
 
   function remembered(key) { try { return window.localStorage.getItem(key); } catch (error) { return null; } }
@@ -43,7 +45,9 @@
       nextUrl: top.dataset.nextUrl || "", nextIsItem: top.dataset.nextIsItem === "1",
       nextFrameUrl: top.dataset.nextFrameUrl || "", previousUrl: top.dataset.previousUrl || "",
       status: form.querySelector("#autosave-status"), when: form.querySelector(".save-when"), conflict: form.querySelector(".conflict"),
-      dirty: false, timer: null, retryDelay: 0, body: null, shown: true
+      dirty: false, timer: null, retryDelay: 0, body: null, shown: true,
+      // A host's preview of the judge's pages: choices stay in this page and are never sent.
+      preview: top.dataset.preview === "1"
     };
     // Reasons alone are saved only by a server that takes them (it sends a revision).
     state.savesReasonAlone = !!form.querySelector("input[name=revision]");
@@ -89,6 +93,7 @@
   // judge has moved on.
   function save(state, options) {
     clearTimeout(state.timer);
+    if (state.preview) { keepInPage(state); return Promise.resolve(); }
     if (!canSave(state)) { return inflight[state.code] || Promise.resolve(); }
     if (state.shown) {
       stampTime(state);
@@ -176,6 +181,25 @@
     button("Load theirs", function () { reloadOnPurpose(); });
     box.hidden = false;
     keep.focus();
+  }
+  // A preview keeps the item's choice and reason in this page only (moving between items shows
+  // them again) and says so: nothing of a preview reaches the server.
+  function keepInPage(state) {
+    var checked = state.form.querySelector("input[name=verdict]:checked");
+    keptInPage[state.code] = {verdict: checked ? checked.value : "",
+                              reason: state.form.querySelector("textarea[name=reason]").value};
+    state.dirty = false;
+    say(state, KEPT_IN_PAGE);
+  }
+  function showKept(state) {
+    var kept = keptInPage[state.code];
+    if (!state.preview || !kept) { return; }
+    state.form.querySelectorAll("input[name=verdict]").forEach(function (input) {
+      input.checked = input.value === kept.verdict;
+    });
+    state.form.querySelector("textarea[name=reason]").value = kept.reason;
+    state.wasAnswered = !!kept.verdict;
+    say(state, KEPT_IN_PAGE);
   }
   function saveSoon(state) {
     state.dirty = true;
@@ -408,7 +432,7 @@
     if (state.dirty) { save(state); }
     if (direction > 0 && !state.nextIsItem) {
       navigating = true;
-      say(state, "", "Saving…");
+      if (!state.preview) { say(state, "", "Saving…"); }
       allSaved().then(function () { window.location.assign(url); });
       return;
     }
@@ -420,6 +444,7 @@
   function start() {
     current = itemState();
     var state = current;
+    showKept(state);
     state.form.addEventListener("change", function (event) {
       if (event.target.name === "verdict") { bumpProgress(state); }
       saveSoon(state);
@@ -430,6 +455,13 @@
       // Forward with the button (or Enter in a field, whose default is the forward button):
       // the same instant move as the keys; other buttons post the form as ever.
       var go = event.submitter ? event.submitter.value : "next";
+      if (state.preview) {
+        // Nothing is posted from a preview: the buttons keep the choice here and move.
+        event.preventDefault();
+        save(state);
+        if (go === "next" || go === "home") { move(1); } else if (go === "previous") { move(-1); }
+        return;
+      }
       if (go === "next" && state.nextIsItem) { event.preventDefault(); save(state); move(1); }
       else if (go === "previous" && state.previousUrl) { event.preventDefault(); save(state); move(-1); }
     });

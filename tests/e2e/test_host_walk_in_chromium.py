@@ -1,9 +1,11 @@
 """A host sets up a session in real Chromium against a real server (issue 17): import, a new
 session from the top of the run page, the blinding check's "accept all" and its redacted preview,
-the planner's number of judges, opening through the confirmation, a list of invitees refused then
-invited, the CSV of join links downloaded once (each link then used once), and the progress page
-at 1280 px, whose table fits and whose actions menu shows. axe-core (the tests' own pinned copy,
-tests/e2e/node_modules) finds no violation on any host page the walk visited.
+the planner's number of judges, a preview of the judge's pages in both phases (keys recorded in
+the page only: no request but GETs, no socket, no row), opening through the confirmation, a list
+of invitees refused then invited, the CSV of join links downloaded once (each link then used
+once), and the progress page at 1280 px, whose table fits and whose actions menu shows. axe-core
+(the tests' own pinned copy, tests/e2e/node_modules) finds no violation on any host page the walk
+visited, the previewed judge pages among them.
 
 One test, so one server for the module.
 """
@@ -17,7 +19,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from accounts.models import Judge
 from judging.demo import demo_bundle
+from judging.models import ItemDraft
 from tests.worlds import a_host
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -107,8 +111,43 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     expect(page.get_by_text("Instructions saved.")).to_be_visible()
     seen()
 
-    # Opening: the confirmation lists what freezes; then the next step is inviting.
+    # Preview as a judge, in the draft: the judge's own pages, both phases; keys record a choice
+    # in the page only. Not one request but GETs leaves the page, no socket opens, no row is made.
     page.get_by_role("link", name="Overview", exact=True).click()
+    sent, sockets = [], []
+    page.on("request", lambda request: sent.append((request.method, request.url)))
+    page.on("websocket", lambda socket: sockets.append(socket.url))
+    page.get_by_role("link", name="Preview as a judge").click()
+    expect(page.get_by_text("Preview as a judge, phase 1.")).to_be_visible()
+    expect(page.get_by_role("heading", name="You are in")).to_be_visible()
+    seen()
+    page.get_by_role("link", name="Start judging").click()
+    expect(page.locator(".items li")).to_have_count(4)
+    page.get_by_role("link", name="Start", exact=True).click()
+    first_code = page.locator("h1 .code").inner_text()
+    seen()
+    page.locator("body").press("2")  # one key per decision: recorded (here), next item shown
+    expect(page.locator("h1 .code")).not_to_have_text(first_code)
+    expect(page.locator(".answered-text")).to_have_text("1 of 4 answered")
+    page.locator("body").press("k")
+    expect(page.locator("h1 .code")).to_have_text(first_code)
+    expect(page.locator("input[name=verdict][value=fail]")).to_be_checked()
+    expect(page.locator("#autosave-status")).to_have_text("Preview: kept on this page only, never saved.")
+    page.get_by_role("link", name="Show phase 2").click()
+    page.get_by_role("link", name="Start", exact=True).click()
+    expect(page.get_by_role("heading", name="What the model reviewers said")).to_be_visible()
+    expect(page.locator("input[name=verdict]:checked")).to_have_count(0)  # nothing preselected
+    seen()
+    page.locator("body").press("3")
+    expect(page.locator(".answered-text")).to_have_text("1 of 4 answered")
+    page.get_by_role("link", name="Leave the preview").click()
+    expect(page.locator("h1 .state")).to_have_text("draft")
+    assert [request for request in sent if request[0] != "GET"] == []
+    assert sockets == []
+    assert Judge.objects.filter(session_id=session_id).count() == 0
+    assert ItemDraft.objects.filter(assignment__judge__session_id=session_id).count() == 0
+
+    # Opening: the confirmation lists what freezes; then the next step is inviting.
     page.get_by_role("link", name="Open the session…").click()
     expect(page.get_by_role("heading", name="Frozen for good")).to_be_visible()
     expect(page.locator("#frozen-parts")).to_contain_text("the redactions (")
@@ -193,5 +232,5 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
                                       storage_state=context.storage_state())
     violations = [v for url in dict.fromkeys(visited) for v in _axe_violations(axe_context, url)]
     axe_context.close()
-    assert len(dict.fromkeys(visited)) >= 8
+    assert len(dict.fromkeys(visited)) >= 11
     assert violations == []

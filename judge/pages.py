@@ -1,0 +1,182 @@
+"""The judge's pages as contexts for their templates, built the same way for a judge (judge/views.py)
+and for a host's preview of them (judge/preview.py): what differs is where the pages link to
+(`PageLinks`) and who the figures are of, never how a page is put together.
+"""
+
+import gzip
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.http import HttpResponse
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+
+from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX
+from content.instructions import mark_meanings, time_estimate, verdict_keys
+from judging.models import SessionKind
+from judging.selectors.judge import JudgeItem, JudgeProgress, verdict_label
+from judging.services import KEEP, text_limit, verdict_values
+
+# "gzip" among the encodings a client takes, unless it gives it q=0.
+ACCEPTS_GZIP = re.compile(r"(?:^|,)\s*gzip\s*(?:,|$|;\s*q\s*=\s*(?!0(?:\.0{0,3})?\s*(?:,|$)))", re.I)
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    """Where a judge's pages link to: the judge's own URLs, or a host's preview of them."""
+    home: str
+    instructions: str
+    review: str
+    item: Callable[[str], str]
+    frame: Callable[[str], str]
+
+
+def judge_links(url_id: str) -> PageLinks:
+    return PageLinks(
+        home=reverse("judge_home", kwargs={"url_id": url_id}),
+        instructions=reverse("judge_instructions", kwargs={"url_id": url_id}),
+        review=reverse("judge_lock", kwargs={"url_id": url_id}),
+        item=lambda code: reverse("judge_item", kwargs={"url_id": url_id, "code": code}),
+        frame=lambda code: reverse("judge_frame", kwargs={"url_id": url_id, "code": code}),
+    )
+
+
+def verdict_choices(session, phase):
+    """(value, label, key) of each choice: 1 and 2 the verdicts, 3 "keep" in phase 2 (`j`/`k`
+    move between items, so no letter is a choice)."""
+    values = list(verdict_values(session.kind))
+    if phase == 2:
+        values.append(KEEP)
+    return [(value, verdict_label(value), str(index + 1)) for index, value in enumerate(values)]
+
+
+def items_context(*, session, phase, assignments, links: PageLinks) -> dict:
+    """The items page (judge/session.html): the codes in order with their links, what is answered
+    in the phase, where to go on."""
+    rows = [{**a, "url": links.item(a["code"])} for a in assignments]
+    answered = sum(1 for a in assignments if phase in a["answered"]) if phase else len(assignments)
+    continue_code = None
+    if phase:
+        continue_code = next((a["code"] for a in assignments if phase not in a["answered"]),
+                             assignments[0]["code"] if assignments else None)
+    return {
+        "session": session, "phase": phase, "assignments": rows, "answered": answered,
+        "total": len(assignments), "links": links,
+        "continue_url": links.item(continue_code) if continue_code else None,
+        "can_lock": phase is not None and answered == len(assignments),
+    }
+
+
+def item_context(request, *, session, view: JudgeItem, links: PageLinks, progress: JudgeProgress,
+                 read_only_reason: str | None, live_phase: int | None, can_answer: bool,
+                 error=None, posted=None) -> dict:
+    """The item page's context: the contract templates/judge/item.html renders.
+
+    one_key: a verdict key records and shows the next item (the session's advance_on_key);
+    read_only / read_only_reason: nothing can be saved (both phases locked, or the session not
+    open) and why; can_answer: the form takes choices (an open session, or a preview); revision:
+    the item's save number, sent back with every save (a save from a tab that missed another's
+    answers 409 {"error": "changed_elsewhere", "message", "saved": false, "verdict", "reason",
+    "revision"}; `overwrite=1` saves anyway); a save answers {"saved": true, "revision",
+    "saved_at"}; a save with an empty verdict stores the reason alone. progress: answered, total,
+    median_seconds, remaining_seconds (the judge's own median x items left; None before 2
+    answers). phase1_reason / phase1_verdict_label: the judge's own phase-1 answer. next_url,
+    previous_url, review_url, next_frame_url (None at the ends). mark_disagreement, and on
+    item.reviewer_rows `verdict_label` and `disagrees`; item.proposed_verdict_label and
+    item.proposed_disagrees for findings. choices: (value, label, key) with keys 1, 2 (3: keep).
+    """
+    current = view.verdict or {}
+    stored_reason = current.get("reason", "") if view.verdict else view.draft_reason
+    return {
+        "session": session, "item": view, "error": error, "links": links,
+        "task_html": view.task_html, "rubric_html": view.rubric_html,
+        "choices": verdict_choices(session, view.phase),
+        "reason_limit": f"{text_limit('reason'):,}",
+        "chosen": (posted.get("verdict") if posted else None) or (
+            KEEP if current.get("kept") else current.get("value")),
+        "reason": posted.get("reason", "") if posted else stored_reason,
+        "seconds_spent": current.get("seconds_spent", 0) if view.verdict else view.draft_seconds,
+        "is_findings": session.kind == SessionKind.FINDINGS,
+        "open": can_answer,
+        "live_phase": live_phase,
+        "frame_url": links.frame(view.code),
+        "one_key": session.advance_on_key,
+        "read_only": read_only_reason is not None,
+        "read_only_reason": read_only_reason,
+        "revision": view.revision,
+        "progress": {"answered": progress.answered, "total": progress.total,
+                     "median_seconds": progress.median_seconds,
+                     "remaining_seconds": progress.remaining_seconds},
+        "phase1_reason": (view.phase1_verdict or {}).get("reason", ""),
+        "phase1_verdict_label": verdict_label((view.phase1_verdict or {}).get("value")),
+        "next_url": links.item(view.next_code) if view.next_code else None,
+        "previous_url": links.item(view.previous_code) if view.previous_code else None,
+        "review_url": links.review,
+        "next_frame_url": links.frame(view.next_code) if view.next_code else None,
+        "mark_disagreement": session.mark_disagreement,
+        # The frame's rows are this high (content.rendering): the page sizes the frame from
+        # item.frame_lines with them, so the page scrolls and not a box inside it.
+        "frame_line_px": FRAME_LINE_PX, "frame_pad_px": FRAME_PAD_PX,
+    }
+
+
+REASON_START_CHARS = 120
+
+
+def start_of(reason: str) -> str:
+    """The start of a reason for the review table: its first REASON_START_CHARS characters."""
+    reason = " ".join(reason.split())
+    return reason if len(reason) <= REASON_START_CHARS else reason[:REASON_START_CHARS - 1] + "…"
+
+
+def review_context(*, session, phase, entries, links: PageLinks, error=None) -> dict:
+    """The review before a lock (judge/review.html): every item in order with its verdict of the
+    phase (entries from judge_review), unanswered ones listed first."""
+    rows = []
+    for entry in entries:
+        verdict = entry["verdict"]
+        rows.append({
+            "code": entry["code"], "position": entry["position"], "answered": verdict is not None,
+            "url": links.item(entry["code"]),
+            "verdict_label": (verdict_label(KEEP) + f" ({verdict_label(verdict['value'])})"
+                              if verdict and verdict["kept"] else
+                              verdict_label(verdict["value"]) if verdict else "No verdict yet"),
+            "reason_start": start_of(verdict["reason"]) if verdict else "",
+            "seconds_spent": verdict["seconds_spent"] if verdict else None,
+        })
+    missing = [row for row in rows if not row["answered"]]
+    return {"session": session, "phase": phase, "rows": rows, "missing": missing,
+            "answered": len(rows) - len(missing), "total": len(rows), "error": error,
+            "links": links}
+
+
+def instructions_context(*, session, shown, links) -> dict:
+    """The instructions page of a judge, or of a host's preview: the host's text as judges get it
+    and what the product says itself."""
+    return {
+        "session": session, "instructions_html": shown.instructions_html, "links": links,
+        "estimate": time_estimate(shown.items, shown.minutes_per_item),
+        "verdict_keys": verdict_keys(shown.kind), "marks": mark_meanings(),
+        "phase": shown.phase,
+        # Issue 16's one-key setting (a verdict key records and moves on) where the session has it.
+        "one_key": session.advance_on_key,
+    }
+
+
+def frame_response(request, stored):
+    """The stored frame bytes with the frame's headers: its CSP (sandbox, the style block's hash),
+    no referrer, same-origin only. Shared by the judging frame and the scorecard's copy frame."""
+    # Stored compressed at opening; sent as stored to every client that takes gzip (every
+    # browser), decompressed only for one that does not.
+    if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
+        response = HttpResponse(stored.gzipped, content_type="text/html; charset=utf-8")
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(gzip.decompress(stored.gzipped),
+                                content_type="text/html; charset=utf-8")
+    patch_vary_headers(response, ["Accept-Encoding"])
+    response["Content-Security-Policy"] = stored.csp
+    response["Referrer-Policy"] = "no-referrer"
+    response["Cross-Origin-Resource-Policy"] = "same-origin"
+    return response

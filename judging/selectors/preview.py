@@ -1,0 +1,170 @@
+"""What a host's preview of a session shows as a judge would see it: nobody's pages, stored for
+nobody.
+
+A preview is a draw (a seed in its URL: the same order and codes on every page of one preview,
+another with each new preview) of the session's items, shown through the judge's own views
+(judging.selectors.judge's `item_view` and `phase2_material`). It reads the texts an opening
+stored when the session is open, and renders them with the opening's own functions
+(judging.renders) when it is a draft, keeping the result nowhere. Nothing here writes a row.
+
+Like the judge selectors, no query here reads a builder, a family, a copy's bundle id, a truth
+label or a defect note: a preview shows exactly what a judge would, and the leak canaries check
+its pages as they check a judge's (tests/judge/test_preview.py).
+"""
+
+import re
+from dataclasses import dataclass
+
+from blindjudge.errors import NotFound
+from content.draws import Draws, draw_item_codes, draw_order, draw_order_by_task
+from judging import renders
+from judging.models import (
+    CopyRender,
+    FindingRender,
+    Item,
+    Session,
+    SessionRender,
+    SessionState,
+    TaskRender,
+)
+from judging.selectors.judge import (
+    ItemPlace,
+    JudgeInstructions,
+    JudgeItem,
+    Phase2Material,
+    StoredFrame,
+    frame_lines_of,
+    item_view,
+    phase2_material,
+)
+
+# What may be previewed: a draft (rendered on the fly) and an open session (as stored). A closed
+# or revealed session's judges have seen it already; the host reads the report.
+PREVIEW_STATES = (SessionState.DRAFT, SessionState.OPEN)
+# A preview's seed in its URL: 16 hex digits (64 bits), drawn by the view that starts a preview.
+PREVIEW_SEED = re.compile(r"^[0-9a-f]{16}$")
+NO_DRAFT = {"reason": "", "seconds_spent": 0.0, "revision": 0}
+
+
+def preview_session(host, session_id: int) -> Session:
+    """The host's own session, if it can be previewed; NotFound (404) otherwise: another host's
+    session is the same 404 as one that does not exist."""
+    session = (Session.objects.select_related("run")
+               .defer("protocol", "run__manifest", "run__request_keys")
+               .filter(pk=session_id, run__host=host, state__in=PREVIEW_STATES).first())
+    if session is None:
+        raise NotFound("no such session to preview")
+    return session
+
+
+@dataclass(frozen=True)
+class PreviewSlot:
+    code: str
+    position: int
+    item_id: int
+    copy_id: int
+    finding_id: int | None
+    task_id: int
+
+
+def preview_slots(session: Session, seed: str) -> list[PreviewSlot]:
+    """The preview's items in its drawn order, with their codes: drawn as a judge's are
+    (content.draws: an HMAC order, interleaving tasks in a by-task session, and codes from the
+    judge's alphabet), seeded by the preview's seed. Where the session gives each judge fewer
+    items than it has, the preview shows that many, the first of its order."""
+    if not PREVIEW_SEED.match(seed or ""):
+        raise NotFound("no such preview")
+    rows = {str(r["pk"]): r for r in Item.objects.filter(session=session).order_by()
+            .values("pk", "copy_id", "finding_id", "task_id")}
+    draws = Draws(seed * 4)
+    order_seed = draws.hex("preview:order")
+    if session.by_task:
+        ordered = draw_order_by_task(order_seed, {key: str(r["task_id"]) for key, r in rows.items()})
+    else:
+        ordered = draw_order(order_seed, list(rows))
+    if session.items_per_judge and session.items_per_judge < len(ordered):
+        ordered = ordered[:session.items_per_judge]
+    codes = draw_item_codes(draws, "preview:codes", len(ordered))
+    return [PreviewSlot(code=code, position=position, item_id=rows[key]["pk"],
+                        copy_id=rows[key]["copy_id"], finding_id=rows[key]["finding_id"],
+                        task_id=rows[key]["task_id"])
+            for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)]
+
+
+def _slot(slots: list[PreviewSlot], code: str) -> PreviewSlot:
+    for slot in slots:
+        if slot.code == code:
+            return slot
+    raise NotFound("no such item")
+
+
+def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeItem:
+    """The item page's view of one preview item, in the phase previewed, with no verdict, draft
+    or revision (nothing of a preview is ever stored)."""
+    slots = preview_slots(session, seed)
+    slot = _slot(slots, code)
+    index = slot.position - 1
+    place = ItemPlace(assignment_id=0, code=slot.code, position=slot.position, total=len(slots),
+                      previous_code=slots[index - 1].code if index > 0 else None,
+                      next_code=slots[index + 1].code if index + 1 < len(slots) else None,
+                      copy_id=slot.copy_id, finding_id=slot.finding_id)
+    # An open session's texts as its opening stored them; a draft's as its opening would.
+    patterns, models = session.redaction_patterns, renders.app_models()
+    if session.state == SessionState.OPEN:
+        task_html = (TaskRender.objects.filter(session=session, task_id=slot.task_id)
+                     .values_list("html", flat=True).first()) or ""
+        rubric_html = (SessionRender.objects.filter(session=session)
+                       .values_list("rubric_html", flat=True).first()) or ""
+        finding_html = (FindingRender.objects.filter(session=session, finding_id=slot.finding_id)
+                        .values_list("html", flat=True).first()) if slot.finding_id else None
+        line_count, prose, reviews = (CopyRender.objects.filter(session=session, copy_id=slot.copy_id)
+                                      .values_list("line_count", "prose", "reviews").first()
+                                      or (None, False, []))
+    else:
+        task_html = renders.task_render(models, session.pk, slot.task_id, "", patterns).html
+        rubric_html = renders.prose_of(session.rubric, patterns)
+        finding_html = (renders.finding_render(models, session.pk, slot.finding_id, "",
+                                               patterns).html if slot.finding_id else None)
+        fresh = renders.copy_render(models, session.pk, slot.copy_id, "", patterns,
+                                    condition=session.run.default_condition)
+        line_count, prose, reviews = fresh.line_count, fresh.prose, fresh.reviews
+    frame_lines, frame_text_lines = frame_lines_of(line_count, prose)
+    material = (phase2_material(session, finding_id=slot.finding_id,
+                                reviews=[] if slot.finding_id else reviews, phase1_verdict=None)
+                if phase == 2 else Phase2Material())
+    return item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
+                     finding_html=finding_html, frame_lines=frame_lines,
+                     frame_text_lines=frame_text_lines, verdicts={}, draft=NO_DRAFT,
+                     material=material)
+
+
+def preview_frame(session: Session, seed: str, code: str) -> StoredFrame:
+    """The copy frame behind a preview code: the stored bytes of an open session, or for a draft
+    the frame its opening would store, rendered now and kept nowhere."""
+    slot = _slot(preview_slots(session, seed), code)
+    if session.state == SessionState.OPEN:
+        row = (CopyRender.objects.filter(session=session, copy_id=slot.copy_id)
+               .values_list("frame_gzip", "style_hash").first())
+        if row is None:
+            raise NotFound("no such item")
+        gzipped, style_hash = bytes(row[0]), row[1]
+    else:
+        fresh = renders.copy_render(renders.app_models(), session.pk, slot.copy_id, "",
+                                    session.redaction_patterns,
+                                    condition=session.run.default_condition)
+        gzipped, style_hash = bytes(fresh.frame_gzip), fresh.style_hash
+    return StoredFrame(gzipped=gzipped, csp=renders.frame_csp(style_hash))
+
+
+def preview_instructions(session: Session, seed: str, phase: int) -> JudgeInstructions:
+    """The instructions page's figures for a preview: the host's text as judges get it (stored,
+    or rendered as the opening will) and the preview's own item count."""
+    if session.state == SessionState.OPEN:
+        html = (SessionRender.objects.filter(session=session)
+                .values_list("instructions_html", flat=True).first()) or ""
+    else:
+        html = renders.prose_of(session.instructions, session.redaction_patterns)
+    return JudgeInstructions(instructions_html=html, items=len(preview_slots(session, seed)),
+                             minutes_per_item=session.minutes_per_item, kind=session.kind,
+                             phase=phase)
+
