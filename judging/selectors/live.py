@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Judge
 from judging.live import STALE_SECONDS
-from judging.models import LiveSocket, Session, Verdict
+from judging.models import ItemDraft, LiveSocket, Session, Verdict
 
 
 def _sockets_connected_now():
@@ -20,16 +20,20 @@ def _sockets_connected_now():
 
 
 def last_activity():
-    """An annotation: a judge's latest sign of life, the newest of joining, a verdict or draft
-    saved, a phase locked and a socket's ping (each NULL one counts as the joining, so the
-    greatest is the same on SQLite, whose MAX() is NULL with any NULL, and PostgreSQL)."""
+    """An annotation: a judge's latest act, the newest of joining, a page opened (its socket
+    opened), a verdict or a reason-only draft saved, and a phase locked. A socket's pings are not
+    acts: an idle tab left open pings all day. (Each NULL counts as the joining, so the greatest
+    is the same on SQLite, whose MAX() is NULL with any NULL, and PostgreSQL.)"""
     joined = F("joined_at")
     latest_verdict = (Verdict.objects.filter(assignment__judge=OuterRef("pk")).order_by()
                       .values("assignment__judge").annotate(at=Max("updated_at")).values("at"))
-    latest_ping = (LiveSocket.objects.filter(judge=OuterRef("pk")).order_by()
-                   .values("judge").annotate(at=Max("seen_at")).values("at"))
+    latest_draft = (ItemDraft.objects.filter(assignment__judge=OuterRef("pk")).order_by()
+                    .values("assignment__judge").annotate(at=Max("updated_at")).values("at"))
+    latest_page = (LiveSocket.objects.filter(judge=OuterRef("pk")).order_by()
+                   .values("judge").annotate(at=Max("opened_at")).values("at"))
     return Greatest(joined, Coalesce(Subquery(latest_verdict), joined),
-                    Coalesce(Subquery(latest_ping), joined),
+                    Coalesce(Subquery(latest_draft), joined),
+                    Coalesce(Subquery(latest_page), joined),
                     Coalesce("phase1_locked_at", joined), Coalesce("phase2_locked_at", joined))
 
 
