@@ -152,7 +152,8 @@ def session_create(
     items_per_judge: int | None = None, guests_allowed: bool = False,
     guest_cap=DEFAULT_GUEST_CAP, reviewer_display: str = ReviewerDisplay.LETTERS,
     scorecards: bool = False, draw_seed: str = "", by_task: bool = False,
-    advance_on_key: bool = True, mark_disagreement: bool = False,
+    advance_on_key: bool = True, mark_disagreement: bool = False, instructions: str = "",
+    minutes_per_item: int = DEFAULT_MINUTES_PER_ITEM,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -171,7 +172,9 @@ def session_create(
     do nothing but override items per judge).
     `advance_on_key` (judging speed, outside the protocol): a verdict key records the verdict and
     shows the next item. `mark_disagreement` (a treatment, frozen with the protocol): phase-2
-    reviewer rows that disagree with the judge's phase-1 verdict are marked.
+    reviewer rows that disagree with the judge's phase-1 verdict are marked. `instructions` (the
+    host's markdown to judges) and `minutes_per_item` (their time estimate) as the draft's edits
+    check them.
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -183,6 +186,8 @@ def session_create(
         except ValueError:
             raise Invalid("draw seed: expected 64 hexadecimal characters") from None
     rubric = checked_text(rubric, field="rubric")
+    instructions = checked_text(instructions, field="instructions")
+    minutes_per_item = _checked_minutes_per_item(minutes_per_item)
     preregistration = _checked_preregistration(preregistration, run)
     if kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
@@ -204,7 +209,8 @@ def session_create(
             items_per_judge=items_per_judge, by_task=by_task, guest_cap=guest_cap,
             reviewer_display=reviewer_display, scorecards=scorecards, draw_seed=draw_seed,
             allocation_seed=draws.hex("allocation"), advance_on_key=bool(advance_on_key),
-            mark_disagreement=bool(mark_disagreement),
+            mark_disagreement=bool(mark_disagreement), instructions=instructions,
+            minutes_per_item=minutes_per_item,
         )
         Item.objects.bulk_create(
             Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, key=key)

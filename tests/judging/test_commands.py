@@ -283,6 +283,35 @@ def test_create_session_with_every_flag(host, tmp_path):
     assert guest.judge.assignments.count() == 4
 
 
+def test_create_session_takes_the_instructions_and_the_judging_settings(run, tmp_path):
+    instructions = write(tmp_path, "instructions.md", "Read **every** copy to the end.\r\n")
+    result = call_json("create_session", str(run.pk), "--kind", "copies", "--instructions",
+                       instructions, "--minutes-per-item", "7", "--pick-then-save",
+                       "--mark-disagreement")
+    session = Session.objects.get(pk=result["session"])
+    assert (session.instructions, session.minutes_per_item, session.advance_on_key,
+            session.mark_disagreement) == ("Read **every** copy to the end.\n", 7, False, True)
+    session_open(session=session, actor="test")
+    session.refresh_from_db()
+    assert session.protocol["instructions"] == "Read **every** copy to the end.\n"
+    assert session.protocol["minutes_per_item"] == 7
+    # The defaults: no instructions, 3 minutes an item, one key per decision, nothing marked.
+    plain = Session.objects.get(pk=call_json("create_session", str(run.pk), "--kind",
+                                             "copies")["session"])
+    assert (plain.instructions, plain.minutes_per_item, plain.advance_on_key,
+            plain.mark_disagreement) == ("", 3, True, False)
+
+
+@override_settings(BLINDJUDGE_MAX_RUBRIC_CHARS=20)  # the instructions' limit too
+def test_create_session_refuses_bad_instructions_and_creates_nothing(run, tmp_path):
+    long = write(tmp_path, "long.md", "x" * 21)
+    assert refused("create_session", str(run.pk), "--kind", "copies", "--instructions", long) == (
+        "instructions: limited to 20 characters (this one has 21)")
+    assert refused("create_session", str(run.pk), "--kind", "copies", "--minutes-per-item",
+                   "0").startswith("minutes per item: ")
+    assert not Session.objects.exists()
+
+
 def test_create_session_plain_output_prints_the_guest_code(run):
     lines = call("create_session", str(run.pk), "--kind", "findings", "--guests").splitlines()
     session = Session.objects.get()

@@ -3,6 +3,7 @@ from blindjudge.links import guest_page
 from judging.management.lookups import get_run
 from judging.models import ReviewerDisplay
 from judging.services import session_create
+from judging.services.sessions import DEFAULT_MINUTES_PER_ITEM
 
 
 class Command(HostCommand):
@@ -29,13 +30,27 @@ class Command(HostCommand):
                                  "reviewer shares a model or family with a builder)")
         parser.add_argument("--scorecards", action="store_true",
                             help="judges see their own scorecard after the reveal")
+        parser.add_argument("--instructions", metavar="FILE",
+                            help="the instructions judges read before they start (markdown file; "
+                                 "frozen with the protocol at opening)")
+        parser.add_argument("--minutes-per-item", type=int, metavar="N",
+                            default=DEFAULT_MINUTES_PER_ITEM,
+                            help="the judges' time estimate per item (default: "
+                                 f"{DEFAULT_MINUTES_PER_ITEM})")
+        parser.add_argument("--pick-then-save", action="store_true",
+                            help="a verdict key picks the verdict and the judge saves it (default: "
+                                 "one key per decision, recorded and on to the next item)")
+        parser.add_argument("--mark-disagreement", action="store_true",
+                            help="phase 2 marks the reviewers' rows that differ from the judge's "
+                                 "phase-1 verdict (a treatment, frozen with the protocol)")
         parser.add_argument("--draw-seed", metavar="HEX", default="",
                             help="pin every draw to this 64-hex seed (reproducible demos and "
                                  "audits); default: the OS CSPRNG")
 
     def run(self, *, run, kind, rubric=None, prereg=None, items_per_judge=None, guests=False,
             guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,
-            **options):
+            instructions=None, minutes_per_item=DEFAULT_MINUTES_PER_ITEM, pick_then_save=False,
+            mark_disagreement=False, **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -44,6 +59,9 @@ class Command(HostCommand):
             **({} if guest_cap is None else {"guest_cap": guest_cap}),
             reviewer_display=ReviewerDisplay.NAMES if reviewer_names else ReviewerDisplay.LETTERS,
             scorecards=scorecards, draw_seed=draw_seed, by_task=by_task,
+            instructions=read_text_file(instructions, "--instructions") if instructions else "",
+            minutes_per_item=minutes_per_item, advance_on_key=not pick_then_save,
+            mark_disagreement=mark_disagreement,
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
