@@ -602,7 +602,9 @@ def fill_host_route(route, run, session, judge):
     invitation = getattr(judge, "invitation", None)  # the invitation the judge came by, if any
     values = {"run_id": str(run.pk), "session_id": str(session.pk), "number": str(judge.number),
               "position": "0", "fmt": "json",
-              "invitation_id": str(invitation.pk if invitation is not None else judge.pk)}
+              "invitation_id": str(invitation.pk if invitation is not None else judge.pk),
+              # A host's preview of the judge's pages (judge/preview.py): a draw, a phase, a code.
+              "seed": "0123456789abcdef", "phase": "1", "code": "ACDE"}
     return route.fill({p: values[p] for p in route.params})
 
 
