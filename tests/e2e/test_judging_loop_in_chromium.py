@@ -226,6 +226,11 @@ def test_a_judge_on_a_phone_taps_through_both_phases_with_the_bar_in_view(e2e_se
             expect(page.locator("h1 .code")).to_have_text(code)
             assert _shown(page)[1] == f"Item {position} of 8 · phase {phase}"
             _bar_fits(page)
+            if phase == 2:  # what is new comes first: the reviewers' rows in the first screen
+                heading = page.get_by_role("heading", name="What the model reviewers said")
+                top = heading.bounding_box()
+                assert top["y"] + top["height"] <= page.locator("#verdict-form").bounding_box()["y"], (
+                    position, top)
             label = "Fail" if position % 2 else ("Keep my phase-1 verdict" if phase == 2 else "Pass")
             page.get_by_role("radio", name=re.compile(f"^{label}")).tap()
             if position == 1:  # the others are saved by "Save and next" without waiting
