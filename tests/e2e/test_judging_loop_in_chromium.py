@@ -415,7 +415,9 @@ def test_every_judge_page_template_passes_axe_core_in_light_and_dark_and_is_phot
     check("review-phase-1", f"/s/{session.url_id}/lock/", photograph=True)
     phase_lock(judge=judge, phase=1)
     check("item-phase-2", f"/s/{session.url_id}/i/{order[0]}/", photograph=True)
-    answer_all(judge, 2, KEEP, lock=True)
+    answer_all(judge, 2, KEEP)
+    check("review-phase-2", f"/s/{session.url_id}/lock/", photograph=True)
+    phase_lock(judge=judge, phase=2)
     check("done", f"/s/{session.url_id}/")
     advance(session, "revealed")
     check("scorecard", f"/s/{session.url_id}/scorecard/")
@@ -428,9 +430,8 @@ def test_every_judge_page_template_passes_axe_core_in_light_and_dark_and_is_phot
 
 
 def _photograph(page, name: str, scheme: str):
-    """The page at 1440 px and at 390 px (light), and at 1440 px (dark): saved, not compared."""
-    widths = [WIDE, PHONE] if scheme == "light" else [WIDE]
-    for viewport in widths:
+    """The page at 1440 px and at 390 px, light and dark: saved, not compared."""
+    for viewport in (WIDE, PHONE):
         page.set_viewport_size(viewport)
         page.wait_for_timeout(100)  # the bar's height is measured after a resize
         path = ARTIFACTS / f"judge-{name}-{viewport['width']}-{scheme}.png"
