@@ -134,6 +134,7 @@
     if (response.status < 500) { delete unconfirmed[state.code]; }
     if (response.ok && data && data.saved === true) {
       state.retryDelay = 0;
+      state.lastSaved = data;
       if (typeof data.revision === "number") {
         state.body.set("revision", String(data.revision));
         var field = state.form.querySelector("input[name=revision]");
@@ -141,7 +142,10 @@
       }
       state.body.delete("overwrite");
       if (state.shown) { say(state, "Draft saved.", savedAt(data)); state.conflict.hidden = true; }
-      else if (backgroundStatus.textContent.indexOf("Item " + state.code + ":") === 0) { say(state, ""); }
+      else {
+        if (backgroundStatus.textContent.indexOf("Item " + state.code + ":") === 0) { say(state, ""); }
+        confirmLeftBehind(state, data);
+      }
       return;
     }
     if (response.status >= 500) {
@@ -163,6 +167,12 @@
       try { window.sessionStorage.setItem(NOTICE_KEY, message); } catch (error) { /* private mode */ }
       setTimeout(function () { reloadOnPurpose(); }, 1500);
     }
+  }
+  // A save of an item the judge has moved on from (one key per decision moves at once) is
+  // confirmed in the bar of the item shown, while that item has nothing of its own to say.
+  function confirmLeftBehind(state, data) {
+    if (!current || current === state || current.status.textContent || current.when.textContent) { return; }
+    current.status.textContent = "Item " + state.code + " saved (" + savedAt(data) + ").";
   }
   // Another tab saved this item since this page was fetched: the judge chooses which stays.
   function showConflict(state) {
@@ -413,6 +423,8 @@
     var after = shownAnswered();
     if (before !== null && after !== null && before > after) { showProgress(before - after); }
     if (url) { current.url = new URL(url, window.location.href).pathname; }
+    // Its save may have been stored before this item came in (its answer then went to its own bar).
+    if (leaving.lastSaved && !unconfirmed[leaving.code]) { confirmLeftBehind(leaving, leaving.lastSaved); }
     window.scrollTo(0, 0);
     current.top.querySelector("h1").focus({preventScroll: true});
     announceShown(frame);

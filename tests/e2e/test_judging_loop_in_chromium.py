@@ -144,6 +144,9 @@ def test_a_keyboard_only_judge_decides_each_item_with_one_key_through_both_locks
                 assert _focus(page)["tag"] == "h1"  # on the new item, never in a radio group
                 if position == 1:
                     expect(page.locator("#task-panel")).not_to_have_attribute("open", "")
+                    # The item left behind is confirmed stored where the judge looks: the bar.
+                    expect(page.locator("#autosave-status")).to_have_text(
+                        re.compile(rf"^Item {code} saved \(\d\d:\d\d\)\.$"))
             else:
                 with page.expect_navigation():
                     page.keyboard.press(key)
