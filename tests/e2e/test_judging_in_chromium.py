@@ -225,6 +225,10 @@ def test_findings_drafts_autosave_and_the_finding_text_stays_inert(e2e_server, o
     draft = Verdict.objects.get(assignment__code=code, phase=1)
     assert (draft.value, draft.locked) == ("false_alarm", False)
     assert draft.seconds_spent > 0
+    # Stored is not yet answered: until that save's answer reaches the page, the page would ask
+    # before a reload (its guard against losing a save), so wait until it says when it was saved.
+    expect(page.locator("#autosave-status")).to_have_text("Draft saved.")
+    expect(page.locator(".save-when")).to_have_text(re.compile(r"^\d\d:\d\d$"))
 
     page.reload()
     expect(page.locator("h1 .code")).to_have_text(code)
