@@ -71,17 +71,15 @@ def _previewed(view):
         session = preview_session(request.host, session_id)
         if phase not in PHASES or not PREVIEW_SEED.match(seed):
             raise Http404("no such preview")
-        request.preview = {"session": session, "seed": seed, "phase": phase,
-                           "links": _links(session_id, seed, phase),
+        request.preview = {"links": _links(session_id, seed, phase),
                            "banner": _banner(session, seed, phase)}
         return view(request, session, seed, phase, **kwargs)
 
     return guarded
 
 
-def _page(request, template, context, status=200):
-    shown = request.preview
-    return render(request, template, {**context, "preview": shown["banner"]}, status=status)
+def _page(request, template, context):
+    return render(request, template, {**context, "preview": request.preview["banner"]})
 
 
 @never_cache
