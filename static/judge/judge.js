@@ -169,9 +169,11 @@
     }
   }
   // A save of an item the judge has moved on from (one key per decision moves at once) is
-  // confirmed in the bar of the item shown, while that item has nothing of its own to say.
+  // confirmed in the bar of the item shown, while that item has nothing of its own to say: not
+  // while a change of it waits for its save, whose answer is what the bar is about to give.
   function confirmLeftBehind(state, data) {
-    if (!current || current === state || current.status.textContent || current.when.textContent) { return; }
+    if (!current || current === state || current.dirty || current.status.textContent ||
+        current.when.textContent) { return; }
     current.status.textContent = "Item " + state.code + " saved (" + savedAt(data) + ").";
   }
   // Another tab saved this item since this page was fetched: the judge chooses which stays.

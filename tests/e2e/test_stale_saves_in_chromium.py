@@ -28,6 +28,17 @@ from tests.worlds import a_host, a_run, a_session, codes
 pytestmark = pytest.mark.django_db(transaction=True)
 
 WS = re.compile(r"/ws/")
+# A few of the page's macrotasks, through a MessageChannel: Playwright's clock holds timers.
+NEXT_TASKS = """async () => { for (let i = 0; i < 5; i++) { await new Promise(done => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => done();
+    channel.port2.postMessage(0); }); } }"""
+# Every text the item's status line shows, kept in window.barTexts (the bar is replaced on a move).
+WATCH_THE_BAR = """() => { window.barTexts = window.barTexts || [];
+    const status = () => document.getElementById("autosave-status").textContent;
+    new MutationObserver(() => window.barTexts.push(status()))
+        .observe(document.getElementById("item-bar"),
+                 {subtree: true, childList: true, characterData: true}); }"""
 SERVER_FAILED = "The server failed to save this draft"
 NO_CONNECTION = "Not saved: no connection."
 
@@ -189,3 +200,53 @@ def test_a_server_failure_says_so_and_retries_and_a_lost_connection_says_no_conn
     if not page.is_closed():  # closing is asynchronous once no handler holds it
         page.wait_for_event("close", timeout=10000)
     assert page.is_closed() and seen.dialogs == [""]
+
+
+def test_a_late_answer_for_the_item_left_behind_never_stands_in_for_the_shown_items_own(
+        e2e_server, observed_context):
+    """The bar confirms a save of the item left behind ("Item 7TP6 saved (10:42).") only while the
+    item shown has nothing of its own to say: not while a change of it waits for its save. CI saw
+    that confirmation taken for the shown item's answer (tests/e2e/test_live_in_chromium.py).
+
+    The page's clock is Playwright's: the change's save waits (800 ms) until the test moves the
+    clock on, so the left-behind answer lands in that wait every time, not by luck."""
+    context, seen = observed_context(e2e_server.origin)
+    session, judge = _joined_judge(e2e_server, context, advance_on_key=False)
+    first, second = codes(judge)[:2]
+    page = context.new_page()
+    page.clock.install()
+    page.goto(e2e_server.url(f"/s/{session.url_id}/i/{first}/"))
+    page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+    page.evaluate(WATCH_THE_BAR)
+
+    held = []
+    page.route(re.compile(rf"/i/{first}/$"),
+               lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
+    page.keyboard.press("1")
+    page.clock.run_for(1000)  # the first item's save leaves, and is held on its way
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    page.keyboard.press("n")
+    expect(page.locator("h1 .code")).to_have_text(second)
+    page.evaluate(WATCH_THE_BAR)
+    page.keyboard.press("2")  # a change of the shown item: its save waits for the clock
+
+    def is_the_held_save(response):
+        return response.request.method == "POST" and first in response.url
+
+    with page.expect_response(is_the_held_save) as late:
+        held[0].continue_()
+    late.value.finished()
+    page.evaluate(NEXT_TASKS)  # the page has read that answer (its tasks, not its paused timers)
+    status = page.locator("#autosave-status")
+    assert status.inner_text() == "", "the first item's answer stood in the second's bar"
+    assert not Verdict.objects.filter(assignment__code=second).exists()
+    page.clock.run_for(1000)
+    expect(status).to_have_text("Draft saved.")
+    assert Verdict.objects.get(assignment__code=second, phase=1).value == "fail"
+    assert Verdict.objects.get(assignment__code=first, phase=1).value == "pass"
+    assert not [text for text in page.evaluate("window.barTexts") if text.startswith("Item ")]
+    assert seen.page_errors == [] and seen.dialogs == []
