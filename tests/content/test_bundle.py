@@ -26,6 +26,9 @@ from content.bundle import (
 from content.canonical import canonical_sha256
 from content.limits import TextLimits
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 LIMITS = {"max_bundle_bytes": 1_000_000, "max_copy_bytes": 10_000}
 
@@ -204,6 +207,7 @@ def test_schema_is_valid_draft_2020_12():
     assert json.loads(shipped.read_text("utf-8")) == schema()
 
 
+@pytest.mark.pure(False)  # imports the module afresh in a process of its own
 def test_module_imports_no_django():
     code = "import sys, content.bundle; print(sorted(m for m in sys.modules if 'django' in m))"
     out = subprocess.run(  # noqa: S603 - fixed arguments

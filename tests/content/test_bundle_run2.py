@@ -25,6 +25,9 @@ from content.bundle import (
 from content.canonical import canonical_sha256
 from content.limits import TextLimits
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMITS = {"max_bundle_bytes": 1_000_000, "max_copy_bytes": 10_000}
 

@@ -24,6 +24,9 @@ from content.canonical import (
 )
 from content.commitments import commitment_payload, commitment_sha256
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 # RFC 8785 Appendix B: the IEEE 754 double (big-endian hex) and its JCS form; None: not
 # representable (NaN, Infinity).
 APPENDIX_B = [

@@ -13,6 +13,9 @@ from content.draws import (
     task_order_key,
 )
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 SEED = "5a" * 32
 
 

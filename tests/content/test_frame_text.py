@@ -8,11 +8,15 @@ tests/e2e/test_judging_in_chromium.py checks the same frames in Chromium."""
 import re
 from html.parser import HTMLParser
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from content.normalise import normalise
 from content.rendering import copy_html, frame_document
+
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
 
 MARK_KINDS = ("redacted", "bidi", "invisible", "mixed_script")
 

@@ -27,6 +27,9 @@ from content.rendering import (
     sanitise_html,
 )
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "swebench"
 
 

@@ -15,6 +15,9 @@ from content.importers import inspect_logs
 from content.importers.common import ConversionError, Families, Source
 from content.importers.inspect_logs import MAX_RATIO, convert
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "content" / "schemas"
                      / "run-bundle-2.schema.json").read_text())

@@ -11,6 +11,9 @@ from content.bundle import validate_bundle
 from content.importers import swebench
 from content.importers.common import ConversionError, Families, Source
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "swebench"
 SCHEMA = Path(__file__).resolve().parents[2] / "content" / "schemas" / "run-bundle-2.schema.json"
 IDS = ["astropy__astropy-12907", "astropy__astropy-13033", "astropy__astropy-13236"]

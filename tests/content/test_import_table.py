@@ -9,6 +9,9 @@ import pytest
 from content.importers.common import ConversionError, Families, Source
 from content.importers.table import convert, parse_map, parse_value_maps
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 VALUES = "truth:buggy=seeded_defect,correct=known_good verdict:PASS=pass,FAIL=fail,NONE=abstain"
 
 

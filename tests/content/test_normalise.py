@@ -22,6 +22,9 @@ from content.normalise import (
     strip_metadata,
 )
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 
 def restored(result: Normalised) -> str:
     """The text back from the segments: labels turned into their characters again."""

@@ -22,6 +22,9 @@ from content.rendering import (
     sanitise_html,
 )
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 MEGABYTE = 1024 * 1024
 BIDI_CYCLE = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
 
@@ -208,6 +211,7 @@ def test_the_sanitiser_keeps_the_allowlist(dirty, clean):
     assert sanitise_html(dirty) == clean
 
 
+@pytest.mark.pure(False)  # runs the regex in a process it can stop
 def test_a_catastrophic_host_regex_returns_promptly():
     """Under Python's `re`, `(a+)+$` against 40 a's and a b backtracks about 2^40 times (hours).
     A watchdog, not a timing: the subprocess gets 20 s, so a regression fails instead of hanging."""

@@ -16,6 +16,9 @@ from content.draws import (
 )
 from content.rules import RulesError, parse_rules
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 # The metrics naming a reviewer, a condition or a builder (issue 14), listed after the pooled ones.
 SELECTOR_METRICS = ("reviewer_recall, reviewer_tnr, condition_delta_flag_rate, condition_mcnemar_p, "
                     "self_preference_delta, builder_pass_rate, builder_difference, "

@@ -17,6 +17,9 @@ from content.rules import (
     parse_rules,
 )
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 RUN = RunContext(
     default_condition="clean",
     reviewers=(

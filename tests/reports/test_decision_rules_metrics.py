@@ -21,6 +21,9 @@ from tests.reports.test_report import SCHEMA_PATH, schema_errors
 from tests.reports.test_report_run2 import run2_bundle
 from tests.worlds import a_run, advance, invite_and_join
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 RUN = RunContext(
     default_condition="clean",
     reviewers=(RunReviewer("r1", "qwen3-1.7b", "Alibaba", ("clean", "told_pass")),
@@ -259,6 +262,7 @@ def report(host):
     return build_report(advance(session, "revealed"))
 
 
+@pytest.mark.pure(False)  # it reads the database
 def test_a_revealed_report_evaluates_the_rules_on_its_sections(report):
     assert report["protocol"]["frozen"]["primary_comparison"] == {"source": "truth"}
     [rule_set] = report["decision_rules"]["rule_sets"]
@@ -283,6 +287,7 @@ def test_a_revealed_report_evaluates_the_rules_on_its_sections(report):
     assert "reviewer, a condition or a builder" in report["decision_rules"]["evaluated_on"]
 
 
+@pytest.mark.pure(False)  # it reads the database
 def test_the_report_with_selectors_meets_the_schema_and_shows_them(report):
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     data = json.loads(to_json(report))

@@ -44,6 +44,9 @@ from reports.stats import (
     wilson_interval,
 )
 
+# No database, no socket, no process: run once (tests/support/pure.py).
+pytestmark = pytest.mark.pure
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NAN = math.nan
 
@@ -58,6 +61,7 @@ def significant(x: float, figures: int) -> float:
 # --- import hygiene ------------------------------------------------------------------------------
 
 
+@pytest.mark.pure(False)  # imports afresh in a process of its own
 def test_importing_stats_does_not_load_scipy_or_django():
     code = "import sys, reports.stats; print('scipy' in sys.modules, 'django' in sys.modules)"
     result = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
@@ -71,6 +75,7 @@ def test_importing_stats_does_not_load_scipy_or_django():
     assert result.stdout.strip() == "False False"
 
 
+@pytest.mark.pure(False)  # imports afresh in a process of its own
 def test_the_serving_processes_statistics_load_neither_numpy_nor_scipy():
     """A judge's scorecard (reports.scoring, reports.scorecard) and the host's planner
     (reports.stdlib_stats) are computed in the serving process; numpy and scipy stay out of it."""
