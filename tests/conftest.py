@@ -21,6 +21,7 @@ from channels.layers import channel_layers
 from django.conf import settings
 from django.db import connection
 from django.test import Client
+from pytest_django.plugin import blocking_manager_key
 
 from judging import immutability
 from judging.services import guest_join, guests_configure, judge_remove
@@ -121,21 +122,35 @@ def revealed_session(closed_session):
 
 # --- Machinery ------------------------------------------------------------------------------------
 
+def _is_transactional(item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    return "transactional_db" in getattr(item, "fixturenames", ()) or (
+        marker is not None and marker.kwargs.get("transaction", False))
+
+
 @pytest.fixture(autouse=True)
 def _flushable_immutable_tables(request):
     """Transactional tests end with a flush, a DELETE of every row, which the immutability
-    triggers rightly refuse. Drop them just for that flush; the next test gets them back."""
-    marker = request.node.get_closest_marker("django_db")
-    transactional = "transactional_db" in request.fixturenames or (
-        marker is not None and marker.kwargs.get("transaction", False)
-    )
-    if not transactional:
+    triggers rightly refuse. Drop them just for that flush; they are put back after it (below)."""
+    if not _is_transactional(request.node):
         yield
         return
     request.getfixturevalue("transactional_db")
     immutability.install(connection)
     yield
     immutability.uninstall(connection)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a transactional test's flush, the immutability triggers are put back at once: a test
+    that follows in the same transaction-wrapped database relies on them (in a random order, the
+    one after a transactional test once found them gone)."""
+    result = yield
+    if _is_transactional(item) and nextitem is not None:  # (after the last, the database is gone)
+        with item.config.stash[blocking_manager_key].unblock():
+            immutability.install(connection)
+    return result
 
 
 @pytest.fixture(scope="session")
@@ -176,3 +191,10 @@ def report_builders(transactional_db, monkeypatch):
     POOL.stop_all()
     yield POOL
     POOL.stop_all()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The order's seed, even with -q: a failure that hangs on the order can be run again in it."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if isinstance(seed, int) and config.pluginmanager.has_plugin("randomly"):
+        terminalreporter.write_line(f"random order: --randomly-seed={seed} repeats it")
