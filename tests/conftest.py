@@ -17,9 +17,10 @@ their own call those builders with arguments.
 """
 
 import pytest
+from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 from django.test import Client
 from pytest_django.plugin import blocking_manager_key
 
@@ -153,6 +154,17 @@ def pytest_runtest_teardown(item, nextitem):
     return result
 
 
+@pytest.fixture(autouse=True)
+def _sync_thread_connections_closed():
+    """An async test's `sync_to_async` calls run in asgiref's one shared thread, whose database
+    connection Django never closes there: on PostgreSQL it stayed checked out of the pool, and the
+    worker's test database could not be dropped at the end ("being accessed by other users")."""
+    yield
+    executor = SyncToAsync.single_thread_executor
+    if executor is not None and not getattr(executor, "_shutdown", False):
+        executor.submit(connections.close_all).result()
+
+
 @pytest.fixture(scope="session")
 def _standin_server():
     standin, server = github_standin.start(settings.TEST_GITHUB_STANDIN_PORT)
@@ -198,3 +210,15 @@ def pytest_terminal_summary(terminalreporter, config):
     seed = getattr(config.option, "randomly_seed", None)
     if isinstance(seed, int) and config.pluginmanager.has_plugin("randomly"):
         terminalreporter.write_line(f"random order: --randomly-seed={seed} repeats it")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Spread over xdist's workers test by test (`./bj test` runs `--dist loadgroup`), except the
+    tests of a module with a module-scoped fixture (a browser, a world built once), which stay
+    together on one worker so it is built once."""
+    for item in items:
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(definition.scope in ("module", "package", "class")
+               for chain in definitions.values() for definition in chain):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

@@ -45,7 +45,7 @@
       nextUrl: top.dataset.nextUrl || "", nextIsItem: top.dataset.nextIsItem === "1",
       nextFrameUrl: top.dataset.nextFrameUrl || "", previousUrl: top.dataset.previousUrl || "",
       status: form.querySelector("#autosave-status"), when: form.querySelector(".save-when"), conflict: form.querySelector(".conflict"),
-      dirty: false, timer: null, retryDelay: 0, body: null, shown: true,
+      dirty: false, timer: null, retryDelay: 0, retryNow: null, body: null, shown: true,
       // A host's preview of the judge's pages: choices stay in this page and are never sent.
       preview: top.dataset.preview === "1"
     };
@@ -106,6 +106,9 @@
     say(state, "", "Saving…");
     unconfirmed[state.code] = true;
     var body = state.body;
+    // A retry waiting out its backoff is overtaken: this body is newer, and the connection may be
+    // back (after an outage the judge's next choice waited up to 30 s behind the last retry).
+    if (state.retryNow) { state.retryNow(); }
     var previous = inflight[state.code] || Promise.resolve();
     var done = previous.then(function () { return send(state, body); });
     inflight[state.code] = done;
@@ -126,7 +129,9 @@
     say(state, (state.shown ? "" : "not saved — retrying. ") + text + " Retrying in " + state.retryDelay +
         " s; your choice is kept on this page.");
     return new Promise(function (resolve) {
-      setTimeout(function () { resolve(send(state, state.body)); }, state.retryDelay * 1000);
+      var timer = setTimeout(function () { state.retryNow = null; resolve(send(state, state.body)); },
+                             state.retryDelay * 1000);
+      state.retryNow = function () { clearTimeout(timer); state.retryNow = null; resolve(); };
     });
   }
   function answered(state, response, data) {

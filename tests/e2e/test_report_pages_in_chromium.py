@@ -71,16 +71,24 @@ def inside(inner, outer, slack=0.5) -> bool:
             and inner[2] >= outer[2] - slack and inner[3] <= outer[3] + slack)
 
 
+@pytest.fixture(scope="module")
+def _pages_written():
+    """The pages once written, for every test of the module: they are files, read and never
+    changed, so the world (seconds on PostgreSQL) is built once, by the first test that asks."""
+    return {}
+
+
 @pytest.fixture
-def pages(host, tmp_path):
+def pages(_pages_written, request, tmp_path_factory):
     """The matrix report's page and its anonymised one, as files."""
-    report = build_report(build_matrix(host))
-    files = {}
-    for name, html in (("report", to_html(report)), ("report-anon", to_html(anonymise(report)))):
-        path = tmp_path / f"{name}.html"
-        path.write_text(html, encoding="utf-8")
-        files[name] = path
-    return files
+    if not _pages_written:
+        report = build_report(build_matrix(request.getfixturevalue("host")))
+        folder = tmp_path_factory.mktemp("report-pages")
+        for name, html in (("report", to_html(report)), ("report-anon", to_html(anonymise(report)))):
+            path = folder / f"{name}.html"
+            path.write_text(html, encoding="utf-8")
+            _pages_written[name] = path
+    return dict(_pages_written)
 
 
 def test_screenshots_of_the_report_at_1440_and_390_pixels(browser, pages, capsys):

@@ -250,3 +250,40 @@ def test_a_late_answer_for_the_item_left_behind_never_stands_in_for_the_shown_it
     assert Verdict.objects.get(assignment__code=first, phase=1).value == "pass"
     assert not [text for text in page.evaluate("window.barTexts") if text.startswith("Item ")]
     assert seen.page_errors == [] and seen.dialogs == []
+
+
+def test_a_new_choice_after_an_outage_is_sent_at_once_not_after_the_retrys_backoff(
+        e2e_server, observed_context):
+    """A save that found no connection retries after 2, 4, 8… 30 s. When the judge chooses again
+    meanwhile, that newer choice goes out at once and overtakes the waiting retry: it used to wait
+    behind it, so after a server restart a judge's choice sat unsaved for up to 30 s (and CI's
+    live test read the old retry's failure as the new choice's). Playwright's clock holds the
+    page's timers, so only the debounce of the new choice has passed when it must be saved."""
+    context, seen = observed_context(e2e_server.origin)
+    session, judge = _joined_judge(e2e_server, context, advance_on_key=False)
+    first = codes(judge)[0]
+    page = context.new_page()
+    page.clock.install()
+    page.goto(e2e_server.url(f"/s/{session.url_id}/i/{first}/"))
+    page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+    item = re.compile(rf"/i/{first}/$")
+    page.route(item, lambda route: route.abort("internetdisconnected") if route.request.method == "POST"
+               else route.continue_())
+    status = page.locator("#autosave-status")
+
+    page.keyboard.press("1")
+    page.clock.run_for(1000)  # its save leaves and finds no connection: a retry in 2 s
+    expect(status).to_contain_text(NO_CONNECTION)
+    expect(status).to_contain_text("Retrying in 2 s")
+    page.unroute(item)  # the connection is back
+
+    page.keyboard.press("2")  # the judge changes their mind while the retry waits
+    page.clock.run_for(1000)  # the new choice's debounce, not the retry's 2 s
+    expect(status).to_have_text("Draft saved.")
+    assert Verdict.objects.get(assignment__code=first, phase=1).value == "fail"
+    # The overtaken retry never sends the older choice afterwards.
+    page.clock.run_for(60_000)
+    page.evaluate(NEXT_TASKS)
+    assert Verdict.objects.get(assignment__code=first, phase=1).value == "fail"
+    expect(status).to_have_text("Draft saved.")
+    assert seen.page_errors == [] and seen.dialogs == []
