@@ -123,7 +123,10 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     seen()
     page.get_by_role("link", name="Start judging").click()
     expect(page.locator(".items li")).to_have_count(4)
-    page.get_by_role("link", name="Start", exact=True).click()
+    # The item page loaded, its script with it: a key pressed while the page is still parsing
+    # does nothing (a loaded CI run pressed "2" that early, and the item never moved).
+    with page.expect_navigation():
+        page.get_by_role("link", name="Start", exact=True).click()
     first_code = page.locator("h1 .code").inner_text()
     seen()
     page.locator("body").press("2")  # one key per decision: recorded (here), next item shown
@@ -133,8 +136,10 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     expect(page.locator("h1 .code")).to_have_text(first_code)
     expect(page.locator("input[name=verdict][value=fail]")).to_be_checked()
     expect(page.locator("#autosave-status")).to_have_text("Preview: kept on this page only, never saved.")
-    page.get_by_role("link", name="Show phase 2").click()
-    page.get_by_role("link", name="Start", exact=True).click()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Show phase 2").click()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Start", exact=True).click()
     expect(page.get_by_role("heading", name="What the model reviewers said")).to_be_visible()
     expect(page.locator("input[name=verdict]:checked")).to_have_count(0)  # nothing preselected
     seen()
