@@ -56,11 +56,11 @@ def main() -> int:
     total = Counter()
     kinds = ["test functions", "assert statements", "expect() checks", "raises/warns blocks",
              "assert_* helper calls"]
-    print(f"{'folder':<24}" + "".join(f"{kind:>24}" for kind in kinds))
+    print(f"{'folder':<40}" + "".join(f"{kind:>22}" for kind in kinds))
     for folder, counts in sorted(by_folder.items()):
         total.update(counts)
-        print(f"{folder:<24}" + "".join(f"{counts[kind]:>24}" for kind in kinds))
-    print(f"{'all':<24}" + "".join(f"{total[kind]:>24}" for kind in kinds))
+        print(f"{folder:<40}" + "".join(f"{counts[kind]:>22}" for kind in kinds))
+    print(f"{'all':<40}" + "".join(f"{total[kind]:>22}" for kind in kinds))
     print(f"assertions in all: {sum(total[kind] for kind in kinds[1:])}")
     if "--collect" in sys.argv[1:]:
         result = subprocess.run(  # noqa: S603 - our own interpreter running pytest on our own tests
