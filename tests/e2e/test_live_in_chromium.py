@@ -73,13 +73,13 @@ def _answer(page, key: str, *, expect_saved: bool = True) -> tuple[str, str] | N
     page.locator("#autosave-status").evaluate("e => e.textContent = ''")
     page.locator("body").press(key)
     status = page.locator("#autosave-status")
+    value = page.locator("input[name=verdict]:checked").get_attribute("value")
     if expect_saved:
+        # Not read again after: a save still on its way may clear the bar at any moment.
         expect(status).to_have_text(SAVED, timeout=RECONNECT_MS)
-    else:
-        expect(status).to_have_text(OWN_ANSWER, timeout=15_000)
-    if status.inner_text() != SAVED:
-        return None
-    return code, page.locator("input[name=verdict]:checked").get_attribute("value")
+        return code, value
+    expect(status).to_have_text(OWN_ANSWER, timeout=15_000)
+    return (code, value) if status.inner_text() == SAVED else None
 
 
 def _next(page):
