@@ -41,8 +41,9 @@ def test_a_judge_reads_the_instructions(e2e_server, observed_context, browser, s
     expect(page.get_by_text("about 6 minutes")).to_be_visible()
     redacted = page.locator(".marks .mark.redacted")
     expect(redacted).to_have_text("[redacted]")
-    # Drawn with the copy's mark style (the stylesheet loaded, not an inline style).
-    assert redacted.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(27, 31, 36)"
+    # Drawn with the copy's mark style (the stylesheet loaded, not an inline style). Awaited: the
+    # page's text is there before its stylesheet (a loaded CI run read the colour too soon).
+    expect(redacted).to_have_css("background-color", "rgb(27, 31, 36)")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.screenshot(path=str(_shot(width)), full_page=True)
     seen.assert_silent(sink)
