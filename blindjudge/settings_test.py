@@ -6,7 +6,12 @@ import socket
 # A database URL means a shared server; the product then insists on a real secret. Tests supply one.
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment-0123456789")
 # Test runs share the machine's Redis: each run (and the servers it starts, which inherit the
-# environment) uses its own channel-layer prefix, so no run ever sees another's groups.
+# environment) uses its own channel-layer prefix, so no run ever sees another's groups. So does
+# each xdist worker: workers inherit the controller's prefix, and their databases number sessions
+# alike, so one worker's server once told another's judge "removed" (its session 1's event).
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker and not os.environ.get("REDIS_CHANNEL_PREFIX", "").endswith(f"-{_worker}"):
+    os.environ["REDIS_CHANNEL_PREFIX"] = f"bjtest-{os.getpid()}-{os.urandom(4).hex()}-{_worker}"
 os.environ.setdefault("REDIS_CHANNEL_PREFIX", f"bjtest-{os.getpid()}-{os.urandom(4).hex()}")
 
 from blindjudge.settings import *  # noqa: E402,F403

@@ -171,3 +171,27 @@ def test_the_shipped_email_backend_sends_nothing(tmp_path):
     """docs/threats.md case 38: should anything still try to send mail, nothing leaves."""
     assert printed_setting("settings.EMAIL_BACKEND, settings.ADMINS", PRODUCTION, tmp_path) == (
         "django.core.mail.backends.dummy.EmailBackend []")
+
+
+def _test_settings_prefix(tmp_path, **env) -> str:
+    """The channel-layer prefix a process on the test settings uses, given its environment."""
+    clean = {k: v for k, v in os.environ.items() if k not in {"REDIS_CHANNEL_PREFIX", "PYTEST_XDIST_WORKER"}}
+    clean.update({"DJANGO_SETTINGS_MODULE": "blindjudge.settings_test", "REDIS_URL": "redis://127.0.0.1:6379/0",
+                  "BLINDJUDGE_DATA_DIR": str(tmp_path / "data")}, **env)
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
+                               "print(settings.CHANNEL_LAYERS['default']['CONFIG']['prefix'])"],
+        cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_each_test_worker_and_the_servers_it_starts_have_a_channel_prefix_of_their_own(tmp_path):
+    """xdist's workers inherit the controller's environment, prefix included, and their databases
+    number sessions alike: on one prefix, one worker's server told another's judge "removed"."""
+    controller = _test_settings_prefix(tmp_path)
+    gw0 = _test_settings_prefix(tmp_path, REDIS_CHANNEL_PREFIX=controller, PYTEST_XDIST_WORKER="gw0")
+    gw1 = _test_settings_prefix(tmp_path, REDIS_CHANNEL_PREFIX=controller, PYTEST_XDIST_WORKER="gw1")
+    assert len({controller, gw0, gw1}) == 3
+    # A server a worker starts inherits the worker's environment: the worker's prefix, kept.
+    assert _test_settings_prefix(tmp_path, REDIS_CHANNEL_PREFIX=gw0, PYTEST_XDIST_WORKER="gw0") == gw0
