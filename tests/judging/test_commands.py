@@ -3,6 +3,8 @@ every host command through call_command, its plain and `--json` output, its refu
 CommandError with the service's message; with `--json` also {"ok": false, ...} on stdout), and a
 few real processes to show commands never prompt and exit non-zero on bad input."""
 
+import argparse
+import copy
 import hashlib
 import io
 import json
@@ -17,7 +19,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import call_command, get_commands, load_command_class
 from django.core.management.base import CommandError
 from django.test import override_settings
 from django.utils.html import escape
@@ -414,6 +416,50 @@ def test_redactions_accept_adds_patterns(leaky_draft):
     call("redactions", str(leaky_draft.pk), "--withdraw", "re:gpt-4o\\S*")
     leaky_draft.refresh_from_db()
     assert leaky_draft.redaction_patterns == ["Claude"]
+
+
+def test_redactions_accept_given_twice_keeps_both_patterns(leaky_draft):
+    """`--accept A --accept B` accepted only B, and the leak A named stayed in the copies (issue 24
+    item 7): a repeated list option adds to the list."""
+    call("redactions", str(leaky_draft.pk), "--accept", "Claude", "--accept", "re:gpt-4o\\S*",
+         "--accept", "Sonnet")
+    leaky_draft.refresh_from_db()
+    assert leaky_draft.redaction_patterns == ["Claude", "re:gpt-4o\\S*", "Sonnet"]
+    call("redactions", str(leaky_draft.pk), "--withdraw", "Claude", "--withdraw", "Sonnet")
+    leaky_draft.refresh_from_db()
+    assert leaky_draft.redaction_patterns == ["re:gpt-4o\\S*"]
+
+
+def _list_options(parser):
+    """Every option of a parser (and of its subcommands) that takes a list of values."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _list_options(sub)
+        elif action.option_strings and action.nargs in ("+", "*", argparse.ONE_OR_MORE,
+                                                        argparse.ZERO_OR_MORE):
+            yield parser, action
+
+
+def test_every_list_option_of_every_command_adds_up_when_repeated():
+    """Each command's parser is walked, and each option taking several values is given twice, as
+    argparse does on `--opt A --opt B`: both values stay (nargs="+" alone keeps only the last)."""
+    ours = {"judging", "reports", "accounts", "host", "judge"}
+    seen = []
+    for name, app in sorted(get_commands().items()):
+        if app not in ours:
+            continue
+        command = load_command_class(app, name)
+        for parser, action in _list_options(command.create_parser("manage.py", name)):
+            option = action.option_strings[-1]
+            namespace = argparse.Namespace(**{action.dest: copy.copy(action.default)})
+            action(parser, namespace, ["A"], option)
+            action(parser, namespace, ["B", "C"], option)
+            assert getattr(namespace, action.dest) == ["A", "B", "C"], f"{name} {option}"
+            seen.append(f"{name} {option}")
+    # The walk reached the options issue 24 found keeping only their last use.
+    assert {"redactions --accept", "redactions --withdraw", "import_run --predictions",
+            "import_run --report", "import_run --log"} <= set(seen), seen
 
 
 def test_redactions_refusals(leaky_draft):

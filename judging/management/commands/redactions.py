@@ -13,8 +13,8 @@ class Command(HostCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("session")
-        parser.add_argument("--accept", nargs="+", metavar="PATTERN", default=[])
-        parser.add_argument("--withdraw", nargs="+", metavar="PATTERN", default=[])
+        parser.add_argument("--accept", nargs="+", action="extend", metavar="PATTERN", default=[])
+        parser.add_argument("--withdraw", nargs="+", action="extend", metavar="PATTERN", default=[])
         parser.add_argument("--list", action="store_true",
                             help="list every match (default: counts per builder)")
 
