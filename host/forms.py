@@ -17,7 +17,14 @@ from django.conf import settings
 from django.core.validators import MaxLengthValidator
 
 from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
-from judging.services import GITHUB_LOGIN, MAX_GUEST_CAP, display_name_limit, text_limit
+from judging.services import (
+    DEFAULT_VERDICT_MIN_SHOWN_MS,
+    GITHUB_LOGIN,
+    MAX_GUEST_CAP,
+    MAX_VERDICT_MIN_SHOWN_MS,
+    display_name_limit,
+    text_limit,
+)
 
 MAX_GITHUB_LOGINS = 500  # per submission of the invitations form
 MAX_PATTERNS = 200  # per submission of the blinding page's form
@@ -223,6 +230,19 @@ class _SessionSettings(HostForm):
         help_text="Judging speed only, not part of the protocol. Off: a key or click picks the "
                   "verdict and the judge saves it with a button (pick, then save).",
     )
+    verdict_min_shown_ms = forms.IntegerField(
+        label="Shortest time a copy is shown before a verdict counts (milliseconds)",
+        min_value=0, max_value=MAX_VERDICT_MIN_SHOWN_MS, initial=DEFAULT_VERDICT_MIN_SHOWN_MS,
+        required=False,
+        help_text="A verdict key or click sooner than this after the copy appears is dropped, "
+                  "never queued, and the judge is told: a held or bounced key, or a double click, "
+                  "cannot answer items nobody saw. Frozen with the protocol; 0: no minimum; "
+                  f"empty: {DEFAULT_VERDICT_MIN_SHOWN_MS}.",
+    )
+
+    def clean_verdict_min_shown_ms(self):
+        value = self.cleaned_data["verdict_min_shown_ms"]
+        return DEFAULT_VERDICT_MIN_SHOWN_MS if value is None else value
     mark_disagreement = forms.BooleanField(
         label="In phase 2, mark the reviewers' verdicts that disagree with the judge's own",
         required=False, initial=False,
@@ -234,7 +254,7 @@ class _SessionSettings(HostForm):
 class SessionCreateForm(_SessionSettings):
     field_order = ["kind", "rubric", "preregistration", "items_per_judge", "by_task",
                    "guests_allowed", "guest_cap", "reviewer_display", "scorecards",
-                   "advance_on_key", "mark_disagreement"]
+                   "advance_on_key", "verdict_min_shown_ms", "mark_disagreement"]
 
     kind = forms.ChoiceField(
         label="Judges judge", choices=[(SessionKind.COPIES, "each copy (pass / fail)"),

@@ -81,7 +81,8 @@ def item_context(request, *, session, view: JudgeItem, links: PageLinks, progres
     "revision"}; `overwrite=1` saves anyway); a save answers {"saved": true, "revision",
     "saved_at"}; a save with an empty verdict stores the reason alone. progress: answered, total,
     median_seconds, remaining_seconds (the judge's own median x items left; None before 2
-    answers). phase1_reason / phase1_verdict_label: the judge's own phase-1 answer. next_url,
+    answers), answered_codes (the codes answered in the phase, which the page counts once each).
+    phase1_reason / phase1_verdict_label: the judge's own phase-1 answer. next_url,
     previous_url, review_url, next_frame_url (None at the ends). mark_disagreement, and on
     item.reviewer_rows `verdict_label` and `disagrees`; item.proposed_verdict_label and
     item.proposed_disagrees for findings. choices: (value, label, key) with keys 1, 2 (3: keep).
@@ -107,7 +108,8 @@ def item_context(request, *, session, view: JudgeItem, links: PageLinks, progres
         "revision": view.revision,
         "progress": {"answered": progress.answered, "total": progress.total,
                      "median_seconds": progress.median_seconds,
-                     "remaining_seconds": progress.remaining_seconds},
+                     "remaining_seconds": progress.remaining_seconds,
+                     "answered_codes": progress.answered_codes},
         "phase1_reason": (view.phase1_verdict or {}).get("reason", ""),
         "phase1_verdict_label": verdict_label((view.phase1_verdict or {}).get("value")),
         "next_url": links.item(view.next_code) if view.next_code else None,

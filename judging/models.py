@@ -323,6 +323,10 @@ class Session(models.Model):
         default=True, help_text="Judging speed, not a treatment (outside the protocol): a verdict "
         "key records the verdict and shows the next item; off, a key picks and Save records."
     )
+    verdict_min_shown_ms = models.PositiveSmallIntegerField(
+        default=300, help_text="Frozen with the protocol: a verdict key (or click) counts only once "
+        "the item's copy has been shown this long (milliseconds); earlier ones are dropped, never "
+        "queued, so a held or bounced key cannot answer items the judge never saw. 0: no minimum.")
     mark_disagreement = models.BooleanField(
         default=False, help_text="A treatment, frozen with the protocol: in phase 2 the reviewers' "
         "rows that disagree with the judge's own phase-1 verdict are marked."

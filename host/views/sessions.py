@@ -35,6 +35,7 @@ def _draft_form_for(session):
         "items_per_judge": session.items_per_judge, "reviewer_display": session.reviewer_display,
         "scorecards": session.scorecards, "advance_on_key": session.advance_on_key,
         "mark_disagreement": session.mark_disagreement,
+        "verdict_min_shown_ms": session.verdict_min_shown_ms,
     })
 
 
@@ -72,6 +73,7 @@ def session_edit(request, session):
             preregistration=data["preregistration"], items_per_judge=data["items_per_judge"],
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
             advance_on_key=data["advance_on_key"], mark_disagreement=data["mark_disagreement"],
+            verdict_min_shown_ms=data["verdict_min_shown_ms"],
         )
         return "Draft saved.", session_url(session)
 
@@ -117,6 +119,8 @@ PROTOCOL_PARTS = {
     "decision_rules": "the preregistration's decision rules",
     "allocation_seed": "the allocation and draws (each judge's items, order and codes)",
     "by_task": "judging by whole tasks",
+    "verdict_min_shown_ms": "the shortest time a copy is shown before a verdict counts "
+                            "({verdict_min_shown_ms} ms)",
     "primary_comparison": "the preregistered primary comparison",
 }
 PROTOCOL_INTERNALS = {"blindjudge_protocol", "canonical"}  # the format's version and hash form
@@ -136,6 +140,7 @@ def _frozen_parts(session) -> list[str]:
     redactions = len(session.redaction_patterns)
     values = {"kind": session.kind, "items_per_judge": session.items_per_judge or "all",
               "minutes_per_item": session.minutes_per_item,
+              "verdict_min_shown_ms": session.verdict_min_shown_ms,
               "redactions": redactions, "redactions_plural": "" if redactions == 1 else "s"}
     return [PROTOCOL_PARTS.get(key, key.replace("_", " ")).format(**values)
             for key in keys if key not in PROTOCOL_INTERNALS]

@@ -315,6 +315,9 @@ class JudgeProgress:
     total: int
     median_seconds: float | None  # the judge's own median time per answered item in the phase
     remaining_seconds: float | None  # that median times the items left; None before 2 answers
+    # Which of the judge's codes are answered in the phase: the page counts these together with
+    # the ones answered since it was fetched, so an item is never counted twice (issue 24).
+    answered_codes: tuple[str, ...] = ()
 
 
 def judge_progress(judge, phase: int | None, *, total: int | None = None) -> JudgeProgress:
@@ -325,10 +328,12 @@ def judge_progress(judge, phase: int | None, *, total: int | None = None) -> Jud
         total = Assignment.objects.filter(judge=judge).count()
     if phase is None:
         return JudgeProgress(answered=total, total=total, median_seconds=None, remaining_seconds=None)
-    seconds = list(Verdict.objects.filter(assignment__judge=judge, phase=phase).order_by()
-                   .values_list("seconds_spent", flat=True))
+    rows = list(Verdict.objects.filter(assignment__judge=judge, phase=phase).order_by()
+                .values_list("assignment__code", "seconds_spent"))
+    seconds = [spent for _, spent in rows]
     median = statistics.median(seconds) if len(seconds) >= 2 else None
     return JudgeProgress(answered=len(seconds), total=total, median_seconds=median,
+                         answered_codes=tuple(sorted(code for code, _ in rows)),
                          remaining_seconds=None if median is None
                          else median * max(total - len(seconds), 0))
 

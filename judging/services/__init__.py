@@ -76,6 +76,8 @@ from judging.services.judges import (
 )
 from judging.services.runs import run_import, truth_correct
 from judging.services.sessions import (
+    DEFAULT_VERDICT_MIN_SHOWN_MS,
+    MAX_VERDICT_MIN_SHOWN_MS,
     PROTOCOL_VERSION,
     UNCHANGED,
     UNSET,
@@ -139,6 +141,8 @@ __all__ = [
     "LINK_BOTH_HOLD_VERDICTS",
     "MAX_DISPLAY_NAME",
     "MAX_GUEST_CAP",
+    "DEFAULT_VERDICT_MIN_SHOWN_MS",
+    "MAX_VERDICT_MIN_SHOWN_MS",
     "MAX_REASON_CHARS",
     "MAX_TEXT_CHARS",
     "PROTOCOL_VERSION",

@@ -47,6 +47,10 @@ from judging.services.judges import judge_remove
 
 DEFAULT_MINUTES_PER_ITEM = 3  # Session.minutes_per_item's default: not named in the protocol
 MAX_MINUTES_PER_ITEM = 240
+# How long a copy is shown before a verdict key (or click) on it counts: a held key's repeats, a
+# bounce or a double click land on the next item within this (issue 24). Frozen with the protocol.
+DEFAULT_VERDICT_MIN_SHOWN_MS = 300  # not named in the protocol when it is this
+MAX_VERDICT_MIN_SHOWN_MS = 5000
 PROTOCOL_VERSION = 2  # 2: a list of tasks, each item naming its task (1: one `task` string)
 DEFAULT_GUEST_CAP = object()  # session_create: the cap is settings.BLINDJUDGE_DEFAULT_GUEST_CAP
 
@@ -134,6 +138,15 @@ def _checked_minutes_per_item(value) -> int:
     return value
 
 
+def _checked_verdict_min_shown_ms(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid("shortest time shown before a verdict: expected a whole number of milliseconds")
+    if not 0 <= value <= MAX_VERDICT_MIN_SHOWN_MS:
+        raise Invalid(f"shortest time shown before a verdict: {value} ms is outside "
+                      f"0..{MAX_VERDICT_MIN_SHOWN_MS}")
+    return value
+
+
 def _checked_by_task(value, kind: str, run: Run) -> bool:
     if not value:
         return False
@@ -154,6 +167,7 @@ def session_create(
     scorecards: bool = False, draw_seed: str = "", by_task: bool = False,
     advance_on_key: bool = True, mark_disagreement: bool = False, instructions: str = "",
     minutes_per_item: int = DEFAULT_MINUTES_PER_ITEM,
+    verdict_min_shown_ms: int = DEFAULT_VERDICT_MIN_SHOWN_MS,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -174,7 +188,8 @@ def session_create(
     shows the next item. `mark_disagreement` (a treatment, frozen with the protocol): phase-2
     reviewer rows that disagree with the judge's phase-1 verdict are marked. `instructions` (the
     host's markdown to judges) and `minutes_per_item` (their time estimate) as the draft's edits
-    check them.
+    check them. `verdict_min_shown_ms` (frozen with the protocol): a verdict key or click counts
+    only once the item's copy has been shown this long, 0..MAX_VERDICT_MIN_SHOWN_MS.
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -188,6 +203,7 @@ def session_create(
     rubric = checked_text(rubric, field="rubric")
     instructions = checked_text(instructions, field="instructions")
     minutes_per_item = _checked_minutes_per_item(minutes_per_item)
+    verdict_min_shown_ms = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
     preregistration = _checked_preregistration(preregistration, run)
     if kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
@@ -210,7 +226,7 @@ def session_create(
             reviewer_display=reviewer_display, scorecards=scorecards, draw_seed=draw_seed,
             allocation_seed=draws.hex("allocation"), advance_on_key=bool(advance_on_key),
             mark_disagreement=bool(mark_disagreement), instructions=instructions,
-            minutes_per_item=minutes_per_item,
+            minutes_per_item=minutes_per_item, verdict_min_shown_ms=verdict_min_shown_ms,
         )
         Item.objects.bulk_create(
             Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, key=key)
@@ -324,6 +340,11 @@ def protocol_of(session: Session) -> dict:
         protocol["instructions"] = session.instructions
     if session.minutes_per_item != DEFAULT_MINUTES_PER_ITEM:
         protocol["minutes_per_item"] = session.minutes_per_item
+    if session.verdict_min_shown_ms != DEFAULT_VERDICT_MIN_SHOWN_MS:
+        # What counts as a verdict given on purpose (a key or click only after the copy has been
+        # shown this long) shapes what is measured, so it freezes; named only when not the
+        # default, as the estimate above, so every other protocol (and its hash) stays as it was.
+        protocol["verdict_min_shown_ms"] = session.verdict_min_shown_ms
     if session.by_task:
         # Only when set, so the protocols (and hashes) of every other session stay as they were.
         protocol["by_task"] = True
@@ -575,11 +596,12 @@ def session_update_draft(
     *, session: Session, actor: str, rubric=UNCHANGED, preregistration=UNCHANGED,
     items_per_judge=UNCHANGED, reviewer_display=UNCHANGED, scorecards=UNCHANGED,
     advance_on_key=UNCHANGED, mark_disagreement=UNCHANGED,
-    instructions=UNCHANGED, minutes_per_item=UNCHANGED,
+    instructions=UNCHANGED, minutes_per_item=UNCHANGED, verdict_min_shown_ms=UNCHANGED,
 ) -> Session:
     """Change a draft session's rubric, preregistration, items per judge, reviewer display,
-    scorecards, advance on key or marking of disagreements, or its instructions to judges and
-    their minutes-per-item estimate; a field left UNCHANGED keeps its value.
+    scorecards, advance on key or marking of disagreements, the shortest time a copy is shown
+    before a verdict counts, or its instructions to judges and their minutes-per-item estimate; a
+    field left UNCHANGED keeps its value.
 
     Validation is session_create's: text normalised and bounded, items per judge within 1..items
     (None means all), model names as reviewer labels refused where they would name a builder,
@@ -606,6 +628,8 @@ def session_update_draft(
         changes["instructions"] = checked_text(instructions, field="instructions")
     if minutes_per_item is not UNCHANGED:
         changes["minutes_per_item"] = _checked_minutes_per_item(minutes_per_item)
+    if verdict_min_shown_ms is not UNCHANGED:
+        changes["verdict_min_shown_ms"] = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="edit the draft")

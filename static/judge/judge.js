@@ -41,7 +41,8 @@
       base: parseFloat(seconds.dataset.base || "0") || 0,
       counted: 0, visibleSince: document.visibilityState === "visible" ? Date.now() : null,
       oneKey: top.dataset.oneKey === "1", readOnly: top.dataset.readOnly === "1",
-      wasAnswered: top.dataset.wasAnswered === "1",
+      minShownMs: parseInt(top.dataset.minShownMs || "0", 10) || 0, shownAt: null, readyTimer: null,
+      chosen: checkedVerdict(form),
       nextUrl: top.dataset.nextUrl || "", nextIsItem: top.dataset.nextIsItem === "1",
       nextFrameUrl: top.dataset.nextFrameUrl || "", previousUrl: top.dataset.previousUrl || "",
       status: form.querySelector("#autosave-status"), when: form.querySelector(".save-when"), conflict: form.querySelector(".conflict"),
@@ -52,6 +53,11 @@
     // Reasons alone are saved only by a server that takes them (it sends a revision).
     state.savesReasonAlone = !!form.querySelector("input[name=revision]");
     return state;
+  }
+
+  function checkedVerdict(form) {
+    var checked = form.querySelector("input[name=verdict]:checked");
+    return checked ? checked.value : null;
   }
 
   function elapsed(state) {
@@ -215,7 +221,7 @@
       input.checked = input.value === kept.verdict;
     });
     state.form.querySelector("textarea[name=reason]").value = kept.reason;
-    state.wasAnswered = !!kept.verdict;
+    state.chosen = kept.verdict || null;
     say(state, KEPT_IN_PAGE);
   }
   function saveSoon(state) {
@@ -244,24 +250,28 @@
     return Promise.all(codes.map(function (code) { return inflight[code]; }));
   }
 
-  // --- The progress bar: the server's figures, plus this item once it is answered ----------------
+  // --- The progress bar: the items the server's pages say are answered, and those answered here --
+  // A set of codes, not a count: a page fetched ahead may or may not include the last answer, and
+  // an item answered again is still one item.
 
-  function bumpProgress(state) {
-    if (state.wasAnswered || !hasVerdict(state)) { return; }
-    state.wasAnswered = true;
-    showProgress(1);
-  }
-  var answeredHere = 0;  // items answered on this page since the server's figures were fetched
-  function shownAnswered() {
+  var answeredCodes = {};  // code -> true, in the phase shown (a lock reloads the page)
+  function learnAnswered() {
     var box = document.querySelector(".bar-progress");
-    return box ? parseInt(box.dataset.answered, 10) + answeredHere : null;
+    if (!box) { return; }
+    (box.dataset.answeredCodes || "").split(" ").forEach(function (code) {
+      if (code) { answeredCodes[code] = true; }
+    });
   }
-  function showProgress(extra) {
-    answeredHere += extra;
+  function bumpProgress(state) {
+    if (!hasVerdict(state) || answeredCodes[state.code]) { return; }
+    answeredCodes[state.code] = true;
+    showProgress();
+  }
+  function showProgress() {
     var box = document.querySelector(".bar-progress");
     if (!box) { return; }
     var total = parseInt(box.dataset.total, 10);
-    var answered = Math.min(total, parseInt(box.dataset.answered, 10) + answeredHere);
+    var answered = Math.min(total, Object.keys(answeredCodes).length);
     box.querySelector("progress").value = answered;
     box.querySelector(".answered-text").textContent = answered + " of " + total + " answered";
     var median = parseFloat(box.dataset.median);
@@ -271,6 +281,36 @@
       left.textContent = seconds <= 0 ? "" : seconds < 60 ? " · under a minute left" :
         " · about " + Math.round(seconds / 60) + " min left";
     }
+  }
+
+  // --- A verdict only on purpose: never a held key's repeats, a bounce or a double click ----------
+  // A verdict key (or a click on a verdict) counts only once the item's copy has been on screen
+  // for the session's minimum (frozen with its protocol). One sooner is dropped, never queued: the
+  // judge is told, and the wait starts again, so a burst of keys answers nothing past the item it
+  // began on. #item-top[data-keys-ready] says when keys count (for the tests and the bench).
+
+  var TOO_SOON = "Not taken: the copy had only just appeared. Read it, then choose again.";
+  var HELD = "Not taken: a held key answers once. Release it, read this copy, then choose.";
+  function shownLongEnough(state) {
+    return state.shownAt !== null && Date.now() - state.shownAt >= state.minShownMs;
+  }
+  function waitBeforeKeys(state) {
+    clearTimeout(state.readyTimer);
+    delete state.top.dataset.keysReady;
+    state.readyTimer = setTimeout(function () { state.top.dataset.keysReady = "1"; }, state.minShownMs);
+  }
+  // The wait starts when the item's copy is in its (visible) frame.
+  function startShowing(state, frame) {
+    function shown() {
+      if (current !== state) { return; }
+      state.shownAt = Date.now();
+      waitBeforeKeys(state);
+    }
+    if (frame.loaded) { shown(); } else { frame.addEventListener("load", shown, {once: true}); }
+  }
+  function dropTooSoon(state, text) {
+    if (state.shownAt !== null) { state.shownAt = Date.now(); waitBeforeKeys(state); }
+    say(state, text);
   }
 
   // --- The copy frame: sized to its lines so the page scrolls, or a focusable box ---------------
@@ -351,7 +391,9 @@
     var entry = {page: null, frame: null};
     // The frame can start at once when the server names it; otherwise when the page is parsed.
     if (state.nextFrameUrl) { entry.frame = preloadFrame(frameSrcFor(state.nextFrameUrl)); }
-    entry.page = fetchPage(state.nextUrl, null).then(function (page) {
+    // The next item's own save may still be in flight (the judge went back from it): its page
+    // waits for that save, or it would show the old draft and a stale revision.
+    entry.page = fetchPage(state.nextUrl, codeOf(state.nextUrl)).then(function (page) {
       if (!entry.frame) {
         var spec = page.querySelector("#copy-area iframe");
         if (spec) { entry.frame = preloadFrame(frameSrcFor(spec.dataset.frameUrl || spec.getAttribute("src"))); }
@@ -423,12 +465,7 @@
       old.replaceWith(frame);
     }
     document.title = doc.title;
-    // The new page's figures may predate the last save (fetched ahead): answered never drops.
-    var before = shownAnswered();
-    answeredHere = 0;
     start();
-    var after = shownAnswered();
-    if (before !== null && after !== null && before > after) { showProgress(before - after); }
     if (url) { current.url = new URL(url, window.location.href).pathname; }
     // Its save may have been stored before this item came in (its answer then went to its own bar).
     if (leaving.lastSaved && !unconfirmed[leaving.code]) { confirmLeftBehind(leaving, leaving.lastSaved); }
@@ -464,8 +501,24 @@
     current = itemState();
     var state = current;
     showKept(state);
+    learnAnswered();
+    if (state.preview && hasVerdict(state)) { answeredCodes[state.code] = true; }  // kept in the page
+    showProgress();
+    startShowing(state, shownFrame());
     state.form.addEventListener("change", function (event) {
-      if (event.target.name === "verdict") { bumpProgress(state); }
+      if (event.target.name === "verdict") {
+        if (!shownLongEnough(state)) {
+          // A click that came too soon (the second of a double click, a tap meant for the item
+          // before): the choice goes back to what it was.
+          state.form.querySelectorAll("input[name=verdict]").forEach(function (input) {
+            input.checked = input.value === state.chosen;
+          });
+          dropTooSoon(state, TOO_SOON);
+          return;
+        }
+        state.chosen = event.target.value;
+        bumpProgress(state);
+      }
       saveSoon(state);
     });
     state.form.querySelector("textarea[name=reason]").addEventListener("input", function () { saveSoon(state); });
@@ -556,6 +609,11 @@
       event.preventDefault();
       return;
     }
+    if (event.repeat && (event.key === "Enter" || event.key === "n" || event.key === "j")) {
+      // A held Enter or n would fly past items unseen; moving on is one press at a time.
+      event.preventDefault();
+      return;
+    }
     if (event.key === "Enter") {
       var tag = target ? target.tagName : "";
       if (tag === "BUTTON" || tag === "A" || tag === "SUMMARY" || tag === "IFRAME") { return; }  // their own action
@@ -571,7 +629,10 @@
     if (radio) {
       event.preventDefault();
       if (radio.disabled || current.readOnly || navigating) { return; }
+      if (event.repeat) { dropTooSoon(current, HELD); return; }
+      if (!shownLongEnough(current)) { dropTooSoon(current, TOO_SOON); return; }
       radio.checked = true;  // never focused: the arrows stay the page's
+      current.chosen = radio.value;
       bumpProgress(current);
       if (current.oneKey) { save(current); move(1); } else { saveSoon(current); }
       return;
@@ -588,15 +649,15 @@
   // The parent ignores anything the copy frame posts (it cannot run scripts anyway).
   window.addEventListener("message", function (event) { event.stopImmediatePropagation(); }, true);
 
+  var first = shownFrame();
+  first.loaded = document.readyState === "complete";
+  first.addEventListener("load", function () { first.loaded = true; });
   start();
   window.history.replaceState({item: window.location.pathname}, "", window.location.href);
   try {
     var notice = window.sessionStorage.getItem(NOTICE_KEY);
     if (notice) { window.sessionStorage.removeItem(NOTICE_KEY); say(current, notice); }
   } catch (error) { /* private mode: nothing kept */ }
-  var first = shownFrame();
-  first.loaded = document.readyState === "complete";
-  first.addEventListener("load", function () { first.loaded = true; });
   // Fetch the next item once this one's copy is in, so the two never compete.
   if (document.readyState === "complete") { prefetchNext(current); }
   else { window.addEventListener("load", function () { prefetchNext(current); }, {once: true}); }

@@ -22,6 +22,7 @@ from playwright.sync_api import expect
 from accounts.models import Judge
 from judging.demo import demo_bundle
 from judging.models import ItemDraft, Session
+from tests.e2e.judge_keys import choose_by_key
 from tests.worlds import a_host
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -129,7 +130,7 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
         page.get_by_role("link", name="Start", exact=True).click()
     first_code = page.locator("h1 .code").inner_text()
     seen()
-    page.locator("body").press("2")  # one key per decision: recorded (here), next item shown
+    choose_by_key(page, "2", on=page.locator("body"))  # one key per decision: recorded, next shown
     expect(page.locator("h1 .code")).not_to_have_text(first_code)
     expect(page.locator(".answered-text")).to_have_text("1 of 4 answered")
     page.locator("body").press("k")
@@ -143,7 +144,7 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     expect(page.get_by_role("heading", name="What the model reviewers said")).to_be_visible()
     expect(page.locator("input[name=verdict]:checked")).to_have_count(0)  # nothing preselected
     seen()
-    page.locator("body").press("3")
+    choose_by_key(page, "3", on=page.locator("body"))
     expect(page.locator(".answered-text")).to_have_text("1 of 4 answered")
     page.get_by_role("link", name="Leave the preview").click()
     expect(page.locator("h1 .state")).to_have_text("draft")

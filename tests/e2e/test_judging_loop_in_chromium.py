@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 from judging.demo import DEMO_RUBRIC, demo_bundle
 from judging.models import Verdict
 from judging.services import KEEP, invitation_create, phase_lock
+from tests.e2e.judge_keys import choose_by_key, wait_until_keys_count
 from tests.worlds import a_host, a_run, a_session, advance, answer_all, codes, invite_and_join, judge_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -139,7 +140,7 @@ def test_a_keyboard_only_judge_decides_each_item_with_one_key_through_both_locks
             if phase == 1 and position == 2:
                 _the_other_keys(page, order)
             if position < 8:
-                page.keyboard.press(key)
+                choose_by_key(page, key)
                 expect(page.locator("h1 .code")).to_have_text(order[position])
                 assert _focus(page)["tag"] == "h1"  # on the new item, never in a radio group
                 if position == 1:
@@ -149,7 +150,7 @@ def test_a_keyboard_only_judge_decides_each_item_with_one_key_through_both_locks
                         re.compile(rf"^Item {code} saved \(\d\d:\d\d\)\.$"))
             else:
                 with page.expect_navigation():
-                    page.keyboard.press(key)
+                    choose_by_key(page, key)
         # After the last item: the review, whose primary button is the lock.
         expect(page).to_have_url(re.compile(rf"/s/{session.url_id}/"))
         for code in order:
@@ -235,6 +236,7 @@ def test_a_judge_on_a_phone_taps_through_both_phases_with_the_bar_in_view(e2e_se
                 assert top["y"] + top["height"] <= page.locator("#verdict-form").bounding_box()["y"], (
                     position, top)
             label = "Fail" if position % 2 else ("Keep my phase-1 verdict" if phase == 2 else "Pass")
+            wait_until_keys_count(page)  # a tap sooner than the session's minimum is undone
             page.get_by_role("radio", name=re.compile(f"^{label}")).tap()
             if position == 1:  # the others are saved by "Save and next" without waiting
                 expect(page.locator("#autosave-status")).to_have_text("Draft saved.")
@@ -349,11 +351,13 @@ def test_a_second_tab_that_changed_the_item_is_noticed_and_the_judge_chooses(e2e
         return verdict.value, verdict.reason
 
     first.bring_to_front()
+    wait_until_keys_count(first)
     first.get_by_role("radio", name=re.compile("^Pass")).click()
     expect(first.locator("#autosave-status")).to_have_text("Draft saved.")
     assert stored() == ("pass", "")
     # The second tab, opened before that save, changes the same item: refused, and it says so.
     second.bring_to_front()
+    wait_until_keys_count(second)
     second.get_by_role("radio", name=re.compile("^Fail")).click()
     expect(second.locator(".conflict")).to_contain_text("Changed in another tab")
     assert stored() == ("pass", "")

@@ -25,6 +25,7 @@ from playwright.sync_api import expect
 from judging.demo import DEMO_RUBRIC, demo_bundle
 from judging.models import Verdict
 from judging.services import invitation_create
+from tests.e2e.judge_keys import choose_by_key
 from tests.support.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
 from tests.worlds import a_host, a_run, a_session
 
@@ -71,7 +72,7 @@ def _answer(page, key: str, *, expect_saved: bool = True) -> tuple[str, str] | N
     retried by the page, so the wait is as long as a reconnection's."""
     code = page.locator("h1 .code").inner_text()
     page.locator("#autosave-status").evaluate("e => e.textContent = ''")
-    page.locator("body").press(key)
+    choose_by_key(page, key, on=page.locator("body"))
     status = page.locator("#autosave-status")
     value = page.locator("input[name=verdict]:checked").get_attribute("value")
     if expect_saved:

@@ -23,6 +23,7 @@ from playwright.sync_api import expect
 from judging.models import Verdict
 from judging.services import invitation_create, phase_lock, verdict_record
 from judging.services.verdicts import PHASE_1_LOCKED
+from tests.e2e.judge_keys import choose_by_key
 from tests.worlds import a_host, a_run, a_session, codes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,7 +102,7 @@ def test_a_tab_left_in_phase_1_cannot_save_after_another_tab_locked_it(e2e_serve
 
     # Tab A still shows phase 1; the judge changes their mind there, by key.
     tab_a.bring_to_front()
-    tab_a.keyboard.press("2")
+    choose_by_key(tab_a, "2")
     _assert_refused_and_reloaded_into_phase_2(tab_a, judge, code)
     assert seen.page_errors == [] and seen.dialogs == []
 
@@ -117,7 +118,7 @@ def test_a_save_in_flight_during_the_lock_is_refused_and_stores_nothing(e2e_serv
     item_path = re.compile(rf"/s/{session.url_id}/i/{code}/$")
     tab.route(item_path, lambda route: held.append(route) if route.request.method == "POST"
               else route.continue_())
-    tab.keyboard.press("2")  # the autosave leaves... and is held on its way
+    choose_by_key(tab, "2")  # the autosave leaves... and is held on its way
     for _ in range(200):
         if held:
             break
@@ -170,7 +171,7 @@ def test_a_server_failure_says_so_and_retries_and_a_lost_connection_says_no_conn
     page = context.new_page()
     page.goto(e2e_server.url(f"/s/{session.url_id}/i/{first}/"))
 
-    page.keyboard.press("1")
+    choose_by_key(page, "1")
     status = page.locator("#autosave-status")
     expect(status).to_contain_text(SERVER_FAILED, timeout=10000)
     assert NO_CONNECTION not in status.inner_text()
@@ -184,7 +185,7 @@ def test_a_server_failure_says_so_and_retries_and_a_lost_connection_says_no_conn
     page.goto(e2e_server.url(f"/s/{session.url_id}/i/{second}/"))
     page.route(re.compile(rf"/i/{second}/$"), lambda route: route.abort("internetdisconnected")
                if route.request.method == "POST" else route.continue_())
-    page.keyboard.press("2")
+    choose_by_key(page, "2")
     expect(status).to_contain_text(NO_CONNECTION, timeout=10000)
     assert SERVER_FAILED not in status.inner_text()
     assert not Verdict.objects.filter(assignment__code=second).exists()
@@ -222,7 +223,7 @@ def test_a_late_answer_for_the_item_left_behind_never_stands_in_for_the_shown_it
     held = []
     page.route(re.compile(rf"/i/{first}/$"),
                lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
-    page.keyboard.press("1")
+    choose_by_key(page, "1")
     page.clock.run_for(1000)  # the first item's save leaves, and is held on its way
     for _ in range(200):
         if held:
@@ -232,7 +233,8 @@ def test_a_late_answer_for_the_item_left_behind_never_stands_in_for_the_shown_it
     page.keyboard.press("n")
     expect(page.locator("h1 .code")).to_have_text(second)
     page.evaluate(WATCH_THE_BAR)
-    page.keyboard.press("2")  # a change of the shown item: its save waits for the clock
+    page.clock.run_for(500)  # the judge reads the second copy (verdict keys count after 300 ms)
+    choose_by_key(page, "2")  # a change of the shown item: its save waits for the clock
 
     def is_the_held_save(response):
         return response.request.method == "POST" and first in response.url
@@ -271,13 +273,13 @@ def test_a_new_choice_after_an_outage_is_sent_at_once_not_after_the_retrys_backo
                else route.continue_())
     status = page.locator("#autosave-status")
 
-    page.keyboard.press("1")
+    choose_by_key(page, "1")
     page.clock.run_for(1000)  # its save leaves and finds no connection: a retry in 2 s
     expect(status).to_contain_text(NO_CONNECTION)
     expect(status).to_contain_text("Retrying in 2 s")
     page.unroute(item)  # the connection is back
 
-    page.keyboard.press("2")  # the judge changes their mind while the retry waits
+    choose_by_key(page, "2")  # the judge changes their mind while the retry waits
     page.clock.run_for(1000)  # the new choice's debounce, not the retry's 2 s
     expect(status).to_have_text("Draft saved.")
     assert Verdict.objects.get(assignment__code=first, phase=1).value == "fail"

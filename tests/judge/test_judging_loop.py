@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import Judge
+from blindjudge.errors import Invalid
 from judging.models import AuditEvent, Session, SessionState
 from judging.services import (
     CHANGED_ELSEWHERE,
@@ -16,6 +17,8 @@ from judging.services import (
     RESUME_REFUSAL,
     invitation_create,
     phase_lock,
+    protocol_of,
+    session_update_draft,
     verdict_record,
 )
 from tests.worlds import (
@@ -82,7 +85,11 @@ def test_the_item_page_gives_the_template_its_contract(judge):
     assert context["one_key"] is True and context["read_only"] is False
     assert context["revision"] == 0
     assert context["progress"] == {"answered": 2, "total": len(rest) + 3, "median_seconds": 20,
-                                   "remaining_seconds": 20 * (len(rest) + 1)}
+                                   "remaining_seconds": 20 * (len(rest) + 1),
+                                   "answered_codes": tuple(sorted((first, third)))}
+    # The page counts answered items by code (a set), so an item is never counted twice.
+    assert f'data-answered-codes="{" ".join(sorted((first, third)))}"' in page.content.decode()
+    assert 'data-min-shown-ms="300"' in page.content.decode()
     assert context["phase1_reason"] == ""
     assert context["previous_url"] == f"/s/{url_id}/i/{first}/"
     assert context["next_url"] == f"/s/{url_id}/i/{third}/"
@@ -406,3 +413,43 @@ def test_the_host_sets_both_settings_in_the_draft_form(host, draft):
     assert (draft.advance_on_key, draft.mark_disagreement) == (False, True)
     event = AuditEvent.objects.filter(action="session.updated").latest("pk")
     assert sorted(event.details["fields"]) == ["advance_on_key", "mark_disagreement"]
+
+
+def test_the_shortest_time_shown_before_a_verdict_counts_is_a_draft_setting_frozen_when_not_300(
+        host, draft):
+    """Issue 24 item 1: a verdict key or click counts only once the copy has been shown for the
+    session's minimum. The host sets it in the draft form (empty keeps 300); the service bounds
+    it; it freezes with the protocol, named only when not the default (so every protocol frozen
+    before, and its hash, stays as it was); the judge's page carries it."""
+    browser = client_as(host)
+    form = browser.get(f"/host/sessions/{draft.pk}/").content.decode()
+    assert 'name="draft-verdict_min_shown_ms"' in form and 'value="300"' in form
+    fields = {"draft-rubric": draft.rubric, "draft-preregistration": draft.preregistration,
+              "draft-items_per_judge": "", "draft-reviewer_display": "letters",
+              "draft-advance_on_key": "on"}
+    edit = f"/host/sessions/{draft.pk}/edit"
+    refused = browser.post(edit, {**fields, "draft-verdict_min_shown_ms": "6000"})
+    assert refused.status_code == 400
+    assert "Ensure this value is less than or equal to 5000." in html.unescape(refused.content.decode())
+    assert Session.objects.get(pk=draft.pk).verdict_min_shown_ms == 300
+    assert "verdict_min_shown_ms" not in protocol_of(draft)
+
+    saved = browser.post(edit, {**fields, "draft-verdict_min_shown_ms": "450"})
+    assert saved.status_code == 303, saved.content[:500]
+    draft = Session.objects.get(pk=draft.pk)
+    assert draft.verdict_min_shown_ms == 450
+    assert AuditEvent.objects.filter(action="session.updated").latest("pk").details["fields"] == [
+        "verdict_min_shown_ms"]
+    for wrong, why in ((-1, "-1 ms is outside 0..5000"), (5001, "5001 ms is outside 0..5000"),
+                       (True, "expected a whole number of milliseconds"),
+                       ("300", "expected a whole number of milliseconds")):
+        with pytest.raises(Invalid) as refusal:
+            session_update_draft(session=draft, actor="test", verdict_min_shown_ms=wrong)
+        assert why in str(refusal.value)
+
+    opened = advance(draft, "open")
+    assert opened.protocol["verdict_min_shown_ms"] == 450
+    assert "450 ms" in browser.get(f"/host/sessions/{draft.pk}/").content.decode()
+    judge = invite_and_join(opened, name="Careful Judge").judge
+    page = client_as(judge).get(item_url(judge, codes(judge)[0]))
+    assert 'data-min-shown-ms="450"' in page.content.decode()

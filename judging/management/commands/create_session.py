@@ -3,7 +3,7 @@ from blindjudge.links import guest_page
 from judging.management.lookups import get_run
 from judging.models import ReviewerDisplay
 from judging.services import session_create
-from judging.services.sessions import DEFAULT_MINUTES_PER_ITEM
+from judging.services.sessions import DEFAULT_MINUTES_PER_ITEM, DEFAULT_VERDICT_MIN_SHOWN_MS
 
 
 class Command(HostCommand):
@@ -40,6 +40,12 @@ class Command(HostCommand):
         parser.add_argument("--pick-then-save", action="store_true",
                             help="a verdict key picks the verdict and the judge saves it (default: "
                                  "one key per decision, recorded and on to the next item)")
+        parser.add_argument("--verdict-min-shown-ms", type=int, metavar="MS",
+                            default=DEFAULT_VERDICT_MIN_SHOWN_MS,
+                            help="a verdict key or click counts only once the item's copy has "
+                                 "been shown this long; earlier ones are dropped, so a held or "
+                                 "bounced key answers nothing unseen (frozen with the protocol; "
+                                 f"default: {DEFAULT_VERDICT_MIN_SHOWN_MS}; 0: no minimum)")
         parser.add_argument("--mark-disagreement", action="store_true",
                             help="phase 2 marks the reviewers' rows that differ from the judge's "
                                  "phase-1 verdict (a treatment, frozen with the protocol)")
@@ -50,7 +56,7 @@ class Command(HostCommand):
     def run(self, *, run, kind, rubric=None, prereg=None, items_per_judge=None, guests=False,
             guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,
             instructions=None, minutes_per_item=DEFAULT_MINUTES_PER_ITEM, pick_then_save=False,
-            mark_disagreement=False, **options):
+            mark_disagreement=False, verdict_min_shown_ms=DEFAULT_VERDICT_MIN_SHOWN_MS, **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -61,7 +67,7 @@ class Command(HostCommand):
             scorecards=scorecards, draw_seed=draw_seed, by_task=by_task,
             instructions=read_text_file(instructions, "--instructions") if instructions else "",
             minutes_per_item=minutes_per_item, advance_on_key=not pick_then_save,
-            mark_disagreement=mark_disagreement,
+            mark_disagreement=mark_disagreement, verdict_min_shown_ms=verdict_min_shown_ms,
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
