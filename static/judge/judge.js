@@ -301,12 +301,11 @@
   }
   // The wait starts when the item's copy is in its (visible) frame.
   function startShowing(state, frame) {
-    function shown() {
+    whenLoaded(frame, function () {
       if (current !== state) { return; }
       state.shownAt = Date.now();
       waitBeforeKeys(state);
-    }
-    if (frame.loaded) { shown(); } else { frame.addEventListener("load", shown, {once: true}); }
+    });
   }
   function dropTooSoon(state, text) {
     if (state.shownAt !== null) { state.shownAt = Date.now(); waitBeforeKeys(state); }
@@ -475,8 +474,23 @@
   }
   // For the bench and the tests: when the item shown has its copy loaded.
   function announceShown(frame) {
-    function done() { document.dispatchEvent(new CustomEvent("blindjudge:item-shown", {detail: {code: current.code}})); }
-    if (frame.loaded) { done(); } else { frame.addEventListener("load", done, {once: true}); }
+    whenLoaded(frame, function () {
+      document.dispatchEvent(new CustomEvent("blindjudge:item-shown", {detail: {code: current.code}}));
+    });
+  }
+  function whenLoaded(frame, done) {
+    if (frame.loaded) { done(); return; }
+    var called = false;
+    function once() {
+      if (called) { return; }
+      called = true;
+      frame.loaded = true;
+      done();
+    }
+    frame.addEventListener("load", once, {once: true});
+    // The page's own load comes after its frames': the first item's frame may have loaded before
+    // this script ran (its load event already gone), and is loaded by then.
+    if (document.readyState !== "complete") { window.addEventListener("load", once, {once: true}); }
   }
 
   // Forward (1) or back (-1), saving what is there first (never waiting for it, except before

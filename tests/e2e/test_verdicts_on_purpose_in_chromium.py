@@ -180,6 +180,8 @@ def test_the_progress_bar_counts_each_item_once_at_every_step_of_a_phase(e2e_ser
             choose_by_key(page, "2")  # answered again, differently
             expect(page.locator("h1 .code")).to_have_text(order[position])
             expect(answered).to_have_text(f"{position} of {total} answered")
+    # The last save's answer has reached the page (until then the page asks before a reload).
+    expect(page.locator("#autosave-status")).to_have_text(re.compile(rf"^Item {order[-2]} saved "))
     _wait_stored(page, judge, total - 1)
     page.reload()
     expect(answered).to_have_text(f"{total - 1} of {total} answered")
