@@ -69,7 +69,8 @@ def _blinding_page(request, session, accept_form=None, error=None, status=200):
         "total_matches": sum(b["matches"] for b in check["builders"])
         + sum(len(t["matches"]) for t in check["texts"]),
         "suggestions": suggestions, "editable": session.state == SessionState.DRAFT,
-        "preview": preview,
+        # Not "preview": base.html reads that name as a host's preview of the judge's pages.
+        "redacted_preview": preview,
         "accept_form": accept_form or RedactionAcceptForm(), "error": error,
     }, status=status)
 

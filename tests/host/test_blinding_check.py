@@ -104,3 +104,23 @@ def test_the_blinding_page_shows_the_task_and_rubric_hits(host):
     assert "<td>task</td><td>3:2</td><td><code class=\"untrusted\">Claude</code></td>" in section
     assert "The rubric: 0 matches" in section
     assert 'value="Claude"' in body  # offered as a suggestion, like a match in a copy
+
+
+def test_no_host_page_shows_the_judge_preview_banner(host):
+    """The blinding page named its redacted copy `preview`, which base.html reads as a host's
+    preview of the judge's pages: it showed "Preview as a judge, phase ." with three dead links
+    (issue 24 item 10). Every host page of a draft with accepted redactions is read here."""
+    session = session_on(host)
+    redactions_accept(session=session, patterns=["Claude"], actor="test")
+    browser = client_as(host)
+    blinding = browser.get(f"/host/sessions/{session.pk}/blinding").content.decode()
+    assert 'id="redacted-preview"' in blinding  # the redacted copy is still shown
+    pages = ["/host/", f"/host/runs/{session.run_id}/", f"/host/sessions/{session.pk}/",
+             f"/host/sessions/{session.pk}/blinding", f"/host/sessions/{session.pk}/instructions",
+             f"/host/sessions/{session.pk}/invitations", f"/host/sessions/{session.pk}/guests",
+             f"/host/sessions/{session.pk}/judges"]
+    for path in pages:
+        response = browser.get(path)
+        assert response.status_code == 200, path
+        body = response.content.decode()
+        assert "preview-banner" not in body and "Preview as a judge, phase" not in body, path
