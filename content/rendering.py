@@ -201,9 +201,26 @@ def _unhighlighted(text: str) -> str:
     return text.translate(PLAIN_LABELS)
 
 
+# A code span as markdown writes it (`x`, ``x ` y``): a run of backticks, then text, then the same
+# run; findings and reasons name code this way, and shown raw the backticks were noise (issue 24).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+def _inline_text(text: str) -> str:
+    """Escaped text with its code spans as <code> (their content escaped, nothing else parsed)."""
+    parts, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        parts.append(escape(text[last:span.start()]))
+        parts.append("<code>" + escape(span.group(2)) + "</code>")
+        last = span.end()
+    parts.append(escape(text[last:]))
+    return "".join(parts)
+
+
 def inline_html(normalised: Normalised) -> str:
-    """Escaped HTML of normalised text with its marks, for text shown in the judge's own page."""
-    return "".join(escape(s.text) if s.kind == "text"
+    """Escaped HTML of normalised text with its marks, for text shown in the judge's own page;
+    code spans (`x`) are shown as code. A span a mark cuts through stays as typed."""
+    return "".join(_inline_text(s.text) if s.kind == "text"
                    else escape(_unhighlighted(s.text)) if s.kind == "unhighlighted"
                    else mark_html(s) for s in normalised.segments)
 

@@ -96,8 +96,11 @@ def start(request, session_id):
 @require_safe
 @_previewed
 def welcome(request, session, seed, phase):
-    return _page(request, "judge/welcome.html", {"session": session,
-                                                 "links": request.preview["links"]})
+    links = request.preview["links"]
+    start = items_context(session=session, phase=phase, assignments=_assignments(session, seed),
+                          links=links)["continue_url"]
+    return _page(request, "judge/welcome.html", {"session": session, "links": links,
+                                                 "start_url": start})
 
 
 @never_cache
@@ -137,7 +140,7 @@ def item(request, session, seed, phase, code):
         target = {"next": view.next_code, "previous": view.previous_code,
                   "stay": view.code}.get(go)
         links = request.preview["links"]
-        return redirect(links.item(target) if target else links.review if go == "next"
+        return redirect(links.item(target) if target else links.review if go in ("next", "review")
                         else links.home)
     context = item_context(
         request, session=session, view=view, links=request.preview["links"],

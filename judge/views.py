@@ -18,6 +18,7 @@ from blindjudge.links import resume_link
 from judge.pages import frame_response, item_context, items_context, judge_links, review_context
 from judging.models import SessionState
 from judging.selectors.judge import (
+    join_link_admitted_here,
     judge_assignments,
     judge_by_resume_token,
     judge_frame,
@@ -65,13 +66,14 @@ def show_admission(request, admission):
 @never_cache
 @require_http_methods(["GET", "POST"])
 def join(request, token):
-    # GET only shows a button: a link preview or a prefetch must not use the single-use token.
-    if request.method == "GET":
-        return render(request, "judge/join.html")
     # The judges this browser is admitted as: a used link opened again where it admitted its
     # judge says so, and nowhere else (the refusal is the same for used and unknown links).
     held = frozenset(judge.pk for judge in (judge_held_by(request.session, url_id)
                                             for url_id in held_sessions(request)) if judge)
+    # GET only shows a button: a link preview or a prefetch must not use the single-use token.
+    if request.method == "GET":
+        joined = join_link_admitted_here(token, held)
+        return render(request, "judge/join.html", {"already_joined": joined} if joined else {})
     try:
         admission = join_token_exchange(token=token, held_judges=held)
     except AlreadyAdmitted as replay:
@@ -122,9 +124,14 @@ def guest(request):
 def welcome(request, url_id):
     shown_once = request.session.pop(WELCOME_KEY.format(url_id=url_id), None)
     judge = request.judge
+    links = judge_links(url_id)
+    phase = judge_phase(judge)
+    # "Start judging" opens the first item still to judge, not the list it is chosen from.
+    start = items_context(session=judge.session, phase=phase, assignments=judge_assignments(judge),
+                          links=links)["continue_url"] if phase else None
     return render(request, "judge/welcome.html", {
         "judge": judge, "session": judge.session, "shown_once": shown_once,
-        "links": judge_links(url_id),
+        "links": links, "start_url": start,
         "commitment": judge.commitment_sha256, "protocol": judge.session.protocol_sha256,
     })
 
@@ -230,6 +237,8 @@ def _save_verdict(request, judge, url_id, code):
                                 "this item.")
     if go == "stay":
         return redirect("judge_item", url_id=url_id, code=code)
+    if go == "review":  # the last item's button, where its key goes: the review before the lock
+        return redirect("judge_lock", url_id=url_id)
     if go in ("previous", "next"):
         place = judge_item_place(judge, code)
         target = place.previous_code if go == "previous" else place.next_code

@@ -384,6 +384,22 @@ def judge_live_state(judge) -> dict:
             "total": total}
 
 
+def join_link_admitted_here(token: str, held_judges: frozenset[int]) -> str | None:
+    """The session's url id when this join link was used and admitted one of `held_judges` (the
+    judges the browser asking is admitted as); None otherwise. Read only: a used link opened again
+    where it admitted its judge says so before the judge presses anything, and anywhere else it
+    looks like any other link (used and unknown links are refused alike)."""
+    if not held_judges:
+        return None
+    credential = (
+        Credential.objects.select_related("session").only("session__url_id")
+        .filter(kind=CredentialKind.JOIN, token_sha256=token_sha256(token or ""),
+                used_at__isnull=False, judge_id__in=held_judges)
+        .first()
+    )
+    return credential.session.url_id if credential else None
+
+
 def judge_by_resume_token(token: str) -> Judge:
     """The active judge a resume token belongs to. Unknown, revoked, expired and removed all give
     the same Refused, so a revoked link looks exactly like one that never existed."""

@@ -545,7 +545,7 @@
         // Nothing is posted from a preview: the buttons keep the choice here and move.
         event.preventDefault();
         save(state);
-        if (go === "next" || go === "home") { move(1); } else if (go === "previous") { move(-1); }
+        if (go === "next" || go === "review") { move(1); } else if (go === "previous") { move(-1); }
         return;
       }
       if (go === "next" && state.nextIsItem) { event.preventDefault(); save(state); move(1); }

@@ -34,10 +34,13 @@ INVITEES = "Ann Lee\tbackend\nBo Chen — frontend\nCara Diaz | on call\n"
 INSTRUCTIONS = "Read each copy **to the end**.\n\n<script>window.ran = true</script>"
 
 
-def _axe_violations(context, url: str) -> list:
-    """axe-core's violations on `url` (every <details> open), in a page of `context`."""
+def _axe_violations(context, url: str, *, then=None) -> list:
+    """axe-core's violations on `url` (every <details> open), in a page of `context`; `then(page)`,
+    when given, acts on the page first (and may leave it for another)."""
     page = context.new_page()
     page.goto(url)
+    if then is not None:
+        then(page)
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
@@ -122,12 +125,12 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     expect(page.get_by_text("Preview as a judge, phase 1.")).to_be_visible()
     expect(page.get_by_role("heading", name="You are in")).to_be_visible()
     seen()
-    page.get_by_role("link", name="Start judging").click()
-    expect(page.locator(".items li")).to_have_count(4)
-    # The item page loaded, its script with it: a key pressed while the page is still parsing
-    # does nothing (a loaded CI run pressed "2" that early, and the item never moved).
+    # "Start judging" opens the first item. The item page loaded, its script with it: a key
+    # pressed while the page is still parsing does nothing (a loaded CI run pressed "2" that
+    # early, and the item never moved).
     with page.expect_navigation():
-        page.get_by_role("link", name="Start", exact=True).click()
+        page.get_by_role("link", name="Start judging").click()
+    expect(page.locator(".item-nav .progress")).to_have_text("Item 1 of 4 · phase 1")
     first_code = page.locator("h1 .code").inner_text()
     seen()
     choose_by_key(page, "2", on=page.locator("body"))  # one key per decision: recorded, next shown
@@ -246,6 +249,16 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     axe_context = browser.new_context(bypass_csp=True, viewport={"width": WIDTH, "height": HEIGHT},
                                       storage_state=context.storage_state())
     violations = [v for url in dict.fromkeys(visited) for v in _axe_violations(axe_context, url)]
+
+    def saved_with_a_message(page):
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save the cap").click()
+        expect(page.locator(".messages li")).to_have_count(1)
+
+    # A page with a message shown: its list in a role=status wrapper (issue 24 item 6: axe's
+    # listitem, serious, when the list itself had the role).
+    violations += _axe_violations(axe_context, e2e_server.url(f"/host/sessions/{session_id}/guests"),
+                                  then=saved_with_a_message)
     axe_context.close()
     assert len(dict.fromkeys(visited)) >= 16
     assert violations == []

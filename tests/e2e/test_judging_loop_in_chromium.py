@@ -416,6 +416,8 @@ def test_every_judge_page_template_passes_axe_core_in_light_and_dark_and_is_phot
     assert icon.body() == (ROOT / "static" / "favicon.svg").read_bytes()
     check("join", f"/join/{token}")
     check("welcome", f"/s/{session.url_id}/welcome/")
+    # Its keys table was unreadable in dark mode (kbd #e6edf3 on #f6f8fa, 1.1:1; issue 24 item 6).
+    check("instructions", f"/s/{session.url_id}/instructions")
     check("items", f"/s/{session.url_id}/")
     check("item-phase-1", f"/s/{session.url_id}/i/{order[0]}/", photograph=True)
     answer_all(judge, 1, "pass", reason="meets the rubric")

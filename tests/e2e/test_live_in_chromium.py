@@ -50,9 +50,8 @@ def _join(page, join_link):
     page.goto(join_link)
     page.get_by_role("button", name="Join the session").click()
     expect(page.get_by_role("heading", name="You are in")).to_be_visible()
-    page.get_by_role("link", name="Start judging").click()
     with page.expect_navigation():  # loaded, its script with it, before any key is pressed
-        page.get_by_role("link", name="Start", exact=True).click()
+        page.get_by_role("link", name="Start judging").click()
     expect(page.locator("h1 .code")).to_be_visible()
 
 

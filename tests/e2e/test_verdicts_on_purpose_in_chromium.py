@@ -22,8 +22,9 @@ from playwright.sync_api import expect
 
 from judging.demo import DEMO_RUBRIC, demo_bundle
 from judging.models import Verdict
+from judging.services import KEEP
 from tests.e2e.judge_keys import HELD, KEYS_READY, TOO_SOON, choose_by_key, wait_until_keys_count
-from tests.worlds import a_host, a_run, a_session, codes, invite_and_join, judge_cookie
+from tests.worlds import a_host, a_run, a_session, answer_all, codes, invite_and_join, judge_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -186,4 +187,22 @@ def test_the_progress_bar_counts_each_item_once_at_every_step_of_a_phase(e2e_ser
     page.reload()
     expect(answered).to_have_text(f"{total - 1} of {total} answered")
     assert len(_stored(judge)) == total - 1
+    assert seen.page_errors == []
+
+
+def test_after_both_locks_the_item_pages_buttons_look_disabled(e2e_server, observed_context):
+    """After both locks "Save and next" still looked active (issue 24 item 6)."""
+    session, judge, page, seen = _judge_on_first_item(e2e_server, observed_context)
+    code = codes(judge)[0]
+    page.goto(e2e_server.url(f"/s/{session.url_id}/i/{code}/"))
+    primary = page.get_by_role("button", name="Save and next")
+    expect(primary).to_be_enabled()
+    active = primary.evaluate("b => getComputedStyle(b).backgroundColor")
+    answer_all(judge, 1, "pass", lock=True)
+    answer_all(judge, 2, KEEP, lock=True)
+    page.goto(e2e_server.url(f"/s/{session.url_id}/i/{code}/"))
+    expect(primary).to_be_disabled()
+    looks = primary.evaluate("""b => { const s = getComputedStyle(b);
+        return {background: s.backgroundColor, border: s.borderTopStyle, cursor: s.cursor}; }""")
+    assert looks["background"] != active and looks == {**looks, "border": "dashed", "cursor": "not-allowed"}
     assert seen.page_errors == []

@@ -64,6 +64,13 @@ def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_
     # site's origin as Referer. Opened again in the browser it admitted, it says so.
     again = client.post(f"/join/{token}")
     assert again.status_code == 200 and "You already joined" in again.content.decode()
+    # Opened again (GET) in that browser, it says so before anything is pressed (issue 24 item 6:
+    # it showed a normal "Join" page); anywhere else it looks like any link, used or not.
+    opened = client.get(f"/join/{token}").content.decode()
+    assert "You already joined" in opened and "Join the session" not in opened
+    assert f'href="/s/{open_session.url_id}/"' in opened
+    elsewhere = Client().get(f"/join/{token}").content.decode()
+    assert "Join the session" in elsewhere and "You already joined" not in elsewhere
     assert again["Referrer-Policy"] == "strict-origin"
     assert token not in again.content.decode()
     refused = Client().post(f"/join/{token}")

@@ -284,6 +284,21 @@ def test_the_welcome_page_offers_a_copy_button_for_the_resume_link(client, open_
     assert "judge/copy.js" in welcome
 
 
+def test_start_judging_opens_the_first_item_still_to_judge(client, open_session):
+    """The welcome page's "Start judging" led to the items list, where "Start" had to be found
+    again (issue 24 item 6): it opens the first item not yet answered in the judge's phase."""
+    token = invitation_create(session=open_session, actor="t", name="Ada").join_token
+    client.post(f"/join/{token}")
+    judge = open_session.judges.get()
+    first, second = codes(judge)[:2]
+    start = re.compile(r'<a class="button primary" href="([^"]+)">Start judging</a>')
+    welcome = client.get(f"/s/{open_session.url_id}/welcome/").content.decode()
+    assert start.search(welcome).group(1) == item_url(judge, first)
+    verdict_record(judge=judge, code=first, phase=1, value="pass")
+    welcome = client.get(f"/s/{open_session.url_id}/welcome/").content.decode()
+    assert start.search(welcome).group(1) == item_url(judge, second)
+
+
 def test_a_used_join_link_says_you_already_joined_where_it_was_used(client, open_session):
     token = invitation_create(session=open_session, actor="t", name="Ada").join_token
     client.post(f"/join/{token}")
@@ -453,3 +468,16 @@ def test_the_shortest_time_shown_before_a_verdict_counts_is_a_draft_setting_froz
     judge = invite_and_join(opened, name="Careful Judge").judge
     page = client_as(judge).get(item_url(judge, codes(judge)[0]))
     assert 'data-min-shown-ms="450"' in page.content.decode()
+
+
+def test_the_last_items_button_goes_where_its_key_goes_to_the_review(judge):
+    """On the last item the key led to the review and the button to the items list (issue 24
+    item 6): both lead to the review, where the lock is."""
+    last = codes(judge)[-1]
+    browser = client_as(judge)
+    page = browser.get(item_url(judge, last)).content.decode()
+    assert '<button type="submit" name="go" value="review" class="primary">Save and review</button>' in page
+    assert f'data-next-url="/s/{judge.session.url_id}/lock/"' in page
+    posted = browser.post(item_url(judge, last), {"verdict": "pass", "phase": "1", "reason": "",
+                                                  "seconds_spent": "4", "go": "review"})
+    assert posted.status_code == 302 and posted["Location"] == f"/s/{judge.session.url_id}/lock/"
