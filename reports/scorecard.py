@@ -16,6 +16,7 @@ they can check by hand.
 from blindjudge.errors import NotFound
 from content.truth import is_correct
 from judging.models import SessionKind, SessionState, Verdict
+from judging.renders import inline_of
 from reports.scoring import score
 
 # The words a judge reads, never a stored value (the judge pages' one vocabulary).
@@ -44,7 +45,10 @@ def judge_scorecard(judge) -> dict:
             "truth": truth, "truth_label": TRUTH_LABELS.get(truth, truth),
             # The defect note says what was wrong in the copy (shown beside it on the card page,
             # judge/views.py `card`); copies sessions only: a finding's truth is about the finding.
-            "defect": "" if findings else v["assignment__item__copy__defect"],
+            # The host writes it about a builder's copy, so the session's redactions apply (it
+            # named the builder on the card, issue 24 item 9), rendered as a review's reason is.
+            "defect_html": "" if findings or not v["assignment__item__copy__defect"]
+            else inline_of(v["assignment__item__copy__defect"], session.redaction_patterns),
             "phase1": None, "phase2": None})
         entry[f"phase{v['phase']}"] = {"value": v["value"], "kept": v["kept"],
                                        "label": VERDICT_WORDS.get(v["value"], v["value"]),

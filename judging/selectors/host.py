@@ -13,7 +13,7 @@ from blindjudge.errors import NotFound
 from content.blinding import find_name_matches
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
-from judging.models import Run, Session, SessionRender, SessionState, Task
+from judging.models import Run, Session, SessionKind, SessionRender, SessionState, Task
 from judging.selectors.live import last_activity
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
@@ -83,9 +83,9 @@ def _host_text_check(text: str, where: str, patterns: list[str], matches_in) -> 
 def blinding_check(session: Session) -> dict:
     """The host's blinding check: per copy and per builder, the metadata that will be stripped,
     every name or model-id-like match in content, finding texts and review reasons, and how many
-    matches the accepted patterns redact; and for the task statement and the rubric (shown to
-    judges too), every match, every hidden character (line and column) and the redactions. It
-    reports; only accepted patterns change content."""
+    matches the accepted patterns redact (defect notes too, where scorecards show them); and for
+    the task statement and the rubric (shown to judges too), every match, every hidden character
+    (line and column) and the redactions. It reports; only accepted patterns change content."""
     run = session.run
     builders = list(run.builders.all())
     builder_rows = [{"id": b.bundle_id, "model": b.model, "family": b.family} for b in builders]
@@ -95,6 +95,8 @@ def blinding_check(session: Session) -> dict:
                       "stripped_lines": 0, "matches": 0, "redactions": 0}
         for b in builders
     }
+
+    scorecards_show_defects = session.scorecards and session.kind == SessionKind.COPIES
 
     def matches_in(text, where):
         return [{"where": where, "term": m.term, "why": m.why, "builder": m.builder,
@@ -113,6 +115,10 @@ def blinding_check(session: Session) -> dict:
         redactions = normalise(copy.content, copy.format, patterns).redactions
         redactions += sum(normalise(f.text, "text", patterns).redactions
                           for f in copy.findings.all())
+        if scorecards_show_defects and copy.defect:
+            # Judges read the defect note on their scorecard after the reveal (issue 24 item 9).
+            matches += matches_in(copy.defect, "defect note (on scorecards)")
+            redactions += normalise(copy.defect, "text", patterns).redactions
         copies.append({"copy": copy.bundle_id, "builder": copy.builder.bundle_id,
                        "stripped_metadata": list(stripped), "matches": matches,
                        "redactions": redactions})

@@ -11,8 +11,10 @@ import pytest
 from django.test import Client
 
 from judging.models import CopyRender
+from judging.selectors.host import blinding_check
+from judging.services import redactions_accept
 from tests.judge.test_stored_renders import csp
-from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
+from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join, make_bundle
 
 
 def card_url(session, code, frame=False):
@@ -127,3 +129,35 @@ def test_before_the_reveal_and_without_scorecards_the_card_pages_are_404(host):
     assert plain_client.get(f"/s/{plain.url_id}/scorecard/").status_code == 404
     for frame in (False, True):
         assert plain_client.get(card_url(plain, codes(plain_judge)[0], frame=frame)).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_defect_note_naming_its_builder_is_flagged_and_shown_redacted_on_the_scorecard(host):
+    """A defect note naming its builder reached the judge's scorecard and card page unredacted,
+    and the blinding check never read defect notes (issue 24 item 9)."""
+    bundle = make_bundle()
+    [seeded] = [c for c in bundle["copies"] if c.get("defect")]
+    builder = next(b for b in bundle["builders"] if b["id"] == seeded["builder"])
+    seeded["defect"] = f"Off by one; {builder['model']} does this in every copy"
+    draft = a_session(a_run(host, bundle), "draft", scorecards=True)
+    check = blinding_check(draft)
+    [row] = [c for c in check["copies"] if c["copy"] == seeded["id"]]
+    assert [m["where"] for m in row["matches"] if m["matched"] == builder["model"]] == [
+        "defect note (on scorecards)"]
+    # Without scorecards no judge ever reads the note: the check does not list it.
+    no_cards = a_session(a_run(host, bundle), "draft", scorecards=False)
+    [row] = [c for c in blinding_check(no_cards)["copies"] if c["copy"] == seeded["id"]]
+    assert "defect note (on scorecards)" not in [m["where"] for m in row["matches"]]
+
+    redactions_accept(session=draft, patterns=[builder["model"]], actor="test")
+    session = advance(draft, "open")
+    judge = invite_and_join(session, "Reader").judge
+    answer_all(judge, value="fail", lock=True)
+    advance(session, "revealed")
+    client = client_as(judge)
+    code = judge.assignments.get(item__copy__bundle_id=seeded["id"]).code
+    for path in (f"/s/{session.url_id}/scorecard/", card_url(session, code)):
+        body = client.get(path).content.decode()
+        assert "Off by one;" in body and "does this in every copy" in body, path
+        assert builder["model"] not in body, path
+        assert "[redacted]" in body, path
