@@ -84,6 +84,10 @@ _VARIANT_WORDS = (
 
 WHY_BUILDER_MODEL = "builder model"
 WHY_BUILDER_FAMILY = "builder family"
+# Families whose name is also an everyday word (or an HTML and YAML key): as a name they are
+# written capitalised, as the word usually not. `<meta charset="utf-8"/>` in a task and
+# `+# meta: !!omap` in a patch were flagged as the family Meta (issue 24 item 7).
+COMMON_WORD_FAMILIES = frozenset({"meta", "apple", "amazon", "cohere", "mistral", "reka"})
 WHY_KNOWN_PRODUCT = "known product"
 WHY_MODEL_ID = "model-id-like"
 _PRIORITY = {WHY_BUILDER_MODEL: 0, WHY_BUILDER_FAMILY: 1, WHY_KNOWN_PRODUCT: 2, WHY_MODEL_ID: 3}
@@ -304,7 +308,10 @@ def find_name_matches(text: str, builders: list[dict]) -> list[Match]:
                 continue
             seen_terms.add((term.casefold(), why))
             regex = re.compile(term_regex(term, flexible=True), re.IGNORECASE)
+            capitalised_only = why == WHY_BUILDER_FAMILY and term.casefold() in COMMON_WORD_FAMILIES
             for m in regex.finditer(folded.text):
+                if capitalised_only and not folded.text[m.start()].isupper():
+                    continue  # `<meta charset>`, `# meta:`: the word, not the company
                 add(m.start(), m.end(), why, term, builder.get("id"))
 
     lowered = _lowered(folded.text)

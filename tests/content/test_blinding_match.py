@@ -78,6 +78,18 @@ def test_a_builder_family_is_found_in_code():
     ]
 
 
+def test_a_family_that_is_an_everyday_word_is_found_only_as_a_name():
+    """The family Meta matched `<meta charset="utf-8"/>` in a task statement and `+# meta: !!omap`
+    in a patch (issue 24 item 7): a family that is also a word counts where it is capitalised."""
+    meta = [{"id": "b4", "model": "llama-3.1-70b-instruct", "family": "Meta"}]
+    assert found('<html><head><meta charset="utf-8"/></head>', meta) == []
+    assert found("+# meta: !!omap\n+meta_data = {}\n", meta) == []
+    assert found("Built at Meta; META's model", meta) == [
+        ("Meta", "builder family", "Meta", "b4"), ("META", "builder family", "Meta", "b4")]
+    # A family that is no everyday word is still found in any case: `import openai` names it.
+    assert [m[0] for m in found("import openai")] == ["openai"]
+
+
 def test_import_openai_is_a_known_product_when_no_builder_is_openai():
     builders = [{"id": "b9", "model": "gemini-1.5-pro", "family": "Google"}]
 
