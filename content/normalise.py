@@ -239,6 +239,13 @@ _IDENTITY_HEADER_RE = re.compile(
     r"(?:From|Date|Author|AuthorDate|Commit|CommitDate|Committer|CommitterDate):[ \t]+\S.*"
 )
 _IN_BODY_HEADER_RE = re.compile(r"(?P<key>From|Date|Subject):[ \t].*", re.IGNORECASE)
+# `git format-patch`'s diffstat after the `---` that ends the message: ` path | 3 +-`,
+# ` path | Bin 0 -> 12 bytes`, ` create mode 100644 path`, …, and ` 2 files changed, …`.
+_DIFFSTAT_LINE_RE = re.compile(
+    r" (?:\S.*? +\| +(?:\d+ ?[+-]*|Bin .*)"
+    r"|(?:create|delete) mode \d+ .+|rename .+ \(\d+%\)|mode change \d+ => \d+ .+|copy .+ \(\d+%\))[ \t]*")
+_DIFFSTAT_SUMMARY_RE = re.compile(
+    r" \d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?[ \t]*")
 _DIFF_START_RE = re.compile(r"diff |--- |\+\+\+ |---[ \t]*$|Index: |@@")
 _HUNK_RE = re.compile(r"@@ -\d+(?:,(?P<old>\d+))? \+\d+(?:,(?P<new>\d+))? @@")
 _COMBINED_HUNK_RE = re.compile(r"@{3,} -\d")
@@ -310,6 +317,10 @@ def _scan(text: str, lines: list[str], fmt: str) -> tuple[list[int], list[tuple[
     next_interesting = 0
     preamble = fmt == "diff"  # where identity headers are stripped: until a diff starts
     signatures = fmt == "diff"  # whether `-- ` + git version is a format-patch signature
+    # In a diff copy a patch's title goes too (`Subject:`), and its diffstat: every builder's diff
+    # is shown in one shape, whichever tool made it (issue 24 item 8).
+    one_shape = fmt == "diff"
+    patch_message = False  # after an mbox separator, until the `---` or a diff starts
     block: str | None = None  # "mbox" (mail headers), "body" (in-body headers), "commit"
     keep_continuation = False  # mbox: whether a folded header line is kept (Subject's)
     graph = False  # commit: the block came from `git log --graph`
@@ -338,7 +349,7 @@ def _scan(text: str, lines: list[str], fmt: str) -> tuple[list[int], list[tuple[
                 continue
             match = _MAIL_HEADER_RE.fullmatch(line)
             if match:
-                keep_continuation = match["key"].lower() == "subject"
+                keep_continuation = match["key"].lower() == "subject" and not one_shape
                 if not keep_continuation:
                     removed.append(i)
                 i += 1
@@ -347,7 +358,7 @@ def _scan(text: str, lines: list[str], fmt: str) -> tuple[list[int], list[tuple[
         elif block == "body":
             match = _IN_BODY_HEADER_RE.fullmatch(line)
             if match:
-                if match["key"].lower() != "subject":
+                if match["key"].lower() != "subject" or one_shape:
                     removed.append(i)
                 i += 1
                 continue
@@ -381,8 +392,17 @@ def _scan(text: str, lines: list[str], fmt: str) -> tuple[list[int], list[tuple[
         if first == "F" and _MBOX_SEPARATOR_RE.fullmatch(line):
             removed.append(i)
             block, keep_continuation, preamble, signatures = "mbox", False, True, True
+            patch_message = one_shape
             i += 1
             continue
+
+        if patch_message and first == "-" and line.rstrip(" \t") == "---":
+            patch_message = False
+            end = _diffstat_end(lines, i + 1)
+            if end is not None:
+                removed.extend(range(i, end))
+                i = end
+                continue
 
         match = _COMMIT_LINE_RE.fullmatch(line) if "commit " in line[:40] else None
         if match and (
@@ -404,6 +424,20 @@ def _scan(text: str, lines: list[str], fmt: str) -> tuple[list[int], list[tuple[
             i += 1
         i += 1
     return removed, hunks
+
+
+def _diffstat_end(lines: list[str], index: int) -> int | None:
+    """The index after a format-patch diffstat starting at `index` (its file lines, then the
+    `N files changed` summary, then mode lines); None when there is none there."""
+    k, count = index, len(lines)
+    while k < count and _DIFFSTAT_LINE_RE.fullmatch(lines[k]):
+        k += 1
+    if k == count or not _DIFFSTAT_SUMMARY_RE.fullmatch(lines[k]):
+        return None
+    k += 1
+    while k < count and _DIFFSTAT_LINE_RE.fullmatch(lines[k]):
+        k += 1
+    return k
 
 
 def _headers_follow(lines: list[str], index: int, graph: bool) -> bool:

@@ -203,14 +203,26 @@ def test_a_format_patch_mails_separator_diffstat_and_signature_are_meta_rows_not
             " # end\n"
             "-- \n"
             "my signature\n")
+    # After a mail header the normaliser strips the title and the diffstat with it (issue 24
+    # item 8: every diff in one shape); the message is kept, and is not a removed line.
     rows = [(r["classes"][1], r["text"]) for r in rows_of(body_of(mail, "diff").html).rows]
     kinds = dict((text, kind) for kind, text in rows)
-
-    assert kinds["Subject: [PATCH] Fix the tax"] == "meta"
+    assert "Subject: [PATCH] Fix the tax" not in kinds and " shop/total.py | 2 +-" not in kinds
+    assert "---" not in kinds
     assert kinds["- rounds once"] == "meta"  # the message, not a removed line
+    assert kinds["-- "] == "meta"  # the signature line, after the hunk's counted lines
+    assert [text for kind, text in rows if kind == "del"] == ["    return round(x, 3)"]
+    assert [text for kind, text in rows if kind == "add"] == ["    return round(x, 2)"]
+
+    # The same message and diffstat without the mail header stay, and are meta rows.
+    rows = [(r["classes"][1], r["text"])
+            for r in rows_of(body_of(mail.split("\n", 3)[3], "diff").html).rows]
+    kinds = dict((text, kind) for kind, text in rows)
+    assert kinds["Subject: [PATCH] Fix the tax"] == "meta"
+    assert kinds["- rounds once"] == "meta"
     assert kinds["---"] == "meta"  # the separator before the diffstat
     assert kinds[" shop/total.py | 2 +-"] == "meta"
-    assert kinds["-- "] == "meta"  # the signature line, after the hunk's counted lines
+    assert kinds["-- "] == "meta"
     assert [text for kind, text in rows if kind == "del"] == ["    return round(x, 3)"]
     assert [text for kind, text in rows if kind == "add"] == ["    return round(x, 2)"]
 

@@ -178,17 +178,13 @@ new file mode 100644
 
 
 def test_format_patch_headers_trailers_and_signatures_are_stripped():
+    """In a diff copy a patch's title (`Subject:`) and diffstat go too: only one builder's diffs
+    were `git format-patch` output, and their shape gave them away (issue 24 item 8). The message
+    body stays; so does everything in the diffs."""
     stripped, removed = strip_metadata(FORMAT_PATCH, "diff")
 
     assert stripped == """\
-Subject: [PATCH 1/2] Fix add() to add
- instead of subtract
-
 add() returned a - b.
-
----
- add.py | 2 +-
- 1 file changed, 1 insertion(+), 1 deletion(-)
 
 diff --git a/add.py b/add.py
 index 1111111..2222222 100644
@@ -198,12 +194,6 @@ index 1111111..2222222 100644
  def add(a, b):
 -    return a - b
 +    return a + b
-
-Subject: [PATCH 2/2] Test add()
-
----
- test_add.py | 2 ++
- 1 file changed, 2 insertions(+)
 
 diff --git a/test_add.py b/test_add.py
 new file mode 100644
@@ -217,21 +207,43 @@ new file mode 100644
         "From 3f5a1c2e9b8d7f6e5d4c3b2a1f0e9d8c7b6a5f4e Mon Sep 17 00:00:00 2001",
         "From: Jane Doe <jane@example.com>",
         "Date: Mon, 14 Oct 2024 10:00:00 +0200",
+        "Subject: [PATCH 1/2] Fix add() to add",
+        " instead of subtract",
         "Message-Id: <20241014080000.12345-1-jane@example.com>",
         "X-Mailer: git-send-email 2.43.0",
         "Assisted-by: Anthropic:claude-3-5-sonnet",
         "Signed-off-by: Jane Doe <jane@example.com>",
+        "---",
+        " add.py | 2 +-",
+        " 1 file changed, 1 insertion(+), 1 deletion(-)",
         "-- ",
         "2.43.0",
         "From 4a6b2d3f0c9e8a7f6e5d4c3b2a1f0e9d8c7b6a5f Mon Sep 17 00:00:00 2001",
         "From: Jane Doe <jane@example.com>",
         "Date: Mon, 14 Oct 2024 10:05:00 +0200",
+        "Subject: [PATCH 2/2] Test add()",
         "From: Claude <noreply@anthropic.com>",
         "Date: Mon, 14 Oct 2024 09:59:00 +0200",
         "Co-authored-by: Claude <noreply@anthropic.com>",
+        "---",
+        " test_add.py | 2 ++",
+        " 1 file changed, 2 insertions(+)",
         "-- ",
         "2.39.3 (Apple Git-146)",
     ]
+
+
+def test_a_diffstat_is_stripped_only_after_a_patch_header_and_only_whole():
+    """A `---` line and `| 2 +-` lines a builder wrote elsewhere are content: the diffstat goes only
+    where format-patch puts it (after its mail header), and only when it ends in its summary."""
+    table = "Results\n---\n a | 2 +-\n\ndiff --git a/x b/x\n"
+    assert strip_metadata(table, "diff") == (table, [])
+    no_summary = FORMAT_PATCH.replace(" 1 file changed, 1 insertion(+), 1 deletion(-)\n", "")
+    stripped, removed = strip_metadata(no_summary, "diff")
+    assert "---\n add.py | 2 +-\n" in stripped and " add.py | 2 +-" not in removed
+    binary = FORMAT_PATCH.replace(" add.py | 2 +-\n", " add.py | 2 +-\n logo.png | Bin 0 -> 12 bytes\n"
+                                  " create mode 100644 logo.png\n")
+    assert "logo.png" not in strip_metadata(binary, "diff")[0].split("diff --git")[0]
 
 
 def test_a_format_patch_pasted_into_markdown_is_stripped_too():
