@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounts.models import AdmittedAs, Credential, CredentialKind, Invitation, Judge, JudgeStatus
 from blindjudge.errors import NotFound
-from content.blinding import find_name_matches
+from content.blinding import find_name_matches, shape_features, shapes_of_one_builder
 from content.normalise import BIDI_CLASS, INVISIBLE_CLASS, label, normalise, strip_metadata
 from content.truth import DEFECTIVE, GOOD
 from judging.models import Run, Session, SessionKind, SessionRender, SessionState, Task
@@ -103,8 +103,9 @@ def blinding_check(session: Session) -> dict:
                  "matched": m.matched, "line": m.line, "column": m.column,
                  "context": m.context} for m in find_name_matches(text, builder_rows)]
 
-    copies = []
+    copies, shapes = [], []
     for copy in run.copies.select_related("builder").prefetch_related("findings", "reviews"):
+        shapes.append((copy.builder.bundle_id, shape_features(copy.content)))
         # Metadata is stripped whatever the host accepts, so only what remains can unblind.
         visible, stripped = strip_metadata(copy.content, copy.format)
         matches = matches_in(visible, "content")
@@ -141,7 +142,8 @@ def blinding_check(session: Session) -> dict:
              for text, where in (*sources, (session.rubric, "rubric"),
                                  (session.instructions, "instructions")) if text]
     return {"session": session.pk, "state": session.state, "accepted_patterns": patterns,
-            "copies": copies, "builders": list(per_builder.values()), "texts": texts}
+            "copies": copies, "builders": list(per_builder.values()), "texts": texts,
+            "shapes": shapes_of_one_builder(shapes)}
 
 
 def session_instructions_html(session: Session) -> str:

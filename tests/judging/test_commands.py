@@ -405,7 +405,7 @@ def test_redactions_lists_the_task_and_rubric_hits(host):
 def test_redactions_accept_adds_patterns(leaky_draft):
     result = call_json("redactions", str(leaky_draft.pk), "--accept", "Claude", "re:gpt-4o\\S*")
     assert set(result) == {"session", "state", "accepted_patterns", "copies", "builders", "texts",
-                           "listed"}
+                           "listed", "shapes"}
     assert result["accepted_patterns"] == ["Claude", "re:gpt-4o\\S*"]
     assert {b["builder"]: b["redactions"] for b in result["builders"]} == {"b1": 0, "b2": 1, "b3": 0}
     [c3] = [c for c in result["copies"] if c["copy"] == "c3"]

@@ -35,6 +35,10 @@ class Command(HostCommand):
             lines.append(f"builder {b['builder']} ({b['model']}, {b['family']}): {b['copies']} "
                          f"copies, {b['stripped_lines']} metadata lines stripped, "
                          f"{b['matches']} name matches, {b['redactions']} redactions")
+        for shape in result["shapes"]:
+            lines.append(f"shape: {shape['words']}: only builder {shape['builder']} "
+                         f"({shape['copies']} of {shape['of']} copies); "
+                         + ("removed before judges see it" if shape["stripped"] else "judges see it"))
         for t in result["texts"]:
             if t["matches"] or t["hidden_total"] or t["redactions"] or t["mixed_script"]:
                 lines.append(f"{t['where']}: {len(t['matches'])} name matches, {t['hidden_total']} "
