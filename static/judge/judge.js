@@ -532,6 +532,13 @@
         }
         state.chosen = event.target.value;
         bumpProgress(state);
+        if (state.oneKey && !state.readOnly) {
+          // One tap or click per decision, as one key: recorded, and the next item shown
+          // (a mouse or phone judge needed two actions per item).
+          save(state);
+          move(1);
+          return;
+        }
       }
       saveSoon(state);
     });

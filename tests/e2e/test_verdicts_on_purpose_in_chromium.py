@@ -108,13 +108,30 @@ def test_keys_30_ms_apart_and_a_click_too_soon_answer_nothing_unseen(e2e_server,
     assert _stored(judge) == {order[0]: "pass"}
     expect(page.locator("h1 .code")).to_have_text(order[1])
 
-    # After a pause the judge's choice counts, by click as by key.
+    # After a pause the judge's choice counts, by click as by key: one click per decision,
+    # recorded and on to the next item.
     wait_until_keys_count(page)
     page.get_by_role("radio", name=re.compile("^Fail")).click()
-    expect(page.locator("input[name=verdict]:checked")).to_have_attribute("value", "fail")
-    page.clock.run_for(1000)  # the click's save waits out its debounce
-    expect(page.locator("#autosave-status")).to_have_text("Draft saved.")
+    expect(page.locator("h1 .code")).to_have_text(order[2])
+    _wait_stored(page, judge, 2)
     assert _stored(judge) == {order[0]: "pass", order[1]: "fail"}
+    assert seen.page_errors == []
+
+
+def test_a_double_click_answers_one_item(e2e_server, observed_context):
+    """One click per decision: the second click of a double click lands on the next item, on the
+    same spot, before its copy has been on screen, and is undone there."""
+    session, judge, page, seen = _judge_on_first_item(e2e_server, observed_context)
+    order = codes(judge)
+    page.goto(e2e_server.url(f"/s/{session.url_id}/i/{order[0]}/"))
+    wait_until_keys_count(page)
+    page.get_by_role("radio", name=re.compile("^Pass")).dblclick()
+    expect(page.locator("h1 .code")).to_have_text(order[1])
+    _wait_stored(page, judge, 1)
+    page.wait_for_timeout(300)  # room for a second verdict to be sent, if one were
+    assert _stored(judge) == {order[0]: "pass"}
+    expect(page.locator("h1 .code")).to_have_text(order[1])
+    expect(page.locator("input[name=verdict]:checked")).to_have_count(0)
     assert seen.page_errors == []
 
 
