@@ -648,8 +648,15 @@ class Crawl:
                                            Client(REMOTE_ADDR="198.51.100.99"),
                                            persona.judge_pk if route.name == "resume" else None)
                         self.generation += 1
+                        last = Judge.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
                         self.request(newcomer, newcomer.client, "POST", path, data, extra)
                         self.generation += 1
+                        # A join admits the newcomer: its pages (the welcome page links to its
+                        # first item) are checked against its own codes.
+                        made = (Judge.objects.filter(pk__gt=last, display_name=NEWCOMER)
+                                .order_by("-pk").values_list("pk", flat=True).first())
+                        if newcomer.judge_pk is None and made is not None:
+                            newcomer.judge_pk = made
                         if route.name == "join":
                             world.join_pool.pop(0)  # used up (or refused) either way: next one
                     else:
@@ -716,7 +723,7 @@ def link_problems(persona, path, response, world) -> list[str]:
             if key == "url_id" and arg != world.session.url_id:
                 problems.append(f"{path}: foreign URL id in {value!r}")
             if key == "code" and arg not in own_codes:
-                problems.append(f"{path}: foreign code in {value!r}")
+                problems.append(f"{persona.label} {path}: foreign code in {value!r}")
         if parts.query:
             problems.append(f"{path}: a query string in {value!r}")
     return problems
