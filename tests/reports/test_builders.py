@@ -374,7 +374,7 @@ def test_nothing_of_the_comparison_reaches_a_judge_s_scorecard(better):
     # The truth in words and the copy's defect note (issue 16: the copy is not served after the
     # reveal); nothing of builders.
     assert {frozenset(item) for item in card["items"]} == {
-        frozenset({"code", "position", "truth", "truth_label", "defect", "phase1", "phase2"})}
+        frozenset({"code", "position", "truth", "truth_label", "defect_html", "phase1", "phase2"})}
     assert len(card["items"]) == len(BETTER)
     assert page.status_code == 200
     text = json.dumps(card) + page.content.decode()
