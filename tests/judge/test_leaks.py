@@ -58,6 +58,7 @@ from judging.services import (
     join_token_exchange,
     judge_remove,
     phase_lock,
+    redactions_accept,
     resume_token_reissue,
     session_close,
     session_create,
@@ -109,6 +110,9 @@ CONTENTS = [
     ("text", "def add(a, b):\n    return sum((a, b))\n"),
     ("markdown", "* uses `operator.add`\n\n    import operator\n    add = operator.add\n"),
 ]
+# A defect note naming its builder (build_world's `defect_names_builder`): `shown` is what a judge's
+# scorecard must show of it after the reveal (the rest, the builder's model, is redacted).
+DEFECT_NAMING = {"copy": "cCANARY02", "shown": "CANARYDEFECT02x — subtracts «instead» of adding"}
 TRUTHS = ["known_good", "seeded_defect", "tests_pass", "tests_fail", "known_good", "seeded_defect"]
 TRUTH_TWIN = {"known_good": "seeded_defect", "seeded_defect": "known_good",
               "tests_pass": "tests_fail", "tests_fail": "tests_pass", "unknown": "known_good",
@@ -266,11 +270,21 @@ def reason_for(label: str, index: int) -> str:
 
 
 def build_world(host, bundle, *, kind="copies", display="letters", scorecards=False,
-                seed="", standin=None, by_task=False, items_per_judge=None) -> World:
+                seed="", standin=None, by_task=False, items_per_judge=None,
+                defect_names_builder=False) -> World:
+    """`defect_names_builder`: a defect note names its copy's builder (issue 24 item 9), as a
+    host's notes do; the host accepts that model name as a pattern (opening refuses otherwise),
+    so a judge's scorecard shows the note with the name redacted."""
+    if defect_names_builder:
+        copy = next(c for c in bundle["copies"] if c["id"] == DEFECT_NAMING["copy"])
+        model = next(b["model"] for b in bundle["builders"] if b["id"] == copy["builder"])
+        copy["defect"] = f"{DEFECT_NAMING['shown']}; {model} wrote it"
     run = a_run(host, bundle)
     created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
                              reviewer_display=display, scorecards=scorecards, draw_seed=seed,
                              by_task=by_task, items_per_judge=items_per_judge)
+    if defect_names_builder:
+        redactions_accept(session=created.session, patterns=[model], actor="test")
     other = a_session(run, "open", draw_seed=seed)
     invite_and_join(other, name=JUDGE_NAMES["C"])
     # Instructions, so the judges' instructions page carries the host's text too.
@@ -776,12 +790,32 @@ def crawl_world(world, *, expect_2xx: set[str]):
             may_see_phase2 = bool(match and match.url_name == "judge_item"
                                   and match.kwargs.get("url_id") == world.session.url_id
                                   and match.kwargs.get("code") in own_codes)
-        key = (persona.judge_pk, may_see_phase2, crawl.generation if crawl else -1)
+        may_see_defects = bool(defect_notes) and on_scorecard(path)
+        key = (persona.judge_pk, may_see_phase2, may_see_defects, crawl.generation if crawl else -1)
         if key not in scanners:
             canaries = {**content, **people_canaries(world, persona.judge_pk), **id_canaries(world)}
             canaries.update({k: v for k, v in phase2.items() if not (may_see_phase2 and k in allowed2)})
+            if may_see_defects:
+                # After the reveal a judge's scorecard and card pages show the host's defect notes
+                # (redacted as the copies were); the builders' names stay canaries there too.
+                canaries = {k: v for k, v in canaries.items() if k not in defect_notes}
             scanners[key] = Scanner(canaries)
         return scanners[key]
+
+    # Defect notes shown on scorecards: copies sessions whose judges get scorecards (issue 24 item 9).
+    defect_notes = ({k for k in content if k.endswith("defect note")}
+                    if world.kind == SessionKind.COPIES and world.session.scorecards else set())
+    defect_probe = Scanner(shown_defect_notes(world)) if defect_notes else None
+    seen_defects = set()
+
+    def on_scorecard(path) -> bool:
+        if world.session.state != "revealed":
+            return False
+        try:
+            match = resolve(urlsplit(path).path)
+        except Resolver404:
+            return False
+        return match.url_name in ("judge_scorecard", "judge_card")
 
     seen_phase2 = set()
     probe = Scanner({k: v for k, v in phase2.items() if k in allowed2}) if allowed2 else None
@@ -791,6 +825,8 @@ def crawl_world(world, *, expect_2xx: set[str]):
         hits.extend(found)
         if probe and persona.judge_pk:
             seen_phase2.update(h.canary for h in probe.scan_response(response))
+        if defect_probe and persona.judge_pk:
+            seen_defects.update(h.canary for h in defect_probe.scan_response(response))
 
     def on_driver_response(persona, method, path, response):
         """The driver's own requests change state (locks, new rows): forget what was cached."""
@@ -827,7 +863,23 @@ def crawl_world(world, *, expect_2xx: set[str]):
     # The phase-2 canaries are real: the product shows each of them once allowed, and the scanner
     # finds it there (so their absence before the lock, and elsewhere, counts).
     assert seen_phase2 == allowed2, sorted(allowed2 - seen_phase2)
+    # Likewise the defect notes: shown (what of them is not a builder's name), so their absence
+    # elsewhere counts.
+    if defect_probe:
+        assert seen_defects == set(shown_defect_notes(world)), seen_defects
     return hits, problems
+
+
+def shown_defect_notes(world) -> dict[str, str]:
+    """What a judge's scorecard shows of each defect note: the note, or, for the note naming its
+    builder, the part before the name (the name is redacted)."""
+    shown = {}
+    for copy in world.run.copies.exclude(defect=""):
+        if copy.bundle_id == DEFECT_NAMING["copy"] and copy.defect.startswith(DEFECT_NAMING["shown"] + ";"):
+            shown[f"copy {copy.bundle_id} defect note, shown"] = DEFECT_NAMING["shown"]
+        else:
+            shown[f"copy {copy.bundle_id} defect note, shown"] = copy.defect
+    return shown
 
 
 ALL_JUDGE_ROUTES = {"home", "join", "resume", "resume_help", "judge_reissue", "guest", "judge_home",
@@ -853,12 +905,16 @@ def test_the_crawl_can_fill_every_judge_facing_url_pattern(canary_host):
 @pytest.mark.parametrize("kind,display,scorecards", [
     ("copies", "letters", False),
     ("findings", "names", True),
-], ids=["copies-letters-no-scorecards", "findings-names-scorecards"])
+    ("copies", "letters", True),
+], ids=["copies-letters-no-scorecards", "findings-names-scorecards",
+        "copies-letters-scorecards-defect-notes"])
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
 def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, standin, kind, display,
                                                              scorecards):
+    # A copies session with scorecards shows the host's defect notes after the reveal: one of them
+    # names its builder (issue 24 item 9), and only what is not a name may reach the judge.
     world = build_world(canary_host, canary_bundle(), kind=kind, display=display, scorecards=scorecards,
-                        standin=standin)
+                        standin=standin, defect_names_builder=kind == "copies" and scorecards)
     assert unfillable_routes(world) == []
     # The scorecard and its per-code card pages exist only where the host gave scorecards.
     scorecard_routes = {"judge_scorecard", "judge_card", "judge_card_frame"}
