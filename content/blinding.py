@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from content.normalise import FoldedText, normalise_line_endings, show_controls, term_regex
 
-__all__ = ["KNOWN_PRODUCT_NAMES", "Match", "name_terms", "find_name_matches"]
+__all__ = ["KNOWN_PRODUCT_NAMES", "Match", "name_terms", "find_name_matches", "decision_key",
+           "match_status"]
 
 # Model products, assistants and the organisations behind them. Curated: each name is one a
 # reader would take as naming who wrote a text. Plain company names that are also everyday words
@@ -104,6 +105,14 @@ class Match:
     line: int  # 1-based
     column: int  # 1-based, in characters
     context: str  # the line around the match, at most ~120 characters, controls made visible
+    start: int = 0  # the span matched, in characters of the text (line endings as LF)
+    end: int = 0
+
+    @property
+    def key(self) -> str:
+        """What a host's decision on this match is recorded under: the matched text without the
+        invisible characters the matcher looked through, casefolded (as literal patterns match)."""
+        return decision_key(self.matched)
 
 
 # --- Builder names ------------------------------------------------------------------------------
@@ -356,6 +365,8 @@ def _merged(text: str, candidates: list) -> list[Match]:
             line=line,
             column=start - line_start + 1,
             context=_context(text, line_start, line_end, start, end),
+            start=start,
+            end=end,
         ))
     return matches
 
@@ -381,6 +392,29 @@ def _context(text: str, line_start: int, line_end: int, start: int, end: int) ->
         + show_controls(text[left:right])
         + ("…" if right < line_end else "")
     )
+
+
+# --- What the host decided: every match is redacted, or kept on purpose, before opening ----------
+
+REDACTED, DISMISSED, UNDECIDED = "redacted", "dismissed", "undecided"
+
+
+def decision_key(matched: str) -> str:
+    """The key a dismissal (a match kept on purpose) is recorded under: the matched text as a
+    literal pattern would match it (invisible characters dropped, case folded)."""
+    return FoldedText(matched).text.casefold()
+
+
+def match_status(match: Match, redacted: list[tuple[int, int]], dismissed: set[str]) -> str:
+    """`redacted` when an accepted pattern covers any of the match (judges see `[redacted]`
+    there; `redacted` are the text's spans from `normalise.redaction_spans`), `dismissed` when the
+    host kept its text on purpose (`dismissed` holds decision keys), else `undecided`: a session
+    is not opened while any match is undecided."""
+    if any(start < match.end and match.start < end for start, end in redacted):
+        return REDACTED
+    if match.key in dismissed:
+        return DISMISSED
+    return UNDECIDED
 
 
 # --- Shape: how a copy is laid out, which can give its builder away as surely as a name ----------

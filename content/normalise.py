@@ -735,6 +735,13 @@ def _redaction_spans(folded: FoldedText, regexes: list[re.Pattern]) -> list[tupl
     return [(start, end) for start, end in merged]
 
 
+def redaction_spans(text: str, patterns: list[str]) -> list[tuple[int, int]]:
+    """The spans of `text` (as given: strip metadata first where the judges' copy is stripped)
+    that the host's patterns redact, overlaps merged: what `normalise` turns into `[redacted]`."""
+    regexes = compile_patterns(patterns)
+    return _redaction_spans(FoldedText(text), regexes) if regexes else []
+
+
 # --- Mixed scripts ------------------------------------------------------------------------------
 
 def _script(char: str) -> str:

@@ -228,6 +228,11 @@ DEMO_RUBRIC = (
     "Otherwise fail it and say which requirement it breaks."
 )
 
+# The demo session's blinding decisions: every name its check finds is redacted by these patterns,
+# or kept on purpose (`import openai` in a copy is what that copy does, not who wrote it).
+DEMO_REDACTIONS = ["As Llama", "re:gpt-4o(-[0-9-]+)?"]
+DEMO_KEPT = ["openai"]
+
 DEMO_PREREGISTRATION = """Prediction: judges catch at least two thirds of the seeded defects
 alone, and seeing the model reviewers' verdicts moves them towards the reviewers, not towards
 truth.

@@ -284,6 +284,12 @@ class ReviewerDisplay(models.TextChoices):
     NAMES = "names", "Model names"
 
 
+# The shortest time a copy is shown before a verdict key or click counts (Session.verdict_min_shown_ms):
+# the default is not named in a frozen protocol, so every protocol frozen before it stays as it was.
+DEFAULT_VERDICT_MIN_SHOWN_MS = 300
+MAX_VERDICT_MIN_SHOWN_MS = 5000
+
+
 class Session(models.Model):
     run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="sessions")
     url_id = models.CharField(
@@ -324,9 +330,10 @@ class Session(models.Model):
         "key records the verdict and shows the next item; off, a key picks and Save records."
     )
     verdict_min_shown_ms = models.PositiveSmallIntegerField(
-        default=300, help_text="Frozen with the protocol: a verdict key (or click) counts only once "
-        "the item's copy has been shown this long (milliseconds); earlier ones are dropped, never "
-        "queued, so a held or bounced key cannot answer items the judge never saw. 0: no minimum.")
+        default=DEFAULT_VERDICT_MIN_SHOWN_MS, help_text="Frozen with the protocol: a verdict key (or "
+        "click) counts only once the item's copy has been shown this long (milliseconds); earlier "
+        "ones are dropped, never queued, so a held or bounced key cannot answer items the judge "
+        f"never saw. 0: no minimum; at most {MAX_VERDICT_MIN_SHOWN_MS}.")
     mark_disagreement = models.BooleanField(
         default=False, help_text="A treatment, frozen with the protocol: in phase 2 the reviewers' "
         "rows that disagree with the judge's own phase-1 verdict are marked."
@@ -334,6 +341,10 @@ class Session(models.Model):
     redaction_patterns = models.JSONField(
         default=list, help_text="Content patterns the host accepted for redaction."
     )
+    blinding_dismissed = models.JSONField(
+        default=list, help_text="Blinding-check matches the host kept on purpose (`import openai` "
+        "in code), by decision key (content.blinding.decision_key); frozen with the protocol. A "
+        "session opens only when every match is redacted or kept.")
     draw_seed = models.CharField(
         max_length=64, blank=True,
         help_text="If set, every draw (allocation, order, codes, salts) derives from it, so a "

@@ -69,6 +69,7 @@ def _build_report(session) -> dict:
         "sample": sample.sample(data),
         "redactions_per_builder": blinding.redactions_per_builder(data),
         "blinding_statement": blinding.BLINDING_STATEMENT,
+        "shapes_of_one_builder": blinding.shapes_of_one_builder_section(data),
         "run": records.run(data),
         "session": records.session(data),
         "tasks": records.tasks(data),

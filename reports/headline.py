@@ -388,6 +388,20 @@ def _blinding(report: dict) -> dict:
     text = (f"Judges saw each item's content as written, metadata stripped and {redacted}; a "
             f"model's style can still identify it.")
     sentences.append(text)
+    dismissed = report["protocol"]["frozen"].get("blinding_dismissed") or []
+    if dismissed:
+        entry["figures"].append("protocol.frozen.blinding_dismissed")
+        sentences.append(f"The host kept {plural(len(dismissed), 'matched name')} on purpose, so "
+                         f"judges read {'it' if len(dismissed) == 1 else 'them'}: "
+                         f"{listed([f'“{key}”' for key in dismissed])}.")
+    if report.get("shapes_of_one_builder"):
+        entry["figures"].append("shapes_of_one_builder")
+    for shape in report.get("shapes_of_one_builder") or []:
+        builder = names.get(shape["builder"], shape["builder"])
+        seen = ("the normaliser removed it before judging" if shape["stripped"]
+                else "judges saw it, and could tell the builder by it")
+        sentences.append(f"Only {builder}'s copies had {shape['words']} "
+                         f"({shape['copies']} of {shape['of']}): {seen}.")
     if counts and counts != {0}:
         if len(counts) > 1:
             hits = listed([f"{names.get(b, b)} {n}" for b, n in redactions.items() if n])

@@ -664,7 +664,8 @@ def protocol_context(report: dict) -> dict:
     return {"frozen_json": json.dumps(frozen, indent=2, sort_keys=True, ensure_ascii=False),
             "fields": [(key, _setting(key, frozen[key]))
                        for key in ("kind", "rubric", "items_per_judge", "reviewer_display",
-                                   "redaction_patterns", "scorecards", "allocation_seed")
+                                   "redaction_patterns", "blinding_dismissed", "scorecards",
+                                   "allocation_seed")
                        if key in frozen]}
 
 
@@ -694,6 +695,8 @@ def to_html(report: dict) -> str:
         "commitments": commitments,
         "redactions": [{"builder": b, "name": names_b.get(b, b), "count": n}
                        for b, n in report["redactions_per_builder"].items()],
+        "shapes": [{**s, "name": names_b.get(s["builder"], s["builder"])}
+                   for s in report.get("shapes_of_one_builder") or []],
         "builder_list": [{**b, "name": names_b.get(b["id"], b["id"])} for b in report["builders"]],
         "reviewer_list": [{**r, "name": reviewer_names(report).get(r["id"], r["id"])}
                           for r in report["reviewers"]],

@@ -18,13 +18,16 @@ from django.urls import reverse
 
 from accounts.guards import JUDGE_SESSION_KEY, judge_binding
 from accounts.models import Host, Judge
+from judging.demo import DEMO_KEPT, DEMO_REDACTIONS, demo_bundle
 from judging.models import Run, Session, SessionState
 from judging.services import (
     Admission,
+    blinding_dismiss,
     host_create,
     invitation_create,
     join_token_exchange,
     phase_lock,
+    redactions_accept,
     run_import,
     session_close,
     session_create,
@@ -170,6 +173,17 @@ def a_session(run: Run, state: str = SessionState.DRAFT, *, kind: str = "copies"
     """A session on the run, created by session_create (with `options`: rubric, scorecards,
     draw_seed, …) and taken to `state` (draft, open, closed, revealed) by the services."""
     session = session_create(run=run, kind=kind, actor=actor, **options).session
+    return advance(session, state, actor=actor)
+
+
+def a_demo_session(host: Host, state: str = SessionState.DRAFT, *, actor: str = "test",
+                   **options) -> Session:
+    """A session on a new run of the demo bundle, with the demo's blinding decisions (its patterns
+    redacted, `openai` kept on purpose, as `manage.py demo` decides them), taken to `state`."""
+    session = session_create(run=a_run(host, demo_bundle(), actor=actor), kind="copies",
+                             actor=actor, **options).session
+    session = redactions_accept(session=session, patterns=DEMO_REDACTIONS, actor=actor)
+    session = blinding_dismiss(session=session, matches=DEMO_KEPT, actor=actor)
     return advance(session, state, actor=actor)
 
 

@@ -17,21 +17,26 @@ from host.views.common import (
 from judging.models import SessionState
 from judging.renders import prose_of
 from judging.selectors.host import blinding_check, item_truth_counts
-from judging.services import redactions_accept, redactions_withdraw, text_limit
+from judging.services import (
+    blinding_dismiss,
+    blinding_undismiss,
+    redactions_accept,
+    redactions_withdraw,
+    text_limit,
+)
 from reports.stdlib_stats import paired_sample_plan
 
 
 def _suggestions(session, check) -> list[str]:
-    """The matches not yet covered, each as the literal pattern that would redact it: the matched
-    text itself, without the invisible characters the matcher looked through (literal patterns
-    match across them too)."""
-    accepted = {p.casefold() for p in session.redaction_patterns}
-    suggestions = sorted(
-        {SPECIAL_CHARACTERS.sub("", m["matched"])
-         for c in check["copies"] + check["texts"] for m in c["matches"]}
-        - {""}, key=str.casefold,
-    )
-    return [s for s in suggestions if s.casefold() not in accepted]
+    """The undecided matches (neither redacted nor kept on purpose), each as the literal pattern
+    that would redact it: the matched text itself, without the invisible characters the matcher
+    looked through (literal patterns match across them too)."""
+    suggestions = {}
+    for undecided in check["undecided"]:
+        term = SPECIAL_CHARACTERS.sub("", undecided["matched"])
+        if term:
+            suggestions.setdefault(term.casefold(), term)
+    return sorted(suggestions.values(), key=str.casefold)
 
 
 def _redacted_preview(session, check) -> dict | None:
@@ -82,12 +87,13 @@ def blinding(request, session):
 
 @for_host_session
 def redactions(request, session):
-    """Accept patterns (from the form, or one suggested match) or withdraw one."""
+    """Accept patterns (from the form, or one suggested match) or withdraw one; keep a match on
+    purpose (dismiss it) or take that back."""
     action = request.POST.get("action")
     pattern = request.POST.get("pattern", "")
     form = None
     limit = text_limit("pattern")
-    if action in ("withdraw", "suggest") and len(pattern) > limit:
+    if action in ("withdraw", "suggest", "dismiss", "undismiss") and len(pattern) > limit:
         # No accepted pattern is that long; the refusal must not quote it back whole.
         return _blinding_page(request, session, status=400,
                               error=f"pattern: limited to {limit:,} characters "
@@ -108,10 +114,17 @@ def redactions(request, session):
         if action == "suggest":
             redactions_accept(session=session, patterns=[pattern], actor=actor_of(request))
             return f"Pattern accepted: {pattern}", session_url(session, "blinding")
+        if action == "dismiss":
+            blinding_dismiss(session=session, matches=[pattern], actor=actor_of(request))
+            return (f"Kept on purpose: {pattern} (judges will read it; the protocol and the "
+                    "report say so)", session_url(session, "blinding"))
+        if action == "undismiss":
+            blinding_undismiss(session=session, matches=[pattern], actor=actor_of(request))
+            return f"No longer kept on purpose: {pattern}", session_url(session, "blinding")
         redactions_accept(session=session, patterns=data["patterns"], actor=actor_of(request))
         return f"{len(data['patterns'])} pattern(s) accepted.", session_url(session, "blinding")
 
-    if action not in ("withdraw", "suggest", "accept_all"):
+    if action not in ("withdraw", "suggest", "accept_all", "dismiss", "undismiss"):
         form = RedactionAcceptForm(request.POST)
     return host_change(request, form=form, change=change, refusal_on_both=True,
                        page=lambda form=None, **shown: _blinding_page(request, session,

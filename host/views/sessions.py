@@ -13,9 +13,15 @@ from host.views.common import (
     host_change,
     render_host_page,
     session_url,
+    visible,
 )
 from judging.models import SessionState
-from judging.selectors.host import session_events, session_lock_counts, session_progress
+from judging.selectors.host import (
+    blinding_check,
+    session_events,
+    session_lock_counts,
+    session_progress,
+)
 from judging.services import (
     prereg_amend,
     protocol_of,
@@ -112,6 +118,7 @@ PROTOCOL_PARTS = {
     "items": "the items: which copies (and findings) are judged, by content hash",
     "items_per_judge": "items per judge ({items_per_judge})",
     "redaction_patterns": "the redactions ({redactions} accepted pattern{redactions_plural})",
+    "blinding_dismissed": "the matched names kept on purpose ({dismissed})",
     "reviewer_display": "how model reviewers are shown in phase 2",
     "scorecards": "whether judges see their own scorecard after the reveal",
     "preregistration": "the preregistration (later amendments are dated, marked before or after "
@@ -141,20 +148,40 @@ def _frozen_parts(session) -> list[str]:
     values = {"kind": session.kind, "items_per_judge": session.items_per_judge or "all",
               "minutes_per_item": session.minutes_per_item,
               "verdict_min_shown_ms": session.verdict_min_shown_ms,
-              "redactions": redactions, "redactions_plural": "" if redactions == 1 else "s"}
+              "redactions": redactions, "redactions_plural": "" if redactions == 1 else "s",
+              "dismissed": ", ".join(session.blinding_dismissed)}
     return [PROTOCOL_PARTS.get(key, key.replace("_", " ")).format(**values)
             for key in keys if key not in PROTOCOL_INTERNALS]
 
 
+def _missing_parts(session) -> list[str]:
+    """What the host has not written, said before it freezes without it."""
+    missing = []
+    if not session.rubric.strip():
+        missing.append("No rubric: judges decide with the task and the copy alone, and the "
+                       "protocol freezes without one.")
+    if not session.instructions.strip():
+        missing.append("No instructions: judges get the standard instructions only (how to "
+                       "judge here, the keys), nothing of yours.")
+    return missing
+
+
 @for_host_session
 def session_open_view(request, session):
-    """GET: what opening freezes and what it does not, with the button; POST: open."""
+    """GET: what opening freezes and what it does not, what is missing, and the matches the
+    blinding check leaves undecided (opening is refused while there are any), with the button;
+    POST: open."""
     if request.method == "POST":
         return _open_change(request, session_id=session.pk)
+    draft = session.state == SessionState.DRAFT
+    undecided = blinding_check(session, counts=False)["undecided"] if draft else []
+    for entry in undecided:
+        entry["matched"] = visible(entry["matched"])
+        entry["first"] = visible(entry["first"])
     return render_host_page(request, "host/open_confirm.html", {
         "session": session, "run": session.run, "tab": "overview",
-        "frozen": _frozen_parts(session), "changeable": STILL_CHANGEABLE,
-        "draft": session.state == SessionState.DRAFT,
+        "frozen": _frozen_parts(session), "changeable": STILL_CHANGEABLE, "draft": draft,
+        "missing": _missing_parts(session) if draft else [], "undecided": undecided,
     })
 session_close_view = _transition_view(
     session_close, "Session {session.pk} is closed: no new verdicts until you reopen it.")

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models import AdmittedAs, Credential, CredentialKind
 from blindjudge.errors import Conflict, Invalid
+from content.blinding import decision_key
 from content.canonical import CURRENT, FORM_KEY, canonical_sha256, form_of, sha256_hex
 from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
@@ -25,7 +26,10 @@ from content.rules import (
     parse_block,
 )
 from judging import audit, live, renders
+from judging.blinding import blinding_check, undecided_refusal
 from judging.models import (
+    DEFAULT_VERDICT_MIN_SHOWN_MS,
+    MAX_VERDICT_MIN_SHOWN_MS,
     CopyRender,
     FindingRender,
     Item,
@@ -47,10 +51,6 @@ from judging.services.judges import judge_remove
 
 DEFAULT_MINUTES_PER_ITEM = 3  # Session.minutes_per_item's default: not named in the protocol
 MAX_MINUTES_PER_ITEM = 240
-# How long a copy is shown before a verdict key (or click) on it counts: a held key's repeats, a
-# bounce or a double click land on the next item within this (issue 24). Frozen with the protocol.
-DEFAULT_VERDICT_MIN_SHOWN_MS = 300  # not named in the protocol when it is this
-MAX_VERDICT_MIN_SHOWN_MS = 5000
 PROTOCOL_VERSION = 2  # 2: a list of tasks, each item naming its task (1: one `task` string)
 DEFAULT_GUEST_CAP = object()  # session_create: the cap is settings.BLINDJUDGE_DEFAULT_GUEST_CAP
 
@@ -291,6 +291,49 @@ def redactions_withdraw(*, session: Session, patterns: list[str], actor: str) ->
     return session
 
 
+def blinding_dismiss(*, session: Session, matches: list[str], actor: str) -> Session:
+    """Keep blinding-check matches on purpose on a draft session (`import openai` in code that
+    judges must judge): each match text, as the check lists it, is recorded by its decision key
+    (content.blinding.decision_key: case folded, invisible characters dropped), so every match of
+    that text counts as decided.
+
+    Side effects: adds the keys (deduplicated, in order) to the session's dismissed list; appends
+    a `blinding.dismissed` audit event. The list freezes with the protocol at opening and the
+    report shows it. Refused once the session has opened, and for an empty text.
+    """
+    keys = [decision_key(checked_text(m, field="pattern")) for m in matches]
+    if not all(keys):
+        raise Invalid("dismiss: name the matched text to keep (it is empty)")
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="change the blinding decisions")
+        added = [k for k in dict.fromkeys(keys) if k not in session.blinding_dismissed]
+        session.blinding_dismissed = session.blinding_dismissed + added
+        session.save(update_fields=["blinding_dismissed"])
+        audit.record("blinding.dismissed", actor=actor, session=session, matches=added)
+    return session
+
+
+def blinding_undismiss(*, session: Session, matches: list[str], actor: str) -> Session:
+    """Take back a dismissal on a draft session: the match is undecided again.
+
+    Side effects: removes the keys from the dismissed list; appends a `blinding.undismissed`
+    audit event. Refused once the session has opened, and for a text that was not dismissed.
+    """
+    keys = [decision_key(m) for m in matches]
+    with transaction.atomic():
+        session = _locked_session(session)
+        _require_state(session, SessionState.DRAFT, doing="change the blinding decisions")
+        unknown = [m for m, k in zip(matches, keys, strict=True)
+                   if k not in session.blinding_dismissed]
+        if unknown:
+            raise Invalid("not a dismissed match: " + ", ".join(repr(m) for m in unknown))
+        session.blinding_dismissed = [k for k in session.blinding_dismissed if k not in keys]
+        session.save(update_fields=["blinding_dismissed"])
+        audit.record("blinding.undismissed", actor=actor, session=session, matches=keys)
+    return session
+
+
 def protocol_of(session: Session) -> dict:
     """The protocol as it freezes at opening.
 
@@ -334,6 +377,11 @@ def protocol_of(session: Session) -> dict:
         "decision_rules": block.rules,
         "allocation_seed": session.allocation_seed,
     }
+    if session.blinding_dismissed:
+        # The blinding-check matches kept on purpose: with the redactions, what the host decided
+        # judges may read. Only when there are any, so every protocol frozen before (and its
+        # hash) stays as it was.
+        protocol["blinding_dismissed"] = session.blinding_dismissed
     if session.instructions:
         # The host's instructions to judges, frozen as the rubric is (as text); only when written,
         # like the estimate below, so the protocols (and hashes) of every other session stay.
@@ -474,7 +522,8 @@ def session_open(*, session: Session, actor: str) -> Session:
 
     First (no state changes yet, nothing held for long): the decision rules are validated
     (unknown metrics or operators, and reviewers, conditions or builders the run does not have,
-    are refused here, never at report time); the opening claims the
+    are refused here, never at report time); a session whose blinding check has a match neither
+    redacted nor dismissed is refused, naming the matches; the opening claims the
     draft; every copy's frame, every finding text and default-condition review reason, every task
     statement and the rubric are rendered with the session's redactions and stored, in batches,
     each in its own short transaction. Then, in one short transaction: stores the protocol with
@@ -494,6 +543,11 @@ def session_open(*, session: Session, actor: str) -> Session:
     except PatternError as error:
         raise Invalid(f"cannot open: {error}. Withdraw that pattern on the blinding page (or with "
                       "`redactions --withdraw`) and accept one RE2 can run") from None
+    # Every name the check finds is redacted or kept on purpose before anything freezes: a leak
+    # frozen into a protocol cannot be taken back (issue 24 item 7).
+    undecided = blinding_check(fresh, counts=False)["undecided"]
+    if undecided:
+        raise Invalid(undecided_refusal(undecided))
     opener = Draws().hex("opener")[:32]
     try:
         for _ in range(OPEN_ATTEMPTS):

@@ -1,7 +1,9 @@
-"""The "redactions_per_builder" and "blinding_statement" sections: how far judges were blind."""
+"""The "redactions_per_builder", "shapes_of_one_builder" and "blinding_statement" sections: how
+far judges were blind."""
 
 from collections import defaultdict
 
+from content.blinding import shape_features, shapes_of_one_builder
 from content.normalise import normalise
 from reports.loading import ReportData
 
@@ -27,3 +29,16 @@ def redactions_per_builder(data: ReportData) -> dict:
     for builder in bundle.builders:
         redactions.setdefault(builder.bundle_id, 0)
     return dict(sorted(redactions.items()))
+
+
+def shapes_of_one_builder_section(data: ReportData) -> list[dict]:
+    """Layout features (format-patch headers, CRLF line ends, trailing spaces, a tool's banner)
+    found in the judged copies of one builder only, as the blinding check flagged them before
+    opening: a judge who noticed one could tell the builder (issue 24 item 8). Each says whether
+    the normaliser removed it before judges saw the copies."""
+    bundle = data.bundle
+    copies = {item.copy_id for item in data.items.rows}
+    return shapes_of_one_builder([
+        (bundle.builder_by_pk[bundle.copy_by_pk[pk].builder_id].bundle_id,
+         shape_features(bundle.copy_by_pk[pk].content))
+        for pk in sorted(copies)])

@@ -51,7 +51,7 @@ def test_a_builder_model_id_is_found_with_its_builder_and_position():
     assert find_name_matches(text, BUILDERS) == [
         Match(term="gpt-4o-2024-08-06", why="builder model", builder="b1",
               matched="gpt-4o-2024-08-06", line=2, column=3,
-              context="  gpt-4o-2024-08-06 last week."),
+              context="  gpt-4o-2024-08-06 last week.", start=17, end=34),
     ]
 
 
@@ -95,7 +95,7 @@ def test_import_openai_is_a_known_product_when_no_builder_is_openai():
 
     assert find_name_matches("import openai", builders) == [
         Match(term="OpenAI", why="known product", builder=None, matched="openai", line=1,
-              column=8, context="import openai"),
+              column=8, context="import openai", start=7, end=13),
     ]
 
 

@@ -11,9 +11,16 @@ from urllib.parse import urljoin
 import pytest
 from playwright.sync_api import expect
 
-from judging.demo import DEMO_PREREGISTRATION, DEMO_RUBRIC, demo_bundle
+from judging.demo import (
+    DEMO_KEPT,
+    DEMO_PREREGISTRATION,
+    DEMO_REDACTIONS,
+    DEMO_RUBRIC,
+    demo_bundle,
+)
 from judging.models import Session, Verdict
 from judging.services import (
+    blinding_dismiss,
     guests_configure,
     invitation_create,
     redactions_accept,
@@ -21,7 +28,7 @@ from judging.services import (
     session_open,
 )
 from tests.e2e.judge_keys import TOO_SOON, choose_by_key
-from tests.worlds import a_host, a_run, a_session, invite_and_join
+from tests.worlds import a_demo_session, a_host, a_run, a_session, invite_and_join
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -400,6 +407,9 @@ def _host_sets_up_the_demo_in_the_browser(server, page) -> dict:
     page.get_by_label("Patterns to redact, one per line").fill("As Llama\nre:gpt-4o(-[0-9-]+)?")
     page.get_by_role("button", name="Accept", exact=True).click()
     expect(page.get_by_role("heading", name="Blinding check", exact=True)).to_be_visible()
+    # `import openai` is what a copy does: kept on purpose, the last match to decide (issue 24).
+    page.get_by_role("button", name="Keep openai on purpose").click()
+    expect(page.locator("#undecided-count")).to_have_text("Every match is redacted or kept on purpose.")
 
     page.get_by_role("link", name="Overview", exact=True).click()
     page.get_by_role("link", name="Open the session").click()  # the confirmation (issue 17)
@@ -440,8 +450,8 @@ def _host_sets_up_the_demo(server, kind: str = "copies", advance_on_key: bool = 
     created = session_create(run=run, kind=kind, actor=actor, rubric=DEMO_RUBRIC,
                              preregistration=DEMO_PREREGISTRATION, scorecards=True,
                              advance_on_key=advance_on_key)
-    session = redactions_accept(session=created.session, actor=actor,
-                                patterns=["As Llama", "re:gpt-4o(-[0-9-]+)?"])
+    session = redactions_accept(session=created.session, actor=actor, patterns=DEMO_REDACTIONS)
+    session = blinding_dismiss(session=session, actor=actor, matches=DEMO_KEPT)
     session = session_open(session=session, actor=actor)
     code = guests_configure(session=session, actor=actor, allow=True, cap=5).guest_code
     invited = invitation_create(session=session, actor=actor, name="Invited Judge")
@@ -720,9 +730,8 @@ HOST_PAGES = ["/host/", "/host/runs/{run}/", "/host/runs/{run}/copies/0/truth",
 @pytest.mark.parametrize("width", [320, 1440])
 def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observed_context, sink,
                                                              width):
-    run = a_run(a_host("e2e-layout-host", HOST_PASSWORD), demo_bundle())
-    session = a_session(run, "open", rubric=DEMO_RUBRIC, preregistration=DEMO_PREREGISTRATION,
-                        guests_allowed=True)
+    session = a_demo_session(a_host("e2e-layout-host", HOST_PASSWORD), "open", rubric=DEMO_RUBRIC,
+                             preregistration=DEMO_PREREGISTRATION, guests_allowed=True)
 
     invite_and_join(session, name="A Judge With A Rather Long Name")
     context, seen = observed_context(e2e_server.origin, viewport={"width": width, "height": 800})
@@ -734,7 +743,7 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
     expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
     pages_without_controls = []
     for template in HOST_PAGES:
-        path = template.format(run=run.pk, session=session.pk)
+        path = template.format(run=session.run_id, session=session.pk)
         response = page.goto(e2e_server.url(path))
         assert response.status == 200, path
         _settle(page)

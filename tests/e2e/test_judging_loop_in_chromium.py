@@ -15,11 +15,21 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from judging.demo import DEMO_RUBRIC, demo_bundle
+from judging.demo import DEMO_RUBRIC
 from judging.models import Verdict
 from judging.services import KEEP, invitation_create, phase_lock
 from tests.e2e.judge_keys import choose_by_key, wait_until_keys_count
-from tests.worlds import a_host, a_run, a_session, advance, answer_all, codes, invite_and_join, judge_cookie
+from tests.worlds import (
+    a_demo_session,
+    a_host,
+    a_run,
+    a_session,
+    advance,
+    answer_all,
+    codes,
+    invite_and_join,
+    judge_cookie,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,8 +43,8 @@ PHONE = {"width": 390, "height": 844}
 # --- Worlds ----------------------------------------------------------------------------------------
 
 def _demo_judge(scorecards: bool = True, **options):
-    session = a_session(a_run(a_host(f"loop-{os.urandom(3).hex()}"), demo_bundle()), "open",
-                        rubric=DEMO_RUBRIC, scorecards=scorecards, **options)
+    session = a_demo_session(a_host(f"loop-{os.urandom(3).hex()}"), "open",
+                             rubric=DEMO_RUBRIC, scorecards=scorecards, **options)
     return session, invite_and_join(session, name="Loop Judge").judge
 
 

@@ -22,12 +22,12 @@ from django.conf import settings
 from django.db import connection
 from playwright.sync_api import expect
 
-from judging.demo import DEMO_RUBRIC, demo_bundle
+from judging.demo import DEMO_RUBRIC
 from judging.models import Verdict
 from judging.services import invitation_create
 from tests.e2e.judge_keys import choose_by_key
 from tests.support.deployment import ROOT, PrivatePostgres, ServeProcess, free_port, postgres_bin, serve_env
-from tests.worlds import a_host, a_run, a_session
+from tests.worlds import a_demo_session, a_host
 
 HOST_PASSWORD = "live host passphrase 1"
 RECONNECT_MS = 30_000  # the client's backoff tops out at 15 s; a restart takes a few seconds
@@ -103,11 +103,11 @@ def test_dashboard_follows_a_judge_and_both_pages_survive_a_sigkilled_server(tmp
     server = ServeProcess(port=port, log_path=tmp_path / "serve.log", env=serve_env(site_url=base, extra={
         "BLINDJUDGE_TEST_DATABASE_NAME": str(connection.settings_dict["NAME"])})).start()
     try:
-        run = a_run(a_host("live-host", HOST_PASSWORD), demo_bundle())
         # Pick, then save (advance_on_key off): this test counts the saves the judge's page showed
         # as done, on the item's own status line, which one-key advance moves away from at once;
         # it also keeps the off path tested.
-        session = a_session(run, "open", rubric=DEMO_RUBRIC, advance_on_key=False)
+        session = a_demo_session(a_host("live-host", HOST_PASSWORD), "open", rubric=DEMO_RUBRIC,
+                                 advance_on_key=False)
         join_link = base + f"/join/{invitation_create(session=session, actor='test', name='Ada').join_token}"
         total = session.items.count()
 

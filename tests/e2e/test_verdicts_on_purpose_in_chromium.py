@@ -20,18 +20,18 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from judging.demo import DEMO_RUBRIC, demo_bundle
+from judging.demo import DEMO_RUBRIC
 from judging.models import Verdict
 from judging.services import KEEP
 from tests.e2e.judge_keys import HELD, KEYS_READY, TOO_SOON, choose_by_key, wait_until_keys_count
-from tests.worlds import a_host, a_run, a_session, answer_all, codes, invite_and_join, judge_cookie
+from tests.worlds import a_demo_session, a_host, answer_all, codes, invite_and_join, judge_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _judge_on_first_item(server, observed_context, **options):
-    session = a_session(a_run(a_host(f"purpose-{os.urandom(3).hex()}"), demo_bundle()), "open",
-                        rubric=DEMO_RUBRIC, **options)
+    session = a_demo_session(a_host(f"purpose-{os.urandom(3).hex()}"), "open",
+                             rubric=DEMO_RUBRIC, **options)
     judge = invite_and_join(session, name="On Purpose").judge
     context, seen = observed_context(server.origin, viewport={"width": 1440, "height": 900})
     name, value = judge_cookie(judge).split("=", 1)

@@ -114,8 +114,11 @@ def test_the_planner_says_when_a_class_has_no_items(alice, host):
 def test_accept_all_takes_every_listed_match_in_one_post(alice, demo_draft):
     path = url("blinding", session_id=demo_draft.pk)
     before = page(alice.get(path))
-    listed = re.findall(r'<input type="hidden" name="pattern" value="([^"]+)">', before)
+    # Each listed match has an Accept button (and a Keep on purpose one, issue 24 item 7).
+    listed = re.findall(r'<input type="hidden" name="action" value="suggest">\s*'
+                        r'<input type="hidden" name="pattern" value="([^"]+)">', before)
     assert len(listed) >= 2
+    assert before.count('<input type="hidden" name="action" value="dismiss">') == len(listed)
     assert f"Accept all {len(listed)} listed matches" in before
     # The preview shows a copy with a match as judges would see it: nothing redacted yet.
     preview = before[before.index('id="redacted-preview"'):before.index('id="matches"')]

@@ -376,7 +376,8 @@ def leaky_draft(host):
 
 def test_redactions_list_shows_every_match(leaky_draft):
     lines = call("redactions", str(leaky_draft.pk), "--list").splitlines()
-    assert lines[0] == f"session {leaky_draft.pk} (draft); accepted patterns: none"
+    assert lines[0] == (f"session {leaky_draft.pk} (draft); accepted patterns: none; kept on "
+                        "purpose: none")
     assert lines[1:4] == [
         "builder b1 (gpt-4o-2024-08-06, OpenAI): 2 copies, 0 metadata lines stripped, 0 name "
         "matches, 0 redactions",
@@ -385,11 +386,16 @@ def test_redactions_list_shows_every_match(leaky_draft):
         "builder b3 (gemini-1.5-pro, Google): 2 copies, 0 metadata lines stripped, 0 name "
         "matches, 0 redactions",
     ]
-    [match] = lines[4:]
-    assert match.startswith("  c3 content 1:3: 'Claude' (")
+    # The match is undecided: named, with where it was first found (opening is refused on it).
+    undecided = ["undecided: 1 matched name(s) neither redacted nor kept on purpose (the session "
+                 "cannot open until each is decided)",
+                 "  undecided 'Claude': 1x, first in copy c3 content 1:3"]
+    assert lines[4:6] == undecided
+    [match] = lines[6:]
+    assert match.startswith("  c3 content 1:3: 'Claude' (known product, undecided)")
     assert match.endswith("— # Claude wrote this")
     plain = call("redactions", str(leaky_draft.pk)).splitlines()
-    assert plain[1:] == lines[1:4] + ["(--list shows every match)"]
+    assert plain[1:] == lines[1:4] + undecided + ["(--list shows every match)"]
 
 
 def test_redactions_lists_the_task_and_rubric_hits(host):
@@ -398,14 +404,15 @@ def test_redactions_lists_the_task_and_rubric_hits(host):
     session = a_session(a_run(host, bundle), "draft")
     lines = call("redactions", str(session.pk), "--list").splitlines()
     assert "task: 1 name matches, 1 runs of hidden characters, 0 mixed-script words, 0 redactions" in lines
-    assert any(line.startswith("  task 2:1: 'Claude' (known product)") for line in lines)
+    assert any(line.startswith("  task 2:1: 'Claude' (known product, undecided)") for line in lines)
     assert "  task 2:12: U+200B (invisible character) × 2" in lines
 
 
 def test_redactions_accept_adds_patterns(leaky_draft):
     result = call_json("redactions", str(leaky_draft.pk), "--accept", "Claude", "re:gpt-4o\\S*")
     assert set(result) == {"session", "state", "accepted_patterns", "copies", "builders", "texts",
-                           "listed", "shapes"}
+                           "listed", "shapes", "dismissed", "undecided"}
+    assert result["undecided"] == []  # Claude is redacted now; nothing else matched
     assert result["accepted_patterns"] == ["Claude", "re:gpt-4o\\S*"]
     assert {b["builder"]: b["redactions"] for b in result["builders"]} == {"b1": 0, "b2": 1, "b3": 0}
     [c3] = [c for c in result["copies"] if c["copy"] == "c3"]
@@ -469,11 +476,17 @@ def test_redactions_refusals(leaky_draft):
     assert refused("redactions", sid, "--accept", "re:x*") == (
         "pattern 're:x*': the regex matches the empty string")
     assert refused("redactions", sid, "--withdraw", "never") == "not an accepted pattern: 'never'"
+    assert refused("redactions", sid, "--undismiss", "never") == "not a dismissed match: 'never'"
+    # Kept on purpose, so the session opens without a pattern; then both are frozen.
+    call("redactions", sid, "--dismiss", "claude")
     session_open(session=leaky_draft, actor="test")
     assert refused("redactions", sid, "--accept", "Claude", error="conflict") == (
         f"cannot change redactions: session {sid} is open")
+    assert refused("redactions", sid, "--undismiss", "claude", error="conflict") == (
+        f"cannot change the blinding decisions: session {sid} is open")
     leaky_draft.refresh_from_db()
     assert leaky_draft.redaction_patterns == []
+    assert leaky_draft.blinding_dismissed == ["claude"]
     assert refused("redactions", "nope") == "no session nope"
 
 

@@ -17,6 +17,7 @@ import json
 
 from judging.models import Session
 from judging.services import (
+    blinding_dismiss,
     guest_join,
     guests_configure,
     phase_lock,
@@ -167,6 +168,9 @@ def build_matrix(host, draw_seed: str = DRAW_SEED, url_id: str = ""):
         Session.objects.filter(pk=session.pk).update(url_id=url_id)
         session.refresh_from_db()
     session = redactions_accept(session=session, patterns=["Claude"], actor="test")
+    # Each review reason names the reviewer who wrote it, not a builder: kept on purpose.
+    session = blinding_dismiss(session=session, matches=[r["model"] for r in data["reviewers"]],
+                               actor="test")
     session = session_open(session=session, actor="test")
     guest_code = guests_configure(session=session, actor="test", allow=True, cap=3).guest_code
     judges = [invite_and_join(session, name=name).judge for name in JUDGES]

@@ -8,9 +8,16 @@ from django.core.management.base import CommandError
 from accounts.models import Host, Invitation
 from blindjudge.commands import HostCommand
 from blindjudge.links import guest_page, host_sign_in, join_link
-from judging.demo import DEMO_PREREGISTRATION, DEMO_RUBRIC, demo_bundle
+from judging.demo import (
+    DEMO_KEPT,
+    DEMO_PREREGISTRATION,
+    DEMO_REDACTIONS,
+    DEMO_RUBRIC,
+    demo_bundle,
+)
 from judging.models import Session, SessionState
 from judging.services import (
+    blinding_dismiss,
     host_create,
     host_password_set,
     invitation_create,
@@ -71,8 +78,8 @@ class Command(HostCommand):
             preregistration=DEMO_PREREGISTRATION, guests_allowed=True, guest_cap=20,
             scorecards=True, advance_on_key=not pick_then_save,
         )
-        session = redactions_accept(session=created.session, actor=actor,
-                                    patterns=["As Llama", "re:gpt-4o(-[0-9-]+)?"])
+        session = redactions_accept(session=created.session, actor=actor, patterns=DEMO_REDACTIONS)
+        session = blinding_dismiss(session=session, actor=actor, matches=DEMO_KEPT)
         session = session_open(session=session, actor=actor)
         invited = invitation_create(session=session, actor=actor, name=DEMO_JUDGE)
         return {
