@@ -9,6 +9,8 @@ event, not a sleep), and a test of the guard itself presses without waiting.
 
 from playwright.sync_api import expect
 
+from judging.models import Verdict
+
 KEYS_READY = "#item-top[data-keys-ready='1']"
 # What the bar says of a key or click dropped for coming too soon, and of a held key's repeats
 # (static/judge/judge.js TOO_SOON and HELD).
@@ -25,3 +27,42 @@ def choose_by_key(page, key: str, *, on=None):
     it first, as a click on it would) instead of where the focus is."""
     wait_until_keys_count(page)
     (on if on is not None else page.keyboard).press(key)
+
+
+def hold_saves(page, path) -> list:
+    """Hold every save (POST) the page sends to `path` (a regex) on its way, as a slow server or a
+    second writer holding SQLite's lock would: returns the list the held routes land in, for the
+    test to `continue_()` when it chooses. Other requests to the path pass."""
+    held = []
+    page.route(path, lambda route: held.append(route) if route.request.method == "POST"
+               else route.continue_())
+    return held
+
+
+def wait_until_held(page, held: list, count: int = 1) -> None:
+    """Wait (on the real clock: the route sees the request leave) until `count` saves are held,
+    and no more."""
+    for _ in range(200):
+        if len(held) >= count:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == count, f"{len(held)} saves held, expected {count}"
+
+
+def stored_verdicts(judge, phase: int = 1) -> dict:
+    """The judge's stored verdicts of `phase`: {code: (value, seconds_spent)}."""
+    return {code: (value, seconds) for code, value, seconds in Verdict.objects.filter(
+        assignment__judge=judge, phase=phase).values_list("assignment__code", "value", "seconds_spent")}
+
+
+def wait_stored(page, judge, count: int, *, on_page_clock: bool = False) -> dict:
+    """Wait until the judge has `count` phase-1 verdicts stored; return them. `on_page_clock`: the
+    page runs on Playwright's clock, which the wait moves on too (a save may wait on a timer)."""
+    for _ in range(300):
+        found = stored_verdicts(judge)
+        if len(found) >= count:
+            return found
+        if on_page_clock:
+            page.clock.run_for(50)
+        page.wait_for_timeout(30)
+    raise AssertionError(f"{count} verdicts never stored: {stored_verdicts(judge)}")

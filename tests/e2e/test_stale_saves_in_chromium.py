@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 from judging.models import Verdict
 from judging.services import invitation_create, phase_lock, verdict_record
 from judging.services.verdicts import PHASE_1_LOCKED
-from tests.e2e.judge_keys import choose_by_key
+from tests.e2e.judge_keys import choose_by_key, hold_saves, wait_until_held
 from tests.worlds import a_host, a_run, a_session, codes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -114,16 +114,9 @@ def test_a_save_in_flight_during_the_lock_is_refused_and_stores_nothing(e2e_serv
     tab = _stale_tab(context, e2e_server, session, code)
     _answer_all_but_keep_the_page(judge)
 
-    held = []
-    item_path = re.compile(rf"/s/{session.url_id}/i/{code}/$")
-    tab.route(item_path, lambda route: held.append(route) if route.request.method == "POST"
-              else route.continue_())
+    held = hold_saves(tab, re.compile(rf"/s/{session.url_id}/i/{code}/$"))
     choose_by_key(tab, "2")  # the autosave leaves... and is held on its way
-    for _ in range(200):
-        if held:
-            break
-        tab.wait_for_timeout(50)
-    assert len(held) == 1
+    wait_until_held(tab, held)
     phase_lock(judge=judge, phase=1)  # the lock happens while the save is on its way
     held[0].continue_()
 
@@ -220,16 +213,10 @@ def test_a_late_answer_for_the_item_left_behind_never_stands_in_for_the_shown_it
     page.clock.pause_at(page.evaluate("Date.now()") + 1000)
     page.evaluate(WATCH_THE_BAR)
 
-    held = []
-    page.route(re.compile(rf"/i/{first}/$"),
-               lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
+    held = hold_saves(page, re.compile(rf"/i/{first}/$"))
     choose_by_key(page, "1")
     page.clock.run_for(1000)  # the first item's save leaves, and is held on its way
-    for _ in range(200):
-        if held:
-            break
-        page.wait_for_timeout(50)
-    assert len(held) == 1
+    wait_until_held(page, held)
     page.keyboard.press("n")
     expect(page.locator("h1 .code")).to_have_text(second)
     page.evaluate(WATCH_THE_BAR)

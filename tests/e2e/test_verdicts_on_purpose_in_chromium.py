@@ -23,7 +23,17 @@ from playwright.sync_api import expect
 from judging.demo import DEMO_RUBRIC
 from judging.models import Verdict
 from judging.services import KEEP
-from tests.e2e.judge_keys import HELD, KEYS_READY, TOO_SOON, choose_by_key, wait_until_keys_count
+from tests.e2e.judge_keys import (
+    HELD,
+    KEYS_READY,
+    TOO_SOON,
+    choose_by_key,
+    hold_saves,
+    stored_verdicts,
+    wait_stored,
+    wait_until_held,
+    wait_until_keys_count,
+)
 from tests.worlds import a_demo_session, a_host, answer_all, codes, invite_and_join, judge_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,16 +51,7 @@ def _judge_on_first_item(server, observed_context, **options):
 
 
 def _stored(judge) -> dict:
-    return dict(Verdict.objects.filter(assignment__judge=judge, phase=1)
-                .values_list("assignment__code", "value"))
-
-
-def _wait_stored(page, judge, count: int):
-    for _ in range(200):
-        if len(_stored(judge)) >= count:
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError(f"{count} verdicts never stored: {_stored(judge)}")
+    return {code: value for code, (value, _) in stored_verdicts(judge).items()}
 
 
 def test_a_held_key_answers_one_item_and_its_repeats_answer_nothing(e2e_server, observed_context):
@@ -66,7 +67,7 @@ def test_a_held_key_answers_one_item_and_its_repeats_answer_nothing(e2e_server, 
         page.wait_for_timeout(30)
     page.keyboard.up("2")
     expect(page.locator("h1 .code")).to_have_text(order[1])
-    _wait_stored(page, judge, 1)
+    wait_stored(page, judge, 1)
     # The repeats that reached the second item were dropped there, and the bar said why.
     expect(page.locator("#autosave-status")).to_have_text(HELD)
     expect(page.locator("input[name=verdict]:checked")).to_have_count(0)
@@ -77,7 +78,7 @@ def test_a_held_key_answers_one_item_and_its_repeats_answer_nothing(e2e_server, 
     # Released and pressed again once the copy has been read: that one counts.
     choose_by_key(page, "1")
     expect(page.locator("h1 .code")).to_have_text(order[2])
-    _wait_stored(page, judge, 2)
+    wait_stored(page, judge, 2)
     assert _stored(judge) == {order[0]: "fail", order[1]: "pass"}
     assert seen.page_errors == []
 
@@ -104,7 +105,7 @@ def test_keys_30_ms_apart_and_a_click_too_soon_answer_nothing_unseen(e2e_server,
     expect(page.locator("input[name=verdict]:checked")).to_have_count(0)
     expect(page.locator("#autosave-status")).to_have_text(TOO_SOON)
     page.clock.run_for(1000)  # any save a dropped key or click had started would leave now
-    _wait_stored(page, judge, 1)
+    wait_stored(page, judge, 1)
     assert _stored(judge) == {order[0]: "pass"}
     expect(page.locator("h1 .code")).to_have_text(order[1])
 
@@ -113,7 +114,7 @@ def test_keys_30_ms_apart_and_a_click_too_soon_answer_nothing_unseen(e2e_server,
     wait_until_keys_count(page)
     page.get_by_role("radio", name=re.compile("^Fail")).click()
     expect(page.locator("h1 .code")).to_have_text(order[2])
-    _wait_stored(page, judge, 2)
+    wait_stored(page, judge, 2)
     assert _stored(judge) == {order[0]: "pass", order[1]: "fail"}
     assert seen.page_errors == []
 
@@ -127,7 +128,7 @@ def test_a_double_click_answers_one_item(e2e_server, observed_context):
     wait_until_keys_count(page)
     page.get_by_role("radio", name=re.compile("^Pass")).dblclick()
     expect(page.locator("h1 .code")).to_have_text(order[1])
-    _wait_stored(page, judge, 1)
+    wait_stored(page, judge, 1)
     page.wait_for_timeout(300)  # room for a second verdict to be sent, if one were
     assert _stored(judge) == {order[0]: "pass"}
     expect(page.locator("h1 .code")).to_have_text(order[1])
@@ -142,22 +143,16 @@ def test_going_back_while_a_save_is_in_flight_never_loses_it_to_the_page_fetched
     page.goto(e2e_server.url(f"/s/{session.url_id}/i/{first}/"))
     choose_by_key(page, "1")
     expect(page.locator("h1 .code")).to_have_text(second)
-    _wait_stored(page, judge, 1)
+    wait_stored(page, judge, 1)
 
     # On the second item a reason is typed; `b` saves it and goes back; that save is held on
     # its way (a slow server, a second writer holding SQLite's lock) while the judge presses `n`.
-    held = []
-    page.route(re.compile(rf"/i/{second}/$"),
-               lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
+    held = hold_saves(page, re.compile(rf"/i/{second}/$"))
     page.get_by_label(re.compile("^Reason")).fill("the migration drops the index")
     page.keyboard.press("Escape")
     page.keyboard.press("b")
     expect(page.locator("h1 .code")).to_have_text(first)
-    for _ in range(200):
-        if held:
-            break
-        page.wait_for_timeout(50)
-    assert len(held) == 1
+    wait_until_held(page, held)
     page.keyboard.press("n")
     page.wait_for_timeout(200)  # the move waits for that save: the second item is not shown yet
     expect(page.locator("h1 .code")).to_have_text(first)
@@ -169,7 +164,7 @@ def test_going_back_while_a_save_is_in_flight_never_loses_it_to_the_page_fetched
     expect(page.get_by_label(re.compile("^Reason"))).to_have_value("the migration drops the index")
     expect(page.locator(".conflict")).to_be_hidden()
     choose_by_key(page, "2")
-    _wait_stored(page, judge, 2)
+    wait_stored(page, judge, 2)
     assert _stored(judge) == {first: "pass", second: "fail"}
     verdict = Verdict.objects.get(assignment__code=second, phase=1)
     assert verdict.reason == "the migration drops the index"
@@ -200,7 +195,7 @@ def test_the_progress_bar_counts_each_item_once_at_every_step_of_a_phase(e2e_ser
             expect(answered).to_have_text(f"{position} of {total} answered")
     # The last save's answer has reached the page (until then the page asks before a reload).
     expect(page.locator("#autosave-status")).to_have_text(re.compile(rf"^Item {order[-2]} saved "))
-    _wait_stored(page, judge, total - 1)
+    wait_stored(page, judge, total - 1)
     page.reload()
     expect(answered).to_have_text(f"{total - 1} of {total} answered")
     assert len(_stored(judge)) == total - 1
