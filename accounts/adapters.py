@@ -35,12 +35,21 @@ class ClosedSignupAccountAdapter(DefaultAccountAdapter):
     def is_open_for_signup(self, request):
         return False
 
-    def pre_authenticate(self, request, **credentials):
-        super().pre_authenticate(request, **credentials)
-        refusal = throttle.sign_in_refusal(username=credentials.get("username", ""),
-                                           address=client_address(request))
+    def authenticate(self, request, **credentials):
+        """A sign-in is counted before it is decided and before its password is hashed
+        (accounts.throttle.sign_in_begin): as a wrong password until it turns out right, and as
+        one under way until it ends, so sign-ins sent at once are held to the limits too."""
+        who = {"username": credentials.get("username", ""), "address": client_address(request)}
+        refusal = throttle.sign_in_begin(**who)
         if refusal:
             raise ValidationError(refusal, code="too_many_login_attempts")
+        try:
+            user = super().authenticate(request, **credentials)
+        finally:
+            throttle.sign_in_end(**who)
+        if user is not None:
+            throttle.sign_in_succeeded(**who)
+        return user
 
     def authentication_failed(self, request, **credentials):
         throttle.sign_in_failed(username=credentials.get("username", ""),

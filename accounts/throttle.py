@@ -5,12 +5,15 @@ a restart would forget them; the database is the one store every process of ever
 (embedded or scaled out) has, and it outlives restarts. Expired rows are purged by `manage.py
 purge_expired` (the systemd timer, `./bj start`).
 
-Host sign-in (`sign_in_refusal`, `sign_in_failed`, called by the sign-in form through
-accounts.adapters) counts wrong passwords per client address and per (username, address), each
-refusing for the rest of its window. Per username alone, across addresses, a count may only slow
-guessing, never lock the account's owner out: once a username has had many wrong passwords, an
-address that has just failed for it waits a short while before its next try, and an address
-that has not failed for it (the owner on their own network) is never held back by it.
+Every limit counts first and decides after (`take`): a check before the count lets requests
+sent at once all through. Host sign-in (`sign_in_begin`, then `sign_in_failed` or
+`sign_in_succeeded`, and `sign_in_end`, called by the sign-in form through accounts.adapters)
+counts wrong passwords per client address and per (username, address), each refusing for the
+rest of its window; a sign-in under way counts as wrong until it succeeds. Per username alone,
+across addresses, a count may only slow guessing, never lock the account's owner out: once a
+username has had many wrong passwords, an address that has just failed for it waits a short
+while before its next try, and an address that has not failed for it (the owner on their own
+network) is never held back by it.
 """
 
 import hashlib
@@ -29,6 +32,11 @@ from accounts.models import Throttle
 ADDRESS_REFUSAL = ("Too many failed sign-ins from your network. Try again in {wait}.")
 PAIR_REFUSAL = ("Too many wrong passwords for this username from your network. "
                 "Try again in {wait}.")
+BUSY_REFUSAL = ("Too many sign-ins from your network are under way at once. Try again in a "
+                "moment.")
+# A sign-in under way is counted for this long at most: one whose process died mid-way stops
+# holding a place after it.
+BUSY_WINDOW_SECONDS = 60
 SLOW_REFUSAL = ("This username has had many wrong passwords recently, so each network that has "
                 "just got it wrong waits a little between tries: try again in {wait}.")
 
@@ -54,18 +62,55 @@ def hit(key: str, *, window_seconds: int) -> None:
     Runs in its own transaction so the count survives the refusal that usually follows it.
     """
     now = timezone.now()
-    cutoff = now - timedelta(seconds=window_seconds)
     with transaction.atomic():
+        _count_one(key, now, now - timedelta(seconds=window_seconds))
+
+
+def _count_one(key: str, now, cutoff) -> None:
+    # Each step names the row it means (in the window, or past it), so a row another request
+    # created or renewed a moment ago is counted on, never reset: under PostgreSQL's READ
+    # COMMITTED a statement sees rows committed before it started, the next one those after.
+    for _ in range(3):
         if Throttle.objects.filter(key=key, window_start__gt=cutoff).update(count=F("count") + 1):
             return
-        if Throttle.objects.filter(key=key).update(window_start=now, count=1):
+        if Throttle.objects.filter(key=key, window_start__lte=cutoff).update(window_start=now,
+                                                                           count=1):
             return
         try:
             with transaction.atomic():
                 Throttle.objects.create(key=key, window_start=now, count=1)
+            return
         except IntegrityError:
-            # Another process created the row between our update and insert: count on it.
-            Throttle.objects.filter(key=key).update(count=F("count") + 1)
+            continue  # another request created the row between our steps: count on it
+    raise RuntimeError(f"could not count an attempt against {key!r}")
+
+
+def take(key: str, *, limit: int, window_seconds: int) -> int:
+    """Count one attempt against `key` first, then decide: 0 when it is within `limit` (itself
+    included), else the seconds until the window ends.
+
+    Counting first is what makes a limit hold against requests sent at once: a check before the
+    count lets every one of them through before any is counted. The count and the read that
+    decides are one transaction, and the count's write holds the row (PostgreSQL's row lock,
+    SQLite's one write lock) until it commits, so every attempt sees a count that includes each
+    attempt before it and none after. Inside a caller's transaction it commits (or rolls back)
+    with it.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        _count_one(key, now, now - timedelta(seconds=window_seconds))
+        count, start = Throttle.objects.filter(key=key).values_list("count", "window_start").get()
+    if count <= limit:
+        return 0
+    return max(1, math.ceil((start + timedelta(seconds=window_seconds) - now).total_seconds()))
+
+
+def give_back(key: str, *, window_seconds: int) -> None:
+    """Take back one attempt `take` counted (it turned out right: a password, a guest code), in
+    the same window only; a count never goes below zero."""
+    cutoff = timezone.now() - timedelta(seconds=window_seconds)
+    Throttle.objects.filter(key=key, window_start__gt=cutoff, count__gt=0).update(
+        count=F("count") - 1)
 
 
 def purge_expired(*, older_than_seconds: int) -> int:
@@ -97,7 +142,8 @@ def _username_digest(username: str) -> str:
 def _keys(username: str, address: str) -> dict[str, str]:
     network, user = network_of(address), _username_digest(username)
     return {"address": f"sign-in:address:{network}", "pair": f"sign-in:pair:{user}:{network}",
-            "username": f"sign-in:username:{user}", "slow": f"sign-in:slow:{user}:{network}"}
+            "username": f"sign-in:username:{user}", "slow": f"sign-in:slow:{user}:{network}",
+            "busy": f"sign-in:busy:{network}"}
 
 
 def _wait(seconds: int) -> str:
@@ -107,16 +153,44 @@ def _wait(seconds: int) -> str:
     return f"{minutes} minutes"
 
 
-def sign_in_refusal(*, username: str, address: str) -> str | None:
-    """Why a host sign-in from `address` for `username` is not tried now (a message naming the
-    wait), or None. Decided before the password is checked, so a refusal says nothing about it."""
+def sign_in_begin(*, username: str, address: str) -> str | None:
+    """Start a host sign-in from `address` for `username`: why it is not tried now (a message
+    naming the wait), or None, and then it counts.
+
+    Counted before it is decided, and before the password is checked: a sign-in under way counts
+    as a wrong password, per address and per (username, address), until `sign_in_succeeded`
+    takes it back, so a hundred sent at once are refused past the limits as surely as a hundred
+    sent one by one. At most BLINDJUDGE_SIGNIN_CONCURRENT sign-ins from one address are under
+    way at once (each ends with `sign_in_end`, whatever the outcome): the rest are refused before
+    any password is hashed. A refusal is decided before the password is checked, so it says
+    nothing about it.
+    """
     keys, window = _keys(username, address), settings.BLINDJUDGE_SIGNIN_WINDOW_SECONDS
-    if wait := seconds_left(keys["address"], limit=settings.BLINDJUDGE_SIGNIN_ADDRESS_FAILURES,
-                            window_seconds=window):
-        return ADDRESS_REFUSAL.format(wait=_wait(wait))
-    if wait := seconds_left(keys["pair"], limit=settings.BLINDJUDGE_SIGNIN_FAILURES,
-                            window_seconds=window):
-        return PAIR_REFUSAL.format(wait=_wait(wait))
+    taken = [("busy", BUSY_WINDOW_SECONDS)]
+    refusal = None
+    if take(keys["busy"], limit=settings.BLINDJUDGE_SIGNIN_CONCURRENT,
+            window_seconds=BUSY_WINDOW_SECONDS):
+        refusal = BUSY_REFUSAL
+    elif wait := _taken(taken, keys, "address", settings.BLINDJUDGE_SIGNIN_ADDRESS_FAILURES, window):
+        refusal = ADDRESS_REFUSAL.format(wait=_wait(wait))
+    elif wait := _taken(taken, keys, "pair", settings.BLINDJUDGE_SIGNIN_FAILURES, window):
+        refusal = PAIR_REFUSAL.format(wait=_wait(wait))
+    else:
+        refusal = _slowed(keys, window)
+    if refusal:
+        # Not tried, so not a wrong password: its counts go back (after deciding, so a sign-in
+        # sent at the same moment saw them and was held to the limit).
+        for name, seconds in taken:
+            give_back(keys[name], window_seconds=seconds)
+    return refusal
+
+
+def _taken(taken: list, keys: dict, name: str, limit: int, window: int) -> int:
+    taken.append((name, window))
+    return take(keys[name], limit=limit, window_seconds=window)
+
+
+def _slowed(keys: dict, window: int) -> str | None:
     if exceeded(keys["username"], limit=settings.BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER,
                 window_seconds=window):
         # Only a network that has itself just failed for this username waits, and only briefly.
@@ -127,8 +201,20 @@ def sign_in_refusal(*, username: str, address: str) -> str | None:
 
 
 def sign_in_failed(*, username: str, address: str) -> None:
-    """A wrong password (or unknown username) from `address`: counted on every key."""
+    """A wrong password (or unknown username) from `address`: its address and pair counts were
+    taken when it began; the username's own count (which only slows) and the slow mark now."""
     keys, window = _keys(username, address), settings.BLINDJUDGE_SIGNIN_WINDOW_SECONDS
-    for name in ("address", "pair", "username"):
-        hit(keys[name], window_seconds=window)
+    hit(keys["username"], window_seconds=window)
     hit(keys["slow"], window_seconds=settings.BLINDJUDGE_SIGNIN_SLOW_SECONDS)
+
+
+def sign_in_succeeded(*, username: str, address: str) -> None:
+    """The right password: the attempt `sign_in_begin` counted as wrong is taken back."""
+    keys, window = _keys(username, address), settings.BLINDJUDGE_SIGNIN_WINDOW_SECONDS
+    for name in ("address", "pair"):
+        give_back(keys[name], window_seconds=window)
+
+
+def sign_in_end(*, username: str, address: str) -> None:
+    """A sign-in `sign_in_begin` let through is over, whatever its outcome."""
+    give_back(_keys(username, address)["busy"], window_seconds=BUSY_WINDOW_SECONDS)

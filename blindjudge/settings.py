@@ -239,10 +239,10 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Authentication -----------------------------------------------------------------------
-AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
-]
+# One backend: allauth's (usernames without case), handing the pooled connection back before it
+# hashes a password (accounts/auth_backends.py). Django's ModelBackend before it hashed every
+# wrong password a second time.
+AUTHENTICATION_BACKENDS = ["accounts.auth_backends.PasswordBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
@@ -392,6 +392,9 @@ BLINDJUDGE_SIGNIN_WINDOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_WINDOW_SECONDS", 9
 BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER = env_int("BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER", 10,
                                                 minimum=1)
 BLINDJUDGE_SIGNIN_SLOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_SLOW_SECONDS", 60, minimum=1)
+# Host sign-ins under way at once from one address (IPv6: per /64); the rest are refused before
+# any password is hashed (a password hash is CPU spent on purpose).
+BLINDJUDGE_SIGNIN_CONCURRENT = env_int("BLINDJUDGE_SIGNIN_CONCURRENT", 4, minimum=1)
 # Guests admitted per client address (every session together) in each window; past it a join
 # is refused with a 429 until the window ends. A class behind one NAT counts as one address.
 BLINDJUDGE_GUEST_JOINS = env_int("BLINDJUDGE_GUEST_JOINS", 30, minimum=1)

@@ -497,9 +497,12 @@ def guest_join(*, code: str, display_name: str, client_address: str,
     Successful joins are counted per client address too, across every session: past
     BLINDJUDGE_GUEST_JOINS in BLINDJUDGE_GUEST_JOIN_WINDOW_SECONDS the join is refused with
     TooMany(GUEST_JOINS_REFUSAL) (429), checked before the code, so it says nothing about it.
-    Side effects: counts a wrong attempt (committed even though the call fails); on success
-    creates the guest Judge with assignments, commitment and resume token and counts the join
-    against the address, in the same transaction.
+    Both limits count first and decide after (accounts.throttle.take), so attempts sent at once
+    are held to them: an attempt counts as a wrong code until its code is found (committed even
+    though the call fails), and a join counts before the guest is admitted, in the same
+    transaction.
+    Side effects: counts the attempt; on success creates the guest Judge with assignments,
+    commitment and resume token and counts the join against the address.
     """
     display_name = clean_display_name(display_name)
     joins_key = f"guest-join:{client_address}"
@@ -507,9 +510,12 @@ def guest_join(*, code: str, display_name: str, client_address: str,
     if throttle.exceeded(joins_key, limit=settings.BLINDJUDGE_GUEST_JOINS,
                          window_seconds=joins_window):
         raise TooMany(GUEST_JOINS_REFUSAL.format(minutes=max(1, round(joins_window / 60))))
-    throttle_key = f"guest-code:{client_address}"
-    if throttle.exceeded(throttle_key, limit=settings.BLINDJUDGE_GUEST_ATTEMPTS,
-                         window_seconds=settings.BLINDJUDGE_GUEST_WINDOW_SECONDS):
+    # Counted first, as a wrong code until it turns out right: guest codes tried at once are held
+    # to the limit as surely as codes tried one by one (accounts.throttle.take).
+    code_key, code_window = f"guest-code:{client_address}", settings.BLINDJUDGE_GUEST_WINDOW_SECONDS
+    if throttle.take(code_key, limit=settings.BLINDJUDGE_GUEST_ATTEMPTS, window_seconds=code_window):
+        # Not tried, so not counted: given back once decided (an attempt sent with it saw it).
+        throttle.give_back(code_key, window_seconds=code_window)
         raise Refused(GUEST_REFUSAL)
     credential = (
         Credential.objects.select_related("session")
@@ -518,8 +524,8 @@ def guest_join(*, code: str, display_name: str, client_address: str,
         .first()
     )
     if credential is None:
-        throttle.hit(throttle_key, window_seconds=settings.BLINDJUDGE_GUEST_WINDOW_SECONDS)
         raise Refused(GUEST_REFUSAL)
+    throttle.give_back(code_key, window_seconds=code_window)
     with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=credential.session_id)
         if not session.guests_allowed or session.state != SessionState.OPEN:
@@ -530,10 +536,12 @@ def guest_join(*, code: str, display_name: str, client_address: str,
             guests = Judge.objects.filter(session=session, admitted_as=AdmittedAs.GUEST).count()
             if guests >= session.guest_cap:
                 raise Refused(GUEST_REFUSAL)
-        admission = _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
-                           display_name=display_name, actor="guest_code")
-        throttle.hit(joins_key, window_seconds=joins_window)
-        return admission
+        # Counted before admitting, in this transaction: joins sent at once each see the ones
+        # before them, and a refused one rolls its count back with it.
+        if throttle.take(joins_key, limit=settings.BLINDJUDGE_GUEST_JOINS, window_seconds=joins_window):
+            raise TooMany(GUEST_JOINS_REFUSAL.format(minutes=max(1, round(joins_window / 60))))
+        return _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
+                      display_name=display_name, actor="guest_code")
 
 
 def host_join(*, session: Session, host: Host) -> Admission:
