@@ -465,6 +465,18 @@ def _cluster_index(labels: list) -> tuple[np.ndarray, int]:
     return index, len(number)
 
 
+# At most this many cluster draws are held at once by clustered_ratios (8 bytes each, twice).
+DRAW_BLOCK_VALUES = 4_000_000
+
+
+def _sums_by_cluster(matrix: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
+    """out[r, k] = Σ matrix[r, i] over the items i of cluster k (one bincount per row)."""
+    out = np.zeros((matrix.shape[0], size))
+    for row in range(matrix.shape[0]):
+        out[row] = np.bincount(index, weights=matrix[row], minlength=size)
+    return out
+
+
 def _cluster_draws(size: int, resamples: int, seed: int) -> np.ndarray:
     """D[r, k] = how many times cluster k was drawn in resample r: ``size`` clusters drawn with
     replacement per resample, all from one ``numpy.random.default_rng(seed)``."""
@@ -754,17 +766,25 @@ def clustered_ratios(
         raise ValueError("clustered_ratios needs at least one item")
     resamples, seed, confidence = _check_resampling(resamples, seed, confidence)
     index, size = _cluster_index(labels)
-    by_cluster = np.zeros((len(labels), size))
-    by_cluster[np.arange(len(labels)), index] = 1.0
-    num_k = numerators @ by_cluster  # rows × clusters
-    den_k = denominators @ by_cluster
-    draws = _cluster_draws(size, resamples, seed).T  # clusters × resamples
+    # Each row summed per cluster (rows × clusters), never through an items × clusters indicator:
+    # at 80,000 items each its own cluster that was 51 GB (issue 25 item 8).
+    num_k = _sums_by_cluster(numerators, index, size)
+    den_k = _sums_by_cluster(denominators, index, size)
     totals = denominators.sum(axis=1)
+    # rows × resamples: a report's 800 rows × 2,000 resamples are 13 MB an array
+    ratios = np.empty((numerators.shape[0], resamples))
+    drawn = np.empty_like(ratios)
+    rng = np.random.default_rng(seed)
     with np.errstate(invalid="ignore", divide="ignore"):
         points = np.where(totals == 0, np.nan, numerators.sum(axis=1) / totals)
-        # rows × resamples, in place: a report's 800 rows × 2,000 resamples are 13 MB an array
-        ratios = num_k @ draws
-        drawn = den_k @ draws
+        # The draws in blocks of resamples (the same stream as one call: each block continues
+        # the generator), so the draws matrix is bounded whatever the number of clusters.
+        block = max(1, min(resamples, DRAW_BLOCK_VALUES // size))
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            draws = _multiplicities(rng.integers(0, size, size=(stop - start, size))).T
+            ratios[:, start:stop] = num_k @ draws
+            drawn[:, start:stop] = den_k @ draws
         np.divide(ratios, drawn, out=ratios)
         ratios[drawn == 0] = np.nan
     del drawn

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from reports import stats, stdlib_stats
 from reports.stats import (
+    DRAW_BLOCK_VALUES,
     bootstrap_judges_items,
     cluster_bootstrap,
     cluster_weights,
@@ -926,3 +927,41 @@ def test_clustered_ratios_rejects_bad_input():
         clustered_ratios([[1, 0]], [[1, 1]], ["x"])
     with pytest.raises(ValueError, match="at least one item"):
         clustered_ratios(np.zeros((2, 0)), np.zeros((2, 0)), [])
+
+
+def test_clustered_ratios_drawn_in_blocks_are_clustered_ratio():
+    """Past DRAW_BLOCK_VALUES draws the resamples are drawn in blocks (issue 25 item 8): the same
+    generator stream, so every row's interval is still clustered_ratio's, draw for draw."""
+    rng = np.random.default_rng(8)
+    items = 3_000  # each its own cluster: 3,000 × 1,500 resamples is past one block
+    assert items * 1_500 > DRAW_BLOCK_VALUES
+    scored = (rng.random((3, items)) < 0.7).astype(float)
+    caught = scored * (rng.random((3, items)) < 0.4)
+    labels = [f"c{i}" for i in range(items)]
+    points, lows, highs, _ = clustered_ratios(caught, scored, labels, resamples=1_500, seed=4)
+    for row in range(3):
+        expected = clustered_ratio(caught[row], scored[row], labels, resamples=1_500, seed=4)
+        assert np.allclose((points[row], lows[row], highs[row]), expected, atol=1e-12), row
+
+
+BOUNDED_CLUSTERED_RATIOS = """
+import resource, sys
+import numpy as np
+resource.setrlimit(resource.RLIMIT_AS, (1_500 * 2**20, 1_500 * 2**20))
+from reports.stats import clustered_ratios
+items = 80_000  # a legal session's copies, each its own cluster
+points, lows, highs, units = clustered_ratios(np.ones((2, items)), np.ones((2, items)),
+                                              range(items), resamples=200, seed=1)
+print(points.tolist(), units.tolist())
+"""
+
+
+@pytest.mark.pure(False)
+def test_clustered_ratios_at_80000_clusters_fit_in_a_bounded_process():
+    """The builder once made an items × clusters indicator: 51 GB at 80,000 copies each its own
+    cluster, a 500 for a legal session (issue 25 item 8). In a process limited to 1.5 GB of
+    address space it completes."""
+    result = subprocess.run([sys.executable, "-c", BOUNDED_CLUSTERED_RATIOS], capture_output=True,
+                            text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[1.0, 1.0] [80000, 80000]"
