@@ -116,7 +116,7 @@ from importlib import resources
 
 from jsonschema import Draft202012Validator, ValidationError, _keywords, validators
 
-from content.canonical import CURRENT, FORM_KEY, canonical_sha256, sha256_hex
+from content.canonical import CURRENT, FORM_KEY, KeyCollision, canonical_sha256, normalise_text, sha256_hex
 from content.content_verdicts import (
     ContentVerdict,
     VerdictPatterns,
@@ -714,6 +714,7 @@ def _ids(data: dict, key: str, errors: _Errors, *, required: bool = False) -> se
     if (items is not None or required) and not isinstance(items, list):
         return None
     first: dict[str, int] = {}
+    normalised: dict[str, tuple[str, int]] = {}
     for i, record in _records(data, key):
         rid = record.get("id")
         if not _nonempty_str(rid):
@@ -722,8 +723,14 @@ def _ids(data: dict, key: str, errors: _Errors, *, required: bool = False) -> se
             errors.add(
                 (key, i, "id"), f"duplicate id {_q(rid)} (first at {key}[{first[rid]}])"
             )
-        else:
-            first[rid] = i
+            continue
+        first[rid] = i
+        same = normalised.setdefault(normalise_text(rid), (rid, i))
+        if same[1] != i:
+            # Hashed (the manifest, reports) after the text step, the two would be one record.
+            errors.add((key, i, "id"), f"id {ascii(rid)} is the same id as {ascii(same[0])} at "
+                                       f"{key}[{same[1]}] once text is normalised (Unicode NFC, "
+                                       "LF line endings); rename one")
     return set(first)
 
 
@@ -1067,7 +1074,13 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
                                 content=copy["content"], statement=statement_of[copy["task"]],
                                 patterns=patterns))
     raw_sha256 = sha256_hex(raw)
-    manifest = build_manifest(data, raw_sha256)
+    try:
+        manifest = build_manifest(data, raw_sha256)
+        manifest_sha256 = canonical_sha256(manifest)
+    except KeyCollision as collision:
+        # Keys the text step makes one (ids are refused above, by place; this is any other key,
+        # or a review key built from ids): hashed, one of them would vanish.
+        raise BundleError([f"{collision}; rename one"]) from None
     return ValidatedBundle(
         raw_sha256=raw_sha256,
         data=normalised,
@@ -1075,7 +1088,7 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
         seals=seals,
         verdict_patterns=patterns.applied,
         manifest=manifest,
-        manifest_sha256=canonical_sha256(manifest),
+        manifest_sha256=manifest_sha256,
         format=fmt,
         original=data,
     )

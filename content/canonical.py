@@ -44,11 +44,24 @@ def normalise_text(text: str) -> str:
     return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+class KeyCollision(ValueError):
+    """Two keys of one object are one key after the text step: hashing would keep one of them."""
+
+
 def _normalised(value):
     if isinstance(value, str):
         return normalise_text(value)
     if isinstance(value, dict):
-        return {normalise_text(str(k)): _normalised(v) for k, v in value.items()}
+        out, written = {}, {}
+        for k, v in value.items():
+            key = normalise_text(str(k))
+            if key in out:
+                # Silently keeping one would let the other change unseen under the same hash
+                # (`"b\u00e9"` and `"be\u0301"`: one builder in the hash, two in the report).
+                raise KeyCollision(f"the keys {ascii(str(k))} and {ascii(written[key])} are one "
+                                   "key after the text step (NFC, LF line endings)")
+            out[key], written[key] = _normalised(v), str(k)
+        return out
     if isinstance(value, (list, tuple)):
         return [_normalised(v) for v in value]
     return value

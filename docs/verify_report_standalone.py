@@ -36,11 +36,24 @@ def text(s):
     return unicodedata.normalize("NFC", s.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+class KeyCollision(ValueError):
+    """Two keys of one object are one key after the text step."""
+
+
 def normalised(v):
+    out_keys = {}
     if isinstance(v, str):
         return text(v)
     if isinstance(v, dict):
-        return {text(str(k)): normalised(x) for k, x in v.items()}
+        out = {}
+        for k, x in v.items():
+            key = text(str(k))
+            if key in out:  # one key after the text step: a hash would cover only one of them
+                raise KeyCollision(f"the keys {ascii(str(k))} and {ascii(out_keys[key])} are one "
+                                   f"key after the text step (NFC, LF line endings)")
+            out[key] = normalised(x)
+            out_keys[key] = str(k)
+        return out
     if isinstance(v, (list, tuple)):
         return [normalised(x) for x in v]
     return v

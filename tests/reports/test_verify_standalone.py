@@ -28,6 +28,7 @@ from django.core.management import call_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from content.bundle import BundleError, validate_bundle
 from content.canonical import JCS, LEGACY, canonical_sha256, jcs
 from judging.models import Run, Session
 from judging.services import session_create, session_open
@@ -36,7 +37,7 @@ from reports.export import anonymise, to_json
 from reports.verify import verify
 from tests.content.test_canonical import SORTING_INPUT
 from tests.reports.test_report import build_revealed
-from tests.worlds import a_run, advance, answer_all, invite_and_join, make_run2_bundle
+from tests.worlds import a_run, a_session, advance, answer_all, invite_and_join, make_run2_bundle
 
 STANDALONE = Path(__file__).resolve().parents[2] / "docs" / "verify_report_standalone.py"
 
@@ -375,3 +376,53 @@ def test_an_unreadable_file_is_named_and_exits_2(tmp_path):
     assert listed.returncode == 2 and "is not a JSON report" in listed.stderr
     assert same_verdict(tmp_path, {"run": {}}) == (["the report is malformed: KeyError: 'manifest'"],
                                                    0)
+
+
+# --- Ids one after the text step (issue 25 item 7) ------------------------------------------------
+
+COMPOSED, DECOMPOSED = "b\u00e9", "be\u0301"  # one id after NFC
+
+
+def forge_a_twin_builder(data):
+    """The attack the outside test found: a second builder whose id is the first's in another
+    Unicode form, listed first with a forged hash. Hashed after the text step the two keys are
+    one, the last (the real one) kept, so the manifest's hash is unchanged while the report now
+    says the copies' builder was another model."""
+    builders = data["run"]["manifest"]["builders"]
+    [real] = [b for b in data["builders"] if b["id"] == COMPOSED]
+    forged = {**real, "model": "a-model-that-never-built-this"}
+    twin = {**real, "id": DECOMPOSED}
+    published = {"id": forged["id"], "model": forged["model"], "family": forged["family"]}
+    data["run"]["manifest"]["builders"] = {COMPOSED: canonical_sha256(published),
+                                           DECOMPOSED: builders[COMPOSED],
+                                           **{k: v for k, v in builders.items() if k != COMPOSED}}
+    data["builders"] = [forged, twin] + [b for b in data["builders"] if b["id"] != COMPOSED]
+
+
+@pytest.mark.django_db
+def test_keys_one_after_the_text_step_fail_both_verifiers(host, tmp_path):
+    bundle = make_run2_bundle()
+    for builder in bundle["builders"]:
+        if builder["id"] == "b1":
+            builder["id"] = COMPOSED
+    for c in bundle["copies"]:
+        if c["builder"] == "b1":
+            c["builder"] = COMPOSED
+    session = a_session(a_run(host, bundle), "open", rubric="Is it right?")
+    answer_all(invite_and_join(session, name="Ada").judge, 1, "pass", lock=True)
+    report, _ = exported(advance(session, "revealed"))
+    assert same_verdict(tmp_path, report)[0] == []
+    problems, _ = same_verdict(tmp_path, tampered(report, forge_a_twin_builder))
+    assert problems == ["the report is malformed: KeyCollision: the keys 'be\\u0301' and "
+                        "'b\\xe9' are one key after the text step (NFC, LF line endings)"]
+
+
+@pytest.mark.parametrize("records", ["tasks", "builders", "copies", "reviewers", "findings"])
+def test_an_import_with_two_ids_one_after_the_text_step_is_refused_naming_both(records):
+    bundle = make_run2_bundle()
+    first, second = bundle[records][0], bundle[records][1]
+    first["id"], second["id"] = COMPOSED, DECOMPOSED
+    with pytest.raises(BundleError) as refused:
+        validate_bundle(json.dumps(bundle).encode(), max_bundle_bytes=10**8, max_copy_bytes=10**7)
+    assert (f"{records}[1].id: id 'be\\u0301' is the same id as 'b\\xe9' at {records}[0] once "
+            "text is normalised (Unicode NFC, LF line endings); rename one") in refused.value.errors
