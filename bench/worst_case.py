@@ -3,6 +3,7 @@
     python bench/worst_case.py render                 # normalise + render each copy, in process
     python bench/worst_case.py serve --pg-url URL     # a real server: time to first byte, p50s
     python bench/worst_case.py seed --out FIXTURE     # (run by `serve`, in its own process)
+    python bench/worst_case.py inputs                 # inputs that cost memory: time, peak RSS
 
 `render` measures, per copy, the work done when a session opens (normalise + copy_html +
 frame_document) and the frame's size against its copy's; the targets: at most 2 s per copy and a
@@ -117,6 +118,52 @@ def render(repeat: int) -> dict:
               f"{row['render_s']:6.3f} s {'ok' if row['within_time'] and row['within_size'] else 'MISSED'}",
               file=sys.stderr, flush=True)
     return {"copies": rows, "all_within_target": all(r["within_time"] and r["within_size"] for r in rows)}
+
+
+# --- Inputs that cost the server memory or hold its limits (issue 25) ---------------------------
+
+# Each case runs in a child process of its own, so its peak resident memory (ru_maxrss) is its
+# own: (what it does, Python source run after the project is importable).
+INPUT_CASES = {
+    "bundle of 20 MB of empty objects (validate)": (
+        "from content.bundle import BundleError, validate_bundle\n"
+        "raw = b'{\"format\": \"blindjudge.run/1\", \"builders\": [' + b'{},' * 7_000_000 + b'{}]}'\n"
+        "try:\n    validate_bundle(raw, max_bundle_bytes=50 * 2**20, max_copy_bytes=5 * 2**20)\n"
+        "except BundleError as refused:\n    outcome = refused.errors[0][:80]\n"),
+    "report intervals, 80,000 copies each its own cluster, 8 judges (clustered_ratios)": (
+        "import numpy as np\nfrom reports.stats import clustered_ratios\n"
+        "rows = np.ones((8, 80_000))\n"
+        "points, *_ = clustered_ratios(rows, rows, range(80_000), resamples=2000, seed=1)\n"
+        "outcome = f'points {points[0]}'\n"),
+}
+_INPUT_RUNNER = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+started = time.perf_counter()
+outcome = "done"
+{body}
+peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(round(time.perf_counter() - started, 3), peak_mb, outcome, sep="\\t")
+"""
+
+
+def inputs() -> dict:
+    import subprocess  # noqa: PLC0415 - only this part starts processes
+
+    rows = []
+    for name, body in INPUT_CASES.items():
+        script = _INPUT_RUNNER.format(root=str(ROOT), body=body)
+        result = subprocess.run([sys.executable, "-c", script],  # noqa: S603 - our own cases
+                                capture_output=True, text=True, timeout=1800)
+        if result.returncode:
+            rows.append({"case": name, "failed": result.stderr[-400:]})
+            continue
+        seconds, peak_mb, outcome = result.stdout.strip().split("\t", 2)
+        rows.append({"case": name, "seconds": float(seconds), "peak_rss_mb": int(peak_mb),
+                     "outcome": outcome})
+        print(f"{name:84} {float(seconds):8.2f} s {int(peak_mb):6} MB  {outcome}", file=sys.stderr,
+              flush=True)
+    return {"inputs": rows}
 
 
 # --- Serving ------------------------------------------------------------------------------------
@@ -294,6 +341,8 @@ def main(argv=None):
     s.add_argument("--workers", type=int, default=1, help="Uvicorn processes (deploy/serve PORT N)")
     s.add_argument("--work-dir", default=str(ROOT / "var" / "bench-worst-case"))
     s.add_argument("--label", default="serve")
+    i = sub.add_parser("inputs")
+    i.add_argument("--label", default="inputs")
     d = sub.add_parser("seed")
     d.add_argument("--out", required=True)
     d.add_argument("--judges", type=int, default=6)
@@ -305,7 +354,8 @@ def main(argv=None):
     result = {"bench": f"worst_case {args.command}", "started_at": f"{started:%Y-%m-%d %H:%M:%S UTC}",
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "load_before": os.getloadavg()}}
-    result.update(render(args.repeat) if args.command == "render" else serve(args))
+    result.update(render(args.repeat) if args.command == "render"
+                  else inputs() if args.command == "inputs" else serve(args))
     result["machine"]["load_after"] = os.getloadavg()
     path = ROOT / "bench" / "results" / f"worst-case-{args.label}-{started:%Y%m%dT%H%M}.json"
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
