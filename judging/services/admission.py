@@ -42,7 +42,7 @@ from content.draws import (
     order_key,
 )
 from judging import audit, live
-from judging.models import Assignment, AuditEvent, Session, SessionState
+from judging.models import Assignment, AuditEvent, Item, Session, SessionState
 from judging.services.checks import checked_github_login, checked_text, clean_display_name
 
 # One message for every join link that does not admit (used, unknown, revoked, expired), so the
@@ -76,12 +76,31 @@ class Admission:
     protocol_sha256: str
 
 
+@dataclass(frozen=True, slots=True)
+class _ItemRow:
+    pk: int
+    task: str  # bundle ids only: opaque labels for the spread, never names, content or truth
+    copy: str
+    builder: str
+
+
+def session_item_rows(session_id: int) -> dict[str, _ItemRow]:
+    """The session's items by key, as admission needs them: ids only, never a copy's content
+    (megabytes each) or a task's statement. Items never change once a session has opened, so
+    callers read them before they take the write lock (on SQLite, the whole database's)."""
+    return {key: _ItemRow(pk, task, copy, builder) for pk, key, task, copy, builder in
+            Item.objects.filter(session_id=session_id).order_by("key").values_list(
+                "pk", "key", "task__bundle_id", "copy__bundle_id", "copy__builder__bundle_id")}
+
+
 def _admit(session: Session, *, admitted_as: str, identified_by: str, display_name: str,
-           actor: str, user=None, github_id=None, github_login: str = "") -> Admission:
+           actor: str, user=None, github_id=None, github_login: str = "",
+           items: dict[str, _ItemRow] | None = None) -> Admission:
     """Admit one judge to an open session. Must run inside transaction.atomic().
 
     The session row is locked so concurrent admissions get distinct numbers and a balanced
-    allocation (each sees the counts the previous one left).
+    allocation (each sees the counts the previous one left). `items`: session_item_rows, read
+    before the caller's transaction (else read here, inside it).
     """
     session = (Session.objects.select_for_update(of=("self",)).select_related("run")
                .get(pk=session.pk))
@@ -92,7 +111,8 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     order_seed = draws.hex(f"judge:{number}:order")
     salt = draws.hex(f"judge:{number}:salt")
 
-    items = {item.key: item for item in session.items.select_related("copy__builder", "task")}
+    if items is None:
+        items = session_item_rows(session.pk)
     keys = list(items)
     limited = bool(session.items_per_judge) and session.items_per_judge < len(keys)
     counts = {}
@@ -105,15 +125,14 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     if session.by_task:
         task_items: dict[str, list[str]] = {}
         for key in keys:
-            task_items.setdefault(items[key].task.bundle_id, []).append(key)
+            task_items.setdefault(items[key].task, []).append(key)
         if limited:
             keys = by_task_pick(task_items, counts, session.items_per_judge,
                                 session.allocation_seed, number)
-        ordered = draw_order_by_task(order_seed, {key: items[key].task.bundle_id for key in keys})
+        ordered = draw_order_by_task(order_seed, {key: items[key].task for key in keys})
     else:
         if limited:
-            groups = {key: (item.task.bundle_id, item.copy.builder.bundle_id)
-                      for key, item in items.items()}
+            groups = {key: (item.task, item.builder) for key, item in items.items()}
             keys = balanced_pick(keys, counts, session.items_per_judge, session.allocation_seed,
                                  number, groups)
         ordered = draw_order(order_seed, keys)
@@ -121,8 +140,8 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
 
     pseudonym = f"J{number:02d}"
     mapping = [
-        {"position": position, "code": code, "item": key, "copy": items[key].copy.bundle_id,
-         "builder": items[key].copy.builder.bundle_id}
+        {"position": position, "code": code, "item": key, "copy": items[key].copy,
+         "builder": items[key].builder}
         for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)
     ]
     # In the form the session's protocol froze in: a session opened before RFC 8785 keeps
@@ -142,7 +161,7 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     except IntegrityError:
         raise Conflict("you have already joined this session") from None
     Assignment.objects.bulk_create(
-        Assignment(judge=judge, item=items[m["item"]], code=m["code"], position=m["position"],
+        Assignment(judge=judge, item_id=items[m["item"]].pk, code=m["code"], position=m["position"],
                    order_key=order_key(order_seed, m["item"]))
         for m in mapping
     )
@@ -450,11 +469,16 @@ def join_token_exchange(*, token: str, held_judges: frozenset[int] = frozenset()
     browser that holds the judge it admitted (`held_judges`: the ids of the judges the browser is
     admitted as now) raises AlreadyAdmitted instead: nothing is told to anyone else.
     """
+    digest = token_sha256(token or "")
+    # The session's items, ids only, before the write lock (on SQLite the whole database's).
+    session_id = (Credential.objects.filter(kind=CredentialKind.JOIN, token_sha256=digest)
+                  .values_list("session_id", flat=True).first())
+    items = session_item_rows(session_id) if session_id else None
     with transaction.atomic():
         credential = (
             Credential.objects.select_for_update(of=("self",))
             .select_related("invitation", "session")
-            .filter(kind=CredentialKind.JOIN, token_sha256=token_sha256(token or ""))
+            .filter(kind=CredentialKind.JOIN, token_sha256=digest)
             .first()
         )
         now = timezone.now()
@@ -467,6 +491,7 @@ def join_token_exchange(*, token: str, held_judges: frozenset[int] = frozenset()
         admission = _admit(
             credential.session, admitted_as=AdmittedAs.INVITED, identified_by=IdentifiedBy.TOKEN,
             display_name=credential.invitation.name, actor="join_link",
+            items=items if credential.session_id == session_id else None,
         )
         credential.used_at = now
         credential.judge = admission.judge
@@ -526,6 +551,7 @@ def guest_join(*, code: str, display_name: str, client_address: str,
     if credential is None:
         raise Refused(GUEST_REFUSAL)
     throttle.give_back(code_key, window_seconds=code_window)
+    items = session_item_rows(credential.session_id)  # before the write lock: ids only
     with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=credential.session_id)
         if not session.guests_allowed or session.state != SessionState.OPEN:
@@ -541,7 +567,7 @@ def guest_join(*, code: str, display_name: str, client_address: str,
         if throttle.take(joins_key, limit=settings.BLINDJUDGE_GUEST_JOINS, window_seconds=joins_window):
             raise TooMany(GUEST_JOINS_REFUSAL.format(minutes=max(1, round(joins_window / 60))))
         return _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
-                      display_name=display_name, actor="guest_code")
+                      display_name=display_name, actor="guest_code", items=items)
 
 
 def host_join(*, session: Session, host: Host) -> Admission:
