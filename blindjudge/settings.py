@@ -392,6 +392,10 @@ BLINDJUDGE_SIGNIN_WINDOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_WINDOW_SECONDS", 9
 BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER = env_int("BLINDJUDGE_SIGNIN_USERNAME_SLOW_AFTER", 10,
                                                 minimum=1)
 BLINDJUDGE_SIGNIN_SLOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_SLOW_SECONDS", 60, minimum=1)
+# How often the server re-reads the sign-in behind each open host dashboard socket (it also does
+# before sending any event, and at each ping): a socket that never pings still ends with its sign-in.
+BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS = env_int("BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS", 30,
+                                                 minimum=1)
 # Host sign-ins under way at once from one address (IPv6: per /64); the rest are refused before
 # any password is hashed (a password hash is CPU spent on purpose).
 BLINDJUDGE_SIGNIN_CONCURRENT = env_int("BLINDJUDGE_SIGNIN_CONCURRENT", 4, minimum=1)

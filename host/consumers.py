@@ -5,7 +5,9 @@ each judge's row comes from host/judge_rows.py, as on the progress page: its dat
 The socket outlives no sign-in: sign-out and a password change close it (the "signed out" event,
 judging.services.host_sockets_close), and each `ping` and `refresh` re-reads the browser session
 from the store first (still signed in, as the same account, with the same password, still this
-session's host), so a socket that missed the event is closed at its next frame.
+session's host), so a socket that missed the event is closed at its next frame. The server also
+re-reads it every BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS (30) and before sending any event, so a
+socket that never sends a frame cannot outlive it either.
 """
 
 import asyncio
@@ -43,6 +45,17 @@ class HostLiveConsumer(LiveConsumer):
         await self.join_groups([live.host_group(session.pk), live.host_user_group(user.pk)])
         await self.accept()
         await self.on_refresh()
+        # The server checks the sign-in on its own schedule too: a socket that never pings, on a
+        # channel layer the "signed out" event cannot cross (the in-memory one, another process),
+        # still ends with its sign-in (issue 25 item 6).
+        self.watching = asyncio.ensure_future(self.watch_sign_in())
+
+    async def watch_sign_in(self):
+        every = settings.BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS
+        while not self.closing:
+            await asyncio.sleep(every)
+            if not self.closing and not await database_sync_to_async(self._still_signed_in)():
+                return await self.signed_out()
 
     def _owned_session(self, user=None):
         host = host_of(user if user is not None else self.scope.get("user"))
@@ -88,6 +101,9 @@ class HostLiveConsumer(LiveConsumer):
         event = message["event"]
         if event.get("type") == "signed_out":
             return await self.signed_out()
+        if not await database_sync_to_async(self._still_signed_in)():
+            # Nothing is sent on a sign-in that no longer holds, whatever the schedule says.
+            return await self.signed_out()
         if event.get("type") == "judge.changed":
             # Rows are read while further events queue up; those are then read together, once.
             self.changed_judges.add(event["judge"])
@@ -104,7 +120,9 @@ class HostLiveConsumer(LiveConsumer):
                 await self.send_json({"type": "judge", "judge": row["judge"], "html": row["html"]})
 
     async def forget(self):
-        flushing, self.flushing = getattr(self, "flushing", None), None
-        if flushing is not None:
-            flushing.cancel()
+        for name in ("flushing", "watching"):
+            task = getattr(self, name, None)
+            setattr(self, name, None)
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
         await super().forget()

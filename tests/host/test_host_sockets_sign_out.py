@@ -16,7 +16,7 @@ from django.test import Client
 from blindjudge.asgi import application
 from host.consumers import CLOSE_SIGNED_OUT
 from judging.services import host_password_set
-from tests.worlds import HOST_PASSWORD
+from tests.worlds import HOST_PASSWORD, invite_and_join
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("fresh_channel_layer")]
@@ -132,4 +132,36 @@ async def test_a_stale_socket_is_refused_at_its_next_frame_after_a_password_chan
 
     await changed_elsewhere()
     await tab.send_json_to({"type": frame})
+    assert await told_and_closed(tab)
+
+
+async def test_a_socket_that_never_pings_is_closed_when_its_sign_in_ends_elsewhere(
+        open_session, host, settings):
+    """A password changed on the command line of another process (its event never reaches this
+    one, as on the in-memory channel layer), and a dashboard that sends no frame at all: the
+    server's own re-check closes it (issue 25 item 6)."""
+    settings.BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS = 1
+    browser = await signed_in_browser(host)
+    tab = await dashboard(open_session, browser)
+    quiet = await dashboard(open_session, browser)
+    assert await quiet.receive_nothing(timeout=1.5)  # still signed in: nothing said, nothing closed
+
+    @database_sync_to_async
+    def changed_elsewhere():
+        host.user.set_password(NEW_PASSWORD)
+        host.user.save(update_fields=["password"])
+
+    await changed_elsewhere()
+    assert await told_and_closed(tab)
+    assert await told_and_closed(quiet)
+
+
+async def test_no_event_is_sent_on_a_sign_in_that_no_longer_holds(open_session, host, settings):
+    """The re-check before each event: a judge joins after the host's sign-in ended elsewhere;
+    the dashboard is told it is signed out instead of being sent the newcomer's row."""
+    settings.BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS = 3600
+    browser = await signed_in_browser(host)
+    tab = await dashboard(open_session, browser)
+    await database_sync_to_async(browser.logout)()
+    await database_sync_to_async(invite_and_join)(open_session, "Late Judge")
     assert await told_and_closed(tab)
