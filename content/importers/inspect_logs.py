@@ -87,6 +87,11 @@ MAX_TOTAL_BYTES = 1024 * 1024 * 1024
 MAX_RATIO = 200  # JSON compresses 5-20x; a bomb 1000x and more
 RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth refusing
 CHUNK = 1024 * 1024
+# A statement or completion built from messages stops at this many characters: a sample's
+# `attachment://` references are expanded where they stand, so 10,000 messages naming one 100 KB
+# attachment made a 1 GB text from a 75 KB log (issue 25 item 2). Far above any text a bundle may
+# hold (a copy: BLINDJUDGE_MAX_COPY_BYTES, 5 MiB by default), so nothing importable is cut.
+MAX_BUILT_CHARS = 16 * 1024 * 1024
 
 PASS_WORDS = {"c", "correct", "1", "true", "1.0"}
 FAIL_WORDS = {"i", "incorrect", "0", "false", "0.0"}
@@ -257,6 +262,10 @@ def _read_log(source: Source, problems: Problems) -> _Log:
 
 # --- rendering -----------------------------------------------------------------------------------
 
+class _TooLong(Exception):  # noqa: N818 - an outcome the conversion reports by place
+    """A text built from a sample's messages would pass MAX_BUILT_CHARS."""
+
+
 def _attachment(text: str, attachments: dict) -> str:
     # .eval logs store long texts once, as attachment://<hash> references.
     if text.startswith("attachment://"):
@@ -284,6 +293,9 @@ def _content_text(content, attachments: dict) -> str | None:
                 continue  # the model's hidden reasoning is not what it answered
             else:
                 parts.append(f"[{kind if isinstance(kind, str) else 'content'}]")
+    # The parts are references to the attachments (nothing copied yet): measured before joined.
+    if sum(len(part) + 1 for part in parts) > MAX_BUILT_CHARS:
+        raise _TooLong
     return "\n".join(parts)
 
 
@@ -304,7 +316,9 @@ def _tool_calls(message: dict) -> list[str]:
 
 
 def _transcript(messages: list, attachments: dict) -> str | None:
-    blocks = []
+    """The chat as one text, each message under its role; stops (raising _TooLong) once it
+    would pass MAX_BUILT_CHARS, before building more."""
+    blocks, total = [], 0
     for message in messages:
         if not isinstance(message, dict):
             return None
@@ -313,6 +327,9 @@ def _transcript(messages: list, attachments: dict) -> str | None:
         if text is None:
             return None
         lines = [text, *_tool_calls(message)]
+        total += sum(len(line) + 1 for line in lines) + len(role) + 10
+        if total > MAX_BUILT_CHARS:
+            raise _TooLong
         blocks.append(f"--- {role} ---\n" + "\n".join(line for line in lines if line))
     return "\n\n".join(blocks)
 
@@ -585,9 +602,14 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
             attachments = attachments if isinstance(attachments, dict) else {}
             if statement is None:
                 raw_input = sample.data.get("input")
-                statement = (_attachment(raw_input, attachments) if isinstance(raw_input, str)
-                             else _transcript(raw_input, attachments)
-                             if isinstance(raw_input, list) else None)
+                try:
+                    statement = (_attachment(raw_input, attachments) if isinstance(raw_input, str)
+                                 else _transcript(raw_input, attachments)
+                                 if isinstance(raw_input, list) else None)
+                except _TooLong:
+                    problems.add(f"{sample.where}: input", f"its messages make a text of more than "
+                                 f"{MAX_BUILT_CHARS:,} characters (attachments expanded)")
+                    continue
                 if statement is None:
                     problems.add(f"{sample.where}: input",
                                  "missing or not a string or a list of chat messages")
@@ -596,7 +618,12 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
             if "output" not in sample.data or sample.data["output"] is None:
                 problems.add(f"{sample.where}: output", "missing: the sample has no output")
                 continue
-            content = _completion(sample.data["output"], attachments)
+            try:
+                content = _completion(sample.data["output"], attachments)
+            except _TooLong:
+                problems.add(f"{sample.where}: output", f"its message makes a text of more than "
+                             f"{MAX_BUILT_CHARS:,} characters (attachments expanded)")
+                continue
             if content is None:
                 problems.add(f"{sample.where}: output",
                              "no completion and no choice with a message")

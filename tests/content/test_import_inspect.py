@@ -4,6 +4,8 @@ tests/data/README.md) and on broken bytes of every kind."""
 import copy
 import io
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -364,3 +366,49 @@ def test_sample_that_ended_in_an_error_drops_its_task_for_every_model():
     assert "popularity#3" not in [t["id"] for t in result.bundle["tasks"]]
     assert result.summary["tasks"] == 9
     assert result.summary["skipped"] == {"sample ended in an error": 1}
+
+
+# --- texts built from attachments are bounded (issue 25 item 2) -----------------------------------
+
+ATTACHMENT_BOMB = """
+import copy, json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (900 * 2**20, 900 * 2**20))
+from pathlib import Path
+from content.importers.common import ConversionError, Families, Source
+from content.importers.inspect_logs import convert
+data = json.loads(Path("tests/data/inspect/log_formats.json").read_bytes())
+sample = data["samples"][0]
+other = copy.deepcopy(sample)
+other["id"] = "a second sample"
+data["samples"].append(other)
+sample["attachments"] = {"big": "x" * 100_000}
+# 10,000 messages naming one 100 KB attachment: the input; one message of 10,000 parts: the output.
+sample["input"] = [{"role": "user", "content": "attachment://big"}] * 10_000
+other["attachments"] = {"big": "x" * 100_000}
+parts = [{"type": "text", "text": "attachment://big"}] * 10_000
+other["output"] = {"choices": [{"message": {"role": "assistant", "content": parts}}]}
+raw = json.dumps(data).encode()
+print(len(raw) // 1024, "KB", file=sys.stderr)
+try:
+    convert(logs=[Source("bomb.json", raw)], truth_scorer=None, truth_values=None,
+            review_scorer=None, families=Families(), run_name="")
+except ConversionError as refused:
+    print("\\n".join(refused.errors))
+"""
+
+
+@pytest.mark.pure(False)
+def test_attachments_named_ten_thousand_times_are_refused_before_a_gigabyte_is_built():
+    """A log of a few hundred kilobytes whose 10,000 messages each name one 100 KB attachment
+    built a 1 GB text before any size check (a server went from 147 MB to 2.2 GB). The text stops
+    at MAX_BUILT_CHARS and the sample is refused by place, in a process limited to 900 MB."""
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", ATTACHMENT_BOMB], capture_output=True,
+                            text=True, timeout=300, cwd=root)
+    assert result.returncode == 0, result.stderr[-2000:]
+    limit = f"{inspect_logs.MAX_BUILT_CHARS:,}"
+    lines = result.stdout.splitlines()
+    assert any(line.endswith(f": input: its messages make a text of more than {limit} characters "
+                             "(attachments expanded)") for line in lines), lines
+    assert any(line.endswith(f": output: its message makes a text of more than {limit} characters "
+                             "(attachments expanded)") for line in lines), lines
