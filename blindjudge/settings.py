@@ -396,6 +396,9 @@ BLINDJUDGE_SIGNIN_SLOW_SECONDS = env_int("BLINDJUDGE_SIGNIN_SLOW_SECONDS", 60, m
 # before sending any event, and at each ping): a socket that never pings still ends with its sign-in.
 BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS = env_int("BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS", 30,
                                                  minimum=1)
+# A host dashboard socket that sent no frame this long (its client pings every 25 s) is closed:
+# the live feeds' stale limit (judging.live.STALE_SECONDS); the page reconnects when it wakes.
+BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS = env_int("BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS", 70, minimum=1)
 # Host sign-ins under way at once from one address (IPv6: per /64); the rest are refused before
 # any password is hashed (a password hash is CPU spent on purpose).
 BLINDJUDGE_SIGNIN_CONCURRENT = env_int("BLINDJUDGE_SIGNIN_CONCURRENT", 4, minimum=1)

@@ -7,10 +7,12 @@ judging.services.host_sockets_close), and each `ping` and `refresh` re-reads the
 from the store first (still signed in, as the same account, with the same password, still this
 session's host), so a socket that missed the event is closed at its next frame. The server also
 re-reads it every BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS (30) and before sending any event, so a
-socket that never sends a frame cannot outlive it either.
+socket that never sends a frame cannot outlive it either, and closes a socket that has sent none
+for BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS (70, the live feeds' stale limit).
 """
 
 import asyncio
+import time
 from importlib import import_module
 from types import SimpleNamespace
 
@@ -27,6 +29,9 @@ from judging.selectors.live import live_totals
 
 # The client stops reconnecting (static/live/socket.js) and says the page is no longer live.
 CLOSE_SIGNED_OUT = CLOSE_REMOVED
+# A socket that sent no frame for BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS (HTTP's 408); the client
+# reconnects when it wakes.
+CLOSE_IDLE = 4408
 
 
 class HostLiveConsumer(LiveConsumer):
@@ -43,6 +48,7 @@ class HostLiveConsumer(LiveConsumer):
         self.signed_in_as = (browser_session.session_key, user.pk,
                              browser_session.get(HASH_SESSION_KEY))
         await self.join_groups([live.host_group(session.pk), live.host_user_group(user.pk)])
+        self.last_frame_at = self.checked_at = time.monotonic()
         await self.accept()
         await self.on_refresh()
         # The server checks the sign-in on its own schedule too: a socket that never pings, on a
@@ -52,10 +58,22 @@ class HostLiveConsumer(LiveConsumer):
 
     async def watch_sign_in(self):
         every = settings.BLINDJUDGE_HOST_SOCKET_RECHECK_SECONDS
+        idle = settings.BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS
         while not self.closing:
-            await asyncio.sleep(every)
-            if not self.closing and not await database_sync_to_async(self._still_signed_in)():
+            await asyncio.sleep(min(every, idle))
+            if self.closing:
+                return
+            if time.monotonic() - self.last_frame_at > idle:
+                # A client pings every live.PING_SECONDS: one silent this long is gone or asleep;
+                # it reconnects when it wakes (static/live/socket.js), signed in or not.
+                return await self.refuse(CLOSE_IDLE)
+            if (time.monotonic() - self.checked_at >= every
+                    and not await database_sync_to_async(self._still_signed_in)()):
                 return await self.signed_out()
+
+    async def receive(self, text_data=None, bytes_data=None):
+        self.last_frame_at = time.monotonic()
+        await super().receive(text_data=text_data, bytes_data=bytes_data)
 
     def _owned_session(self, user=None):
         host = host_of(user if user is not None else self.scope.get("user"))
@@ -70,6 +88,7 @@ class HostLiveConsumer(LiveConsumer):
         """The browser session this socket opened with, read again from the session store: still
         signed in to the same account with the same password hash (Django's `get_user` checks it
         against the account's password), and that account still hosts this session."""
+        self.checked_at = time.monotonic()
         session_key, user_id, auth_hash = self.signed_in_as
         store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
         user = get_user(SimpleNamespace(session=store))

@@ -7,6 +7,8 @@ And a socket that missed the "signed out" event is refused at its next ping or r
 re-read the browser session.
 """
 
+import asyncio
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -14,7 +16,7 @@ from django.conf import settings
 from django.test import Client
 
 from blindjudge.asgi import application
-from host.consumers import CLOSE_SIGNED_OUT
+from host.consumers import CLOSE_IDLE, CLOSE_SIGNED_OUT
 from judging.services import host_password_set
 from tests.worlds import HOST_PASSWORD, invite_and_join
 
@@ -165,3 +167,22 @@ async def test_no_event_is_sent_on_a_sign_in_that_no_longer_holds(open_session, 
     await database_sync_to_async(browser.logout)()
     await database_sync_to_async(invite_and_join)(open_session, "Late Judge")
     assert await told_and_closed(tab)
+
+
+async def test_a_socket_silent_past_the_stale_limit_is_closed_and_a_pinging_one_is_not(
+        open_session, host, settings):
+    """Its client pings every 25 s; one silent for BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS is gone or
+    asleep, and is closed (the page reconnects when it wakes). One that pings stays open."""
+    settings.BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS = 1
+    browser = await signed_in_browser(host)
+    silent, pinging = await dashboard(open_session, browser), await dashboard(open_session, browser)
+    for _ in range(4):
+        await pinging.send_json_to({"type": "ping"})
+        assert await pinging.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+        await asyncio.sleep(0.5)
+    assert await silent.receive_output(timeout=TIMEOUT) == {"type": "websocket.close",
+                                                            "code": CLOSE_IDLE}
+    await silent.disconnect()
+    await pinging.send_json_to({"type": "ping"})
+    assert await pinging.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+    await pinging.disconnect()
