@@ -337,7 +337,17 @@
     var linePx = parseFloat(frame.dataset.linePx) || DEFAULT_LINE_PX;
     var padPx = parseFloat(frame.dataset.padPx) || DEFAULT_PAD_PX;
     var wanted = frameSrc(frame, mode);
-    if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
+    if (frame.getAttribute("src") !== wanted) {
+      frame.setAttribute("src", wanted);
+      if (wanted.indexOf("#") >= 0) {
+        // A fragment set while the frame still loads its page can be lost with that load (wrap
+        // is on by default on a phone, set as the page starts): set again once it has loaded,
+        // where it only changes the view (#wrap and #text are hidden anchors: nothing scrolls).
+        frame.addEventListener("load", function () {
+          if (frame.getAttribute("src") === wanted) { frame.setAttribute("src", wanted); }
+        }, {once: true});
+      }
+    }
     var proseHeight = textView ? null : proseHeightOf(frame);
     if (lines > 0 && !(mode.wrap && !textView)) {
       // As tall as the copy: the page scrolls (Space, Page Down) and the frame never does.

@@ -104,7 +104,7 @@ def _open(observed_context, server, session, judge, code, viewport, **options):
     page = context.new_page()
     page.goto(server.url(f"/s/{session.url_id}/i/{code}/"))
     page.wait_for_load_state("load")
-    expect(page.frame_locator("iframe.copy-frame").locator("main")).to_be_attached()
+    expect(page.frame_locator("iframe.copy-frame").locator("main")).to_be_attached(timeout=15_000)
     return page, seen
 
 
