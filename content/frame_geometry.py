@@ -17,3 +17,15 @@ FRAME_LINE_PX = 20
 FRAME_TOP_PX = 8
 FRAME_SCROLLBAR_ROOM_PX = 16
 FRAME_PAD_PX = FRAME_TOP_PX + FRAME_SCROLLBAR_ROOM_PX
+
+# A markdown frame's prose is at most PROSE_MEASURE_CH wide (in `ch` of its 15 px body font), and
+# its height is estimated when the session opens at that measure and at PROSE_NARROW_CH (about a
+# phone's), stored with the render (content.prose_height); the judge's page takes the height at
+# its frame's own width through the two.
+PROSE_MEASURE_CH = 80
+PROSE_NARROW_CH = 40
+
+# A sideways scroll of the rows view keeps the line numbers and the `+`/`-` gutter in place
+# (`position: sticky` on each row's gutter) in frames of up to this many lines; each sticky box
+# costs the browser a layer, so a frame of tens of thousands of lines scrolls its gutter away.
+GUTTER_PIN_MAX_ROWS = 10_000

@@ -19,8 +19,15 @@ from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Comment, Keyword, Literal, Name, Number, String
 from pygments.util import ClassNotFound
 
-from content.frame_geometry import FRAME_LINE_PX, FRAME_SCROLLBAR_ROOM_PX, FRAME_TOP_PX
+from content.frame_geometry import (
+    FRAME_LINE_PX,
+    FRAME_SCROLLBAR_ROOM_PX,
+    FRAME_TOP_PX,
+    GUTTER_PIN_MAX_ROWS,
+    PROSE_MEASURE_CH,
+)
 from content.normalise import PLAIN_LABELS, Normalised, Segment
+from content.prose_height import prose_heights
 
 # --- The frame's one style block --------------------------------------------------------------
 #
@@ -86,13 +93,17 @@ pre.text {{ line-height: {FRAME_LINE_PX}px; }}
 .wrap-at {{ display: block; height: 0; }}
 .frame {{ width: max-content; min-width: 100%; }}
 {_WRAP_VIEW} .frame, .mdframe {{ width: auto; }}
+.mdframe {{ max-width: {PROSE_MEASURE_CH}ch; }}
+main:focus-visible {{ outline: 2px solid var(--link); outline-offset: -2px; }}
 .r {{ display: block; height: {FRAME_LINE_PX}px; line-height: {FRAME_LINE_PX}px; white-space: pre;
-      background: var(--bg); margin: 0; padding: 0 0 0 8ch; text-indent: -8ch; overflow: hidden; }}
+      background: var(--bg); margin: 0; padding: 0 0 0 8ch; text-indent: -8ch; overflow: clip; }}
 {_WRAP_VIEW} .r {{ height: auto; min-height: {FRAME_LINE_PX}px; white-space: pre-wrap; }}
 .r::before {{ content: ""; display: inline-block; box-sizing: border-box; width: 8ch;
               padding-right: 1ch; text-indent: 0; text-align: right; color: var(--muted);
               user-select: none;
               font-style: normal; font-weight: normal; }}
+.r::before {{ position: sticky; left: 0; z-index: 1; background: inherit; }}
+.nopin .r::before {{ position: static; }}
 .wide .r {{ padding-left: 10ch; text-indent: -10ch; }} .wide .r::before {{ width: 10ch; }}
 .text {{ counter-reset: line; }}
 .text > .r::before {{ counter-increment: line; content: counter(line); }}
@@ -384,12 +395,21 @@ def markdown_html(normalised: Normalised) -> str:
     """Markdown rendered with links and images turned into inert text, sanitised, and the
     normaliser's marks put back where they were (placeholders survive rendering as text).
     Raises _TooMuch past the structure limits (checked on the parsed tokens, before rendering)."""
+    return _markdown_rendered(normalised)[0]
+
+
+def _markdown_rendered(normalised: Normalised) -> tuple[str, list, list[int]]:
+    """(markdown_html, the parsed tokens, each mark's shown length): the frame estimates its
+    height from the tokens (`prose_heights`)."""
     marks: list[str] = []
+    shown: list[int] = []
     source: list[str] = []
 
     def own_char(match):
         # Our placeholder characters in the copy itself become marks too, never placeholders.
-        marks.append(mark_html(Segment("invisible", f"U+{ord(match.group()):04X}")))
+        segment = Segment("invisible", f"U+{ord(match.group()):04X}")
+        marks.append(mark_html(segment))
+        shown.append(len(segment.shown()) + 1)
         return f"\ue000{len(marks) - 1}\ue001"
 
     for segment in normalised.segments:
@@ -399,6 +419,7 @@ def markdown_html(normalised: Normalised) -> str:
             source.append(_OWN_PLACEHOLDER_CHARS.sub(own_char, _unhighlighted(segment.text)))
         else:
             marks.append(mark_html(segment))
+            shown.append(len(segment.shown()) + 1)
             source.append(f"\ue000{len(marks) - 1}\ue001")
     source = "".join(source)
     lines = source.count("\n") + 1
@@ -412,7 +433,8 @@ def markdown_html(normalised: Normalised) -> str:
     tokens = _MD.parse(source, env)
     _check_structure(tokens)
     html = sanitise_html(_MD.renderer.render(tokens, _MD.options, env))
-    return '<div class="md">' + _PLACEHOLDER.sub(lambda m: marks[int(m.group(1))], html) + "</div>"
+    html = '<div class="md">' + _PLACEHOLDER.sub(lambda m: marks[int(m.group(1))], html) + "</div>"
+    return html, tokens, shown
 
 
 def source_size(normalised: Normalised) -> int:
@@ -506,6 +528,9 @@ class FrameBody:
     html: str
     line_count: int
     prose: bool = False
+    # A prose frame's estimated height in px at PROSE_MEASURE_CH and at PROSE_NARROW_CH
+    # (content.prose_height), by which the judge's page sizes it.
+    prose_heights: tuple[int, int] | None = None
 
 
 def _placeheld(normalised: Normalised) -> tuple[str, list[str]]:
@@ -643,7 +668,8 @@ def _note_row(text: str) -> str:
 
 
 def _gutter_class(count: int) -> str:
-    return " wide" if count >= 100_000 else ""
+    # Past GUTTER_PIN_MAX_ROWS the gutter scrolls sideways with the code (`nopin`).
+    return (" wide" if count >= 100_000 else "") + (" nopin" if count > GUTTER_PIN_MAX_ROWS else "")
 
 
 class _Budget(Exception):
@@ -983,7 +1009,7 @@ def _markdown_frame(normalised: Normalised, notes: list[str], budget: int) -> Fr
         return _frame_rows(normalised, "text", [
             *notes, "This markdown copy is long, so it is shown as plain text."], budget)
     try:
-        rendered = markdown_html(normalised)
+        rendered, tokens, shown = _markdown_rendered(normalised)
     except _TooMuch as too_much:
         return _frame_rows(normalised, "text", [*notes, str(too_much)], budget)
     text, mark_list = _placeheld(normalised)
@@ -1003,7 +1029,8 @@ def _markdown_frame(normalised: Normalised, notes: list[str], budget: int) -> Fr
         return _frame_rows(normalised, "text", [
             *notes, "This markdown copy would be too large rendered, so it is shown as plain "
             "text."], budget)
-    return FrameBody(html, len(notes) + len(lines), prose=True)
+    return FrameBody(html, len(notes) + len(lines), prose=True,
+                     prose_heights=prose_heights(tokens, shown, notes))
 
 
 def frame_body(normalised: Normalised, fmt: str) -> FrameBody:
@@ -1030,8 +1057,13 @@ def copy_html(normalised: Normalised, fmt: str) -> str:
 FRAME_TITLE = "The copy"
 
 
+#
+# Its main element takes focus (tabindex 0): nothing else in a frame may (no links, no controls),
+# and Chromium leaves a frame with nothing focusable out of the Tab order, so a copy in a box of its
+# own could not be scrolled by keyboard at all (issue 24). Focused, Space, the arrows, Home and End
+# scroll the frame.
 def frame_document(body_html: str) -> str:
     return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f"<title>{FRAME_TITLE}</title><style>{FRAME_STYLE}</style></head>"
-            f'<body><main><h1 class="visually-hidden">{FRAME_TITLE}</h1>{body_html}</main>'
-            "</body></html>")
+            f'<body><main tabindex="0"><h1 class="visually-hidden">{FRAME_TITLE}</h1>{body_html}'
+            "</main></body></html>")

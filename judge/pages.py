@@ -12,7 +12,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 
-from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX
+from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX, PROSE_MEASURE_CH, PROSE_NARROW_CH
 from content.instructions import mark_meanings, time_estimate, verdict_keys
 from judging.models import SessionKind
 from judging.selectors.judge import JudgeItem, JudgeProgress, verdict_label
@@ -120,6 +120,9 @@ def item_context(request, *, session, view: JudgeItem, links: PageLinks, progres
         # The frame's rows are this high (content.rendering): the page sizes the frame from
         # item.frame_lines with them, so the page scrolls and not a box inside it.
         "frame_line_px": FRAME_LINE_PX, "frame_pad_px": FRAME_PAD_PX,
+        # A prose frame's estimated heights were made for prose this many `ch` wide
+        # (content.prose_height): the page takes the height at its own width through the two.
+        "frame_prose_ch": f"{PROSE_MEASURE_CH} {PROSE_NARROW_CH}",
     }
 
 

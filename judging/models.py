@@ -561,6 +561,13 @@ class CopyRender(models.Model):
     prose = models.BooleanField(
         default=False, help_text="The frame opens on rendered markdown (wrapping prose, no line "
         "count); its plain-text view (#text) has line_count rows.")
+    prose_height_wide = models.PositiveIntegerField(
+        null=True, help_text="A prose frame's height in px, estimated at opening "
+        "(content.prose_height) for prose PROSE_MEASURE_CH wide; with prose_height_narrow, the "
+        "judge's page sizes the frame at its own width. Null for other frames and for frames "
+        "stored before the estimate (migration 0013).")
+    prose_height_narrow = models.PositiveIntegerField(
+        null=True, help_text="The same estimate for prose PROSE_NARROW_CH wide (about a phone).")
 
     class Meta:
         constraints = [

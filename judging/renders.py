@@ -53,6 +53,7 @@ class Frame:
     style_hash: str
     line_count: int
     prose: bool
+    prose_heights: tuple[int, int] | None = None
 
 
 def frame_render(content: str, fmt: str, patterns: list[str], *,
@@ -60,7 +61,8 @@ def frame_render(content: str, fmt: str, patterns: list[str], *,
     """A copy's frame as an opening stores it (and as migration 0008 counts it again)."""
     normalised = normalise(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
     body: FrameBody = frame_body(normalised, fmt)
-    return Frame(frame_document(body.html), FRAME_STYLE_HASH, body.line_count, body.prose)
+    return Frame(frame_document(body.html), FRAME_STYLE_HASH, body.line_count, body.prose,
+                 body.prose_heights)
 
 
 def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False) -> str:
@@ -244,6 +246,8 @@ def _copy_render(models, session_id, copy_id, key, patterns, *, backtracking_all
                             reviews=reviews)
     if _has_field(models.CopyRender, "line_count"):  # since migration 0008
         row.line_count, row.prose = frame.line_count, frame.prose
+    if _has_field(models.CopyRender, "prose_height_wide"):  # since migration 0013
+        row.prose_height_wide, row.prose_height_narrow = frame.prose_heights or (None, None)
     return row, len(frame.document)
 
 

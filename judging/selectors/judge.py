@@ -103,6 +103,9 @@ class JudgeItem:
     # `frame_text_lines`: a markdown frame's plain-text view (#text); None for every other frame.
     frame_lines: int | None = None
     frame_text_lines: int | None = None
+    # A prose frame's estimated heights in px (CopyRender.prose_height_wide, _narrow): the page
+    # sizes the frame from them at its width. None for other frames and older renders.
+    frame_prose_px: tuple[int, int] | None = None
     # The item's save number in its phase (ItemDraft.revision; 0 before any save): the page sends
     # it back with each save, so a save from a tab that missed another tab's is noticed.
     revision: int = 0
@@ -165,7 +168,7 @@ SELECT a.id, a.code, a.position, i.copy_id, i.finding_id,
 # stored finding text, the copy's stored line count and the item's draft in the phase shown, in the
 # same statement (by the render tables' primary and unique keys, and the draft's unique key).
 _PAGE_COLUMNS = (", t.html, r.rubric_html, f.html, c.line_count, c.prose,"
-                 " d.reason, d.seconds_spent, d.revision")
+                 " d.reason, d.seconds_spent, d.revision, c.prose_height_wide, c.prose_height_narrow")
 _PAGE_JOINS = """
   LEFT JOIN {task_render} t ON t.session_id = i.session_id AND t.task_id = i.task_id
   LEFT JOIN {session_render} r ON r.session_id = i.session_id
@@ -219,6 +222,7 @@ def judge_item(judge, code: str) -> JudgeItem:
     place = _place(row)
     task_html, rubric_html, finding_html = row[8] or "", row[9] or "", row[10]
     frame_lines, frame_text_lines = frame_lines_of(*row[11:13])
+    frame_prose_px = prose_px_of(*row[16:18])
     draft = {"reason": row[13] or "", "seconds_spent": row[14] or 0.0, "revision": row[15] or 0}
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
@@ -233,7 +237,7 @@ def judge_item(judge, code: str) -> JudgeItem:
     return item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
                      finding_html=finding_html, frame_lines=frame_lines,
                      frame_text_lines=frame_text_lines, verdicts=verdicts, draft=draft,
-                     material=material)
+                     material=material, frame_prose_px=frame_prose_px)
 
 
 @dataclass(frozen=True)
@@ -279,7 +283,8 @@ def phase2_material(session, *, finding_id: int | None, reviews: list,
 
 def item_view(place: ItemPlace, *, phase: int, task_html: str, rubric_html: str,
               finding_html: str | None, frame_lines: int | None, frame_text_lines: int | None,
-              verdicts: dict, draft: dict, material: Phase2Material) -> JudgeItem:
+              verdicts: dict, draft: dict, material: Phase2Material,
+              frame_prose_px: tuple[int, int] | None = None) -> JudgeItem:
     """The item page's view of one item at its place: what judge_item reads for a judge, and a
     host's preview (judging.selectors.preview) for nobody."""
     return JudgeItem(
@@ -291,8 +296,13 @@ def item_view(place: ItemPlace, *, phase: int, task_html: str, rubric_html: str,
         raised_by=material.raised_by, frame_lines=frame_lines, frame_text_lines=frame_text_lines,
         revision=draft["revision"], draft_reason=draft["reason"],
         draft_seconds=draft["seconds_spent"], proposed_verdict_label=material.proposed_label,
-        proposed_disagrees=material.proposed_disagrees,
+        proposed_disagrees=material.proposed_disagrees, frame_prose_px=frame_prose_px,
     )
+
+
+def prose_px_of(wide, narrow) -> tuple[int, int] | None:
+    """A prose frame's estimated heights (wide, narrow), or None when it has none stored."""
+    return (wide, narrow) if wide and narrow else None
 
 
 def frame_lines_of(line_count, prose) -> tuple[int | None, int | None]:

@@ -36,6 +36,7 @@ from judging.selectors.judge import (
     frame_lines_of,
     item_view,
     phase2_material,
+    prose_px_of,
 )
 
 # What may be previewed: a draft (rendered on the fly) and an open session (as stored). A closed
@@ -117,9 +118,10 @@ def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeIte
                        .values_list("rubric_html", flat=True).first()) or ""
         finding_html = (FindingRender.objects.filter(session=session, finding_id=slot.finding_id)
                         .values_list("html", flat=True).first()) if slot.finding_id else None
-        line_count, prose, reviews = (CopyRender.objects.filter(session=session, copy_id=slot.copy_id)
-                                      .values_list("line_count", "prose", "reviews").first()
-                                      or (None, False, []))
+        line_count, prose, reviews, *heights = (
+            CopyRender.objects.filter(session=session, copy_id=slot.copy_id)
+            .values_list("line_count", "prose", "reviews", "prose_height_wide",
+                         "prose_height_narrow").first() or (None, False, [], None, None))
     else:
         task_html = renders.task_render(models, session.pk, slot.task_id, "", patterns).html
         rubric_html = renders.prose_of(session.rubric, patterns)
@@ -128,6 +130,7 @@ def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeIte
         fresh = renders.copy_render(models, session.pk, slot.copy_id, "", patterns,
                                     condition=session.run.default_condition)
         line_count, prose, reviews = fresh.line_count, fresh.prose, fresh.reviews
+        heights = [fresh.prose_height_wide, fresh.prose_height_narrow]
     frame_lines, frame_text_lines = frame_lines_of(line_count, prose)
     material = (phase2_material(session, finding_id=slot.finding_id,
                                 reviews=[] if slot.finding_id else reviews, phase1_verdict=None)
@@ -135,7 +138,7 @@ def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeIte
     return item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
                      finding_html=finding_html, frame_lines=frame_lines,
                      frame_text_lines=frame_text_lines, verdicts={}, draft=NO_DRAFT,
-                     material=material)
+                     material=material, frame_prose_px=prose_px_of(*heights))
 
 
 def preview_frame(session: Session, seed: str, code: str) -> StoredFrame:

@@ -15,6 +15,10 @@
   var TEXT_KEY = "blindjudge:plain-text";
   var DEFAULT_LINE_PX = 20;
   var DEFAULT_PAD_PX = 24;
+  // A phone-sized window: long lines wrap unless the judge chose otherwise, and the reason folds
+  // behind its button (judge.css has the same width).
+  var SMALL = window.matchMedia ? window.matchMedia("(max-width: 600px)") : null;
+  function small() { return !!(SMALL && SMALL.matches); }
   var copyArea = document.getElementById("copy-area");
   var backgroundStatus = document.getElementById("background-status");
   var helpDialog = document.getElementById("keys-help");
@@ -315,7 +319,10 @@
   // --- The copy frame: sized to its lines so the page scrolls, or a focusable box ---------------
 
   function frameMode() {
-    return {wrap: remembered(WRAP_KEY) === "1", text: remembered(TEXT_KEY) === "1"};
+    // Wrapping is on by default on a small screen (a line clipped at 390 px hid the code), until
+    // the judge chooses either way.
+    var wrap = remembered(WRAP_KEY);
+    return {wrap: wrap === null ? small() : wrap === "1", text: remembered(TEXT_KEY) === "1"};
   }
   function frameSrc(frame, mode) {
     var base = frame.dataset.frameUrl || frame.getAttribute("src").split("#")[0];
@@ -330,12 +337,29 @@
     var linePx = parseFloat(frame.dataset.linePx) || DEFAULT_LINE_PX;
     var padPx = parseFloat(frame.dataset.padPx) || DEFAULT_PAD_PX;
     var wanted = frameSrc(frame, mode);
-    if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
+    if (frame.getAttribute("src") !== wanted) {
+      frame.setAttribute("src", wanted);
+      if (wanted.indexOf("#") >= 0) {
+        // A fragment set while the frame still loads its page can be lost with that load (wrap
+        // is on by default on a phone, set as the page starts): set again once it has loaded,
+        // where it only changes the view (#wrap and #text are hidden anchors: nothing scrolls).
+        frame.addEventListener("load", function () {
+          if (frame.getAttribute("src") === wanted) { frame.setAttribute("src", wanted); }
+        }, {once: true});
+      }
+    }
+    var proseHeight = textView ? null : proseHeightOf(frame);
     if (lines > 0 && !(mode.wrap && !textView)) {
       // As tall as the copy: the page scrolls (Space, Page Down) and the frame never does.
       frame.style.height = Math.ceil(lines * linePx + padPx) + "px";
       frame.classList.remove("boxed");
       frame.setAttribute("tabindex", "-1");
+    } else if (proseHeight) {
+      // Rendered markdown, as tall as the height estimated at opening for this width (erring
+      // tall): the page scrolls through it. Tab still moves into it, in case it runs longer.
+      frame.style.height = proseHeight + "px";
+      frame.classList.remove("boxed");
+      frame.setAttribute("tabindex", "0");
     } else {
       // Wrapped lines have no known height: a box of its own, reached and left with Tab. (A
       // sandboxed frame without scripts cannot hand Esc back to the page; Tab always leaves.)
@@ -350,9 +374,58 @@
     if (note) {
       note.textContent = frame.classList.contains("boxed") ?
         "The copy is in its own box: Tab moves into it (then the arrow keys and Space scroll it) and Tab leaves the copy again." :
+        proseHeight ? "The copy scrolls with the page: Space and Page Down read on. Tab also moves into it (then the arrow keys and Space scroll it) and Tab leaves it again." :
         "The copy scrolls with the page: Space and Page Down read on.";
     }
   }
+  // A markdown frame's height at its width, from the two heights estimated at opening (at
+  // data-prose-ch's two measures, in `ch` of the frame's font): a block of n characters takes
+  // about n / c + 1/2 lines at c characters a line, so the height is a + b / c through the two.
+  var chProbe = null;
+  function chPx() {
+    if (!chProbe) {
+      chProbe = document.createElement("div");
+      chProbe.className = "ch-probe";
+      chProbe.setAttribute("aria-hidden", "true");
+      document.body.appendChild(chProbe);
+    }
+    return chProbe.getBoundingClientRect().width / 100;
+  }
+  function proseHeightOf(frame) {
+    var px = (frame.dataset.prosePx || "").split(" ").map(Number);
+    var ch = (frame.dataset.proseCh || "").split(" ").map(Number);
+    if (px.length !== 2 || ch.length !== 2 || !(px[0] > 0 && px[1] > 0 && ch[0] > ch[1] && ch[1] > 0)) { return null; }
+    var unit = chPx();
+    var width = frame.clientWidth - 16;  // the frame body's padding, 8 px a side
+    if (!(unit > 0) || !(width > 0)) { return null; }
+    var columns = Math.min(ch[0], width / unit);
+    if (columns >= ch[0]) { return px[0]; }
+    var b = (px[1] - px[0]) / (1 / ch[1] - 1 / ch[0]);
+    var a = px[0] - b / ch[0];
+    return Math.ceil(a + b / Math.max(columns, 4));
+  }
+
+  // --- Where the keys go: into the copy's frame, the verdict keys are off ------------------------
+  // A click or Tab into the frame gives it the keys (nothing runs in it to hand them back): the
+  // bar says so until Tab, Shift+Tab or a click outside brings them back.
+  var IN_COPY = "Keys go to the copy: its arrows, Space and End scroll it; the verdict keys are off. Tab or Shift+Tab (or a click outside the copy) brings them back.";
+  function focusInCopy() {
+    var active = document.activeElement;
+    return !!active && active.tagName === "IFRAME" && active === shownFrame();
+  }
+  function showWhereKeysGo() {
+    var note = document.getElementById("focus-note");
+    if (!note) { return; }
+    var inCopy = focusInCopy();
+    if (note.hidden === !inCopy) { return; }
+    note.hidden = !inCopy;
+    note.textContent = inCopy ? IN_COPY : "";
+  }
+  // The window's blur comes as the focus leaves for the frame (document.activeElement is then
+  // the frame); its focus, and a focus anywhere in the page, as it comes back.
+  window.addEventListener("blur", function () { setTimeout(showWhereKeysGo, 0); });
+  window.addEventListener("focus", showWhereKeysGo);
+  document.addEventListener("focusin", showWhereKeysGo);
   function shownFrame() { return copyArea.querySelector("iframe.copy-frame"); }
 
   // --- Fetching ahead and showing an item without a page load ----------------------------------
@@ -450,7 +523,7 @@
     var frame = readyFrame && readyFrame.parentNode ? readyFrame : null;
     if (frame) {
       // The frame that has been loading all along: given the page's attributes, then shown.
-      ["title", "aria-describedby", "data-frame-url", "data-lines", "data-text-lines", "data-line-px", "data-pad-px"].forEach(function (name) {
+      ["title", "aria-describedby", "data-frame-url", "data-lines", "data-text-lines", "data-line-px", "data-pad-px", "data-prose-px", "data-prose-ch"].forEach(function (name) {
         if (spec.hasAttribute(name)) { frame.setAttribute(name, spec.getAttribute(name)); }
       });
       frame.removeAttribute("aria-hidden");
@@ -570,17 +643,42 @@
     }
     document.querySelectorAll("[data-frame-toggle]").forEach(function (button) {
       button.addEventListener("click", function () {
-        var key = button.dataset.frameToggle === "wrap" ? WRAP_KEY : TEXT_KEY;
-        remember(key, remembered(key) === "1" ? "0" : "1");
+        var wrap = button.dataset.frameToggle === "wrap";
+        var mode = frameMode();
+        remember(wrap ? WRAP_KEY : TEXT_KEY, (wrap ? mode.wrap : mode.text) ? "0" : "1");
         sizeFrame(shownFrame());
       });
     });
     document.querySelectorAll("[data-opens=keys-help]").forEach(function (button) {
       button.addEventListener("click", openHelp);
     });
+    foldReason(state);
     sizeFrame(shownFrame());
+    showWhereKeysGo();
     if (barWatch) { barWatch.disconnect(); barWatch.observe(state.form); }
     fitBar();
+  }
+
+  // On a small screen the reason sits behind its button (judge.css hides the box while the bar
+  // is .reason-folds and not .reason-open); the button says when a reason is written.
+  function foldReason(state) {
+    var toggle = state.form.querySelector(".reason-toggle");
+    var area = state.form.querySelector("textarea[name=reason]");
+    if (!toggle || !area) { return; }
+    state.form.classList.add("reason-folds");
+    function label() { toggle.textContent = area.value ? "Reason \u2713" : "Reason"; }
+    label();
+    state.openReason = function (open) {
+      state.form.classList.toggle("reason-open", open);
+      toggle.setAttribute("aria-expanded", String(open));
+      fitBar();
+    };
+    toggle.addEventListener("click", function () {
+      var open = toggle.getAttribute("aria-expanded") !== "true";
+      state.openReason(open);
+      if (open) { area.focus(); } else { label(); }
+    });
+    area.addEventListener("input", label);
   }
 
   // The bar is fixed at the bottom: the page is padded by its height so nothing hides under it.
@@ -589,7 +687,10 @@
     document.documentElement.style.setProperty("--bar-height", bar.offsetHeight + "px");
   }
   var barWatch = window.ResizeObserver ? new ResizeObserver(fitBar) : null;
-  window.addEventListener("resize", fitBar);
+  window.addEventListener("resize", function () {
+    fitBar();
+    if (current) { sizeFrame(shownFrame()); }
+  });
 
   function openHelp() { if (helpDialog && !helpDialog.open) { helpDialog.showModal(); } }
 
@@ -603,6 +704,7 @@
     var target = event.target;
     if (isTyping(target)) {
       if (event.key === "Escape") {
+        if (target.name === "reason" && current.openReason && small()) { current.openReason(false); }
         target.blur();
         current.top.querySelector("h1").focus({preventScroll: true});
         event.preventDefault();
@@ -628,6 +730,12 @@
       var up = event.key === "PageUp" || (event.key === " " && event.shiftKey);
       window.scrollBy(0, up ? -step : step);
       event.preventDefault();
+      return;
+    }
+    if (target && target.tagName === "IFRAME") {
+      // The copy has the keys (the bar says so): a click can leave them on the frame itself, not
+      // in its document, and they come here; the verdicts and moves wait until Tab or a click
+      // outside the copy.
       return;
     }
     if (event.repeat && (event.key === "Enter" || event.key === "n" || event.key === "j")) {

@@ -111,9 +111,10 @@ def test_a_text_or_diff_copy_makes_no_markup_and_reads_as_itself(text, fmt):
         ("span", "title"), ("p", "class"), ("div", "class"), ("i", "id"), ("i", "class"),
         ("span", "data-n"), ("details", "open"), ("details", "id"), ("summary", "class"),
         ("h1", "class"),
-        ("ol", "class"), ("li", "class"), ("a", "class"), ("a", "href")}
+        ("ol", "class"), ("li", "class"), ("a", "class"), ("a", "href"), ("main", "tabindex")}
     assert all(re.fullmatch(r"#w[0-9]+", value) for _, name, value in parsed.attributes
                if name == "href")
+    assert [value for _, name, value in parsed.attributes if name == "tabindex"] == ["0"]
     marks = sum(1 for s in normalise(text, fmt, []).segments if s.kind in MARK_KINDS)
     assert sum(1 for tag, name, value in parsed.attributes if name == "title") <= marks
     notes = sum(1 for tag in parsed.tags if tag == "p")
@@ -130,7 +131,12 @@ def test_a_markdown_copy_makes_only_the_renderers_markup(text):
     parsed = inventory(frame_document(copy_html(normalise(text, "markdown", []), "markdown")))
 
     assert parsed.others == [("declaration", "doctype html")]
-    assert {name for _, name, _ in parsed.attributes} <= {"lang", "charset", "class", "title", "id"}
+    assert {name for _, name, _ in parsed.attributes} <= {"lang", "charset", "class", "title", "id",
+                                                          "tabindex"}
+    # The one tabindex: the frame's main element, which takes focus so the keyboard scrolls the
+    # copy (issue 24).
+    assert [(tag, value) for tag, name, value in parsed.attributes if name == "tabindex"] == [
+        ("main", "0")]
     # The one id: the plain-text view's anchor (#text), or #wrap when shown as text rows.
     assert {(tag, value) for tag, name, value in parsed.attributes if name == "id"} <= {
         ("i", "text"), ("i", "wrap")}

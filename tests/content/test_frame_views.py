@@ -280,7 +280,11 @@ def test_highlighted_code_is_inert(fmt):
     assert tags.isdisjoint({"script", "img", "svg", "iframe", "object", "embed", "link"})
     assert [tag for tag, _ in parsed.elements].count("style") == 1
     attributes = {name for _, attrs in parsed.elements for name in attrs}
-    assert attributes <= {"lang", "charset", "class", "title", "id", "data-n", "open", "href"}
+    assert attributes <= {"lang", "charset", "class", "title", "id", "data-n", "open", "href",
+                          "tabindex"}
+    # The frame's own main element takes focus, so the keyboard scrolls the copy (issue 24).
+    assert [(tag, attrs["tabindex"]) for tag, attrs in parsed.elements if "tabindex" in attrs] == [
+        ("main", "0")]
     assert not any(name.startswith("on") or name in ("style", "src") for name in attributes)
     assert "alert(1)" in html and "alert(2)" in html  # shown, as text
     assert highlighted(html)

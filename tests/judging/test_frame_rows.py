@@ -109,3 +109,24 @@ def test_migration_0008_counts_frames_of_todays_style_and_leaves_older_frames_un
     assert views["c1"] == (None, None) and views["c3"] == (None, None)
     assert views["c2"] == (expected["c2"][0], None)
     assert re.match(r"sha256-", after["c2"].style_hash)
+
+
+@pytest.mark.django_db
+def test_opening_stores_a_markdown_frames_estimated_heights_and_the_item_view_offers_them(host):
+    """Issue 24, item 4: a rendered markdown frame is sized from heights estimated at opening (at
+    the prose's full measure and at a phone's), stored with the render, never made on request."""
+    session = a_session(a_run(host, bundle()), "open")
+    stored = {r.copy.bundle_id: r for r in CopyRender.objects.filter(session=session)
+              .select_related("copy")}
+    markdown = stored["c3"]
+    body = frame_body(normalise(markdown.copy.content, "markdown", []), "markdown")
+    assert (markdown.prose_height_wide, markdown.prose_height_narrow) == body.prose_heights
+    assert 0 < markdown.prose_height_wide <= markdown.prose_height_narrow
+    assert all((stored[c].prose_height_wide, stored[c].prose_height_narrow) == (None, None)
+               for c in ("c1", "c2"))
+
+    judge = invite_and_join(session, "Sizer").judge
+    offered = {judge.assignments.get(code=code).item.copy.bundle_id: judge_item(judge, code)
+               .frame_prose_px for code in codes(judge)}
+    assert offered == {"c1": None, "c2": None,
+                       "c3": (markdown.prose_height_wide, markdown.prose_height_narrow)}
