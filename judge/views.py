@@ -47,7 +47,10 @@ READ_ONLY_CLOSED = ("The host has closed the session for now: your saved work is
 READ_ONLY_NOT_OPEN = "The session is {state}: verdicts are shown read-only."
 
 
+@never_cache
 def home(request):
+    """The front page; for a browser that judges somewhere, the links to its sessions (their ids):
+    never stored by a browser or a proxy (issue 25)."""
     return render(request, "home.html", {"judge_sessions": held_sessions(request)})
 
 

@@ -79,6 +79,14 @@ def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_
     assert token not in refused.content.decode()
 
 
+def test_the_front_page_lists_the_sessions_judged_here_and_is_never_stored(joined, open_session):
+    # Issue 25: `/` sent no Cache-Control while it lists the session ids this browser judges in.
+    front = joined.get("/")
+    assert f'href="/s/{open_session.url_id}/"' in front.content.decode()
+    assert "no-store" in front["Cache-Control"] and "private" in front["Cache-Control"]
+    assert "no-store" in Client().get("/")["Cache-Control"]
+
+
 def test_phase_one_then_lock_then_phase_two(joined, open_session):
     url_id = open_session.url_id
     codes = codes_of(joined, open_session)
