@@ -95,8 +95,9 @@ _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pip
                (stat.S_ISSOCK, "a socket"))
 
 
-def read_regular_file(path: str, limit: int) -> bytes:
-    """The bytes of the regular file at `path` (symbolic links followed), at most `limit`.
+def read_regular_file(path: str, limit: int | None) -> bytes:
+    """The bytes of the regular file at `path` (symbolic links followed), at most `limit` (None:
+    its size when opened, for a file with no limit of its own: a report to verify).
 
     The file is opened first (non-blocking, so a FIFO without a writer answers at once) and
     judged on the open descriptor, never on the name: anything but a regular file is refused
@@ -110,9 +111,9 @@ def read_regular_file(path: str, limit: int) -> bytes:
         if not stat.S_ISREG(status.st_mode):
             kind = next((name for test, name in _FILE_KINDS if test(status.st_mode)), "not a file")
             raise NotARegularFile(kind, path)
-        if status.st_size > limit:
+        if limit is not None and status.st_size > limit:
             raise FileTooLarge(status.st_size, limit)  # read nothing of a file refused anyway
-        chunks, left = [], limit + 1
+        chunks, left = [], (status.st_size if limit is None else limit) + 1
         while left > 0:
             chunk = os.read(descriptor, min(left, 1 << 20))
             if not chunk:
@@ -122,7 +123,7 @@ def read_regular_file(path: str, limit: int) -> bytes:
     finally:
         os.close(descriptor)
     data = b"".join(chunks)
-    if len(data) > limit:
+    if limit is not None and len(data) > limit:
         raise FileTooLarge(None, limit)
     return data
 

@@ -100,6 +100,10 @@ def test_import_run_from_refuses_a_fifo_or_a_device_as_an_input(env, args, zero_
         f"{named} is {kind}, not a regular file")
 
 
+def test_verify_report_refuses_a_fifo_at_once(env, fifo):
+    assert refusal(env, "verify_report", fifo) == f"{fifo} is a FIFO (named pipe), not a JSON report"
+
+
 def test_create_session_refuses_a_fifo_as_a_text(env, fifo):
     assert refusal(env, "create_session", "1", "--kind", "copies", "--prereg", fifo) == (
         f"--prereg: {fifo} is a FIFO (named pipe), not a text file")
@@ -138,6 +142,8 @@ def test_every_other_file_option_refuses_a_device(host, draft, null_link, tmp_pa
         f"amendment: {null_link} is a character device, not a text file")
     assert refused_here("createhost", "bea", "--password-file", null_link) == (
         f"--password-file: {null_link} is a character device, not a text file")
+    assert refused_here("verify_report", null_link) == (
+        f"{null_link} is a character device, not a JSON report")
     assert refused_here("invite", str(draft.pk), "--names-file", null_link, "--csv",
                         str(tmp_path / "links.csv")) == (
         f"--names-file: cannot read {null_link}: a character device, not a regular file")
