@@ -305,9 +305,9 @@ class Traffic:
         return {"hello": hello, "item": item, "frame": frame, "save": save, "phase2": phase2,
                 "progress": progress}[kind]
 
-    def locks(self, judges):
-        """One lock POST per judge, each judge once, handed out in turn to whichever client is
-        free."""
+    def locks(self, judges, phase):
+        """One lock POST of `phase` per judge (the phase the review form names), each judge once,
+        handed out in turn to whichever client is free."""
         queue = list(judges)
 
         def lock(client, n):
@@ -315,7 +315,8 @@ class Traffic:
                 return None
             judge = queue.pop()
             headers = {**self.cookie(judge["sessionid"]), "X-CSRFToken": CSRF}
-            return ("POST", f"/s/{self.url_id}/lock/", headers, {"confirm": "yes"}, expect(302))
+            return ("POST", f"/s/{self.url_id}/lock/", headers, {"confirm": "yes", "phase": str(phase)},
+                    expect(302))
         return lock
 
 
@@ -440,15 +441,15 @@ def bench_database(db, args, results_dir):
         cell("progress", concurrency, label="progress@10k")
     # Locks: each judge locks once. Phase 1 of the phase-1 judges all at once (32), then phase 2
     # of the phase-2 judges, pre-filled to the lock, one at a time and eight at a time.
-    cell("lock", len(phase1), maker=traffic.locks(phase1), label="lock (phase 1)",
+    cell("lock", len(phase1), maker=traffic.locks(phase1, 1), label="lock (phase 1)",
          duration=60, max_requests=len(phase1), warmup=0)
     out["prefill"].append(run_python(
         ["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "2",
          "--judges", names(phase2)], env, "prefill phase 2"))
     solo = max(1, len(phase2) // 4)
-    cell("lock", 1, maker=traffic.locks(phase2[:solo]), label="lock (phase 2)", duration=60,
+    cell("lock", 1, maker=traffic.locks(phase2[:solo], 2), label="lock (phase 2)", duration=60,
          max_requests=solo, warmup=0)
-    cell("lock", min(8, len(phase2) - solo), maker=traffic.locks(phase2[solo:]),
+    cell("lock", min(8, len(phase2) - solo), maker=traffic.locks(phase2[solo:], 2),
          label="lock (phase 2)", duration=60, max_requests=len(phase2) - solo, warmup=0)
 
     out["rss_mb"] = {"judge traffic": server.sampler.peaks.get("judge traffic", {})}

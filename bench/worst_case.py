@@ -4,6 +4,8 @@
     python bench/worst_case.py serve --pg-url URL     # a real server: time to first byte, p50s
     python bench/worst_case.py seed --out FIXTURE     # (run by `serve`, in its own process)
     python bench/worst_case.py inputs                 # inputs that cost memory: time, peak RSS
+    python bench/worst_case.py runs                   # the host's runs page beside a run at the
+                                                      # bundle limit, served on SQLite
 
 `render` measures, per copy, the work done when a session opens (normalise + copy_html +
 frame_document) and the frame's size against its copy's; the targets: at most 2 s per copy and a
@@ -326,6 +328,97 @@ def serve(args) -> dict:
     return out
 
 
+# --- The host's runs page beside a run at the bundle limit (issue 25 low 10) ---------------------
+
+def large_run_bundle(limit: int) -> bytes:
+    """A valid run/2 bundle of as many small records as fit in `limit` bytes: each copy reviewed
+    once and with one finding, so the manifest (a hash per record) is as large as a bundle allows."""
+    def item(i):
+        return ({"id": f"c{i}", "task": "t", "builder": f"b{i % 2}", "format": "text",
+                 "content": f"return a + b  # {i}", "truth": "known_good"},
+                {"reviewer": "r", "copy": f"c{i}", "verdict": "fail", "reason": "r"},
+                {"id": f"f{i}", "copy": f"c{i}", "text": "no type checks", "raised_by": ["r"],
+                 "proposed_verdict": "confirmed", "truth": "real"})
+
+    def bundle(count):
+        items = [item(i) for i in range(count)]
+        return json.dumps({
+            "format": "blindjudge.run/2", "run": {"name": "runs page at the bundle limit"},
+            "tasks": [{"id": "t", "statement": "Write add(a, b)."}],
+            "builders": [{"id": "b0", "model": "m0", "family": "f0"},
+                         {"id": "b1", "model": "m1", "family": "f1"}],
+            "reviewers": [{"id": "r", "model": "m2", "family": "f2"}],
+            "copies": [c for c, _, _ in items], "reviews": [r for _, r, _ in items],
+            "findings": [f for _, _, f in items]}).encode("utf-8")
+
+    per_item = len(bundle(1000)) / 1000
+    raw = bundle(int(limit / per_item * 0.995))
+    while len(raw) > limit:
+        raw = bundle(int(len(json.loads(raw)["copies"]) * 0.99))
+    return raw
+
+
+def runs_seed(out: str) -> None:
+    """A host and a run at the bundle limit, through the product's services; the host's browser
+    session for the server's runs page."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+
+    django.setup()
+    from django.conf import settings  # noqa: PLC0415 - needs django.setup()
+    from django.test import Client  # noqa: PLC0415 - needs django.setup()
+
+    from judging.services import host_create, run_import  # noqa: PLC0415 - needs django.setup()
+
+    raw = large_run_bundle(settings.BLINDJUDGE_MAX_BUNDLE_BYTES)
+    host = host_create(username=f"runs-{secrets.token_hex(4)}").host
+    started = time.perf_counter()
+    run = run_import(host=host, raw=raw, actor="bench")
+    import_seconds = time.perf_counter() - started
+    browser = Client()
+    browser.force_login(host.user)
+    Path(out).write_text(json.dumps({
+        "run_id": run.pk, "bundle_bytes": len(raw), "limit": settings.BLINDJUDGE_MAX_BUNDLE_BYTES,
+        "copies": run.copies.count(), "findings": run.findings.count(),
+        "manifest_bytes": len(json.dumps(run.manifest)), "import_seconds": round(import_seconds, 1),
+        "host_sessionid": browser.cookies[settings.SESSION_COOKIE_NAME].value}))
+
+
+def runs_page(args) -> dict:
+    """The host's runs page, served by `deploy/serve PORT 1` on SQLite (where the page grouped a
+    run's every column, its manifest included), beside a run at the bundle limit."""
+    from bench.run import Server, database_env, run_python  # noqa: PLC0415 - after sys.path
+
+    work = Path(args.work_dir) / "runs-page"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "data").mkdir(parents=True)
+    env = database_env("sqlite", args, args.port, work)
+    out = {"database": "sqlite", "load_at_start": os.getloadavg()}
+    run_python(["manage.py", "migrate", "--no-input", "-v0"], env, "migrate")
+    run_python(["manage.py", "collectstatic", "--no-input", "-v0"], env, "collectstatic")
+    fixture_path = work / "fixture.json"
+    run_python(["bench/worst_case.py", "runs-seed", "--out", str(fixture_path)], env, "runs-seed")
+    fixture = json.loads(fixture_path.read_text())
+    out["run"] = {k: v for k, v in fixture.items() if k != "host_sessionid"}
+    base = f"http://127.0.0.1:{args.port}"
+    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), "1"], env,
+                    work / "server.log", base)
+    server.wait_ready("/bench/hello")
+    try:
+        cookie = f"sessionid={fixture['host_sessionid']}"
+        samples = [_get(f"{base}/host/", cookie) for _ in range(args.samples)]
+        out["runs_page"] = {"total_ms_p50": round(1000 * statistics.median(s[1] for s in samples), 1),
+                            "total_ms_max": round(1000 * max(s[1] for s in samples), 1),
+                            "bytes": samples[0][2], "within_1_s": max(s[1] for s in samples) <= 1.0}
+        print(f"runs page beside a run of {fixture['bundle_bytes']:,} bytes "
+              f"({fixture['copies']:,} copies, {fixture['findings']:,} findings, manifest "
+              f"{fixture['manifest_bytes']:,} bytes): p50 {out['runs_page']['total_ms_p50']} ms, "
+              f"max {out['runs_page']['total_ms_max']} ms", file=sys.stderr, flush=True)
+    finally:
+        server.stop()
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="bench/worst_case.py")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -346,16 +439,26 @@ def main(argv=None):
     d = sub.add_parser("seed")
     d.add_argument("--out", required=True)
     d.add_argument("--judges", type=int, default=6)
+    p = sub.add_parser("runs", help="the host's runs page beside a run at the bundle limit (SQLite)")
+    p.add_argument("--port", type=int, default=8792)
+    p.add_argument("--samples", type=int, default=5)
+    p.add_argument("--work-dir", default=str(ROOT / "var" / "bench-worst-case"))
+    p.add_argument("--label", default="runs")
+    e = sub.add_parser("runs-seed")
+    e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if args.command == "seed":
         seed(args.out, args.judges)
+        return
+    if args.command == "runs-seed":
+        runs_seed(args.out)
         return
     started = datetime.datetime.now(datetime.UTC)
     result = {"bench": f"worst_case {args.command}", "started_at": f"{started:%Y-%m-%d %H:%M:%S UTC}",
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "load_before": os.getloadavg()}}
-    result.update(render(args.repeat) if args.command == "render"
-                  else inputs() if args.command == "inputs" else serve(args))
+    result.update({"render": lambda: render(args.repeat), "inputs": inputs,
+                   "serve": lambda: serve(args), "runs": lambda: runs_page(args)}[args.command]())
     result["machine"]["load_after"] = os.getloadavg()
     path = ROOT / "bench" / "results" / f"worst-case-{args.label}-{started:%Y%m%dT%H%M}.json"
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

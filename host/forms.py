@@ -210,7 +210,9 @@ class _SessionSettings(HostForm):
     preregistration = forms.CharField(
         label="Preregistration", required=False, widget=TEXTAREA,
         help_text="Free text, optionally ending in a ```rules block of decision rules (JSON). "
-                  "It freezes when the session opens; later changes are dated amendments.",
+                  "It freezes when the session opens; later changes are dated amendments. "
+                  "Never the draw seed of a session created with one (it tells each code's "
+                  "builder): it is refused here, in the rubric and in the instructions.",
     )
     items_per_judge = forms.IntegerField(
         label="Items per judge", required=False, min_value=1,

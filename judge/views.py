@@ -47,7 +47,10 @@ READ_ONLY_CLOSED = ("The host has closed the session for now: your saved work is
 READ_ONLY_NOT_OPEN = "The session is {state}: verdicts are shown read-only."
 
 
+@never_cache
 def home(request):
+    """The front page; for a browser that judges somewhere, the links to its sessions (their ids):
+    never stored by a browser or a proxy (issue 25)."""
     return render(request, "home.html", {"judge_sessions": held_sessions(request)})
 
 
@@ -286,7 +289,10 @@ def frame(request, url_id, code):
 @require_http_methods(["GET", "POST"])
 def lock(request, url_id):
     """GET: the review before the lock (every item with its verdict, reason and time, unanswered
-    ones first); its one button locks once every item is answered. POST `confirm=yes`: the lock."""
+    ones first); its one button locks once every item is answered. POST `confirm=yes` with the
+    `phase` the page was rendered for: the lock of that phase. A review page left open in phase 1
+    (another tab locked it since) is refused with 409 and locks nothing: never the phase the judge
+    is in now."""
     judge = request.judge
     phase = judge_phase(judge)
     if phase is None or judge.session.state == SessionState.REVEALED:
@@ -294,8 +300,10 @@ def lock(request, url_id):
     error = None
     if request.method == "POST":
         if request.POST.get("confirm") == "yes":
-            # The service checks every item is answered; the list below is only for the page.
-            phase_lock(judge=judge, phase=phase)
+            # The service locks the posted phase only where it is the judge's phase now (one
+            # already locked, or phase 2 before phase 1, is a 409) and every item is answered;
+            # the list below is only for the page.
+            phase_lock(judge=judge, phase=request.POST.get("phase"))
             return redirect("judge_home", url_id=url_id)
         error = "Use the lock button to confirm: locked verdicts can never be changed."
     context = review_context(session=judge.session, phase=phase, entries=judge_review(judge, phase),

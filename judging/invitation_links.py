@@ -6,25 +6,19 @@ import csv
 import io
 
 from blindjudge.links import join_link
+from content.spreadsheet import neutralise_cell
 
 JOIN_LINKS_CSV_COLUMNS = ["name", "note", "join_link", "expires_at"]
-# A spreadsheet runs a cell starting with a formula sign (or whitespace before one) as a formula;
-# the same list reports/export.py neutralises in the report's CSV (the layers keep judging from
-# importing reports).
-FORMULA_PREFIXES = ("=", "+", "-", "@", ";", "\uff1d", "\uff0b", "\uff0d", "\uff20")
-
-
-def _cell(text: str) -> str:
-    return "'" + text if text and (text.startswith(FORMULA_PREFIXES) or text[0].isspace()) else text
 
 
 def join_links_csv(invited) -> str:
-    """`invited`: services.Invited, in the list's order. CRLF rows with a header row."""
+    """`invited`: services.Invited, in the list's order. CRLF rows with a header row; a name or
+    note a spreadsheet would run as a formula is neutralised as in the report's CSV."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(JOIN_LINKS_CSV_COLUMNS)
     for one in invited:
-        writer.writerow([_cell(one.invitation.name), _cell(one.invitation.note),
+        writer.writerow([neutralise_cell(one.invitation.name), neutralise_cell(one.invitation.note),
                          join_link(one.join_token),
                          one.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ")])
     return out.getvalue()

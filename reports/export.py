@@ -11,7 +11,8 @@ The CSV has `CSV_COLUMNS`; a JSON Lines row has `JSONL_COLUMNS` (the CSV's, then
 pseudonym, the reviewer with its model, the verdict's times and what scoring read), typed, with
 null where a column does not apply (reports/schemas/verdict-row-1.schema.json).
 
-The CSV neutralises formula-like text cells (a spreadsheet would run them); JSON Lines needs no
+The CSV neutralises formula-like text cells (a spreadsheet would run them: content/spreadsheet.py,
+the guard every CSV uses, `neutralise_cell` here for this module's readers); JSON Lines needs no
 such step: a JSON string is data to every JSON parser (pandas, `datasets`, jq), never evaluated,
 and an apostrophe would change the text an analysis compares."""
 
@@ -19,15 +20,9 @@ import csv
 import io
 import json
 
+from content.spreadsheet import neutralise_cell
 from content.truth import truth_class
 from reports.groups import SEAL_GROUPS
-
-# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): the four
-# formula signs, their full-width forms (which some spreadsheets read as the ASCII ones), and `;`
-# (a separator in some locales, so a cell can start a new one). Any leading whitespace counts
-# too (tab, CR, newline, space, no-break space, ideographic space, …): spreadsheets trim it and
-# then read what follows.
-FORMULA_PREFIXES = ("=", "+", "-", "@", ";", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 CSV_COLUMNS = [
     "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
@@ -69,14 +64,6 @@ def to_json(report: dict) -> bytes:
             text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
             parts.append(f"  {name}: {text}")
     return ("{\n" + ",\n".join(parts) + "\n}\n").encode("utf-8")
-
-
-def neutralise_cell(value):
-    """Text cells a spreadsheet would run as formulas get a leading apostrophe; numbers stay."""
-    if isinstance(value, str) and value and (value.startswith(FORMULA_PREFIXES)
-                                             or value[0].isspace()):
-        return "'" + value
-    return value
 
 
 def fixed_time(text: str) -> str:

@@ -192,7 +192,7 @@ def test_a_judges_lock_through_one_process_reaches_the_hosts_socket_on_the_other
                 break
         started = time.monotonic()
         status, headers, _ = ada.request("POST", f"/s/{open_session.url_id}/lock/",
-                                         {"confirm": "yes", "csrfmiddlewaretoken": csrf})
+                                         {"confirm": "yes", "phase": "1", "csrfmiddlewaretoken": csrf})
         assert status == 302
         assert upstream(headers) not in ("", host_process), "the lock went to the host's own process"
         row = json.loads(feed.recv(timeout=10))["judge"]

@@ -453,7 +453,7 @@ def test_case_5_and_6_bidi_and_invisible_characters_are_visible_marks(host, clie
         assert_marked(frame.content)
     # A review reason, in the judge's own page in phase 2.
     answer_all(client, session, judge)
-    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
     reviewed = judge.assignments.get(item__copy__bundle_id="c1").code
     assert_marked(client.get(item_url(session, reviewed)).content)
     # A finding's text, in the judge's own page in phase 1.
@@ -647,7 +647,7 @@ def test_case_11_after_the_reveal_a_judge_sees_only_their_own_scorecard_where_al
     other_client = Client()
     _, other = join(other_client, session, name="Other")
     answer_all(client, session, judge, ("pass", "fail"))
-    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
     for code in codes(other):
         verdict_record(judge=other, code=code, phase=1, value="pass", reason="CanaryOtherReason88")
     phase_lock(judge=other, phase=1)
@@ -884,13 +884,13 @@ def test_case_19_positive_control_a_same_site_next_is_followed(host):
 def test_case_24_a_verdict_after_the_lock_is_a_409_and_the_row_is_unchanged(client, open_session):
     _, judge = join(client, open_session)
     answer_all(client, open_session, judge, ("pass",))
-    assert client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes"}).status_code == 302
+    assert client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes", "phase": "1"}).status_code == 302
     code = codes(judge)[0]
     before = Verdict.objects.get(assignment__code=code, assignment__judge=judge, phase=1)
     # Phase 2 is open now, so the item page posts phase-2 verdicts; a phase-1 change is only
     # possible through the service, which refuses. Lock phase 2 too, then every POST is a 409.
     answer_all(client, open_session, judge, ("fail",))
-    assert client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes"}).status_code == 302
+    assert client.post(f"/s/{open_session.url_id}/lock/", {"confirm": "yes", "phase": "2"}).status_code == 302
     rows = list(Verdict.objects.order_by("pk").values())
     html = client.post(item_url(open_session, code), {"verdict": "pass", "phase": "2", "reason": "changed"})
     as_json = client.post(item_url(open_session, code), {"verdict": "pass", "phase": "2"},
@@ -934,7 +934,7 @@ def test_case_25_no_phase_2_data_before_the_phase_1_lock(host, client):
     assert refused.status_code == 409 and not Verdict.objects.exists()
     # Positive control: after the lock the same page shows them (so the markers are the right ones).
     answer_all(client, session, judge)
-    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
     after = client.get(item_url(session, codes(judge)[0])).content
     assert b"CanaryPhaseTwoReason" in after and b"qwen3-1.7b" in after
 
@@ -948,7 +948,7 @@ def test_case_25_findings_show_no_proposed_verdict_or_raisers_before_the_lock(ho
         for marker in (b"Proposed verdict", b"confirmed", b"Raised by", b"qwen3-1.7b", b"mistral-small"):
             assert marker not in page
     answer_all(client, session, judge, ("real",))
-    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
     after = client.get(item_url(session, codes(judge)[0])).content
     assert b"Proposed verdict" in after and b"Raised by" in after
 
@@ -968,7 +968,8 @@ def test_case_26_two_tabs_locking_at_once_give_one_lock_and_one_409(host):
     def lock(client):
         try:
             barrier.wait(timeout=10)
-            statuses.append(client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"}).status_code)
+            locked = client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
+            statuses.append(locked.status_code)
         finally:
             connection.close()
 

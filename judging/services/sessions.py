@@ -3,6 +3,7 @@ freezes), amendments, and the states draft -> open <-> closed -> revealed.
 """
 
 import json
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -160,6 +161,25 @@ def _checked_by_task(value, kind: str, run: Run) -> bool:
     return True
 
 
+DRAW_SEED_SHOWN = ("{field}: holds the session's draw seed. Whoever knows it and the bundle's ids "
+                   "can tell each code's builder before the reveal, so it is kept out of anything "
+                   "judges (or the public, before the reveal) can read: take it out.")
+_NOT_HEX = re.compile(r"[^0-9a-f]")
+
+
+def _refuse_draw_seed(draw_seed: str, **texts) -> None:
+    """Invalid where a text judges can read (rubric, instructions, preregistration, amendment)
+    holds the draw seed: it derives every judge's order seed and salt (content.draws), so it
+    tells each code's builder. Matched whatever its case and whatever separates its digits
+    (spaces, line breaks, colons, dashes)."""
+    seed = draw_seed.strip().lower()
+    if not seed:
+        return
+    for field, text in texts.items():
+        if text and seed in _NOT_HEX.sub("", text.lower()):
+            raise Invalid(DRAW_SEED_SHOWN.format(field=field))
+
+
 def session_create(
     *, run: Run, kind: str, actor: str, rubric: str = "", preregistration: str = "",
     items_per_judge: int | None = None, guests_allowed: bool = False,
@@ -183,7 +203,8 @@ def session_create(
     names as reviewer labels when they would name a builder, malformed decision rules (or rules
     naming a reviewer, condition or builder the run lacks), a malformed draw seed, by task on a
     findings session or on a run of one task (every judge would get every copy: the setting would
-    do nothing but override items per judge).
+    do nothing but override items per judge), and a rubric, instructions or preregistration that
+    holds the draw seed (it tells each code's builder: `_refuse_draw_seed`).
     `advance_on_key` (judging speed, outside the protocol): a verdict key records the verdict and
     shows the next item. `mark_disagreement` (a treatment, frozen with the protocol): phase-2
     reviewer rows that disagree with the judge's phase-1 verdict are marked. `instructions` (the
@@ -205,6 +226,8 @@ def session_create(
     minutes_per_item = _checked_minutes_per_item(minutes_per_item)
     verdict_min_shown_ms = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
     preregistration = _checked_preregistration(preregistration, run)
+    _refuse_draw_seed(draw_seed, rubric=rubric, instructions=instructions,
+                      preregistration=preregistration)
     if kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
         if not sources:
@@ -569,12 +592,14 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
     Side effects: stores the amendment with its hash and time, marked before or after the first
     verdict in the session; if it holds a `rules` block, those rules replace the rules in force
     (validated now, against the run too); appends a `prereg.amended` audit event. Refused on
-    drafts (edit the preregistration itself), after the reveal, and when its block names a primary
-    builder comparison other than the frozen one (the protocol's, or the default).
+    drafts (edit the preregistration itself), after the reveal, when its block names a primary
+    builder comparison other than the frozen one (the protocol's, or the default), and when it
+    holds the session's draw seed.
     """
     text = checked_text(text, field="amendment").strip()
     if not text:
         raise Invalid("amendment: the text is empty")
+    _refuse_draw_seed(session.draw_seed, amendment=text)
     block = _check_rules(text, "amendment", session.run)
     rules = block.rules
     with transaction.atomic():
@@ -659,8 +684,8 @@ def session_update_draft(
 
     Validation is session_create's: text normalised and bounded, items per judge within 1..items
     (None means all), model names as reviewer labels refused where they would name a builder,
-    malformed decision rules (or rules naming what the run lacks) refused. Everything is checked
-    before anything is written.
+    malformed decision rules (or rules naming what the run lacks) refused, a text holding the
+    session's draw seed refused. Everything is checked before anything is written.
     Side effects: updates the given fields of the session; appends a `session.updated` audit
     event naming the changed fields (never their text). Refused once the session has opened (the
     protocol is frozen; amend the preregistration instead).
@@ -684,6 +709,8 @@ def session_update_draft(
         changes["minutes_per_item"] = _checked_minutes_per_item(minutes_per_item)
     if verdict_min_shown_ms is not UNCHANGED:
         changes["verdict_min_shown_ms"] = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
+    _refuse_draw_seed(session.draw_seed, **{field: changes.get(field) for field in
+                                            ("rubric", "instructions", "preregistration")})
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="edit the draft")

@@ -27,6 +27,8 @@ PHASE_2_LOCKED = ("Not saved: phase 2 is locked; its verdicts never change (you 
                   "in another tab).")
 PHASE_MISSING = ("Not saved: the save did not say which phase it is for (phase: expected 1 or 2). "
                  "Reload the page and save again.")
+LOCK_PHASE_MISSING = ("Nothing locked: the lock did not say which phase it is for (phase: expected "
+                      "1 or 2). Reload the review page and lock from there.")
 
 # The most time one save may record for one item in one phase: the running total a page sends
 # is clamped to it (a tab left open and visible overnight still saves its verdict, with a time
@@ -34,13 +36,14 @@ PHASE_MISSING = ("Not saved: the save did not say which phase it is for (phase: 
 MAX_SECONDS_SPENT = 12 * 3600
 
 
-def _phase_of(phase) -> int:
-    """1 or 2 from the phase a save names (an int, or the form's text); Invalid for anything else."""
+def _phase_of(phase, missing: str = PHASE_MISSING) -> int:
+    """1 or 2 from the phase a save or a lock names (an int, or the form's text); Invalid (with
+    `missing`) for anything else."""
     if isinstance(phase, str):
         phase = phase.strip()
         phase = int(phase) if phase in ("1", "2") else None
     if isinstance(phase, bool) or phase not in (1, 2):
-        raise Invalid(PHASE_MISSING)
+        raise Invalid(missing)
     return phase
 
 
@@ -243,8 +246,12 @@ def _values_for(judge) -> tuple[str, ...]:
     return verdict_values(judge.session.kind)
 
 
-def phase_lock(*, judge, phase: int):
+def phase_lock(*, judge, phase: int | str):
     """Lock a judge's verdicts of one phase, after every item has one. Never undone.
+
+    `phase` is the phase the judge's review page was rendered for (1 or 2, or its text from the
+    form), never the phase the judge is in now: a review page left open in phase 1 locks nothing
+    once phase 1 is locked (409), so a stale tab can never lock phase 2.
 
     The judge row is locked first (`select_for_update` on PostgreSQL; SQLite's IMMEDIATE
     transaction serialises writers) so two tabs locking at once give exactly one lock: the second
@@ -253,8 +260,7 @@ def phase_lock(*, judge, phase: int):
     to them), stamps the judge's lock time, appends a `phase.locked` audit event; after commit,
     tells the judge's other tabs and the host's dashboard.
     """
-    if phase not in (1, 2):
-        raise Invalid("phase: expected 1 or 2")
+    phase = _phase_of(phase, LOCK_PHASE_MISSING)
     with transaction.atomic():
         judge = judge_for_update(judge)
         session = judge.session

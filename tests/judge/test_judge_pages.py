@@ -79,6 +79,14 @@ def test_joining_scrubs_the_token_rotates_the_session_and_shows_the_resume_link_
     assert token not in refused.content.decode()
 
 
+def test_the_front_page_lists_the_sessions_judged_here_and_is_never_stored(joined, open_session):
+    # Issue 25: `/` sent no Cache-Control while it lists the session ids this browser judges in.
+    front = joined.get("/")
+    assert f'href="/s/{open_session.url_id}/"' in front.content.decode()
+    assert "no-store" in front["Cache-Control"] and "private" in front["Cache-Control"]
+    assert "no-store" in Client().get("/")["Cache-Control"]
+
+
 def test_phase_one_then_lock_then_phase_two(joined, open_session):
     url_id = open_session.url_id
     codes = codes_of(joined, open_session)
@@ -95,7 +103,7 @@ def test_phase_one_then_lock_then_phase_two(joined, open_session):
         assert response["Location"] == expected
     assert Verdict.objects.filter(phase=1, value="fail", seconds_spent=4.5).count() == 6
     assert joined.post(f"/s/{url_id}/lock/", {}).status_code == 400  # confirmation required
-    assert joined.post(f"/s/{url_id}/lock/", {"confirm": "yes"}).status_code == 302
+    assert joined.post(f"/s/{url_id}/lock/", {"confirm": "yes", "phase": "1"}).status_code == 302
     assert Verdict.objects.filter(phase=1, locked=True).count() == 6
     # Case 24 at the door: a phase-1 verdict after the lock is a 409 and changes nothing.
     phase2 = joined.get(f"/s/{url_id}/i/{codes[0]}/")
@@ -159,7 +167,7 @@ def test_after_the_reveal_only_the_scorecard_remains(client, scorecard_session):
     codes = codes_of(joined, scorecard_session)
     for code in codes:
         joined.post(f"/s/{url_id}/i/{code}/", {"verdict": "fail", "phase": "1"})
-    joined.post(f"/s/{url_id}/lock/", {"confirm": "yes"})
+    joined.post(f"/s/{url_id}/lock/", {"confirm": "yes", "phase": "1"})
     advance(scorecard_session, "revealed", actor="t")
     assert joined.get(f"/s/{url_id}/i/{codes[0]}/").status_code == 404
     assert joined.get(f"/s/{url_id}/i/{codes[0]}/frame").status_code == 404
@@ -185,7 +193,7 @@ def test_after_the_reveal_a_resume_link_opens_the_scorecard_on_a_new_device(clie
                      client.get(f"/s/{scorecard_session.url_id}/welcome/").content.decode()).group(1)
     for code in codes_of(client, scorecard_session):
         client.post(f"/s/{scorecard_session.url_id}/i/{code}/", {"verdict": "pass", "phase": "1"})
-    client.post(f"/s/{scorecard_session.url_id}/lock/", {"confirm": "yes"})
+    client.post(f"/s/{scorecard_session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
     advance(scorecard_session, "revealed", actor="t")
     device = Client()
     home = device.post(link)

@@ -215,7 +215,7 @@ def test_the_review_lists_unanswered_items_first_and_offers_the_lock_only_when_a
     assert f"Lock my {total} phase-1 verdicts" in visible_text(review)
     assert re.search(r'<button type="submit" name="confirm" value="yes" class="primary"',
                      review.content.decode())
-    assert browser.post(review_url, {"confirm": "yes"}).status_code == 302
+    assert browser.post(review_url, {"confirm": "yes", "phase": "1"}).status_code == 302
     assert fresh(judge).phase1_locked_at is not None
     phase2 = browser.get(review_url)
     assert "Review, then lock phase 2" in visible_text(phase2)

@@ -418,14 +418,14 @@ def drive(world, on_response):
     yield "phase 1", ["A", "G", "R", "H", "O"]
 
     post_verdicts(a, world, "Ada", 1, range(half, items), on_response)
-    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
     on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
     assert response.status_code == 302
     post_verdicts(a, world, "Ada", 2, range(half), on_response)
     yield "phase 2", ["A", "G"]
 
     post_verdicts(a, world, "Ada", 2, range(half, items), on_response)
-    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"})
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "2"})
     on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
     assert response.status_code == 302
     yield "locked", ["A", "G"]

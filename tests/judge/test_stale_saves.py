@@ -15,7 +15,12 @@ from django.test import Client
 from accounts.models import Judge
 from blindjudge.errors import CSRF_MESSAGE, SERVER_ERROR_MESSAGE
 from judging.models import Verdict
-from judging.services.verdicts import MAX_SECONDS_SPENT, PHASE_1_LOCKED, PHASE_MISSING
+from judging.services.verdicts import (
+    LOCK_PHASE_MISSING,
+    MAX_SECONDS_SPENT,
+    PHASE_1_LOCKED,
+    PHASE_MISSING,
+)
 from tests.worlds import answer_all, client_as, codes, invite_and_join, is_saved_reply
 
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -33,6 +38,14 @@ def item_url(judge, code):
 def rendered_phase(response) -> str:
     found = re.search(rb'<input type="hidden" name="phase" value="([^"]*)">', response.content)
     return found.group(1).decode()
+
+
+def lock_form(response) -> dict:
+    """What the review page's lock form sends: its hidden fields and its button."""
+    form = re.search(rb'<form method="post">(.*?)</form>', response.content, re.S).group(1)
+    fields = dict(re.findall(rb'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+    fields.update(re.findall(rb'<button type="submit" name="([^"]+)" value="([^"]*)"', form))
+    return {name.decode(): value.decode() for name, value in fields.items()}
 
 
 def verdict_rows(judge):
@@ -70,6 +83,41 @@ def test_a_phase_1_save_after_the_phase_1_lock_is_refused_and_no_phase_2_verdict
     saved = browser.post(item_url(judge, code), {"verdict": "fail", "phase": "2", "go": "stay"}, **JSON)
     assert is_saved_reply(saved.json())
     assert Verdict.objects.get(assignment__judge=judge, phase=2).value == "fail"
+
+
+@pytest.mark.django_db
+def test_a_review_page_left_open_in_phase_1_locks_nothing_in_phase_2(judge):
+    # Issue 25 low 5: the review form said `confirm=yes` only, and the view locked whatever phase
+    # the judge was in, so a stale phase-1 review tab locked phase 2.
+    browser = client_as(judge)
+    review_url = f"/s/{judge.session.url_id}/lock/"
+    answer_all(judge, 1, "pass")
+    stale = lock_form(browser.get(review_url))
+    assert stale["phase"] == "1" and stale["confirm"] == "yes"
+    # Another tab locks phase 1, and the judge answers every item of phase 2 there.
+    other_tab = client_as(judge)
+    assert other_tab.post(review_url, lock_form(other_tab.get(review_url))).status_code == 302
+    fresh = Judge.objects.get(pk=judge.pk)
+    answer_all(fresh, 2, "fail")
+    before = verdict_rows(judge)
+
+    refused = browser.post(review_url, stale)  # the stale tab's button
+    assert refused.status_code == 409
+    assert b"phase 1 is already locked" in refused.content
+    fresh.refresh_from_db()
+    assert fresh.phase1_locked_at is not None and fresh.phase2_locked_at is None
+    assert verdict_rows(judge) == before
+    assert not Verdict.objects.filter(assignment__judge=judge, phase=2, locked=True).exists()
+    # A lock that names no phase (or one it cannot read) locks nothing either.
+    for data in ({"confirm": "yes"}, {"confirm": "yes", "phase": "two"}):
+        unread = browser.post(review_url, data)
+        assert unread.status_code == 400 and LOCK_PHASE_MISSING.encode() in unread.content
+    assert Judge.objects.get(pk=judge.pk).phase2_locked_at is None
+    # The review page as it is now locks phase 2.
+    current = lock_form(browser.get(review_url))
+    assert current["phase"] == "2"
+    assert browser.post(review_url, current).status_code == 302
+    assert Judge.objects.get(pk=judge.pk).phase2_locked_at is not None
 
 
 @pytest.mark.django_db

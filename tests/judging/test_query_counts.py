@@ -91,7 +91,7 @@ def measure(host, items: int, judges: int) -> dict:
         page, {"verdict": "pass", "phase": "1", "seconds_spent": "4", "go": "next"}))
     take("host progress", lambda: host_client.get(f"/host/sessions/{session.pk}/judges"))
     answer_all(judge, 1)
-    take("lock", lambda: client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes"}))
+    take("lock", lambda: client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"}))
     take("phase-2 page", lambda: client.get(page))
     answer_all(judge, 2)
     phase_lock(judge=Judge.objects.get(pk=judge.pk), phase=2)

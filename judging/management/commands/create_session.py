@@ -51,7 +51,11 @@ class Command(HostCommand):
                                  "phase-1 verdict (a treatment, frozen with the protocol)")
         parser.add_argument("--draw-seed", metavar="HEX", default="",
                             help="pin every draw to this 64-hex seed (reproducible demos and "
-                                 "audits); default: the OS CSPRNG")
+                                 "audits); default: the OS CSPRNG. The seed derives every "
+                                 "judge's order seed and salt: whoever holds it and the bundle's "
+                                 "ids knows each code's builder before the reveal, so keep it "
+                                 "secret until then (a rubric, instructions or preregistration "
+                                 "holding it is refused)")
 
     def run(self, *, run, kind, rubric=None, prereg=None, items_per_judge=None, guests=False,
             guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,

@@ -1,10 +1,8 @@
-from pathlib import Path
-
 from django.conf import settings
 from django.core.management.base import CommandError
 from django.db.models import Count
 
-from blindjudge.commands import HostCommand
+from blindjudge.commands import FileTooLarge, HostCommand, NotARegularFile, read_regular_file
 from content.importers.common import ConversionError, Source
 from judging.importing import FORMATS, ImportRequest, bundle_bytes, convert, summary_lines
 from judging.management.lookups import get_host
@@ -103,19 +101,19 @@ def _convert(source_format: str, outputs: str | None, options: dict):
 
 
 def _read(path_text: str, what: str) -> bytes:
-    path = Path(path_text)
+    """A bundle or an importer's file: a regular file of at most the bundle limit, judged on the
+    open descriptor and read no further than the limit (blindjudge.commands.read_regular_file):
+    a link to a device or a FIFO is refused at once, never read without end or waited on."""
+    limit = settings.BLINDJUDGE_MAX_BUNDLE_BYTES
     try:
-        size = path.stat().st_size
-        if size > settings.BLINDJUDGE_MAX_BUNDLE_BYTES:
-            # Read nothing of a file we would refuse anyway.
-            raise CommandError(f"{what}: {size} bytes exceeds the limit of "
-                               f"{settings.BLINDJUDGE_MAX_BUNDLE_BYTES} bytes")
-        return path.read_bytes()
+        return read_regular_file(path_text, limit)
     except FileNotFoundError:
         raise CommandError(f"no such file: {path_text}") from None
-    except IsADirectoryError:
-        kind = "a bundle file" if what == "bundle" else "a file"
-        raise CommandError(f"{path_text} is a directory, not {kind}") from None
+    except NotARegularFile as error:
+        kind = "a bundle file" if what == "bundle" else "a regular file"
+        raise CommandError(f"{path_text} is {error.kind}, not {kind}") from None
+    except FileTooLarge as error:
+        raise CommandError(f"{what}: {error}") from None
     except OSError as error:
         raise CommandError(f"cannot read {path_text}: {error.strerror}") from None
 

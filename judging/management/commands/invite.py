@@ -1,8 +1,9 @@
 import os
 
+from django.conf import settings
 from django.core.management.base import CommandError
 
-from blindjudge.commands import HostCommand
+from blindjudge.commands import FileTooLarge, HostCommand, read_regular_file
 from blindjudge.links import github_join_link, join_link
 from judging.invitation_links import join_links_csv
 from judging.management.lookups import get_session
@@ -51,8 +52,11 @@ class Command(HostCommand):
             raise CommandError("--names-file needs --csv OUT: the join links are written there, once")
         session = get_session(session)
         try:
-            with open(names_file, "rb") as handle:
-                data = handle.read()
+            # A regular file of at most what the host's invitations page takes: never a device
+            # or a FIFO (read_regular_file).
+            data = read_regular_file(names_file, settings.BLINDJUDGE_MAX_HOST_FORM_BYTES)
+        except FileTooLarge as error:
+            raise CommandError(f"--names-file: {names_file}: {error}") from None
         except OSError as error:
             raise CommandError(f"--names-file: cannot read {names_file}: {error.strerror}") from None
         text = invitee_text_from_file(names_file, data)

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import CommandError
 
-from blindjudge.commands import HostCommand
+from blindjudge.commands import HostCommand, NotARegularFile, read_regular_file
 from reports.verify import verify
 
 
@@ -15,10 +15,15 @@ class Command(HostCommand):
 
     def run(self, *, report, **options):
         try:
-            with open(report, encoding="utf-8") as handle:
-                data = json.load(handle)
+            # A regular file only: a device or a FIFO is refused at once, never read without end
+            # or waited on (blindjudge.commands.read_regular_file).
+            data = json.loads(read_regular_file(report, None).decode("utf-8"))
         except FileNotFoundError:
             raise CommandError(f"no such file: {report}") from None
+        except NotARegularFile as error:
+            raise CommandError(f"{report} is {error.kind}, not a JSON report") from None
+        except OSError as error:
+            raise CommandError(f"cannot read {report}: {error.strerror}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise CommandError(f"{report} is not a JSON report: {error}") from None
         if not isinstance(data, dict):
