@@ -177,11 +177,12 @@ def a_session(run: Run, state: str = SessionState.DRAFT, *, kind: str = "copies"
 
 
 def a_demo_session(host: Host, state: str = SessionState.DRAFT, *, actor: str = "test",
-                   **options) -> Session:
-    """A session on a new run of the demo bundle, with the demo's blinding decisions (its patterns
-    redacted, `openai` kept on purpose, as `manage.py demo` decides them), taken to `state`."""
-    session = session_create(run=a_run(host, demo_bundle(), actor=actor), kind="copies",
-                             actor=actor, **options).session
+                   bundle: dict | None = None, **options) -> Session:
+    """A session on a new run of the demo bundle (or `bundle`, a variant of it), with the demo's
+    blinding decisions (its patterns redacted, `openai` kept on purpose, as `manage.py demo`
+    decides them), taken to `state`."""
+    run = a_run(host, bundle or demo_bundle(), actor=actor)
+    session = session_create(run=run, kind="copies", actor=actor, **options).session
     session = redactions_accept(session=session, patterns=DEMO_REDACTIONS, actor=actor)
     session = blinding_dismiss(session=session, matches=DEMO_KEPT, actor=actor)
     return advance(session, state, actor=actor)
