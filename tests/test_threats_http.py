@@ -136,7 +136,8 @@ class Elements(HTMLParser):
 
 
 FRAME_SKELETON = {"html": {"lang": "en"}, "head": {}, "meta": {"charset": "utf-8"}, "title": {},
-                  "style": {}, "main": {},
+                  # main takes focus, so the keyboard scrolls the copy (issue 24, item 4)
+                  "style": {}, "main": {"tabindex": "0"},
                   "body": {}}
 FRAME_BODY_TAGS = ALLOWED_TAGS | {"div", "pre", "span", "i", "details", "summary", "a"}
 # The renderer's own attributes beyond class and title (issue 16: rows, views, files), each only
@@ -149,6 +150,7 @@ FRAME_OWN_ATTRIBUTES = {
     ("details", "open"): re.compile(r"\Z"),
     ("span", "data-n"): re.compile(r"[0-9]+\Z"),
     ("a", "href"): re.compile(r"#w[0-9]+\Z"),
+    ("main", "tabindex"): re.compile(r"0\Z"),  # the copy's body takes focus (issue 24, item 4)
 }
 
 
@@ -387,6 +389,9 @@ def test_case_4_the_frame_is_sandboxed_without_scripts_or_same_origin(hostile, c
     sizing = {name: frames[0].pop(name, None) for name in ("data-lines", "data-text-lines",
                                                             "data-line-px", "data-pad-px")}
     assert all(re.fullmatch(r"[0-9]*", value) for value in sizing.values()), sizing
+    # A markdown frame's estimated heights and their two measures (issue 24): numbers too.
+    prose = {name: frames[0].pop(name, None) for name in ("data-prose-px", "data-prose-ch")}
+    assert all(re.fullmatch(r"([0-9]+ [0-9]+)?", value) for value in prose.values()), prose
     frame_url = item_url(session, code, frame=True)
     assert frames == [{"class": "copy-frame", "sandbox": None, "src": frame_url,
                        "title": f"The copy under code {code}", "loading": "eager",
@@ -484,9 +489,11 @@ def test_case_7_a_5_mb_copy_stays_in_its_frame_and_the_frame_is_served_in_time(h
         code = codes(judge)[0]
         page = client.get(item_url(session, code))
         # The page carries the frame's row count (to size the frame), never the copy: the count's
-        # digits are the one difference allowed.
+        # digits are the one difference allowed (and a markdown frame's estimated heights', the
+        # same kind of number, issue 24).
         # A markdown copy too long to render opens as plain text, so it has no "Plain text" toggle.
         pages[label] = re.sub(rb'value="[A-Za-z0-9]{64}"|(?<=data-lines=")\d+|(?<=data-text-lines=")\d+'
+                              rb'|(?<=data-prose-px=")\d+ \d+'
                               rb'|<button [^>]*data-frame-toggle="text"[^>]*>Plain text</button>',
                               b"", page.content.replace(session.url_id.encode(), b"")
                               .replace(code.encode(), b""))

@@ -337,17 +337,7 @@
     var linePx = parseFloat(frame.dataset.linePx) || DEFAULT_LINE_PX;
     var padPx = parseFloat(frame.dataset.padPx) || DEFAULT_PAD_PX;
     var wanted = frameSrc(frame, mode);
-    if (frame.getAttribute("src") !== wanted) {
-      frame.setAttribute("src", wanted);
-      if (wanted.indexOf("#") >= 0) {
-        // A fragment set while the frame still loads its page can be lost with that load (wrap
-        // is on by default on a phone, set as the page starts): set again once it has loaded,
-        // where it only changes the view (#wrap and #text are hidden anchors: nothing scrolls).
-        frame.addEventListener("load", function () {
-          if (frame.getAttribute("src") === wanted) { frame.setAttribute("src", wanted); }
-        }, {once: true});
-      }
-    }
+    if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
     var proseHeight = textView ? null : proseHeightOf(frame);
     if (lines > 0 && !(mode.wrap && !textView)) {
       // As tall as the copy: the page scrolls (Space, Page Down) and the frame never does.
@@ -659,15 +649,28 @@
     fitBar();
   }
 
-  // On a small screen the reason sits behind its button (judge.css hides the box while the bar
-  // is .reason-folds and not .reason-open); the button says when a reason is written.
+  // On a small screen the reason sits behind a Reason button beside the choices (made here, so
+  // it exists only where it works: judge.css clips the box away while the bar is .reason-folds
+  // and not .reason-open, still named by its label; Tab into it unfolds it); the button says
+  // when a reason is written.
+  var refold = null;  // the item shown's, when the window crosses the small screen's width
+  if (SMALL && SMALL.addEventListener) { SMALL.addEventListener("change", function () { if (refold) { refold(); } }); }
   function foldReason(state) {
-    var toggle = state.form.querySelector(".reason-toggle");
     var area = state.form.querySelector("textarea[name=reason]");
-    if (!toggle || !area) { return; }
-    state.form.classList.add("reason-folds");
+    var choices = state.form.querySelector(".choices");
+    if (!area || !choices || !state.form.querySelector("#reason-box")) { return; }
+    var toggle = document.createElement("button");
+    toggle.type = "button";
+    toggle.className = "reason-toggle";
+    toggle.setAttribute("aria-controls", "reason-box");
+    toggle.setAttribute("aria-expanded", "false");
     function label() { toggle.textContent = area.value ? "Reason \u2713" : "Reason"; }
-    label();
+    function place() {
+      var folds = small();
+      state.form.classList.toggle("reason-folds", folds);
+      if (folds && !toggle.parentNode) { choices.appendChild(toggle); }
+      if (!folds && toggle.parentNode) { toggle.remove(); state.openReason(false); }
+    }
     state.openReason = function (open) {
       state.form.classList.toggle("reason-open", open);
       toggle.setAttribute("aria-expanded", String(open));
@@ -679,6 +682,15 @@
       if (open) { area.focus(); } else { label(); }
     });
     area.addEventListener("input", label);
+    // Folded, the box is out of sight but still in the Tab order: reached by Tab, it unfolds.
+    area.addEventListener("focus", function () {
+      if (state.form.classList.contains("reason-folds") && toggle.getAttribute("aria-expanded") !== "true") {
+        state.openReason(true);
+      }
+    });
+    label();
+    place();
+    refold = place;
   }
 
   // The bar is fixed at the bottom: the page is padded by its height so nothing hides under it.

@@ -645,12 +645,16 @@ def _check_copy_frame(page, code: str) -> str:
     inventory = page.locator("iframe.copy-frame").element_handle().content_frame().evaluate(
         FRAME_INVENTORY_JS)
     assert set(inventory["tags"]) <= FRAME_TAGS, inventory["tags"]
-    assert set(inventory["attributes"]) <= {"lang", "charset", "class", "title",
-                                            "id", "data-n", "open", "href"}, inventory["attributes"]
+    assert set(inventory["attributes"]) <= {"lang", "charset", "class", "title", "id", "data-n",
+                                            "open", "href", "tabindex"}, inventory["attributes"]
+    # The one tabindex is the frame's own main element's, 0 (issue 24, item 4).
+    assert frame_locator.locator("[tabindex]").evaluate_all(
+        "els => els.map(e => e.localName + '=' + e.getAttribute('tabindex'))") == ["main=0"]
     # The renderer's only links go to a file's anchor in the same document.
     assert all(re.fullmatch(r"#w[0-9]+", href) for href in inventory["hrefs"]), inventory["hrefs"]
     assert inventory["metas"] == ['<meta charset="utf-8">'] and inventory["styles"] == 1
-    assert inventory["location"].endswith(f"/i/{code}/frame")
+    # Its own URL, with at most a view's fragment (#wrap is the default on a small screen).
+    assert re.search(rf"/i/{code}/frame(#wrap|#text)?$", inventory["location"]), inventory["location"]
     return text
 
 
