@@ -18,14 +18,23 @@ TOO_SOON = "Not taken: the copy had only just appeared. Read it, then choose aga
 HELD = "Not taken: a held key answers once. Release it, read this copy, then choose."
 
 
-def wait_until_keys_count(page, timeout: float = 15_000):
+def wait_until_keys_count(page, timeout: float = 15_000, *, on_page_clock: bool = False):
+    """Wait until the page takes verdict keys. `on_page_clock`: the page runs on Playwright's
+    clock, paused by the test; it is moved on in small steps meanwhile, since the minimum time on
+    screen starts only when the copy's frame has loaded, on the real clock, whenever that is."""
+    if on_page_clock:
+        for _ in range(int(timeout / 100)):
+            if page.locator(KEYS_READY).count():
+                return
+            page.clock.run_for(50)
+            page.wait_for_timeout(50)
     expect(page.locator(KEYS_READY)).to_have_count(1, timeout=timeout)
 
 
-def choose_by_key(page, key: str, *, on=None):
+def choose_by_key(page, key: str, *, on=None, on_page_clock: bool = False):
     """Press a verdict key once the page takes it; `on` presses it on that locator (which focuses
     it first, as a click on it would) instead of where the focus is."""
-    wait_until_keys_count(page)
+    wait_until_keys_count(page, on_page_clock=on_page_clock)
     (on if on is not None else page.keyboard).press(key)
 
 

@@ -66,7 +66,7 @@ def shown_next(page, code: str):
 def read(page):
     """The judge reads the copy now shown, for READ_MS on the page's clock."""
     page.clock.run_for(READ_MS)
-    wait_until_keys_count(page)
+    wait_until_keys_count(page, on_page_clock=True)
 
 
 def read_to_the_end_by_keyboard(page):

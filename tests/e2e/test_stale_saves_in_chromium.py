@@ -214,14 +214,14 @@ def test_a_late_answer_for_the_item_left_behind_never_stands_in_for_the_shown_it
     page.evaluate(WATCH_THE_BAR)
 
     held = hold_saves(page, re.compile(rf"/i/{first}/$"))
-    choose_by_key(page, "1")
+    choose_by_key(page, "1", on_page_clock=True)
     page.clock.run_for(1000)  # the first item's save leaves, and is held on its way
     wait_until_held(page, held)
     page.keyboard.press("n")
     expect(page.locator("h1 .code")).to_have_text(second)
     page.evaluate(WATCH_THE_BAR)
     page.clock.run_for(500)  # the judge reads the second copy (verdict keys count after 300 ms)
-    choose_by_key(page, "2")  # a change of the shown item: its save waits for the clock
+    choose_by_key(page, "2", on_page_clock=True)  # a change of the shown item: its save waits
 
     def is_the_held_save(response):
         return response.request.method == "POST" and first in response.url
@@ -260,7 +260,7 @@ def test_a_new_choice_after_an_outage_is_sent_at_once_not_after_the_retrys_backo
                else route.continue_())
     status = page.locator("#autosave-status")
 
-    choose_by_key(page, "1")
+    choose_by_key(page, "1", on_page_clock=True)
     page.clock.run_for(1000)  # its save leaves and finds no connection: a retry in 2 s
     expect(status).to_contain_text(NO_CONNECTION)
     expect(status).to_contain_text("Retrying in 2 s")

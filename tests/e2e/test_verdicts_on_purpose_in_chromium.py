@@ -89,7 +89,7 @@ def test_keys_30_ms_apart_and_a_click_too_soon_answer_nothing_unseen(e2e_server,
     page.clock.install()
     page.goto(e2e_server.url(f"/s/{session.url_id}/i/{order[0]}/"))
     page.clock.pause_at(page.evaluate("Date.now()") + 1000)  # the first copy has been read
-    wait_until_keys_count(page)
+    wait_until_keys_count(page, on_page_clock=True)
 
     # Fifteen presses 30 ms apart: the first answers the item it was on; the rest land on the next
     # item before its copy has been on screen for 300 ms, each starting that wait again.
@@ -111,7 +111,7 @@ def test_keys_30_ms_apart_and_a_click_too_soon_answer_nothing_unseen(e2e_server,
 
     # After a pause the judge's choice counts, by click as by key: one click per decision,
     # recorded and on to the next item.
-    wait_until_keys_count(page)
+    wait_until_keys_count(page, on_page_clock=True)
     page.get_by_role("radio", name=re.compile("^Fail")).click()
     expect(page.locator("h1 .code")).to_have_text(order[2])
     wait_stored(page, judge, 2)
