@@ -120,19 +120,27 @@ class HostLiveConsumer(LiveConsumer):
         event = message["event"]
         if event.get("type") == "signed_out":
             return await self.signed_out()
-        if not await database_sync_to_async(self._still_signed_in)():
-            # Nothing is sent on a sign-in that no longer holds, whatever the schedule says.
-            return await self.signed_out()
         if event.get("type") == "judge.changed":
             # Rows are read while further events queue up; those are then read together, once.
             self.changed_judges.add(event["judge"])
             if self.flushing is None or self.flushing.done():
                 self.flushing = asyncio.ensure_future(self.send_changed_rows())
             return
-        await self.send_json(event)
+        if await self.still_signed_in_or_closed():
+            await self.send_json(event)
+
+    async def still_signed_in_or_closed(self) -> bool:
+        """Nothing is sent on a sign-in that no longer holds, whatever the schedule says: read
+        again before each send (a batch of judges' rows is one send), else the socket closes."""
+        if await database_sync_to_async(self._still_signed_in)():
+            return True
+        await self.signed_out()
+        return False
 
     async def send_changed_rows(self):
         while self.changed_judges and not self.closing:
+            if not await self.still_signed_in_or_closed():
+                return
             judges, self.changed_judges = self.changed_judges, set()
             _, rows = await database_sync_to_async(judge_rows_each)(self.session_id, judges)
             for row in rows:

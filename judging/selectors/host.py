@@ -10,7 +10,7 @@ from django.utils import timezone
 from accounts.models import AdmittedAs, Credential, CredentialKind, Invitation, Judge, JudgeStatus
 from blindjudge.errors import NotFound
 from content.truth import DEFECTIVE, GOOD
-from judging.blinding import blinding_check, hidden_characters  # noqa: F401 - the host's selectors
+from judging.blinding import blinding_check  # noqa: F401 - the host's faces read it from here
 from judging.models import Copy, Finding, Run, Session, SessionRender, SessionState
 from judging.selectors.live import last_activity
 
