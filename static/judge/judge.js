@@ -337,7 +337,13 @@
     var linePx = parseFloat(frame.dataset.linePx) || DEFAULT_LINE_PX;
     var padPx = parseFloat(frame.dataset.padPx) || DEFAULT_PAD_PX;
     var wanted = frameSrc(frame, mode);
-    if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
+    if (frame.getAttribute("src") !== wanted) {
+      // Only a loaded frame takes a new fragment in place: set while it still loads (a phone's
+      // first page wants #wrap at once), Chromium could load the whole copy a second time.
+      whenLoaded(frame, function () {
+        if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
+      });
+    }
     var proseHeight = textView ? null : proseHeightOf(frame);
     if (lines > 0 && !(mode.wrap && !textView)) {
       // As tall as the copy: the page scrolls (Space, Page Down) and the frame never does.
