@@ -430,6 +430,11 @@ BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES = env_int("BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES
 BLINDJUDGE_MAX_HOST_FORM_BYTES = env_int("BLINDJUDGE_MAX_HOST_FORM_BYTES", 2 * 1024 * 1024, minimum=1)
 BLINDJUDGE_MAX_REQUEST_BYTES = env_int("BLINDJUDGE_MAX_REQUEST_BYTES", 160 * 1024, minimum=1)
 
+# An opening started from the host's page renders in a process of its own (judging/opening.py);
+# each text it renders (a copy, a task statement, the rubric) has BLINDJUDGE_RENDER_SECONDS, past
+# which it is shown as plain text (judging.renders.deadline).
+BLINDJUDGE_RENDER_SECONDS = env_int("BLINDJUDGE_RENDER_SECONDS", 30, minimum=1)
+
 # The revealed report is built by builder processes beside each serving process, never inside it
 # (reports/offprocess.py): a build that takes longer than BLINDJUDGE_REPORT_BUILD_TIMEOUT seconds
 # is stopped (504); a builder idle for BLINDJUDGE_REPORT_BUILDER_IDLE seconds exits (0: a fresh

@@ -1033,13 +1033,14 @@ def _markdown_frame(normalised: Normalised, notes: list[str], budget: int) -> Fr
                      prose_heights=prose_heights(tokens, shown, notes))
 
 
-def frame_body(normalised: Normalised, fmt: str) -> FrameBody:
+def frame_body(normalised: Normalised, fmt: str, *, notes: tuple[str, ...] = ()) -> FrameBody:
     """A copy's body for its frame, with the rows its non-wrapping view has (see FrameBody).
     Text and diffs are numbered rows (a diff's with a file list, a collapsible section per file
     and its code highlighted); markdown is rendered, with a plain-text view. Past the markdown
     limits, past the highlighting sizes or past the frame's size bound, something plainer with
-    a note saying so; and a note when the copy has more marks than its budget."""
-    notes = [_unhighlighted_note(normalised)] if normalised.unhighlighted else []
+    a note saying so; and a note when the copy has more marks than its budget. `notes`: the
+    caller's own, shown first (an opening's "shown as plain text" when rendering took too long)."""
+    notes = [*notes, *([_unhighlighted_note(normalised)] if normalised.unhighlighted else [])]
     budget = _budget_of(normalised)
     if fmt == "markdown":
         return _markdown_frame(normalised, notes, budget)

@@ -31,6 +31,7 @@ urlpatterns = [
     path("sessions/<int:session_id>/", sessions.session_detail, name="session"),
     path("sessions/<int:session_id>/edit", sessions.session_edit, name="session_edit"),
     path("sessions/<int:session_id>/open", sessions.session_open_view, name="session_open"),
+    path("sessions/<int:session_id>/opening", sessions.session_opening, name="session_opening"),
     path("sessions/<int:session_id>/close", sessions.session_close_view, name="session_close"),
     path("sessions/<int:session_id>/reopen", sessions.session_reopen_view, name="session_reopen"),
     path("sessions/<int:session_id>/reveal", sessions.session_reveal_view, name="session_reveal"),

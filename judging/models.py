@@ -516,6 +516,11 @@ class LiveSocket(models.Model):
 # normalises anything (judging/renders.py writes these rows; the judge selectors read them).
 
 
+# An opening's claim not refreshed for this long (its process died) may be taken over, and the
+# host's page says the opening stopped (judging.services.session_open).
+OPEN_LEASE_SECONDS = 300
+
+
 class SessionRender(models.Model):
     """The session's rubric as the judge's page shows it, and the claim of the one opening that
     is rendering the session now (judging.services.session_open)."""
@@ -534,6 +539,12 @@ class SessionRender(models.Model):
         max_length=32, blank=True, help_text="Random id of the opening rendering now; empty if none.")
     opener_seen_at = models.DateTimeField(
         null=True, blank=True, help_text="When that opening last stored a batch (its lease).")
+    rendered = models.PositiveIntegerField(
+        default=0, help_text="How many of the texts to render the opening has stored (its progress).")
+    to_render = models.PositiveIntegerField(
+        default=0, help_text="How many texts the opening renders in all (tasks, copies, findings).")
+    failure = models.TextField(
+        blank=True, help_text="Why the last opening stopped, for the host; empty when it did not fail.")
 
 
 class CopyRender(models.Model):

@@ -10,6 +10,10 @@ either), so neither path can drift from the other.
 """
 
 import gzip
+import signal
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from content.canonical import canonical_sha256
@@ -44,6 +48,44 @@ def inputs_sha256(*, task: str, rubric: str, patterns: list[str], instructions: 
     return canonical_sha256(inputs)
 
 
+class RenderDeadline(Exception):
+    """A text took longer to render than its deadline (raised by `deadline`)."""
+
+
+@contextmanager
+def deadline(seconds: float | None):
+    """Raise RenderDeadline in the block once `seconds` of wall time have passed.
+
+    A timer signal (SIGALRM), so it interrupts anything that runs Python or a regular expression
+    (`re` checks for signals while it matches): a lexer that backtracks is stopped, never waited
+    for. Signals reach the main thread only, so elsewhere (a serving thread) and for None or 0
+    there is no deadline: an opening started from the host's page renders in a process of its own
+    (judging.opening), and the command line's in the command's main thread. An enclosing timer
+    (another deadline, a test runner's) is put back as it was."""
+    if not seconds or seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise RenderDeadline(f"took longer than {seconds:g} s to render")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    outer, _interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3))
+
+
+# Said above a copy whose rendering passed its deadline: what the judge sees instead, and why.
+TOO_SLOW_NOTE = ("This copy took too long to render, so it is shown as plain text, without "
+                 "formatting or highlighting.")
+
+
 @dataclass(frozen=True)
 class Frame:
     """A copy's standalone frame document, the CSP source of its one style block, and its rows
@@ -57,10 +99,20 @@ class Frame:
 
 
 def frame_render(content: str, fmt: str, patterns: list[str], *,
-                 backtracking_allowed: bool = False) -> Frame:
-    """A copy's frame as an opening stores it (and as migration 0008 counts it again)."""
-    normalised = normalise(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
-    body: FrameBody = frame_body(normalised, fmt)
+                 backtracking_allowed: bool = False, seconds: float | None = None) -> Frame:
+    """A copy's frame as an opening stores it (and as migration 0008 counts it again).
+
+    Past `seconds` (see `deadline`), the copy is rendered again as plain numbered rows with
+    TOO_SLOW_NOTE above them: the same normaliser (so the same redactions and marks) and rows
+    without markdown or lexers, linear in the copy's size (at most BLINDJUDGE_MAX_COPY_BYTES), so
+    that no copy can hold an opening for longer than its deadline and a linear pass."""
+    try:
+        with deadline(seconds):
+            normalised = normalise(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
+            body: FrameBody = frame_body(normalised, fmt)
+    except RenderDeadline:
+        normalised = normalise(content, "text", patterns, backtracking_allowed=backtracking_allowed)
+        body = frame_body(normalised, "text", notes=(TOO_SLOW_NOTE,))
     return Frame(frame_document(body.html), FRAME_STYLE_HASH, body.line_count, body.prose,
                  body.prose_heights)
 
@@ -72,19 +124,25 @@ def inline_of(text: str, patterns: list[str], *, backtracking_allowed: bool = Fa
 
 
 def prose_of(text: str, patterns: list[str], *, backtracking_allowed: bool = False,
-             fmt: str = "markdown") -> str:
+             fmt: str = "markdown", seconds: float | None = None) -> str:
     """A task statement or the rubric: the same normaliser and inert renderer as a copy of that
     format, in its prose form (content.rendering.prose_html: no rows and no views, which need the
     frame's style, and this is shown in the judge's own page), markdown (links and images shown
-    as text) or text (preformatted), every hidden character marked."""
+    as text) or text (preformatted), every hidden character marked. Past `seconds`, preformatted
+    text (as for a copy: frame_render)."""
     if not (text or "").strip():
         return ""
-    return prose_html(normalise(text, fmt, patterns, backtracking_allowed=backtracking_allowed),
-                      fmt)
+    try:
+        with deadline(seconds):
+            return prose_html(normalise(text, fmt, patterns,
+                                        backtracking_allowed=backtracking_allowed), fmt)
+    except RenderDeadline:
+        return prose_html(normalise(text, "text", patterns,
+                                    backtracking_allowed=backtracking_allowed), "text")
 
 
 def task_of(title: str, statement: str, fmt: str, patterns: list[str], *,
-            backtracking_allowed: bool = False) -> str:
+            backtracking_allowed: bool = False, seconds: float | None = None) -> str:
     """A task as the judge's page shows it above each of its copies: its title (if any) and its
     statement, both untrusted text through the same normaliser as a copy."""
     heading = ""
@@ -93,7 +151,7 @@ def task_of(title: str, statement: str, fmt: str, patterns: list[str], *,
                    + inline_of(title, patterns, backtracking_allowed=backtracking_allowed)
                    + "</strong></p>")
     return heading + prose_of(statement, patterns, backtracking_allowed=backtracking_allowed,
-                              fmt=fmt)
+                              fmt=fmt, seconds=seconds)
 
 
 def pack_frame(document: str) -> bytes:
@@ -170,19 +228,21 @@ def expected_counts(models: Models, session_id: int) -> tuple[int, int, int]:
 
 
 def render_batches(models: Models, session_id: int, key: str, patterns: list[str], *,
-                   backtracking_allowed: bool = False, condition: str | None = None):
+                   backtracking_allowed: bool = False, condition: str | None = None,
+                   seconds: float | None = None):
     """Yield lists of unsaved render rows (TaskRender, CopyRender, FindingRender) for what is
     still missing, each list bounded by BATCH_ROWS and BATCH_CHARACTERS. Reads one task or copy
     at a time (either may be megabytes); holds no transaction.
 
     A copy's reviews are those under `condition` (the run's default one: judges never see a
     review given under another condition, such as one told a prior verdict); None takes every
-    review (migration 0004's data had no conditions)."""
+    review (migration 0004's data had no conditions). `seconds`: each task's and copy's deadline
+    (frame_render)."""
     copy_ids, finding_ids = pending(models, session_id, key)
     batch, size = [], 0
     for task_id in pending_tasks(models, session_id, key):
         row = task_render(models, session_id, task_id, key, patterns,
-                          backtracking_allowed=backtracking_allowed)
+                          backtracking_allowed=backtracking_allowed, seconds=seconds)
         batch.append(row)
         size += len(row.html)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
@@ -191,7 +251,7 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
     for copy_id in copy_ids:
         row, document_size = _copy_render(models, session_id, copy_id, key, patterns,
                                            backtracking_allowed=backtracking_allowed,
-                                           condition=condition)
+                                           condition=condition, seconds=seconds)
         batch.append(row)
         size += document_size + sum(len(r["reason_html"]) for r in row.reviews)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
@@ -212,14 +272,15 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
 
 
 def task_render(models: Models, session_id: int, task_id: int, key: str, patterns: list[str], *,
-                backtracking_allowed: bool = False):
+                backtracking_allowed: bool = False, seconds: float | None = None):
     """One task's unsaved TaskRender row (an opening stores it; a host's preview of a draft only
     shows it)."""
     title, statement, fmt = (models.Task.objects.filter(pk=task_id)
                              .values_list("title", "statement", "format")[0])
     return models.TaskRender(session_id=session_id, task_id=task_id, inputs_sha256=key,
                              html=task_of(title, statement, fmt, patterns,
-                                          backtracking_allowed=backtracking_allowed))
+                                          backtracking_allowed=backtracking_allowed,
+                                          seconds=seconds))
 
 
 def copy_render(models: Models, session_id: int, copy_id: int, key: str, patterns: list[str], *,
@@ -229,10 +290,12 @@ def copy_render(models: Models, session_id: int, copy_id: int, key: str, pattern
                         backtracking_allowed=backtracking_allowed, condition=condition)[0]
 
 
-def _copy_render(models, session_id, copy_id, key, patterns, *, backtracking_allowed, condition):
+def _copy_render(models, session_id, copy_id, key, patterns, *, backtracking_allowed, condition,
+                 seconds=None):
     """(the row, the frame document's length): the batches are bounded by the unpacked size."""
     content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
-    frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed)
+    frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed,
+                         seconds=seconds)
     del content
     reviews = [
         {"review": r["pk"], "reviewer": r["reviewer_id"], "verdict": r["verdict"],

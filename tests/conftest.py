@@ -16,6 +16,8 @@ All of it is built by tests/worlds.py through the real services; modules needing
 their own call those builders with arguments.
 """
 
+import time
+
 import pytest
 from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
@@ -28,7 +30,15 @@ from judging import immutability
 from judging.services import guest_join, guests_configure, judge_remove
 from reports.offprocess import POOL
 from tests.support import github_standin
-from tests.worlds import a_github_judge, a_host, a_run, a_session, advance, invite_and_join
+from tests.worlds import (
+    a_github_judge,
+    a_host,
+    a_run,
+    a_session,
+    advance,
+    invite_and_join,
+    opening_children,
+)
 
 # The `pure` marker (tests that run once, in the embedded-default run), enforced.
 pytest_plugins = ["tests.support.pure"]
@@ -203,6 +213,21 @@ def report_builders(transactional_db, monkeypatch):
     POOL.stop_all()
     yield POOL
     POOL.stop_all()
+
+
+@pytest.fixture
+def opening_processes(transactional_db, monkeypatch):
+    """For a test that opens a session from the host's page: the opening runs in a process of its
+    own (judging/opening.py) that reads and writes the database itself, so the test's rows must be
+    committed (this fixture makes the test transactional) and the process must join this run's
+    test database, by name (blindjudge/settings_test.py). Afterwards no opening process is left
+    writing to a database the next test flushes."""
+    monkeypatch.setenv("BLINDJUDGE_TEST_DATABASE_NAME", str(connection.settings_dict["NAME"]))
+    yield
+    give_up = time.monotonic() + 60
+    while opening_children() and time.monotonic() < give_up:
+        time.sleep(0.05)
+    assert not opening_children(), "an opening process outlived its test"
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -10,6 +10,9 @@ planted values, a session with scorecards) calls them with arguments.
 
 import copy
 import json
+import os
+import time
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
@@ -20,6 +23,7 @@ from accounts.guards import JUDGE_SESSION_KEY, judge_binding
 from accounts.models import Host, Judge
 from judging.demo import DEMO_KEPT, DEMO_REDACTIONS, demo_bundle
 from judging.models import Run, Session, SessionState
+from judging.selectors.host import opening_progress
 from judging.services import (
     Admission,
     blinding_dismiss,
@@ -282,3 +286,26 @@ def is_saved_reply(reply: dict) -> bool:
     return (set(reply) == {"saved", "revision", "saved_at"} and reply["saved"] is True
             and isinstance(reply["revision"], int) and reply["revision"] >= 1
             and datetime.fromisoformat(reply["saved_at"]).tzinfo is not None)
+
+
+def opening_children() -> list[int]:
+    """The opening processes (judging/opening.py) this (test) process started that still run."""
+    pids = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:  # a thread (or a child) may end while we read
+            for child in (task / "children").read_text().split():
+                if b"judging.opening" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    pids.append(int(child))
+        except FileNotFoundError:
+            continue
+    return pids
+
+
+def opened_from_page(session: Session, *, within: float = 120.0) -> Session:
+    """Wait for the opening the host's page started (its own process) to end, opened or refused,
+    and its process with it; the session as it then is. Needs the `opening_processes` fixture."""
+    give_up = time.monotonic() + within
+    while opening_progress(session)["running"] or opening_children():
+        assert time.monotonic() < give_up, f"session {session.pk}'s opening did not end in {within} s"
+        time.sleep(0.05)
+    return Session.objects.get(pk=session.pk)

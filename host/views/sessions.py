@@ -2,7 +2,9 @@
 to the preregistration.
 """
 
+from django.http import JsonResponse
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from blindjudge.errors import Conflict, ServiceError
 from host.forms import AmendForm, ConfirmForm, DraftForm, PlannerForm
@@ -18,6 +20,7 @@ from host.views.common import (
 from judging.models import SessionState
 from judging.selectors.host import (
     blinding_check,
+    opening_progress,
     session_events,
     session_lock_counts,
     session_progress,
@@ -26,7 +29,7 @@ from judging.services import (
     prereg_amend,
     protocol_of,
     session_close,
-    session_open,
+    session_open_start,
     session_reopen,
     session_reveal,
     session_update_draft,
@@ -60,6 +63,7 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
         "planner_form": PlannerForm(),
         "events": session_events(session),
         "report_formats": list(REPORT_FORMATS) if state == SessionState.REVEALED else [],
+        "opening": opening_progress(session) if state == SessionState.DRAFT else None,
     }
     return render_host_page(request, "host/session.html", context, status=status)
 
@@ -104,8 +108,19 @@ def _transition_view(service, done: str):
 
 
 _open_change = _transition_view(
-    session_open, "Session {session.pk} is open; its protocol is frozen "
-                  "(sha256 {session.protocol_sha256}). Next: invite the judges.")
+    session_open_start, "Opening session {session.pk}: everything its judges will see is being "
+                        "rendered; this page shows how far it has got, and the protocol freezes "
+                        "when it is done.")
+
+
+@for_host_session
+@require_safe
+def session_opening(request, session):
+    """The opening's progress as JSON, for the session page's script (static/host/opening.js)
+    while the opening renders: `running`, `rendered` of `to_render`, `stalled`, `failure`, `state`."""
+    response = JsonResponse(opening_progress(session))
+    response["Cache-Control"] = "no-store"
+    return response
 
 # What each key of the frozen protocol (judging.services.protocol_of) means to a host, in the
 # confirmation before opening. A key not named here (a newer protocol's) is listed by its name.

@@ -11,7 +11,15 @@ from accounts.models import AdmittedAs, Credential, CredentialKind, Invitation, 
 from blindjudge.errors import NotFound
 from content.truth import DEFECTIVE, GOOD
 from judging.blinding import blinding_check  # noqa: F401 - the host's faces read it from here
-from judging.models import Copy, Finding, Run, Session, SessionRender, SessionState
+from judging.models import (
+    OPEN_LEASE_SECONDS,
+    Copy,
+    Finding,
+    Run,
+    Session,
+    SessionRender,
+    SessionState,
+)
 from judging.selectors.live import last_activity
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
@@ -39,6 +47,24 @@ def session_instructions_html(session: Session) -> str:
     """The instructions as judges are shown them: rendered when the session opened (empty before)."""
     return (SessionRender.objects.filter(session=session)
             .values_list("instructions_html", flat=True).first()) or ""
+
+
+def opening_progress(session: Session) -> dict:
+    """A draft's opening as the host's page shows it: `running` (a claim refreshed within its
+    lease), `rendered` of `to_render` texts stored, `stalled` (a claim whose lease ran out: its
+    process died), `failure` (why the last opening from the page stopped), and `state`."""
+    row = (SessionRender.objects.filter(session_id=session.pk)
+           .values("opener", "opener_seen_at", "rendered", "to_render", "failure").first())
+    state = Session.objects.filter(pk=session.pk).values_list("state", flat=True).first()
+    progress = {"state": state, "running": False, "stalled": False, "rendered": 0,
+                "to_render": 0, "failure": ""}
+    if row is None or state != SessionState.DRAFT:
+        return progress
+    claimed = bool(row["opener"]) and row["opener_seen_at"] is not None
+    fresh = claimed and (timezone.now() - row["opener_seen_at"]).total_seconds() < OPEN_LEASE_SECONDS
+    progress.update(running=fresh, stalled=claimed and not fresh, rendered=row["rendered"],
+                    to_render=row["to_render"], failure=row["failure"])
+    return progress
 
 
 def items_per_judge(session: Session) -> int:

@@ -26,11 +26,12 @@ from content.rules import (
     has_rules_block,
     parse_block,
 )
-from judging import audit, live, renders
+from judging import audit, live, opening, renders
 from judging.blinding import blinding_check, undecided_refusal
 from judging.models import (
     DEFAULT_VERDICT_MIN_SHOWN_MS,
     MAX_VERDICT_MIN_SHOWN_MS,
+    OPEN_LEASE_SECONDS,
     CopyRender,
     FindingRender,
     Item,
@@ -434,7 +435,6 @@ def protocol_of(session: Session) -> dict:
 # random id in the session's render row, refreshed with every batch it stores): a second opening
 # meanwhile is refused; a claim not refreshed for OPEN_LEASE_SECONDS (the process died) may be
 # taken over, and the renders already stored are reused.
-OPEN_LEASE_SECONDS = 300
 OPEN_ATTEMPTS = 3
 
 
@@ -470,7 +470,7 @@ def _claim_opening(session: Session, opener: str) -> tuple[Session, str]:
         if claim.inputs_sha256 != key:
             claim.rubric_html = claim.instructions_html = ""
         claim.inputs_sha256, claim.opener, claim.opener_seen_at = key, opener, now
-        claim.complete = False
+        claim.complete, claim.failure = False, ""
         claim.save()
         for model in (TaskRender, CopyRender, FindingRender):
             model.objects.filter(session=session).exclude(inputs_sha256=key).delete()
@@ -491,19 +491,26 @@ def _still_claimed(session: Session, opener: str, **fields) -> None:
 
 def _render(session: Session, opener: str, key: str) -> None:
     """Render what is missing, outside any transaction; store it batch by batch, each batch in a
-    short transaction of its own (other sessions' judges keep saving meanwhile)."""
-    patterns = session.redaction_patterns
+    short transaction of its own (other sessions' judges keep saving meanwhile), counting what is
+    stored on the claim (the host's page shows it). Each text has BLINDJUDGE_RENDER_SECONDS
+    (renders.deadline), past which it is rendered as plain text."""
+    patterns, seconds = session.redaction_patterns, settings.BLINDJUDGE_RENDER_SECONDS
     models = renders.app_models()
-    rubric_html = renders.prose_of(session.rubric, patterns)
-    instructions_html = renders.prose_of(session.instructions, patterns)
+    total = sum(renders.expected_counts(models, session.pk))
+    copies, findings = renders.pending(models, session.pk, key)
+    rendered = total - len(copies) - len(findings) - len(renders.pending_tasks(models, session.pk, key))
+    del copies, findings
+    rubric_html = renders.prose_of(session.rubric, patterns, seconds=seconds)
+    instructions_html = renders.prose_of(session.instructions, patterns, seconds=seconds)
     with transaction.atomic():
         _still_claimed(session, opener, rubric_html=rubric_html,
-                       instructions_html=instructions_html)
+                       instructions_html=instructions_html, rendered=rendered, to_render=total)
     del rubric_html, instructions_html
     for batch in renders.render_batches(models, session.pk, key, patterns,
-                                        condition=session.run.default_condition):
+                                        condition=session.run.default_condition, seconds=seconds):
+        rendered += len(batch)
         with transaction.atomic():
-            _still_claimed(session, opener)
+            _still_claimed(session, opener, rendered=rendered)
             renders.store(models, batch)
 
 
@@ -540,7 +547,67 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
     return session
 
 
-def session_open(*, session: Session, actor: str) -> Session:
+def _openable(session: Session) -> Session:
+    """The draft, checked for what refuses an opening before anything is claimed or rendered."""
+    fresh = Session.objects.select_related("run").get(pk=session.pk)
+    _require_state(fresh, SessionState.DRAFT, doing="open")
+    _check_rules(fresh.preregistration, "preregistration", fresh.run)
+    try:
+        # A draft can hold a pattern accepted before RE2 ran them (a lookaround, a backreference):
+        # say so here, with what to do, never fail halfway through rendering.
+        compile_patterns(fresh.redaction_patterns)
+    except PatternError as error:
+        raise Invalid(f"cannot open: {error}. Withdraw that pattern on the blinding page (or with "
+                      "`redactions --withdraw`) and accept one RE2 can run") from None
+    return fresh
+
+
+def _refuse_undecided(session: Session) -> None:
+    # Every name the check finds is redacted or kept on purpose before anything freezes: a leak
+    # frozen into a protocol cannot be taken back (issue 24 item 7).
+    undecided = blinding_check(session, counts=False)["undecided"]
+    if undecided:
+        raise Invalid(undecided_refusal(undecided))
+
+
+def _new_opener() -> str:
+    return Draws().hex("opener")[:32]
+
+
+def session_open_start(*, session: Session, actor: str) -> Session:
+    """Start opening a draft from the host's page: the checks of `session_open`, then the claim
+    (a second opening is refused at once), then a process of its own (judging.opening) renders
+    and opens it with `session_open`, counting its progress on the claim, which the host's page
+    shows (`opening_progress`). Rendering model output never runs in a serving process: whatever
+    a copy does to the renderer, other sessions' judges are not kept waiting. A refusal found by
+    the process, or its end without opening, is kept on the claim (`failure`) for the page."""
+    fresh = _openable(session)
+    opener = _new_opener()
+    claimed, _key = _claim_opening(fresh, opener)
+    try:
+        _refuse_undecided(claimed)
+        opening.start(session_id=fresh.pk, opener=opener, actor=actor)
+    except BaseException:
+        _release_claim(fresh.pk, opener)
+        raise
+    return claimed
+
+
+def opening_failed(*, session_id: int, opener: str, message: str, claimed_only: bool = False) -> None:
+    """Keep why an opening started from the page stopped, for the host's page; unless another
+    opening has claimed the session since (its own outcome is the one to show). `claimed_only`:
+    only if this opening still holds its claim (its process was killed before it let go)."""
+    openers = (opener,) if claimed_only else (opener, "")
+    SessionRender.objects.filter(session_id=session_id, opener__in=openers).update(
+        failure=message[:2000], opener="", opener_seen_at=None)
+
+
+def _release_claim(session_id: int, opener: str) -> None:
+    SessionRender.objects.filter(session_id=session_id, opener=opener).update(
+        opener="", opener_seen_at=None)
+
+
+def session_open(*, session: Session, actor: str, opener: str | None = None) -> Session:
     """Open a draft session: everything its judges will see is rendered, then its protocol freezes.
 
     First (no state changes yet, nothing held for long): the decision rules are validated
@@ -555,28 +622,19 @@ def session_open(*, session: Session, actor: str) -> Session:
     A second opening while one renders is refused (Conflict); an opening that fails leaves its
     renders for the next one, which renders only what is missing, and only for the session's
     redactions and rubric as they are then (if they change while it renders, it renders again).
+    `opener`: the claim `session_open_start` made for the process it started (None: a new one).
+    Each text's rendering has a deadline (BLINDJUDGE_RENDER_SECONDS; in the main thread only:
+    renders.deadline), past which it is shown as plain text.
     """
-    fresh = Session.objects.select_related("run").get(pk=session.pk)
-    _require_state(fresh, SessionState.DRAFT, doing="open")
-    _check_rules(fresh.preregistration, "preregistration", fresh.run)
-    try:
-        # A draft can hold a pattern accepted before RE2 ran them (a lookaround, a backreference):
-        # say so here, with what to do, never fail halfway through rendering.
-        compile_patterns(fresh.redaction_patterns)
-    except PatternError as error:
-        raise Invalid(f"cannot open: {error}. Withdraw that pattern on the blinding page (or with "
-                      "`redactions --withdraw`) and accept one RE2 can run") from None
-    opener = Draws().hex("opener")[:32]
+    fresh = _openable(session)
+    opener = opener or _new_opener()
     try:
         for _ in range(OPEN_ATTEMPTS):
             claimed, key = _claim_opening(fresh, opener)
-            # Every name the check finds is redacted or kept on purpose before anything freezes: a
-            # leak frozen into a protocol cannot be taken back (issue 24 item 7). After the claim
-            # (a second opening is refused at once, not after scanning every copy) and with the
-            # redactions as this attempt renders them; a refusal gives the claim back (finally).
-            undecided = blinding_check(claimed, counts=False)["undecided"]
-            if undecided:
-                raise Invalid(undecided_refusal(undecided))
+            # After the claim (a second opening is refused at once, not after scanning every copy)
+            # and with the redactions as this attempt renders them; a refusal gives the claim back
+            # (finally).
+            _refuse_undecided(claimed)
             _render(claimed, opener, key)
             opened = _open_rendered(claimed, opener, key, actor)
             if opened is not None:
@@ -584,8 +642,7 @@ def session_open(*, session: Session, actor: str) -> Session:
         raise Conflict(f"cannot open: the redactions or the rubric of session {fresh.pk} kept "
                        "changing while it was being rendered; open it again")
     finally:
-        SessionRender.objects.filter(session_id=fresh.pk, opener=opener).update(
-            opener="", opener_seen_at=None)
+        _release_claim(fresh.pk, opener)
 
 
 def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:

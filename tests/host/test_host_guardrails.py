@@ -15,7 +15,7 @@ from judging.demo import demo_bundle
 from judging.models import SessionState
 from judging.selectors.host import item_truth_counts
 from judging.services import session_close, verdict_record
-from tests.worlds import a_run, a_session, answer_all, client_as, codes, invite_and_join
+from tests.worlds import a_run, a_session, answer_all, client_as, codes, invite_and_join, opened_from_page
 
 
 def url(name, **kwargs):
@@ -39,8 +39,7 @@ def demo_draft(host):
 
 # --- Opening -------------------------------------------------------------------------------------
 
-@pytest.mark.django_db
-def test_opening_goes_through_a_confirmation_that_lists_what_freezes(alice, draft):
+def test_opening_goes_through_a_confirmation_that_lists_what_freezes(opening_processes, alice, draft):
     overview = page(alice.get(url("session", session_id=draft.pk)))
     open_path = url("session_open", session_id=draft.pk)
     assert f'<a class="button primary" href="{open_path}">Open the session…</a>' in overview
@@ -59,6 +58,7 @@ def test_opening_goes_through_a_confirmation_that_lists_what_freezes(alice, draf
 
     response = alice.post(open_path)
     assert response.status_code == 303
+    opened_from_page(draft)
     opened = page(alice.get(response["Location"]))
     assert "Next: invite the judges" in opened
     assert f'href="{url("invitations", session_id=draft.pk)}">Invite judges</a>' in opened

@@ -45,7 +45,17 @@ from judging.services import (
 from reports.export import neutralise_cell
 from reports.html import REPORT_CSP
 from reports.render import REPORT_FORMATS
-from tests.worlds import BAD, a_run, a_session, advance, bundle_bytes, client_as, invite_and_join, make_bundle
+from tests.worlds import (
+    BAD,
+    a_run,
+    a_session,
+    advance,
+    bundle_bytes,
+    client_as,
+    invite_and_join,
+    make_bundle,
+    opened_from_page,
+)
 
 HOSTILE_NAME = '../../etc/passwd"; rm -rf /\r\nX-Injected: 1'
 CANARY_REASON = "CANARY-REASON-1234"
@@ -336,12 +346,11 @@ def test_editing_the_draft(alice, draft):
     assert draft.rubric == "A new rubric"
 
 
-@pytest.mark.django_db
-def test_opening_freezes_the_protocol_and_shows_its_hash(alice, draft):
+def test_opening_freezes_the_protocol_and_shows_its_hash(opening_processes, alice, draft):
     assert "not frozen yet" in page(alice.get(url("session", session_id=draft.pk)))
     response = alice.post(url("session_open", session_id=draft.pk))
     assert response.status_code == 303
-    draft.refresh_from_db()
+    draft = opened_from_page(draft)
     assert draft.state == SessionState.OPEN and len(draft.protocol_sha256) == 64
     body = page(alice.get(url("session", session_id=draft.pk)))
     assert draft.protocol_sha256 in body
@@ -808,8 +817,7 @@ def test_no_report_before_the_reveal(alice, open_session):
 
 # --- Cross-cutting ------------------------------------------------------------------------------
 
-@pytest.mark.django_db
-def test_a_forged_cross_site_post_is_refused(host, draft):
+def test_a_forged_cross_site_post_is_refused(opening_processes, host, draft):
     """docs/threats.md case 28: a POST without the CSRF token changes nothing."""
     forger = client_as(host, enforce_csrf_checks=True)
     for name in ("session_open", "session_edit"):
@@ -823,8 +831,7 @@ def test_a_forged_cross_site_post_is_refused(host, draft):
     response = forger.post(url("session_open", session_id=draft.pk),
                            {"csrfmiddlewaretoken": token})
     assert response.status_code == 303
-    draft.refresh_from_db()
-    assert draft.state == "open"
+    assert opened_from_page(draft).state == "open"
 
 
 @pytest.mark.django_db
