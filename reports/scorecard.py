@@ -4,7 +4,7 @@ The one piece of a report a judge may see: their own locked verdicts beside the 
 recall and true-negative rate with Wilson intervals, scored exactly as the host's report scores
 them. Nothing of any other judge, of the builders or of the model reviewers.
 
-The scores are reports.scoring.score's: the report's k/n and Wilson interval exactly. The report's
+The scores are content.scoring.score's: the report's k/n and Wilson interval exactly. The report's
 second interval, resampled by cluster or task (scores.judges[*].phases[p][v].resampled), is not
 repeated here: it is drawn over every unit the session's items span, one set of draws for all
 judges, so reproducing it would take the whole session's item list, beyond the judge's own
@@ -14,10 +14,10 @@ they can check by hand.
 """
 
 from blindjudge.errors import NotFound
+from content.scoring import score
 from content.truth import is_correct
 from judging.models import SessionKind, SessionState, Verdict
 from judging.renders import inline_of
-from reports.scoring import score
 
 # The words a judge reads, never a stored value (the judge pages' one vocabulary).
 TRUTH_LABELS = {"known_good": "Good (no defect known)", "seeded_defect": "Has a seeded defect",

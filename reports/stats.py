@@ -5,7 +5,7 @@ imported lazily, inside the functions that need a distribution, so that importin
 cheap; ``tests/reports/test_stats.py`` asserts that importing it does not load scipy. The processes
 that serve pages never import it (the report is built in a builder process, reports/offprocess.py):
 what they compute, a scorecard's Wilson interval and the planner's sample size, is in
-reports/stdlib_stats.py, with the standard library only, and re-exported here.
+content/stdlib_stats.py, with the standard library only, and re-exported here.
 
 Turning querysets into the arrays these functions take belongs in reports/loading.py, not here.
 """
@@ -24,8 +24,8 @@ import numpy as np
 
 # The statistics a serving process computes too, in the standard library only (no numpy, no
 # scipy): re-exported here with the rest.
-from reports.stdlib_stats import check_probability as _check_probability
-from reports.stdlib_stats import paired_sample_plan, paired_sample_size, wilson_bounds
+from content.stdlib_stats import check_probability as _check_probability
+from content.stdlib_stats import paired_sample_plan, paired_sample_size, wilson_bounds
 
 __all__ = [
     "RULE_OPERATORS",
@@ -105,7 +105,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     confidence = _check_probability("confidence", confidence)
     if n == 0:
         raise ValueError("wilson_interval needs n >= 1: with no trials there is no proportion")
-    # The formula is reports.stdlib_stats', which the judges' scorecards use without numpy/scipy.
+    # The formula is content.stdlib_stats', which the judges' scorecards use without numpy/scipy.
     return wilson_bounds(successes, n, _two_sided_z(confidence))
 
 

@@ -4,6 +4,7 @@ sample-size planner.
 
 import math
 
+from content.stdlib_stats import paired_sample_plan
 from host.forms import MAX_PATTERNS, PlannerForm, RedactionAcceptForm
 from host.views.common import (
     SPECIAL_CHARACTERS,
@@ -24,7 +25,6 @@ from judging.services import (
     redactions_withdraw,
     text_limit,
 )
-from reports.stdlib_stats import paired_sample_plan
 
 
 def _suggestions(session, check) -> list[str]:

@@ -37,9 +37,10 @@ from itertools import combinations
 
 import numpy as np
 
+from content.scoring import rate, scored_verdict
 from reports import stats
 from reports.loading import ReportData
-from reports.scoring import GROUPS, rate, scored_verdict
+from reports.scoring import GROUPS
 from reports.sections.common import finite
 from reports.sections.model_reviewers import review_group
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES

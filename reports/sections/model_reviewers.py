@@ -16,10 +16,10 @@ from itertools import combinations
 
 import numpy as np
 
+from content.scoring import rate, scored_verdict
 from content.truth import truth_class
 from reports.groups import SEAL_GROUPS, SEALS
 from reports.loading import Bundle, ReportData
-from reports.scoring import rate, scored_verdict
 
 
 def is_same_family(review, bundle: Bundle) -> bool:

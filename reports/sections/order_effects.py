@@ -1,6 +1,6 @@
 """Order effects: accuracy by the third of each judge's drawn order an item fell in."""
 
-from reports.scoring import rate
+from content.scoring import rate
 
 THIRDS = ("first", "middle", "last")
 

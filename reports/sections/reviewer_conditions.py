@@ -19,10 +19,10 @@ Truth is the current one (after corrections)."""
 
 from collections import defaultdict
 
+from content.scoring import rate, scored_verdict
 from content.truth import truth_class
 from reports import stats
 from reports.loading import ReportData
-from reports.scoring import rate, scored_verdict
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
 CLASSES = ("defective", "good")

@@ -19,10 +19,10 @@ from collections import defaultdict
 
 import numpy as np
 
+from content.scoring import rate, score, scored_verdict
 from content.truth import is_correct, truth_class
 from reports import stats
 from reports.loading import CLASS_CODES, ReportData
-from reports.scoring import rate, score, scored_verdict
 from reports.sections.common import estimate
 from reports.sections.model_reviewers import review_group, seal_counts
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES

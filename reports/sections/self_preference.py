@@ -15,10 +15,10 @@ that too; tasks_with_both says how far the two sets share tasks."""
 
 from collections import defaultdict
 
+from content.scoring import rate, scored_verdict
 from content.truth import truth_class
 from reports import stats
 from reports.loading import ReportData
-from reports.scoring import rate, scored_verdict
 from reports.sections.common import estimate
 from reports.sections.model_reviewers import authorship, review_group
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES

@@ -11,11 +11,11 @@ import json
 import pytest
 
 from content.rules import RunBuilder, RunContext, RunReviewer
+from content.scoring import rate
 from judging.services import phase_lock, session_create, session_open, verdict_record
 from reports.build import build_report
 from reports.export import to_json
 from reports.html import to_html
-from reports.scoring import rate
 from reports.sections.decision_rules import Figures, evaluate_rules
 from tests.reports.test_report import SCHEMA_PATH, schema_errors
 from tests.reports.test_report_run2 import run2_bundle

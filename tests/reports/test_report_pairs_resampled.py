@@ -15,6 +15,7 @@ import json
 import pytest
 
 from accounts.models import Judge
+from content.scoring import rate
 from judging.models import Run
 from judging.services import phase_lock, session_create, session_open, verdict_record
 from reports import stats
@@ -22,7 +23,6 @@ from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.html import to_html
 from reports.scorecard import judge_scorecard
-from reports.scoring import rate
 from reports.sections import pooled
 from tests.judging.test_commands import call_json
 from tests.judging.test_import_from import SEED_ARGS

@@ -20,7 +20,8 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reports import stats, stdlib_stats
+from content import stdlib_stats
+from reports import stats
 from reports.stats import (
     DRAW_BLOCK_VALUES,
     bootstrap_judges_items,
@@ -78,9 +79,10 @@ def test_importing_stats_does_not_load_scipy_or_django():
 
 @pytest.mark.pure(False)  # imports afresh in a process of its own
 def test_the_serving_processes_statistics_load_neither_numpy_nor_scipy():
-    """A judge's scorecard (reports.scoring, reports.scorecard) and the host's planner
-    (reports.stdlib_stats) are computed in the serving process; numpy and scipy stay out of it."""
-    code = ("import sys, reports.stdlib_stats, reports.scoring, reports.offprocess, reports.render; "
+    """A judge's scorecard (content.scoring, reports.scorecard) and the host's planner
+    (content.stdlib_stats) are computed in the serving process; numpy and scipy stay out of it."""
+    code = ("import sys, content.stdlib_stats, content.scoring, reports.scorecard, reports.offprocess, "
+            "reports.render; "
             "print('numpy' in sys.modules, 'scipy' in sys.modules)")
     result = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
         [sys.executable, "-c", "import django; django.setup(); " + code],

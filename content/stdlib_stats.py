@@ -1,11 +1,11 @@
-"""The statistics the serving processes compute, with the standard library only.
+"""The statistics computed in the processes that serve pages, with the standard library only.
 
 numpy and scipy never load in a process that serves judges and hosts (reports/offprocess.py builds
 the report in a process of its own). Two pages still compute a little statistics there:
 
-- a judge's scorecard (reports/scorecard.py) scores with reports.scoring.rate, whose Wilson
-  interval is `wilson_95`; reports.stats.wilson_interval computes its bounds with the same
-  `wilson_bounds`, so the scorecard's intervals and the report's are the same floats;
+- a judge's scorecard (judging.selectors.judge.judge_scorecard) scores with content.scoring.rate,
+  whose Wilson interval is `wilson_95`; reports.stats.wilson_interval computes its bounds with the
+  same `wilson_bounds`, so the scorecard's intervals and the report's are the same floats;
 - the host's sample-size planner (host/views/blinding.py) prints `paired_sample_plan`, whose
   normal quantiles come from statistics.NormalDist (within 1e-15 of scipy.stats.norm.ppf;
   tests/reports/test_stats.py compares them).
