@@ -12,6 +12,8 @@ import zipfile
 
 TASK = "bomb"
 MODEL = "openai/gpt-4o-mini"
+_ALPHABET = string.ascii_letters + " "
+_LETTERS = bytes(ord(_ALPHABET[byte % len(_ALPHABET)]) for byte in range(256))
 
 
 def _header(task: str = TASK, model: str = MODEL) -> dict:
@@ -22,8 +24,7 @@ def _header(task: str = TASK, model: str = MODEL) -> dict:
 def _attachment_text(chars: int, seed: int = 1) -> str:
     """Text that deflate cannot shrink much (letters drawn at random), so the log stays as large
     as the attachment: what made the issue's log 75 KB for a 100 KB attachment."""
-    rng = random.Random(seed)
-    return "".join(rng.choices(string.ascii_letters + " ", k=chars))
+    return random.Random(seed).randbytes(chars).translate(_LETTERS).decode("ascii")
 
 
 def _sample(sample_id: int, messages: int, attachment: str) -> dict:
