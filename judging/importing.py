@@ -133,7 +133,10 @@ def convert(request: ImportRequest) -> Converted:
         process.stdout.close()
         writer.join(timeout=5)
     status = process.returncode
-    line, _, body = answer.partition(b"\n")
+    newline = answer.find(b"\n")
+    line = bytes(answer[:newline]) if newline >= 0 else b""
+    body = bytes(memoryview(answer)[newline + 1:]) if newline >= 0 else b""
+    del answer  # the bundle is held once, as bytes, from here on
     try:
         head = json.loads(line) if line else {}
     except ValueError:
@@ -191,7 +194,7 @@ def _send(stream, pieces: list[bytes]) -> None:
         pass
 
 
-def _receive(process: subprocess.Popen, deadline: float, max_bundle_bytes: int) -> bytes:
+def _receive(process: subprocess.Popen, deadline: float, max_bundle_bytes: int) -> bytearray:
     """Everything the child writes until it closes its output; TimeoutError past the deadline,
     and no more than its answer may hold (the rest is not read)."""
     fd = process.stdout.fileno()
@@ -207,10 +210,10 @@ def _receive(process: subprocess.Popen, deadline: float, max_bundle_bytes: int) 
             continue
         chunk = os.read(fd, CHUNK_BYTES)
         if not chunk:
-            return bytes(received)
+            return received
         received += chunk
         if len(received) > limit:
-            return b""  # out of protocol: refused below as a failure
+            return bytearray()  # out of protocol: refused below as a failure
 
 
 def convert_in_process(request: ImportRequest, max_bundle_bytes: int | None = None) -> Imported:
