@@ -42,8 +42,8 @@ from judging.importing import (
     convert_in_process,
 )
 
-# The request line names files and options: far smaller than this.
-MAX_REQUEST_LINE_BYTES = 1024 * 1024
+# The request line names the files and holds the options: far smaller than this.
+MAX_REQUEST_LINE_BYTES = 16 * 1024 * 1024
 MEMORY_ANSWER = json.dumps({"ok": False, "memory": True}).encode() + b"\n"
 
 

@@ -64,8 +64,9 @@ one budget of `max_built_chars` characters for the upload: the conversion stops 
 before building more.
 
 Errors: `file: field: message`, `file:line: …` for JSON syntax, and for a zip member
-`file.eval:samples/3_epoch_1.json: field: message`; every problem is collected, and nothing but
-ConversionError ever leaves `convert`.
+`file.eval:samples/3_epoch_1.json: field: message`; every problem is collected (but a limit of the
+upload stops the conversion where it is passed), and nothing but ConversionError ever leaves
+`convert`.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth re
 CHUNK = 1024 * 1024
 # Every text built from one upload's logs (statements, copies, review reasons: `attachment://`
 # references expanded where they stand) counts against one budget of this many characters, unless
-# the caller gives another (judging.importing gives BLINDJUDGE_MAX_BUNDLE_BYTES: texts of more
-# characters than a bundle may hold bytes can never be imported). 10,000 messages naming one 100 KB
+# the caller gives another (judging.importing gives BLINDJUDGE_MAX_BUNDLE_BYTES: a character is at
+# least a byte of the bundle, so texts past it could never be imported). 10,000 messages naming one 100 KB
 # attachment made a 1 GB text from a 75 KB log (issue 25 item 2); now the conversion stops there.
 MAX_BUILT_CHARS = 64 * 1024 * 1024
 # An upload (every log of one conversion together) holds at most this many samples, and its parsed
