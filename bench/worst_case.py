@@ -124,6 +124,35 @@ def render(repeat: int) -> dict:
 
 # --- Inputs that cost the server memory or hold its limits (issue 25) ---------------------------
 
+_INSPECT = (
+    "from pathlib import Path\n"
+    "from content.importers.common import ConversionError, Families, Source\n"
+    "from tests.support.hostile_logs import attachment_bomb, large_legal_log\n")
+_CONVERT_HERE = (
+    "from content.importers.inspect_logs import convert\n"
+    "started = time.perf_counter()\n"
+    "try:\n"
+    "    done = convert(logs=[Source('log.eval', raw)], truth_scorer='match', truth_values=None,\n"
+    "                   review_scorer=None, families=Families(), max_built_chars=50 * 2**20)\n"
+    "    outcome = f'{len(raw) // 1024:,} KB log: converted, {done.summary[\"tasks\"]:,} tasks'\n"
+    "except ConversionError as refused:\n"
+    "    outcome = f'{len(raw) // 1024:,} KB log: refused: {refused.errors[0][:90]}'\n")
+_CONVERT_CHILD = (
+    "import os\n"
+    "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'bench.settings')\n"
+    "from judging.importing import ImportRequest, convert\n"
+    "request = ImportRequest(format='inspect', logs=[Source('log.eval', raw)], "
+    "truth_scorer='match')\n"
+    "started = time.perf_counter()\n"
+    "try:\n"
+    "    done = convert(request)\n"
+    "    outcome = (f'converted, {done.summary[\"tasks\"]:,} tasks in the child in '\n"
+    "               f'{done.seconds} s, peak {done.peak_rss_mb} MB')\n"
+    "except ConversionError as refused:\n"
+    "    outcome = f'refused: {refused.errors[0][:60]}'\n"
+    "child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024\n"
+    "outcome += f'; the child peaked at {child} MB'\n")
+
 # Each case runs in a child process of its own, so its peak resident memory (ru_maxrss) is its
 # own: (what it does, Python source run after the project is importable).
 INPUT_CASES = {
@@ -137,10 +166,30 @@ INPUT_CASES = {
         "rows = np.ones((8, 80_000))\n"
         "points, *_ = clustered_ratios(rows, rows, range(80_000), resamples=2000, seed=1)\n"
         "outcome = f'points {points[0]}'\n"),
+    # Issue 25 item 2: inspect logs (tests/support/hostile_logs.py builds them), converted as the
+    # product converts them (the texts' budget: the 50 MiB bundle limit), here in the process...
+    "inspect .eval of 75 KB: 10,000 messages naming one 100 KB attachment (convert)": (
+        _INSPECT + "raw = attachment_bomb(samples=1, messages=10_000)\n" + _CONVERT_HERE),
+    "inspect .eval of 2.9 MB: 40 samples of 150 such messages, 15 MB of text each (convert)": (
+        _INSPECT + "raw = attachment_bomb(samples=40, messages=150)\n" + _CONVERT_HERE),
+    "inspect .eval of 12 MB, legal: 1,000 samples of 16 KB (convert)": (
+        _INSPECT + "raw = large_legal_log(samples=1_000, statement_kb=16)\n" + _CONVERT_HERE),
+    # ...and through judging.importing.convert, which converts in a child process: the peak here
+    # is the asking (serving) process's, the child's is in the outcome; the 21 KB real log's time
+    # is what a conversion's child costs to start.
+    "inspect .eval of 21 KB, the real popularity log (judging.importing.convert, a child)": (
+        _INSPECT + "raw = (Path('tests/data/inspect') / "
+        "'2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval').read_bytes()\n"
+        + _CONVERT_CHILD),
+    "inspect .eval of 2.9 MB, the 40-sample attachment bomb (judging.importing.convert, a child)": (
+        _INSPECT + "raw = attachment_bomb(samples=40, messages=150)\n" + _CONVERT_CHILD),
+    "inspect .eval of 12 MB, legal, 1,000 samples (judging.importing.convert, a child)": (
+        _INSPECT + "raw = large_legal_log(samples=1_000, statement_kb=16)\n" + _CONVERT_CHILD),
 }
 _INPUT_RUNNER = """
-import resource, sys, time
+import os, resource, sys, time
 sys.path.insert(0, {root!r})
+os.chdir({root!r})
 started = time.perf_counter()
 outcome = "done"
 {body}

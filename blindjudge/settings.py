@@ -444,6 +444,13 @@ BLINDJUDGE_REPORT_BUILDER_IDLE = env_int("BLINDJUDGE_REPORT_BUILDER_IDLE", 600, 
 BLINDJUDGE_REPORT_BUILDERS = env_int("BLINDJUDGE_REPORT_BUILDERS", 2, minimum=1)
 # A host opening a revealed session's page starts a builder then, so the download finds it ready.
 BLINDJUDGE_REPORT_BUILDER_PRESTART = env_bool("BLINDJUDGE_REPORT_BUILDER_PRESTART", True)
+# Evaluation files (`import_run --from …`, the host's import page) are converted in a child
+# process, never in the serving one (judging/importing.py): its address space is limited to
+# BLINDJUDGE_IMPORT_MEMORY_MB and it is stopped after BLINDJUDGE_IMPORT_TIMEOUT seconds; either
+# is a refusal that says so, and nothing is imported. The limit covers the files themselves (up
+# to BLINDJUDGE_MAX_IMPORT_UPLOAD_BYTES from the page) and what parsing them takes.
+BLINDJUDGE_IMPORT_MEMORY_MB = env_int("BLINDJUDGE_IMPORT_MEMORY_MB", 2048, minimum=64)
+BLINDJUDGE_IMPORT_TIMEOUT = env_int("BLINDJUDGE_IMPORT_TIMEOUT", 300, minimum=1)
 # Websocket openings per client address, counted by all server processes together (blindjudge/
 # asgi.py, SocketOpeningLimit): a burst, refilled at a steady rate. Each judge page (item,
 # session, lock) opens one as it loads, and reconnects with backoff; past the limit the socket is

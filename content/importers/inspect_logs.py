@@ -53,9 +53,20 @@ events (the model that actually graded, e.g. the evaluated model when no grader 
 refused (run inspect with `--model-role grader=MODEL`, or keep the sample events); several grader
 models for one score are refused (their grades were combined: no single reviewer).
 
+What reading costs is bounded by the upload (every log of one conversion together), not only by
+its bytes: each parsed document (a `.json` log, a `.eval` member) is pre-counted
+(content.bundle.json_values_at_least) and refused past MAX_JSON_VALUES values, the upload past
+MAX_UPLOAD_JSON_VALUES values or MAX_SAMPLES samples; each sample is reduced, as soon as it is
+parsed, to the few fields the conversion reads (its texts rendered, its named scores, its grader
+models) and its parsed object dropped before the next is read; and every text built from the
+logs (statements, copies, review reasons, `attachment://` references expanded) is counted against
+one budget of `max_built_chars` characters for the upload: the conversion stops at the limit,
+before building more.
+
 Errors: `file: field: message`, `file:line: …` for JSON syntax, and for a zip member
-`file.eval:samples/3_epoch_1.json: field: message`; every problem is collected, and nothing but
-ConversionError ever leaves `convert`.
+`file.eval:samples/3_epoch_1.json: field: message`; every problem is collected (but a limit of the
+upload stops the conversion where it is passed), and nothing but ConversionError ever leaves
+`convert`.
 """
 
 from __future__ import annotations
@@ -68,7 +79,7 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from content.bundle import FORMAT_2
+from content.bundle import FORMAT_2, MAX_JSON_VALUES, json_values_at_least
 from content.importers.common import (
     ConversionError,
     Families,
@@ -87,25 +98,69 @@ MAX_TOTAL_BYTES = 1024 * 1024 * 1024
 MAX_RATIO = 200  # JSON compresses 5-20x; a bomb 1000x and more
 RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth refusing
 CHUNK = 1024 * 1024
-# A statement or completion built from messages stops at this many characters: a sample's
-# `attachment://` references are expanded where they stand, so 10,000 messages naming one 100 KB
-# attachment made a 1 GB text from a 75 KB log (issue 25 item 2). Far above any text a bundle may
-# hold (a copy: BLINDJUDGE_MAX_COPY_BYTES, 5 MiB by default), so nothing importable is cut.
-MAX_BUILT_CHARS = 16 * 1024 * 1024
+# Every text built from one upload's logs (statements, copies, review reasons: `attachment://`
+# references expanded where they stand) counts against one budget of this many characters, unless
+# the caller gives another (judging.importing gives BLINDJUDGE_MAX_BUNDLE_BYTES: a character is at
+# least a byte of the bundle, so texts past it could never be imported). 10,000 messages naming one 100 KB
+# attachment made a 1 GB text from a 75 KB log (issue 25 item 2); now the conversion stops there.
+MAX_BUILT_CHARS = 64 * 1024 * 1024
+# An upload (every log of one conversion together) holds at most this many samples, and its parsed
+# documents at most this many JSON values together (one document, a .json log or a .eval member,
+# at most content.bundle.MAX_JSON_VALUES): far above a real evaluation's (inspect's largest
+# benchmarks run some tens of thousands of samples; a sample of an agentic run some tens of
+# thousands of values), and each bounds the time and memory one hostile upload can cost.
+MAX_SAMPLES = 100_000
+MAX_UPLOAD_JSON_VALUES = 32_000_000
 
 PASS_WORDS = {"c", "correct", "1", "true", "1.0"}
 FAIL_WORDS = {"i", "incorrect", "0", "false", "0.0"}
 THRESHOLD = re.compile(r"^\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)\s*$")
 
 
-class _Refused(Exception):
+class _Refused(Exception):  # noqa: N818 - an outcome, not a fault
     """A problem that ends reading one file (already added to Problems)."""
+
+
+class _Stop(Exception):  # noqa: N818 - an outcome, not a fault
+    """A limit of the whole upload was passed (already added to Problems): nothing more is read."""
+
+
+class _TooLong(Exception):  # noqa: N818 - an outcome the conversion reports by place
+    """A text built from the logs would pass what is left of the upload's budget."""
+
+
+class _Budget:
+    """The characters the upload's texts may still take (see MAX_BUILT_CHARS)."""
+
+    def __init__(self, limit: int):
+        self.limit = self.left = limit
+
+    def check(self, chars: int) -> None:
+        if chars > self.left:
+            raise _TooLong
+
+    def spend(self, chars: int) -> None:
+        self.check(chars)
+        self.left -= chars
+
+
+_MISSING = "missing"  # a sample's `output` absent or null (`_Sample.content`)
+_BAD = "bad"  # `scores` not an object, or one score not an object with a value
 
 
 @dataclass
 class _Sample:
+    """What the conversion reads of one sample; the parsed sample itself is dropped at once.
+    Texts are rendered only for a sample at the chosen epoch that ended without an error."""
+
     where: str  # the place errors cite
-    data: dict
+    id: object  # as the log gives it (checked by _sample_id)
+    epoch: object
+    error: bool
+    statement: str | None = None  # the input rendered (None: missing or not a string or chat)
+    content: str | None = None  # the output's text (None: no completion; _MISSING: no output)
+    scores: dict | str | None = None  # {named scorer: _BAD or {value, reason, grading}}, _BAD
+    event_graders: list[str] = field(default_factory=list)  # models in the review scorer's events
 
 
 @dataclass
@@ -113,13 +168,43 @@ class _Log:
     source: Source
     task: str
     model: str
-    header: dict
+    status: object
+    scorers: set[str] = field(default_factory=set)  # declared in eval.scorers or scored
+    declared_graders: list[str] = field(default_factory=list)  # the review scorer's model option
+    role_graders: list[str] = field(default_factory=list)  # eval.model_roles["grader"]
     samples: list[_Sample] = field(default_factory=list)
+
+
+@dataclass
+class _Reading:
+    """One conversion's reading: its options, the upload's limits and what they have used."""
+
+    problems: Problems
+    epoch: object
+    truth_scorer: str | None
+    review_scorer: str | None
+    budget: _Budget
+    values: int = 0
+    samples: int = 0
+    statements: dict = field(default_factory=dict)  # (task, sample id) -> the statements held
 
 
 # --- reading -------------------------------------------------------------------------------------
 
-def _loads(raw: bytes, where: str, problems: Problems):
+def _loads(raw: bytes, where: str, reading: _Reading):
+    """One JSON document, its values pre-counted against the document's and the upload's caps."""
+    problems = reading.problems
+    values = json_values_at_least(raw)
+    if values > MAX_JSON_VALUES:
+        problems.add(where, f"holds at least {values:,} JSON values; at most {MAX_JSON_VALUES:,} "
+                     "are read from one document (a .json log, a sample of a .eval log): "
+                     "split the log")
+        raise _Refused
+    reading.values += values
+    if reading.values > MAX_UPLOAD_JSON_VALUES:
+        problems.add(where, f"the logs given hold more than {MAX_UPLOAD_JSON_VALUES:,} JSON values "
+                     "together; split them into several imports")
+        raise _Stop
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -165,8 +250,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget:
     return bytes(out)
 
 
-def _read_eval(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]:
-    name = source.name
+def _read_eval(source: Source, reading: _Reading) -> _Log:
+    name, problems = source.name, reading.problems
     try:
         zf = zipfile.ZipFile(io.BytesIO(source.data))
         infos = zf.infolist()
@@ -186,18 +271,20 @@ def _read_eval(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]
         problems.add(name, "no header.json (nor _journal/start.json): not an inspect .eval log")
         raise _Refused
     header = _loads(_read_member(zf, by_name[header_name], f"{name}:{header_name}", budget,
-                                 problems), f"{name}:{header_name}", problems)
+                                 problems), f"{name}:{header_name}", reading)
     if not isinstance(header, dict):
         problems.add(f"{name}:{header_name}", "expected a JSON object")
         raise _Refused
-    samples = []
+    log = _log_of(source, header, reading)
+    del header
     members = sorted((n for n in by_name if n.startswith("samples/") and n.endswith(".json")),
                      key=_member_order)
+    _count_samples(source, len(members), reading)
     for member in members:
         where = f"{name}:{member}"
         try:
             data = _loads(_read_member(zf, by_name[member], where, budget, problems), where,
-                          problems)
+                          reading)
         except _Refused:
             if budget[0] <= 0:
                 raise
@@ -205,8 +292,9 @@ def _read_eval(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]
         if not isinstance(data, dict):
             problems.add(where, "expected a JSON object (a sample)")
             continue
-        samples.append(_Sample(where, data))
-    return header, samples
+        log.samples.append(_extract(log, data, where, reading))
+        del data  # one parsed sample at a time
+    return log
 
 
 def _member_order(member: str):
@@ -216,8 +304,9 @@ def _member_order(member: str):
     return (0, int(sample_id), "") if sample_id.isdigit() else (1, 0, sample_id), epoch
 
 
-def _read_json(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]:
-    data = _loads(source.data, source.name, problems)
+def _read_json(source: Source, reading: _Reading) -> _Log:
+    problems = reading.problems
+    data = _loads(source.data, source.name, reading)
     if not isinstance(data, dict):
         problems.add(source.name, "expected a JSON object (an inspect EvalLog)")
         raise _Refused
@@ -227,19 +316,30 @@ def _read_json(source: Source, problems: Problems) -> tuple[dict, list[_Sample]]
     if not isinstance(samples, list):
         problems.add(place(source, None, "samples"), "expected a list")
         raise _Refused
-    out = []
+    log = _log_of(source, data, reading)
+    del data
+    _count_samples(source, len(samples), reading)
     for i, sample in enumerate(samples):
+        samples[i] = None  # each parsed sample is dropped once read
         where = f"{source.name}: samples[{i}]"
         if not isinstance(sample, dict):
             problems.add(where, "expected a JSON object (a sample)")
             continue
-        out.append(_Sample(where, sample))
-    return data, out
+        log.samples.append(_extract(log, sample, where, reading))
+    return log
 
 
-def _read_log(source: Source, problems: Problems) -> _Log:
-    is_zip = source.data[:4] == b"PK\x03\x04" or source.name.lower().endswith(".eval")
-    header, samples = (_read_eval if is_zip else _read_json)(source, problems)
+def _count_samples(source: Source, samples: int, reading: _Reading) -> None:
+    reading.samples += samples
+    if reading.samples > MAX_SAMPLES:
+        reading.problems.add(source.name, f"more than {MAX_SAMPLES:,} samples in the logs given; "
+                             "split them into several imports")
+        raise _Stop
+
+
+def _log_of(source: Source, header: dict, reading: _Reading) -> _Log:
+    """The log's task, model and what its `eval` says of the scorers (the rest is not kept)."""
+    problems = reading.problems
     evaluation = header.get("eval")
     if not isinstance(evaluation, dict):
         problems.add(place(source, None, "eval"), "missing: not an inspect log (no eval object)")
@@ -252,22 +352,137 @@ def _read_log(source: Source, problems: Problems) -> _Log:
             bad = True
     if bad:
         raise _Refused
-    if not samples:
-        status = header.get("status")
-        problems.add(place(source, None, "samples"),
-                     f"the log has no samples (status {status!r}); nothing to judge")
+    log = _Log(source, task.strip(), model.strip(), header.get("status"))
+    for scorer in evaluation.get("scorers") or []:
+        if isinstance(scorer, dict) and isinstance(scorer.get("name"), str):
+            log.scorers.add(scorer["name"])
+    if reading.review_scorer:
+        for declared in evaluation.get("scorers") or []:
+            if isinstance(declared, dict) and declared.get("name") == reading.review_scorer:
+                options = declared.get("options")
+                if isinstance(options, dict) and _model_name(options.get("model")):
+                    log.declared_graders = sorted(set(_model_name(options.get("model"))))
+                    break
+        roles = evaluation.get("model_roles")
+        if isinstance(roles, dict):
+            log.role_graders = _model_name(roles.get("grader"))
+    return log
+
+
+def _read_log(source: Source, reading: _Reading) -> _Log:
+    is_zip = source.data[:4] == b"PK\x03\x04" or source.name.lower().endswith(".eval")
+    log = (_read_eval if is_zip else _read_json)(source, reading)
+    if not log.samples:
+        reading.problems.add(place(source, None, "samples"),
+                             f"the log has no samples (status {log.status!r}); nothing to judge")
         raise _Refused
-    return _Log(source, task.strip(), model.strip(), header, samples)
+    return log
+
+
+def _extract(log: _Log, data: dict, where: str, reading: _Reading) -> _Sample:
+    """The few fields of a parsed sample that the conversion reads, its texts built within the
+    upload's budget (a text that would pass it stops the conversion: _Stop)."""
+    sample = _Sample(where, data.get("id"), data.get("epoch", 1), bool(data.get("error")))
+    scores = data.get("scores")
+    if isinstance(scores, dict):
+        log.scorers.update(k for k in scores if isinstance(k, str))
+    if sample.epoch != reading.epoch or sample.error:
+        return sample  # counted, never shown: nothing more is read
+    attachments = data.get("attachments")
+    attachments = attachments if isinstance(attachments, dict) else {}
+    budget = reading.budget
+    field_name = "input"
+    try:
+        raw_input = data.get("input")
+        statement = (_attachment(raw_input, attachments) if isinstance(raw_input, str)
+                     else _transcript(raw_input, attachments, budget)
+                     if isinstance(raw_input, list) else None)
+        if statement is not None:
+            sample.statement = _held_statement(log, sample, statement, reading)
+        field_name = "output"
+        if "output" not in data or data["output"] is None:
+            sample.content = _MISSING
+        else:
+            sample.content = _completion(data["output"], attachments, budget)
+            if sample.content is not None:
+                budget.spend(len(sample.content))
+        field_name = "scores"
+        if scores is not None:
+            sample.scores = _scores(scores, attachments, reading) \
+                if isinstance(scores, dict) else _BAD
+    except _TooLong:
+        reading.problems.add(f"{where}: {field_name}", "the texts built from the logs given (their "
+                             f"attachments expanded) pass {budget.limit:,} characters here: more "
+                             "than a run may hold; split the logs into several imports")
+        raise _Stop from None
+    if reading.review_scorer and isinstance(data.get("events"), list):
+        sample.event_graders = _event_graders(data["events"], reading.review_scorer)
+    return sample
+
+
+def _held_statement(log: _Log, sample: _Sample, statement: str, reading: _Reading) -> str:
+    """The statement, counted once per (task, sample id): every model's log of a task repeats
+    its input, and the run shows it once."""
+    held = reading.statements.setdefault((log.task, str(sample.id)), [])
+    for same in held:
+        if same == statement:
+            return same
+    reading.budget.spend(len(statement))
+    held.append(statement)
+    return statement
+
+
+def _scores(scores: dict, attachments: dict, reading: _Reading) -> dict:
+    """The named scorers' scores (value, reason, grading models); the rest is not kept."""
+    out = {}
+    for scorer in {reading.truth_scorer, reading.review_scorer} - {None}:
+        if scorer not in scores:
+            continue
+        score = scores[scorer]
+        if not isinstance(score, dict) or "value" not in score:
+            out[scorer] = _BAD
+            continue
+        value = score["value"]
+        kept = {"value": [] if isinstance(value, (dict, list)) else value, "reason": None,
+                "grading": []}
+        if scorer == reading.review_scorer:
+            explanation = score.get("explanation")
+            if isinstance(explanation, str) and explanation:
+                kept["reason"] = _attachment(explanation, attachments)
+                reading.budget.spend(len(kept["reason"]))
+            metadata = score.get("metadata")
+            grading = metadata.get("grading") if isinstance(metadata, dict) else None
+            if isinstance(grading, list):
+                kept["grading"] = sorted({m for message in grading if isinstance(message, dict)
+                                          and message.get("role") == "assistant"
+                                          for m in _model_name(message.get("model"))})
+        out[scorer] = kept
+    return out
+
+
+def _event_graders(events: list, scorer: str) -> list[str]:
+    """The models of the `model` events inside the scorer's span (or step)."""
+    models, inside, span = set(), False, None
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("event")
+        if kind == "span_begin" and event.get("type") == "scorer" and event.get("name") == scorer:
+            inside, span = True, event.get("id")
+        elif kind == "span_end" and inside and event.get("id") == span:
+            inside = False
+        elif kind == "step" and event.get("type") == "scorer" and event.get("name") == scorer:
+            inside = event.get("action", "begin") == "begin"
+        elif kind == "model" and inside:
+            models.update(_model_name(event.get("model")))
+    return sorted(models)
 
 
 # --- rendering -----------------------------------------------------------------------------------
 
-class _TooLong(Exception):  # noqa: N818 - an outcome the conversion reports by place
-    """A text built from a sample's messages would pass MAX_BUILT_CHARS."""
-
-
 def _attachment(text: str, attachments: dict) -> str:
-    # .eval logs store long texts once, as attachment://<hash> references.
+    # .eval logs store long texts once, as attachment://<hash> references. The text returned is
+    # the attachment itself (nothing copied): its caller counts it against the budget.
     if text.startswith("attachment://"):
         found = attachments.get(text[len("attachment://"):])
         if isinstance(found, str):
@@ -275,10 +490,14 @@ def _attachment(text: str, attachments: dict) -> str:
     return text
 
 
-def _content_text(content, attachments: dict) -> str | None:
-    """A message's content as text: a string, or its text parts with placeholders for the rest."""
+def _content_text(content, attachments: dict, budget: _Budget, used: int = 0) -> str | None:
+    """A message's content as text: a string, or its text parts with placeholders for the rest.
+    Each part is measured as it is expanded (`used`: characters already taken by the text this
+    one is part of): past the budget, _TooLong, before anything is joined."""
     if isinstance(content, str):
-        return _attachment(content, attachments)
+        text = _attachment(content, attachments)
+        budget.check(used + len(text))
+        return text
     if not isinstance(content, list):
         return None
     parts = []
@@ -293,9 +512,11 @@ def _content_text(content, attachments: dict) -> str | None:
                 continue  # the model's hidden reasoning is not what it answered
             else:
                 parts.append(f"[{kind if isinstance(kind, str) else 'content'}]")
-    # The parts are references to the attachments (nothing copied yet): measured before joined.
-    if sum(len(part) + 1 for part in parts) > MAX_BUILT_CHARS:
-        raise _TooLong
+        else:
+            continue
+        # The parts are references to the attachments (nothing copied yet): measured before joined.
+        used += len(parts[-1]) + 1
+        budget.check(used)
     return "\n".join(parts)
 
 
@@ -315,26 +536,25 @@ def _tool_calls(message: dict) -> list[str]:
     return out
 
 
-def _transcript(messages: list, attachments: dict) -> str | None:
+def _transcript(messages: list, attachments: dict, budget: _Budget) -> str | None:
     """The chat as one text, each message under its role; stops (raising _TooLong) once it
-    would pass MAX_BUILT_CHARS, before building more."""
+    would pass what is left of the budget, before building more."""
     blocks, total = [], 0
     for message in messages:
         if not isinstance(message, dict):
             return None
         role = message.get("role") if isinstance(message.get("role"), str) else "message"
-        text = _content_text(message.get("content"), attachments)
+        text = _content_text(message.get("content"), attachments, budget, total)
         if text is None:
             return None
         lines = [text, *_tool_calls(message)]
         total += sum(len(line) + 1 for line in lines) + len(role) + 10
-        if total > MAX_BUILT_CHARS:
-            raise _TooLong
+        budget.check(total)
         blocks.append(f"--- {role} ---\n" + "\n".join(line for line in lines if line))
     return "\n\n".join(blocks)
 
 
-def _completion(output, attachments: dict) -> str | None:
+def _completion(output, attachments: dict, budget: _Budget) -> str | None:
     if not isinstance(output, dict):
         return None
     completion = output.get("completion")
@@ -344,9 +564,11 @@ def _completion(output, attachments: dict) -> str | None:
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         message = choices[0].get("message")
         if isinstance(message, dict):
-            text = _content_text(message.get("content"), attachments)
+            text = _content_text(message.get("content"), attachments, budget)
             if text is not None:
-                return "\n".join(line for line in [text, *_tool_calls(message)] if line)
+                lines = [text, *_tool_calls(message)]
+                budget.check(sum(len(line) + 1 for line in lines))
+                return "\n".join(line for line in lines if line)
     if isinstance(completion, str) or choices == []:
         return ""  # the model produced nothing: an empty copy, still judged
     return None
@@ -414,30 +636,18 @@ def _truth_map(truth_values, problems: Problems) -> _TruthMap:
     return _TruthMap(exact, thresholds)
 
 
-def _scorers_present(log: _Log) -> list[str]:
-    names = set()
-    for scorer in log.header.get("eval", {}).get("scorers") or []:
-        if isinstance(scorer, dict) and isinstance(scorer.get("name"), str):
-            names.add(scorer["name"])
-    for sample in log.samples:
-        scores = sample.data.get("scores")
-        if isinstance(scores, dict):
-            names.update(k for k in scores if isinstance(k, str))
-    return sorted(names)
-
-
 def _score(sample: _Sample, scorer: str, problems: Problems):
-    """(found, score dict) for `scorer` in the sample; a malformed one is a problem."""
-    scores = sample.data.get("scores")
+    """(found, score) for `scorer` in the sample; a malformed one is a problem."""
+    scores = sample.scores
     if scores is None:
         return False, None
-    if not isinstance(scores, dict):
+    if scores is _BAD:
         problems.add(f"{sample.where}: scores", "expected an object of scorer name -> score")
         return False, None
     if scorer not in scores:
         return False, None
     score = scores[scorer]
-    if not isinstance(score, dict) or "value" not in score:
+    if score is _BAD:
         problems.add(f"{sample.where}: scores.{scorer}", "expected a score object with a value")
         return False, None
     if isinstance(score["value"], (dict, list)):
@@ -457,49 +667,15 @@ def _model_name(value) -> list[str]:
     return []
 
 
-def _grader(log: _Log, sample: _Sample, scorer: str, score: dict) -> list[str]:
-    """The grader model(s) the log names for this score (see the module docstring)."""
-    evaluation = log.header.get("eval", {})
-    for declared in evaluation.get("scorers") or []:
-        if isinstance(declared, dict) and declared.get("name") == scorer:
-            options = declared.get("options")
-            if isinstance(options, dict) and _model_name(options.get("model")):
-                return sorted(set(_model_name(options.get("model"))))
-    roles = evaluation.get("model_roles")
-    if isinstance(roles, dict) and _model_name(roles.get("grader")):
-        return _model_name(roles.get("grader"))
-    events = sample.data.get("events")
-    if isinstance(events, list):
-        models, inside, span = set(), False, None
-        for event in events:
-            if not isinstance(event, dict):
-                continue
-            kind = event.get("event")
-            if kind == "span_begin" and event.get("type") == "scorer" \
-                    and event.get("name") == scorer:
-                inside, span = True, event.get("id")
-            elif kind == "span_end" and inside and event.get("id") == span:
-                inside = False
-            elif kind == "step" and event.get("type") == "scorer" and event.get("name") == scorer:
-                inside = event.get("action", "begin") == "begin"
-            elif kind == "model" and inside:
-                models.update(_model_name(event.get("model")))
-        if models:
-            return sorted(models)
-    metadata = score.get("metadata")
-    grading = metadata.get("grading") if isinstance(metadata, dict) else None
-    if isinstance(grading, list):
-        models = {m for message in grading if isinstance(message, dict)
-                  and message.get("role") == "assistant" for m in _model_name(message.get("model"))}
-        if models:
-            return sorted(models)
-    return []
+def _grader(log: _Log, sample: _Sample, score: dict) -> list[str]:
+    """The grader model(s) the log names for the review score (see the module docstring)."""
+    return log.declared_graders or log.role_graders or sample.event_graders or score["grading"]
 
 
 # --- conversion ----------------------------------------------------------------------------------
 
 def _sample_id(sample: _Sample, problems: Problems):
-    sample_id = sample.data.get("id")
+    sample_id = sample.id
     if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or sample_id == "":
         problems.add(f"{sample.where}: id", "missing or not a string or integer")
         return None
@@ -508,11 +684,13 @@ def _sample_id(sample: _Sample, problems: Problems):
 
 def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[str, str] | None,
             review_scorer: str | None, epoch: int = 1, families: Families,
-            run_name: str = "") -> Imported:
+            run_name: str = "", max_built_chars: int = MAX_BUILT_CHARS) -> Imported:
+    """The logs as a run/2 bundle; `max_built_chars` bounds every text built from them together
+    (MAX_BUILT_CHARS)."""
     try:
         return _convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
                         review_scorer=review_scorer, epoch=epoch, families=families,
-                        run_name=run_name)
+                        run_name=run_name, max_built_chars=max_built_chars)
     except ConversionError:
         raise
     except Exception as exc:  # noqa: BLE001 - the contract: nothing but ConversionError leaves
@@ -520,7 +698,8 @@ def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[
             from exc
 
 
-def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families, run_name):
+def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families, run_name,
+             max_built_chars):
     problems = Problems()
     if not logs:
         problems.add("logs", "no log given")
@@ -531,14 +710,17 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
     if truth_values and not truth_scorer:
         problems.add("truth_values", "given without a truth scorer; name one")
 
+    reading = _Reading(problems, epoch, truth_scorer, review_scorer, _Budget(max_built_chars))
     read: list[_Log] = []
     for source in logs:
         try:
-            read.append(_read_log(source, problems))
+            read.append(_read_log(source, reading))
         except _Refused:
             continue
+        except _Stop:
+            problems.raise_if_any()
     for log in read:
-        present = _scorers_present(log)
+        present = sorted(log.scorers)
         for role, name in (("truth scorer", truth_scorer), ("review scorer", review_scorer)):
             if name and name not in present:
                 problems.add(place(log.source, None, "scores"),
@@ -559,11 +741,11 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
             sample_id = _sample_id(sample, problems)
             if sample_id is None:
                 continue
-            sample_epoch = sample.data.get("epoch", 1)
+            sample_epoch = sample.epoch
             if sample_epoch != epoch:
                 epochs_ignored += 1
                 continue
-            if sample.data.get("error"):
+            if sample.error:
                 # A sample that crashed has no answer worth judging; its empty output would
                 # read as the model's.
                 skipped["sample ended in an error"] += 1
@@ -598,31 +780,16 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
         statement = None
         for model in sorted(by_model):
             log, sample = by_model[model]
-            attachments = sample.data.get("attachments")
-            attachments = attachments if isinstance(attachments, dict) else {}
             if statement is None:
-                raw_input = sample.data.get("input")
-                try:
-                    statement = (_attachment(raw_input, attachments) if isinstance(raw_input, str)
-                                 else _transcript(raw_input, attachments)
-                                 if isinstance(raw_input, list) else None)
-                except _TooLong:
-                    problems.add(f"{sample.where}: input", f"its messages make a text of more than "
-                                 f"{MAX_BUILT_CHARS:,} characters (attachments expanded)")
-                    continue
+                statement = sample.statement
                 if statement is None:
                     problems.add(f"{sample.where}: input",
                                  "missing or not a string or a list of chat messages")
                 elif not statement.strip():
                     problems.add(f"{sample.where}: input", "empty: no statement to show")
-            if "output" not in sample.data or sample.data["output"] is None:
+            content = sample.content
+            if content is _MISSING:
                 problems.add(f"{sample.where}: output", "missing: the sample has no output")
-                continue
-            try:
-                content = _completion(sample.data["output"], attachments)
-            except _TooLong:
-                problems.add(f"{sample.where}: output", f"its message makes a text of more than "
-                             f"{MAX_BUILT_CHARS:,} characters (attachments expanded)")
                 continue
             if content is None:
                 problems.add(f"{sample.where}: output",
@@ -649,7 +816,7 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
                 if not found:
                     skipped["copy not scored by the review scorer"] += 1
                     continue
-                graders = _grader(log, sample, review_scorer, score)
+                graders = _grader(log, sample, score)
                 if not graders:
                     problems.add(f"{sample.where}: scores.{review_scorer}",
                                  "the log does not name the grader model (no model option in "
@@ -668,9 +835,8 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
                     reviewers[grader] = {"id": grader, "model": grader, "family": family or "?"}
                 verdict = _default_verdict(score["value"]) or "abstain"
                 review = {"reviewer": grader, "copy": copy_id, "verdict": verdict}
-                explanation = score.get("explanation")
-                if isinstance(explanation, str) and explanation:
-                    review["reason"] = _attachment(explanation, attachments)
+                if score["reason"]:
+                    review["reason"] = score["reason"]
                 reviews.append(review)
         if statement:
             tasks.append({"id": task_id, "statement": statement, "format": "text",

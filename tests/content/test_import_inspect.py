@@ -14,7 +14,7 @@ import pytest
 
 from content.bundle import validate_bundle
 from content.importers import inspect_logs
-from content.importers.common import ConversionError, Families, Source
+from content.importers.common import ConversionError, Families, Problems, Source
 from content.importers.inspect_logs import MAX_RATIO, convert
 
 # No database, no socket, no process: run once (tests/support/pure.py).
@@ -371,44 +371,148 @@ def test_sample_that_ended_in_an_error_drops_its_task_for_every_model():
 # --- texts built from attachments are bounded (issue 25 item 2) -----------------------------------
 
 ATTACHMENT_BOMB = """
-import copy, json, resource, sys
+import copy, json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (900 * 2**20, 900 * 2**20))
 from pathlib import Path
-from content.importers.common import ConversionError, Families, Source
+from content.importers.common import ConversionError, Families, Problems, Source
 from content.importers.inspect_logs import convert
-data = json.loads(Path("tests/data/inspect/log_formats.json").read_bytes())
-sample = data["samples"][0]
-other = copy.deepcopy(sample)
-other["id"] = "a second sample"
-data["samples"].append(other)
-sample["attachments"] = {"big": "x" * 100_000}
-# 10,000 messages naming one 100 KB attachment: the input; one message of 10,000 parts: the output.
-sample["input"] = [{"role": "user", "content": "attachment://big"}] * 10_000
-other["attachments"] = {"big": "x" * 100_000}
-parts = [{"type": "text", "text": "attachment://big"}] * 10_000
-other["output"] = {"choices": [{"message": {"role": "assistant", "content": parts}}]}
-raw = json.dumps(data).encode()
-print(len(raw) // 1024, "KB", file=sys.stderr)
+from tests.support.hostile_logs import attachment_bomb
+case = sys.argv[1]
+if case == "eval":  # the issue's 75 KB log: 10,000 messages naming one 100 KB attachment
+    name, raw = "bomb.eval", attachment_bomb(samples=1, messages=10_000)
+elif case == "spread":  # 40 samples of 150 such messages: 15 MB each, 600 MB in all
+    name, raw = "spread.eval", attachment_bomb(samples=40, messages=150)
+else:
+    data = json.loads(Path("tests/data/inspect/log_formats.json").read_bytes())
+    sample = data["samples"][0]
+    sample["attachments"] = {"big": "x" * 100_000}
+    if case == "input":  # 10,000 messages naming one 100 KB attachment
+        sample["input"] = [{"role": "user", "content": "attachment://big"}] * 10_000
+    else:  # one message of 10,000 parts, each naming it
+        parts = [{"type": "text", "text": "attachment://big"}] * 10_000
+        sample["output"] = {"choices": [{"message": {"role": "assistant", "content": parts}}]}
+    name, raw = "bomb.json", json.dumps(data).encode()
+started = time.perf_counter()
 try:
-    convert(logs=[Source("bomb.json", raw)], truth_scorer=None, truth_values=None,
+    convert(logs=[Source(name, raw)], truth_scorer=None, truth_values=None,
             review_scorer=None, families=Families(), run_name="")
+    print("converted")
 except ConversionError as refused:
     print("\\n".join(refused.errors))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(len(raw), round(time.perf_counter() - started, 2), peak, sep="\\t", file=sys.stderr)
 """
 
 
-@pytest.mark.pure(False)
-def test_attachments_named_ten_thousand_times_are_refused_before_a_gigabyte_is_built():
-    """A log of a few hundred kilobytes whose 10,000 messages each name one 100 KB attachment
-    built a 1 GB text before any size check (a server went from 147 MB to 2.2 GB). The text stops
-    at MAX_BUILT_CHARS and the sample is refused by place, in a process limited to 900 MB."""
+def bomb(case: str) -> tuple[list[str], int, float, int]:
+    """(the refusal's lines, the log's bytes, the conversion's seconds, the process's peak RSS in
+    MB) for one case of ATTACHMENT_BOMB, run in a process of its own limited to 900 MB."""
     root = Path(__file__).resolve().parents[2]
-    result = subprocess.run([sys.executable, "-c", ATTACHMENT_BOMB], capture_output=True,
+    result = subprocess.run([sys.executable, "-c", ATTACHMENT_BOMB, case], capture_output=True,
                             text=True, timeout=300, cwd=root)
     assert result.returncode == 0, result.stderr[-2000:]
-    limit = f"{inspect_logs.MAX_BUILT_CHARS:,}"
-    lines = result.stdout.splitlines()
-    assert any(line.endswith(f": input: its messages make a text of more than {limit} characters "
-                             "(attachments expanded)") for line in lines), lines
-    assert any(line.endswith(f": output: its message makes a text of more than {limit} characters "
-                             "(attachments expanded)") for line in lines), lines
+    size, seconds, peak = result.stderr.strip().splitlines()[-1].split("\t")
+    return result.stdout.splitlines(), int(size), float(seconds), int(peak)
+
+
+def over_budget(where: str, field_name: str) -> str:
+    return (f"{where}: {field_name}: the texts built from the logs given (their attachments "
+            f"expanded) pass {inspect_logs.MAX_BUILT_CHARS:,} characters here: more than a run "
+            "may hold; split the logs into several imports")
+
+
+@pytest.mark.pure(False)
+@pytest.mark.parametrize(("case", "where", "field_name"), [
+    ("eval", "bomb.eval:samples/1_epoch_1.json", "input"),
+    ("input", "bomb.json: samples[0]", "input"),
+    ("output", "bomb.json: samples[0]", "output"),
+])
+def test_attachments_named_ten_thousand_times_are_refused_before_a_gigabyte_is_built(
+        case, where, field_name):
+    """A log of a few dozen kilobytes whose 10,000 messages each name one 100 KB attachment
+    built a 1 GB text before any size check (a server went from 147 MB to 2.2 GB). The text stops
+    at the upload's budget and the conversion is refused by place, at once, in little memory."""
+    lines, size, seconds, peak = bomb(case)
+    assert lines == [over_budget(where, field_name)]
+    if case == "eval":
+        assert size < 100_000  # the issue's log: 75 KB
+    assert seconds < 10 and peak < 400, (seconds, peak)
+
+
+@pytest.mark.pure(False)
+def test_one_budget_for_every_text_of_the_upload_stops_many_samples_each_under_it():
+    """40 samples of 150 messages naming one 100 KB attachment: 15 MB each, under any limit on
+    one text, 600 MB together (the old per-text limit let them through: 622 MB resident). One
+    budget for the upload stops the conversion at the sample that passes it."""
+    lines, _, seconds, peak = bomb("spread")
+    assert len(lines) == 1 and lines[0].startswith("spread.eval:samples/"), lines
+    assert lines[0].endswith(over_budget("", "input")[1:])
+    assert seconds < 10 and peak < 400, (seconds, peak)
+
+
+def test_the_budget_is_the_callers_and_counts_a_statement_once_per_task():
+    # The popularity log's texts: 1,262 characters of statements, 23 of answers.
+    source = real(POPULARITY_EVAL)
+    kept = convert(logs=[source], truth_scorer=None, truth_values=None, review_scorer=None,
+                   families=Families(), max_built_chars=2_000)
+    assert kept.summary["tasks"] == 10
+    with pytest.raises(ConversionError) as caught:
+        convert(logs=[source], truth_scorer=None, truth_values=None, review_scorer=None,
+                families=Families(), max_built_chars=1_000)
+    assert caught.value.errors[0].endswith("pass 1,000 characters here: more than a run may "
+                                           "hold; split the logs into several imports")
+    # The same task in a second model's log: its statements are held (and counted) once, so
+    # 2,000 characters still hold both logs' texts.
+    members = eval_members(POPULARITY_EVAL)
+    header = json.loads(members["header.json"])
+    header["eval"]["model"] = "anthropic/claude-3-5-haiku"
+    other = rezip("other.eval", {**members, "header.json": json.dumps(header).encode()})
+    both = convert(logs=[source, other], truth_scorer=None, truth_values=None,
+                   review_scorer=None, families=Families(), max_built_chars=2_000)
+    assert both.summary["tasks"] == 10 and len(both.bundle["copies"]) == 20
+
+
+# --- what one upload may hold (issue 25 item 2) ----------------------------------------------------
+
+def test_more_samples_than_an_upload_may_hold_are_refused_naming_the_file(monkeypatch):
+    monkeypatch.setattr(inspect_logs, "MAX_SAMPLES", 15)
+    errors = refused([real(POPULARITY_EVAL), rezip("second.eval", eval_members(POPULARITY_EVAL))])
+    assert errors == ["second.eval: more than 15 samples in the logs given; split them into "
+                      "several imports"]
+    monkeypatch.setattr(inspect_logs, "MAX_SAMPLES", 5)
+    assert refused([real(LLAMA_JSON), real(POPULARITY_EVAL)]) == [
+        f"{POPULARITY_EVAL}: more than 5 samples in the logs given; split them into several "
+        "imports"]
+
+
+def test_a_document_of_too_many_json_values_is_refused_before_it_is_parsed(monkeypatch):
+    monkeypatch.setattr(inspect_logs, "MAX_JSON_VALUES", 200)
+    errors = refused([real(LLAMA_JSON)])
+    assert errors == [f"{LLAMA_JSON}: holds at least 315 JSON values; at most 200 are read from one "
+                      "document (a .json log, a sample of a .eval log): split the log"]
+    # In a zip, each sample member is one document: those over the cap are refused by name.
+    monkeypatch.setattr(inspect_logs, "MAX_JSON_VALUES", 252)
+    errors = refused([real(POPULARITY_EVAL)])
+    assert len(errors) == 8 and all(e.startswith(f"{POPULARITY_EVAL}:samples/") for e in errors)
+
+
+def test_an_upload_of_too_many_json_values_together_is_refused(monkeypatch):
+    monkeypatch.setattr(inspect_logs, "MAX_UPLOAD_JSON_VALUES", 2_000)
+    errors = refused([real(POPULARITY_EVAL)])
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{POPULARITY_EVAL}:samples/") and errors[0].endswith(
+        ": the logs given hold more than 2,000 JSON values together; split them into several "
+        "imports")
+
+
+def test_a_sample_keeps_only_what_the_conversion_reads():
+    """Each parsed sample is reduced to a small record at once (its events, messages and
+    attachments are not kept): the record holds no dict but its named scores."""
+    reading = inspect_logs._Reading(Problems(), 1, "match", None, inspect_logs._Budget(10**6))
+    log = inspect_logs._read_log(real(POPULARITY_EVAL), reading)
+    sample = log.samples[0]
+    assert set(vars(sample)) == {"where", "id", "epoch", "error", "statement", "content",
+                                 "scores", "event_graders"}
+    assert isinstance(sample.statement, str) and isinstance(sample.content, str)
+    assert set(sample.scores) == {"match"} and set(sample.scores["match"]) == {
+        "value", "reason", "grading"}
