@@ -399,7 +399,10 @@ try:
     print("converted")
 except ConversionError as refused:
     print("\\n".join(refused.errors))
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec, so a process started by a large one
+# (a test worker) would count that one's resident memory as its own peak.
+with open("/proc/self/status") as status:
+    peak = int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) // 1024
 print(len(raw), round(time.perf_counter() - started, 2), peak, sep="\\t", file=sys.stderr)
 """
 
