@@ -6,6 +6,9 @@
     python bench/worst_case.py inputs                 # inputs that cost memory: time, peak RSS
     python bench/worst_case.py runs                   # the host's runs page beside a run at the
                                                       # bundle limit, served on SQLite
+    python bench/worst_case.py joins                  # guest joins at 5,000 and 80,000 items and
+                                                      # 40 wrong sign-ins at once, beside another
+                                                      # session's saves, served on SQLite
 
 `render` measures, per copy, the work done when a session opens (normalise + copy_html +
 frame_document) and the frame's size against its copy's; the targets: at most 2 s per copy and a
@@ -14,7 +17,14 @@ product's services, opens a session, admits judges (bench/fixture.py's way), sta
 `deploy/serve PORT 1` (Uvicorn, production settings) on a fresh PostgreSQL database, and then
 only sends HTTP GETs: each worst-case frame's time to first byte against the 2 KB copy's
 (target: within 1.5 x), and another judge's item page p50 idle and while four worst-case frames
-are being fetched at once (target: within 2 x). Results: bench/results/worst-case-*.json.
+are being fetched at once (target: within 2 x). `joins` (issue 25 items 3 and 4) seeds, in its
+own process and through the product's services, a session of 5,000 and one of 80,000 items (every
+judge given every item, guests allowed) and another session whose admitted judge then saves
+verdicts in a loop over HTTP, starts `deploy/serve PORT 1` on the embedded default (SQLite), and
+sends at once 40 guest joins to the first, 4 to the second (each from its own address, as nginx
+forwards it), then 40 wrong-password sign-ins (from one address; then from 40): the other judge's
+save latency idle and during each burst, its failures, and what each join or sign-in was answered.
+Results: bench/results/worst-case-*.json.
 """
 
 import argparse
@@ -28,6 +38,8 @@ import statistics
 import sys
 import threading
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -468,6 +480,284 @@ def runs_page(args) -> dict:
     return out
 
 
+# --- Joins and sign-ins beside another session's saves (issue 25 items 3 and 4) -----------------
+
+JOIN_SIZES = {5000: 40, 80000: 4}  # items in the session: guest joins sent at once (the finding's)
+SIGNIN_BURST = 40
+_STRONG = "Bench-host-password-9f3!"
+
+
+def small_copies_bundle(items: int, name: str) -> bytes:
+    """A run/1 bundle of `items` small copies (a few dozen bytes each) from two builders."""
+    copies = [{"id": f"c{i:05d}", "builder": f"b{i % 2}", "format": "text",
+               "content": f"def add_{i}(a, b):\n    return a + b  # step {i}\n",
+               "truth": "known_good"} for i in range(items)]
+    return json.dumps({"format": "blindjudge.run/1", "run": {"name": name, "task": "Write add."},
+                       "builders": [{"id": "b0", "model": "alpha-model", "family": "Alpha Lab"},
+                                    {"id": "b1", "model": "beta-model", "family": "Beta Lab"}],
+                       "copies": copies}).encode("utf-8")
+
+
+def _sizes(text: str) -> dict[int, int]:
+    """"5000:40,80000:4" -> {5000: 40, 80000: 4}."""
+    return {int(items): int(burst) for items, burst in
+            (pair.split(":") for pair in text.split(","))}
+
+
+def joins_seed(out: str, sizes: dict[int, int]) -> None:
+    """Through the product's services: a session of each size (every judge given every
+    item), open, guests allowed; another session of 20 items with one judge admitted (bound to a
+    browser session as bench/fixture.py binds one), whose saves are timed; a host whose password
+    the sign-in burst gets wrong."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+
+    django.setup()
+    from bench.fixture import admit_judge, make_bundle  # noqa: PLC0415 - needs django.setup() first
+    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup()
+    from judging.services import (  # noqa: PLC0415 - needs django.setup()
+        guests_configure,
+        host_create,
+        run_import,
+        session_create,
+        session_open,
+    )
+
+    host = host_create(username=f"joins-{secrets.token_hex(4)}", password=_STRONG).host
+    sessions = {}
+    for items, burst in sizes.items():
+        raw = small_copies_bundle(items, f"joins at {items:,} items")
+        started = time.perf_counter()
+        run = run_import(host=host, raw=raw, actor="bench")
+        imported = time.perf_counter()
+        session = session_create(run=run, kind="copies", actor="bench", rubric="Is it right?",
+                                 items_per_judge=None).session
+        session = session_open(session=session, actor="bench")
+        opened = time.perf_counter()
+        code = guests_configure(session=session, actor="bench", allow=True,
+                                cap=burst + 10).guest_code
+        sessions[str(items)] = {"url_id": session.url_id, "guest_code": code, "burst": burst,
+                                "bundle_bytes": len(raw),
+                                "import_s": round(imported - started, 1),
+                                "open_s": round(opened - imported, 1)}
+        print(f"seeded {items:,} items: import {imported - started:.1f} s, open "
+              f"{opened - imported:.1f} s", file=sys.stderr, flush=True)
+    run = run_import(host=host, raw=json.dumps(make_bundle(20)).encode("utf-8"), actor="bench")
+    other = session_create(run=run, kind="copies", actor="bench", rubric="Is it right?",
+                           items_per_judge=None).session
+    other = session_open(session=other, actor="bench")
+    judge, session_key = admit_judge(other, "Saving judge")
+    codes = list(Assignment.objects.filter(judge=judge).order_by("position")
+                 .values_list("code", flat=True))
+    Path(out).write_text(json.dumps({
+        "host_username": host.user.username, "sessions": sessions,
+        "other": {"url_id": other.url_id, "sessionid": session_key, "codes": codes}}))
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # a 302 is the answer measured, not a page to follow
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+CSRF = "benchcsrftoken0123456789abcdefgh"  # bench/run.py's: a valid 32-character CSRF secret
+
+
+def _post(url: str, data: dict, cookie: str = "", address: str = "", accept: str = "") -> dict:
+    """One form POST as a browser sends it (CSRF cookie and header), from `address` as nginx
+    would forward it (deploy/serve trusts X-Forwarded-For from 127.0.0.1): start and end times,
+    status, and the body's first 64 KB."""
+    headers = {"Cookie": f"csrftoken={CSRF}" + (f"; {cookie}" if cookie else ""),
+               "X-CSRFToken": CSRF, "Accept": accept or "text/html",
+               "Content-Type": "application/x-www-form-urlencoded"}
+    if address:
+        headers["X-Forwarded-For"] = address
+    request = urllib.request.Request(url, data=urllib.parse.urlencode(data).encode(),  # noqa: S310
+                                     headers=headers, method="POST")
+    started = time.perf_counter()
+    try:
+        with _OPENER.open(request, timeout=600) as response:
+            status, body = response.status, response.read(65536)
+    except urllib.error.HTTPError as error:
+        status, body = error.code, error.read(65536)
+    except OSError as error:
+        status, body = None, str(error).encode()
+    return {"start": started, "end": time.perf_counter(), "status": status,
+            "body": body.decode("utf-8", "replace")}
+
+
+class _Saver(threading.Thread):
+    """The other session's judge, saving a verdict in a loop (the page's autosave POST), each
+    save timed."""
+
+    def __init__(self, base: str, other: dict):
+        super().__init__(daemon=True)
+        self.base, self.other = base, other
+        self.stop = threading.Event()
+        self.saves: list[dict] = []
+
+    def run(self):
+        n = 0
+        while not self.stop.is_set():
+            code = self.other["codes"][n % len(self.other["codes"])]
+            done = _post(f"{self.base}/s/{self.other['url_id']}/i/{code}/",
+                         {"verdict": ("pass", "fail")[n % 2], "phase": "1", "reason": "",
+                          "seconds_spent": str(n + 1)},
+                         cookie=f"sessionid={self.other['sessionid']}", accept="application/json")
+            done["ok"] = done["status"] == 200 and '"saved": true' in done["body"]
+            self.saves.append(done)
+            n += 1
+            time.sleep(0.05)  # a judge's autosave, not a flood: about 20 a second at most
+
+
+def _latency(rows: list[dict]) -> dict:
+    if not rows:
+        return {"saves": 0}
+    ms = sorted(1000 * (r["end"] - r["start"]) for r in rows)
+    return {"saves": len(rows), "p50_ms": round(statistics.median(ms), 1),
+            "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1), "max_ms": round(ms[-1], 1),
+            "failed": sum(not r["ok"] for r in rows),
+            "failures": sorted({f"{r['status']}: {r['body'][:120]}" for r in rows if not r["ok"]})[:5]}
+
+
+def _beside_saves(base: str, other: dict, burst) -> dict:
+    """Run `burst()` (a list of timed requests sent at once) while the other judge saves: the
+    saves' latency idle (the 3 s before) and during the burst (saves overlapping it)."""
+    saver = _Saver(base, other)
+    saver.start()
+    time.sleep(3)
+    began = time.perf_counter()
+    requests = burst()
+    ended = max(r["end"] for r in requests)
+    time.sleep(2)
+    saver.stop.set()
+    saver.join(timeout=120)
+    idle = [r for r in saver.saves if r["end"] < began]
+    during = [r for r in saver.saves if r["start"] < ended and r["end"] > began]
+    return {"burst_s": round(ended - began, 2), "requests": requests,
+            "saves_idle": _latency(idle), "saves_during": _latency(during)}
+
+
+def _at_once(count: int, send) -> list[dict]:
+    """`count` requests sent at once, each from its own thread (`send(k)`), released together."""
+    barrier = threading.Barrier(count)
+    results: list[dict | None] = [None] * count
+
+    def one(k):
+        barrier.wait()
+        results[k] = send(k)
+
+    threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=900)
+    return [r for r in results if r is not None]
+
+
+SIGNIN_OUTCOMES = {  # words of each answer (accounts/throttle.py, allauth) -> what happened
+    "under way at once": "refused: too many under way (BLINDJUDGE_SIGNIN_CONCURRENT)",
+    "Too many failed sign-ins from your network": "refused: address limit",
+    "Too many wrong passwords for this username": "refused: username-from-address limit",
+    "waits a little between tries": "refused: username slowed",
+    "are not correct": "checked: wrong password",
+}
+
+
+def _signin_outcome(row: dict) -> str:
+    return next((what for words, what in SIGNIN_OUTCOMES.items() if words in row["body"]),
+                f"other: {row['status']}")
+
+
+def joins(args) -> dict:
+    """Guest joins at 5,000 and 80,000 items, and wrong-password sign-ins, sent at once to
+    `deploy/serve PORT 1` on the embedded default (SQLite), each beside another session's judge
+    saving verdicts in a loop."""
+    import subprocess  # noqa: PLC0415 - only this part starts processes
+
+    from bench.run import Server, database_env, run_python  # noqa: PLC0415 - after sys.path
+
+    work = Path(args.work_dir) / "joins"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "data").mkdir(parents=True)
+    env = database_env("sqlite", args, args.port, work)
+    out = {"database": "sqlite", "load_at_start": os.getloadavg()}
+    run_python(["manage.py", "migrate", "--no-input", "-v0"], env, "migrate")
+    run_python(["manage.py", "collectstatic", "--no-input", "-v0"], env, "collectstatic")
+    fixture_path = work / "fixture.json"
+    started = time.perf_counter()
+    run_python(["bench/worst_case.py", "joins-seed", "--out", str(fixture_path), "--sizes",
+                args.sizes], env, "joins-seed")
+    out["seed_s"] = round(time.perf_counter() - started, 1)
+    fixture = json.loads(fixture_path.read_text())
+    out["sessions"] = {k: {f: v for f, v in row.items() if f != "guest_code"}
+                       for k, row in fixture["sessions"].items()}
+    base = f"http://127.0.0.1:{args.port}"
+    server = Server([str(ROOT / "deploy" / "serve"), str(args.port), "1"], env,
+                    work / "server.log", base)
+    server.wait_ready("/bench/hello")
+    out["uptime_before"] = subprocess.run(["uptime"], capture_output=True, text=True,  # noqa: S607
+                                          check=False).stdout.strip()
+    try:
+        out["joins"] = {}
+        for number, (items, row) in enumerate(fixture["sessions"].items()):
+            def join(k, row=row, number=number):
+                return _post(f"{base}/guest/", {"code": row["guest_code"], "name": f"Guest {k}"},
+                             address=f"10.{20 + number}.{k // 250}.{k % 250 + 1}")
+
+            measured = _beside_saves(base, fixture["other"],
+                                     lambda row=row, join=join: _at_once(row["burst"], join))
+            requests = measured.pop("requests")
+            ms = sorted(1000 * (r["end"] - r["start"]) for r in requests)
+            measured["joins"] = {
+                "sent": len(requests), "admitted": sum(r["status"] == 302 for r in requests),
+                "statuses": dict(sorted(_count(str(r["status"]) for r in requests).items())),
+                "p50_ms": round(statistics.median(ms), 1), "max_ms": round(ms[-1], 1)}
+            out["joins"][items] = measured
+            print(f"{row['burst']} joins at {int(items):,} items: {measured['joins']}, the other "
+                  f"session's saves idle {measured['saves_idle']}, during "
+                  f"{measured['saves_during']}", file=sys.stderr, flush=True)
+        out["signins"] = {}
+        # From one address (one username, then a different one each), and, for contrast, from
+        # 40 addresses: no per-address limit holds those back, so each hashes a password.
+        for number, (variant, username, address) in enumerate((
+                ("one address, one username", lambda k: fixture["host_username"], lambda k: 1),
+                ("one address, 40 usernames", lambda k: f"nobody-{k}", lambda k: 1),
+                ("40 addresses, one username", lambda k: fixture["host_username"],
+                 lambda k: k + 1))):
+            def sign_in(k, username=username, address=address, number=number):
+                return _post(f"{base}/accounts/login/",
+                             {"login": username(k), "password": f"wrong-{k}"},
+                             address=f"10.40.{number}.{address(k)}")
+
+            measured = _beside_saves(base, fixture["other"],
+                                     lambda sign_in=sign_in: _at_once(SIGNIN_BURST, sign_in))
+            requests = measured.pop("requests")
+            ms = sorted(1000 * (r["end"] - r["start"]) for r in requests)
+            measured["signins"] = {
+                "sent": len(requests),
+                "outcomes": dict(sorted(_count(_signin_outcome(r) for r in requests).items())),
+                "p50_ms": round(statistics.median(ms), 1), "max_ms": round(ms[-1], 1)}
+            out["signins"][variant] = measured
+            print(f"{SIGNIN_BURST} wrong sign-ins ({variant}): {measured['signins']}, saves during "
+                  f"{measured['saves_during']}", file=sys.stderr, flush=True)
+    finally:
+        out["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True,  # noqa: S607
+                                             check=False).stdout.strip()
+        server.stop()
+    log = (work / "server.log").read_text(errors="replace")
+    out["server_log"] = {"database_is_locked": log.count("database is locked"),
+                         "tracebacks": log.count("Traceback")}
+    return out
+
+
+def _count(values) -> dict:
+    counts: dict = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="bench/worst_case.py")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -495,6 +785,17 @@ def main(argv=None):
     p.add_argument("--label", default="runs")
     e = sub.add_parser("runs-seed")
     e.add_argument("--out", required=True)
+    j = sub.add_parser("joins", help="guest joins at 5,000 and 80,000 items and wrong sign-ins, "
+                                     "beside another session's saves (SQLite)")
+    j.add_argument("--port", type=int, default=8793)
+    j.add_argument("--work-dir", default=str(ROOT / "var" / "bench-worst-case"))
+    j.add_argument("--label", default="joins")
+    default_sizes = ",".join(f"{items}:{burst}" for items, burst in JOIN_SIZES.items())
+    j.add_argument("--sizes", default=default_sizes,
+                   help="items:joins sent at once, comma-separated (default: %(default)s)")
+    k = sub.add_parser("joins-seed")
+    k.add_argument("--out", required=True)
+    k.add_argument("--sizes", default=default_sizes)
     args = parser.parse_args(argv)
     if args.command == "seed":
         seed(args.out, args.judges)
@@ -502,12 +803,16 @@ def main(argv=None):
     if args.command == "runs-seed":
         runs_seed(args.out)
         return
+    if args.command == "joins-seed":
+        joins_seed(args.out, _sizes(args.sizes))
+        return
     started = datetime.datetime.now(datetime.UTC)
     result = {"bench": f"worst_case {args.command}", "started_at": f"{started:%Y-%m-%d %H:%M:%S UTC}",
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "load_before": os.getloadavg()}}
     result.update({"render": lambda: render(args.repeat), "inputs": inputs,
-                   "serve": lambda: serve(args), "runs": lambda: runs_page(args)}[args.command]())
+                   "serve": lambda: serve(args), "runs": lambda: runs_page(args),
+                   "joins": lambda: joins(args)}[args.command]())
     result["machine"]["load_after"] = os.getloadavg()
     path = ROOT / "bench" / "results" / f"worst-case-{args.label}-{started:%Y%m%dT%H%M}.json"
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

@@ -87,6 +87,10 @@ Run manifest (published in reports; every hash is lowercase hex SHA-256)::
       "tasks":     {<task id>: <canonical_sha256(task object)>, ...},       (run/2 only)
       "builders":  {<builder id>: <canonical_sha256(builder object)>, ...},
       "copies":    {<copy id>: <sha256 of the copy's content, UTF-8, not normalised>, ...},
+      "bindings":  {<copy id>: {"task": <task id>, "builder": <builder id>,
+                                "content_sha256": <the copies entry>}, ...}
+                   (the copy's task and builder as the bundle gives them; run/1: task "task".
+                    Runs imported before issue 25 item 7 have no bindings.)
       "reviewers": {<reviewer id>: <canonical_sha256(reviewer object)>, ...},
       "reviews":   {"<reviewer id>/<copy id>": <canonical_sha256(review object)>, ...}  (run/1)
                    {"<reviewer id>/<copy id>/<condition>": ...}  (run/2: the effective condition)
@@ -100,8 +104,9 @@ Python's numbers) of the object exactly as it appears in the
 bundle (optional fields included only where present, a null included as null: the manifest pins
 the bytes the host was given, not the normalised form). Absent ``reviewers``/``reviews``/
 ``findings`` give empty maps. The manifest's own hash is ``canonical_sha256(manifest)``. A copy's
-hash covers its content only: truth labels, which may be corrected later, are pinned by
-``bundle_sha256``.
+hash covers its content only, its binding its task, builder and content: truth labels, which may
+be corrected later, are pinned by ``bundle_sha256``. A binding's values are plain, not hashed, so a
+verifier can say which differs; the manifest's own hash covers them.
 """
 
 from __future__ import annotations
@@ -1276,6 +1281,11 @@ def build_manifest(data: dict, raw_sha256: str) -> dict:
     manifest.update({
         "builders": {b["id"]: canonical_sha256(b) for b in objects("builders")},
         "copies": {c["id"]: sha256_hex(c["content"].encode("utf-8")) for c in objects("copies")},
+        # Each copy bound to its task and builder (issue 25 item 7): without it a published report
+        # could give two copies each other's builder, and the hashes above would still recompute.
+        "bindings": {c["id"]: {"task": _or(c, "task", RUN1_TASK_ID), "builder": c["builder"],
+                               "content_sha256": sha256_hex(c["content"].encode("utf-8"))}
+                     for c in objects("copies")},
         "reviewers": {r["id"]: canonical_sha256(r) for r in objects("reviewers")},
         "reviews": {review_key(r): canonical_sha256(r) for r in objects("reviews")},
         "findings": {f["id"]: canonical_sha256(f) for f in objects("findings")},

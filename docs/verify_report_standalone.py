@@ -6,9 +6,11 @@ standard library only.
 
 Recomputes from the JSON report alone (an `export_report --format json` or `--format anon` file)
 what `manage.py verify_report` recomputes: the run manifest's hash and the run, task, builder,
-reviewer and copy records against it; the frozen protocol's hash; each judge's commitment from
-their salt, order seed and mapping; each judge's drawn order (HMAC-SHA256 of the order seed and
-item key; by task, the tasks interleaved); that the mapping's builders are the copies' builders.
+reviewer and copy records against it; each copy's task, builder and content against the
+manifest's "bindings" (runs imported since the manifest binds them); the frozen protocol's hash;
+each judge's commitment from their salt, order seed and mapping; each judge's drawn order
+(HMAC-SHA256 of the order seed and item key; by task, the tasks interleaved); that the mapping's
+builders are the copies' builders.
 It prints "verified: all N published hashes recompute", or each hash that does not (with --json,
 one JSON object a file); it exits 0 when every file verifies, 1 when a hash does not recompute,
 2 when a file cannot be read as a report.
@@ -234,6 +236,22 @@ def verify(report):
             checks += 1
             if c["content_sha256"] != manifest["copies"].get(c["id"]):
                 problems.append(f"copies[{c['id']}].content_sha256 differs from the manifest's")
+        if "bindings" in manifest:  # absent for a run imported before the manifest bound copies
+            bindings = manifest["bindings"]
+            checks += 1
+            if set(copy_builder) != set(bindings):
+                problems.append("copies: the ids differ from the manifest's bindings")
+            for c in report["copies"]:
+                checks += 1
+                bound = bindings.get(c["id"])
+                if bound is None:
+                    problems.append(f"copies[{c['id']}]: the manifest binds no task, builder and "
+                                    f"content to it")
+                    continue
+                for field in ("task", "builder", "content_sha256"):
+                    if c.get(field) != bound.get(field):
+                        problems.append(f"copies[{c['id']}].{field} is {c.get(field)!r}; the "
+                                        f"manifest binds the copy to {field} {bound.get(field)!r}")
         protocol = report["protocol"]
         frozen = protocol["frozen"]
         pform = form_of(frozen)

@@ -2,7 +2,9 @@
 
 Checks: the run manifest's hash, and that the report's run, tasks, builders, reviewers and copies
 are the records the manifest hashes (so a builder's identity or a task statement cannot be
-swapped unseen: run/2 hashes each task, run/1 holds its one statement in the run object); the frozen
+swapped unseen: run/2 hashes each task, run/1 holds its one statement in the run object); that
+each copy's task, builder and content are the ones the manifest binds it to (runs imported since
+issue 25 item 7: their manifest has "bindings"; so two copies cannot trade builders); the frozen
 protocol's hash; for each judge the commitment (salted canonical mapping) and the drawn order
 (positions sorted by HMAC(order seed, item); in a by-task session, the protocol's `by_task`, the
 tasks interleaved as content.draws.draw_order_by_task draws them from the order seed and the
@@ -69,6 +71,13 @@ def verify(report: dict) -> tuple[list[str], int]:
             checks += 1
             if c["content_sha256"] != manifest["copies"].get(c["id"]):
                 problems.append(f"copies[{c['id']}].content_sha256 differs from the manifest's")
+        # A run imported before issue 25 item 7 has no bindings: its copies' builders are checked
+        # against the mapping only, as they always were.
+        if "bindings" in manifest:
+            binding_problems, binding_checks = _verify_bindings(report["copies"],
+                                                                manifest["bindings"])
+            problems += binding_problems
+            checks += binding_checks
         protocol = report["protocol"]
         pform = form_of(protocol["frozen"])
         _stated(protocol, "canonical", pform, "protocol.canonical", "the frozen protocol's",
@@ -160,6 +169,28 @@ def _stated(published: dict, key: str, form: str, place: str, whose: str,
     the one the hashed object names: hashes are recomputed in the latter."""
     if key in published and form_named(published[key]) != form:
         problems.append(f"{place} is {published[key]!r}, not {whose} form {form!r}")
+
+
+BOUND = ("task", "builder", "content_sha256")
+
+
+def _verify_bindings(copies: list[dict], bindings: dict) -> tuple[list[str], int]:
+    """Each published copy against the task, builder and content the manifest binds it to."""
+    problems, checks = [], 1
+    if {c["id"] for c in copies} != set(bindings):
+        problems.append("copies: the ids differ from the manifest's bindings")
+    for c in copies:
+        checks += 1
+        bound = bindings.get(c["id"])
+        if bound is None:
+            problems.append(f"copies[{c['id']}]: the manifest binds no task, builder and content "
+                            f"to it")
+            continue
+        for field in BOUND:
+            if c.get(field) != bound.get(field):
+                problems.append(f"copies[{c['id']}].{field} is {c.get(field)!r}; the manifest "
+                                f"binds the copy to {field} {bound.get(field)!r}")
+    return problems, checks
 
 
 def _verify_tasks(report: dict, manifest: dict, run_record: dict,

@@ -161,6 +161,8 @@ def test_minimal_bundle_passes_with_its_manifest():
         "run": canonical_sha256({"name": "tiny", "task": "Write a function."}),
         "builders": {"b1": canonical_sha256(minimal()["builders"][0])},
         "copies": {"c1": sha("def f(): pass")},
+        # A run/1 copy names no task: it is bound to the one task, "task", the importer makes.
+        "bindings": {"c1": {"task": "task", "builder": "b1", "content_sha256": sha("def f(): pass")}},
         "reviewers": {},
         "reviews": {},
         "findings": {},
@@ -180,8 +182,8 @@ def test_realistic_bundle_passes_with_a_seal_per_review():
     assert result.seals[3] == SealResult("absent", "")  # null request counts as none
     assert result.seals[5] == SealResult("absent", "")  # no request at all
     assert set(result.manifest) == {
-        "format", "canonical", "bundle_sha256", "run", "builders", "copies", "reviewers",
-        "reviews", "findings"
+        "format", "canonical", "bundle_sha256", "run", "builders", "copies", "bindings",
+        "reviewers", "reviews", "findings"
     }
     assert list(result.manifest["builders"]) == ["b1", "b2", "b3"]
     assert list(result.manifest["copies"]) == ["c1", "c2", "c3", "c4", "c5", "c6"]

@@ -626,6 +626,11 @@ def test_run2_manifest_shape():
         "tasks": {t["id"]: canonical_sha256(t) for t in bundle["tasks"]},
         "builders": {b["id"]: canonical_sha256(b) for b in bundle["builders"]},
         "copies": {"c1": sha("+a\n"), "c2": sha("+b\n"), "c3": sha("flag")},
+        "bindings": {
+            "c1": {"task": "t1", "builder": "b1", "content_sha256": sha("+a\n")},
+            "c2": {"task": "t1", "builder": "b2", "content_sha256": sha("+b\n")},
+            "c3": {"task": "t2", "builder": "b1", "content_sha256": sha("flag")},
+        },
         "reviewers": {r["id"]: canonical_sha256(r) for r in bundle["reviewers"]},
         "reviews": {
             "r1/c1/clean": canonical_sha256(bundle["reviews"][0]),

@@ -829,7 +829,7 @@ def exported_report(open_session, tmp_path):
 
 
 def test_verify_report_passes_on_an_export(exported_report):
-    checks = 3 + 3 + 4 + 3 + 7 + 1 + (2 + 6 * 2)  # the tasks: 3
+    checks = 3 + 3 + 4 + 3 + 7 + 7 + 1 + (2 + 6 * 2)  # the tasks: 3, the bindings: 7
     assert call("verify_report", str(exported_report)).splitlines() == [
         f"verified: all {checks} published hashes recompute"]
     assert call_json("verify_report", str(exported_report)) == {
@@ -840,7 +840,7 @@ def test_verify_report_fails_on_a_tampered_copy(exported_report, tmp_path):
     data = json.loads(exported_report.read_bytes())
     data["assignments"][0]["builder"] = "b3" if data["assignments"][0]["builder"] != "b3" else "b2"
     tampered = write(tmp_path, "tampered.json", json.dumps(data))
-    checks = 3 + 3 + 4 + 3 + 7 + 1 + (2 + 6 * 2)  # the tasks: 3
+    checks = 3 + 3 + 4 + 3 + 7 + 7 + 1 + (2 + 6 * 2)  # the tasks: 3, the bindings: 7
     a = data["assignments"][0]
     assert refused("verify_report", tampered) == (
         f"2 of {checks} checks failed:\n"
@@ -1029,5 +1029,5 @@ def test_verify_report_in_a_process(cli_env, exported_report, tmp_path):
     tampered = write(tmp_path, "tampered.json", json.dumps(data))
     done = manage(cli_env, "verify_report", tampered)
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr.startswith("CommandError: 1 of 35 checks failed:\njudges[J01].commitment: "
+    assert done.stderr.startswith("CommandError: 1 of 42 checks failed:\njudges[J01].commitment: "
                                   "the published mapping, order seed and salt do not hash")

@@ -597,10 +597,10 @@ def test_the_anonymised_export_names_nobody_and_still_verifies(revealed, report)
 
 
 # run 1 + bundle 1 + run record 1 + tasks (one statement's hash + the run/1 statement + copies'
-# tasks) + builders (1 + 3) + reviewers (1 + 2) + copies (1 + 6) + protocol 1
-# + per judge (commitment 1 + order 1 + 6 × (order key + builder)) × 6
+# tasks) + builders (1 + 3) + reviewers (1 + 2) + copies (1 + 6) + the copies' bindings in the
+# manifest (1 + 6) + protocol 1 + per judge (commitment 1 + order 1 + 6 × (order key + builder)) × 6
 TASK_CHECKS = 3
-VERIFY_CHECKS = 3 + TASK_CHECKS + 4 + 3 + 7 + 1 + 6 * (2 + 6 * 2)
+VERIFY_CHECKS = 3 + TASK_CHECKS + 4 + 3 + 7 + 7 + 1 + 6 * (2 + 6 * 2)
 
 COMMITMENT = ("judges[J01].commitment: the published mapping, order seed and salt do not hash to "
               "the published commitment")
@@ -652,11 +652,12 @@ def test_verify_fails_on_a_changed_builder(report):
 def test_verify_fails_when_the_report_reattributes_a_copy(report):
     data = exported(report)
     c1 = next(c for c in data["copies"] if c["id"] == "c1")
-    c1["builder"] = "b2"  # the mapping still commits to b1
+    c1["builder"] = "b2"  # the mapping still commits to b1, and the manifest binds c1 to b1
     problems, _ = verify(data)
     positions = sorted((a["judge"], a["position"]) for a in data["assignments"] if a["copy"] == "c1")
-    assert problems == [f"assignments[{j}/{p}]: builder 'b1' is not the builder of copy 'c1' in "
-                        f"copies" for j, p in positions]
+    assert problems == ["copies[c1].builder is 'b2'; the manifest binds the copy to builder 'b1'"] + [
+        f"assignments[{j}/{p}]: builder 'b1' is not the builder of copy 'c1' in copies"
+        for j, p in positions]
 
 
 def test_verify_fails_when_a_builder_identity_is_swapped(report):
@@ -724,7 +725,7 @@ def test_a_findings_session_report_validates_scores_and_verifies(run, schema):
     phase_lock(judge=judge, phase=1)
     report = build_report(advance(session, "revealed"))
     assert schema_errors(schema, exported(report)) == []
-    assert verify(exported(report)) == ([], 3 + TASK_CHECKS + 4 + 3 + 7 + 1 + (2 + 2 * 2))
+    assert verify(exported(report)) == ([], 3 + TASK_CHECKS + 4 + 3 + 7 + 7 + 1 + (2 + 2 * 2))
     [entry] = report["scores"]["judges"]
     # f1 is real (caught), f2 a false alarm judged real (not a true negative).
     assert entry["phases"]["1"] == {"current": expected_score((1, 1), (0, 1), 0)}

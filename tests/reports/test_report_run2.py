@@ -129,8 +129,8 @@ def csv_rows(report) -> list[dict]:
 
 
 # run 3 + tasks (3 statements + ids + 3 hashes + copies' tasks) + builders (1 + 2)
-# + reviewers (1 + 2) + copies (1 + 6) + protocol 1 + one judge (2 + 6 × 2)
-RUN2_CHECKS = 3 + (3 + 1 + 3 + 1) + 3 + 3 + 7 + 1 + (2 + 6 * 2)
+# + reviewers (1 + 2) + copies (1 + 6) + bindings (1 + 6) + protocol 1 + one judge (2 + 6 × 2)
+RUN2_CHECKS = 3 + (3 + 1 + 3 + 1) + 3 + 3 + 7 + 7 + 1 + (2 + 6 * 2)
 
 
 @pytest.mark.django_db
@@ -242,7 +242,8 @@ def test_verify_names_a_changed_task(host):
         "tasks[t3]: the statement, title, format and cluster do not hash to the manifest's entry"]
     report = exported(build_report(revealed_session(host, run2_bundle("not_flagged"))))
     report["copies"][0]["task"] = "t9"
-    assert verify(report)[0] == ["copies c1: their task is not among the published tasks"]
+    assert verify(report)[0] == ["copies c1: their task is not among the published tasks",
+                                 "copies[c1].task is 't9'; the manifest binds the copy to task 't1'"]
 
 
 def frozen_as_protocol_1(session: Session) -> Session:
@@ -263,8 +264,8 @@ def frozen_as_protocol_1(session: Session) -> Session:
 
 
 # run 3 + tasks (1 statement + the run/1 statement + copies' tasks) + builders (1 + 3)
-# + reviewers (1 + 2) + copies (1 + 6) + protocol 1 + one judge (2 + 6 × 2)
-RUN1_CHECKS = 3 + 3 + 4 + 3 + 7 + 1 + (2 + 6 * 2)
+# + reviewers (1 + 2) + copies (1 + 6) + bindings (1 + 6) + protocol 1 + one judge (2 + 6 × 2)
+RUN1_CHECKS = 3 + 3 + 4 + 3 + 7 + 7 + 1 + (2 + 6 * 2)
 
 
 @pytest.mark.django_db

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from content.bundle import BundleError, validate_bundle
 from content.canonical import JCS, LEGACY, canonical_sha256, jcs
+from content.commitments import commitment_sha256
 from judging.models import Run, Session
 from judging.services import session_create, session_open
 from reports.build import build_report
@@ -79,7 +80,8 @@ def frozen_before_rfc_8785(session: Session) -> Session:
     Session.objects.filter(pk=session.pk).update(
         protocol=protocol, protocol_sha256=canonical_sha256(protocol, LEGACY))
     run = session.run
-    manifest = {k: v for k, v in run.manifest.items() if k != "canonical"}
+    # Nor did it bind copies to builders (that came later still: issue 25 item 7).
+    manifest = {k: v for k, v in run.manifest.items() if k not in ("canonical", "bindings")}
     # The records' own hashes: no number and no key outside ASCII in any bundle record, so the
     # legacy form gave the bytes JCS gives (checked, not assumed).
     for key, records in (("builders", unicode_bundle()["builders"]),
@@ -426,3 +428,88 @@ def test_an_import_with_two_ids_one_after_the_text_step_is_refused_naming_both(r
         validate_bundle(json.dumps(bundle).encode(), max_bundle_bytes=10**8, max_copy_bytes=10**7)
     assert (f"{records}[1].id: id 'be\\u0301' is the same id as 'b\\xe9' at {records}[0] once "
             "text is normalised (Unicode NFC, LF line endings); rename one") in refused.value.errors
+
+
+# --- Each copy bound to its task and builder (issue 25 item 7) ------------------------------------
+
+def rebound(report: dict, **changes: dict[str, str]) -> dict:
+    """A forger's edit of a published report: `changes` maps a copy field ("builder", "task") to
+    {copy id: new value}. The mapping follows the copies and every commitment is recomputed (the
+    salts are published), so nothing but the manifest's bindings can tell."""
+    data = copy.deepcopy(report)
+    for field, values in changes.items():
+        for c in data["copies"]:
+            c[field] = values.get(c["id"], c[field])
+    for a in data["assignments"]:
+        a["builder"] = changes.get("builder", {}).get(a["copy"], a["builder"])
+    for judge in data["judges"]:
+        c = judge["commitment"]
+        c["sha256"] = commitment_sha256(
+            session_url_id=data["session"]["url_id"], pseudonym=judge["pseudonym"],
+            order_seed=c["order_seed"], salt=c["salt"], canonical=c["canonical"],
+            assignments=[a for a in data["assignments"] if a["judge"] == judge["pseudonym"]])
+    return data
+
+
+def judged_run2_report(host, *, one_model: bool) -> dict:
+    """A revealed session on the run/2 bundle (c1 by b1, c2 by b2, both of task t-add); with
+    `one_model`, b2 is b1's model and family under another id, so no builder record differs."""
+    bundle = make_run2_bundle()
+    if one_model:
+        bundle["builders"][1].update(model=bundle["builders"][0]["model"],
+                                     family=bundle["builders"][0]["family"])
+    session = a_session(a_run(host, bundle), "open", rubric="Is it right?")
+    answer_all(invite_and_join(session, name="Ada").judge, 1, "pass", lock=True)
+    return exported(advance(session, "revealed"))[0]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("one_model", [False, True], ids=["two-models", "one-model-two-ids"])
+def test_copies_given_other_builders_or_tasks_fail_both_verifiers(host, tmp_path, one_model):
+    report = judged_run2_report(host, one_model=one_model)
+    assert report["run"]["manifest"]["bindings"]["c1"] == {
+        "task": "t-add", "builder": "b1",
+        "content_sha256": report["run"]["manifest"]["copies"]["c1"]}
+    assert {(c["id"], c["builder"]) for c in report["copies"]} >= {("c1", "b1"), ("c2", "b2")}
+    assert same_verdict(tmp_path, report)[0] == []
+    swapped = rebound(report, builder={"c1": "b2", "c2": "b1"})
+    # The forgery is consistent everywhere else: the mapping agrees with the copies.
+    assert {a["copy"]: a["builder"] for a in swapped["assignments"]}["c1"] == "b2"
+    assert same_verdict(tmp_path, swapped)[0] == [
+        "copies[c1].builder is 'b2'; the manifest binds the copy to builder 'b1'",
+        "copies[c2].builder is 'b1'; the manifest binds the copy to builder 'b2'",
+    ]
+    moved = rebound(report, builder={"c1": "b3"})
+    assert same_verdict(tmp_path, moved)[0] == [
+        "copies[c1].builder is 'b3'; the manifest binds the copy to builder 'b1'"]
+    retasked = rebound(report, task={"c1": "t-sub"})
+    assert same_verdict(tmp_path, retasked)[0] == [
+        "copies[c1].task is 't-sub'; the manifest binds the copy to task 't-add'"]
+    # The bindings themselves edited to match: the manifest's hash no longer recomputes.
+    data = tampered(swapped, lambda d: d["run"]["manifest"]["bindings"]["c1"].update(builder="b2"))
+    assert "run.manifest_sha256 does not match the published manifest" in \
+        same_verdict(tmp_path, data)[0]
+
+
+@pytest.mark.django_db
+def test_a_run_imported_before_copies_were_bound_verifies_as_before(host, tmp_path):
+    """A run whose stored manifest has no bindings (as every run imported before issue 25 item 7)
+    verifies, in RFC 8785 as in the legacy form; its copies are checked against the mapping only,
+    so the same forgery still passes there: the limit such a run keeps."""
+    bundle = make_run2_bundle()
+    session = a_session(a_run(host, bundle), "open", rubric="Is it right?")
+    run = session.run
+    manifest = {k: v for k, v in run.manifest.items() if k != "bindings"}
+    Run.objects.filter(pk=run.pk).update(manifest=manifest,
+                                         manifest_sha256=canonical_sha256(manifest))
+    answer_all(invite_and_join(session, name="Ada").judge, 1, "pass", lock=True)
+    report, anon = exported(advance(session, "revealed"))
+    assert "bindings" not in report["run"]["manifest"]
+    assert report["run"]["manifest_sha256"] == canonical_sha256(manifest)
+    new_checks = verify(judged_run2_report(host, one_model=False))[1]
+    problems, checks = same_verdicts(tmp_path, [report, anon])[0]
+    assert problems == [] and checks == new_checks - 1 - len(report["copies"])
+    assert same_verdict(tmp_path, rebound(report, builder={"c1": "b2", "c2": "b1"}))[0] == []
+    legacy = by_task_session(host, legacy=True)
+    assert "bindings" not in legacy.run.manifest
+    assert same_verdict(tmp_path, exported(legacy)[0])[0] == []
