@@ -171,11 +171,12 @@ def _stated(published: dict, key: str, form: str, place: str, whose: str,
         problems.append(f"{place} is {published[key]!r}, not {whose} form {form!r}")
 
 
-BOUND = ("task", "builder", "content_sha256")
+BOUND = ("task", "builder")  # the content: manifest["copies"]
 
 
 def _verify_bindings(copies: list[dict], bindings: dict) -> tuple[list[str], int]:
-    """Each published copy against the task, builder and content the manifest binds it to."""
+    """Each published copy against the task and builder the manifest binds it to (its content
+    against manifest["copies"], checked above)."""
     problems, checks = [], 1
     if {c["id"] for c in copies} != set(bindings):
         problems.append("copies: the ids differ from the manifest's bindings")
@@ -183,8 +184,7 @@ def _verify_bindings(copies: list[dict], bindings: dict) -> tuple[list[str], int
         checks += 1
         bound = bindings.get(c["id"])
         if bound is None:
-            problems.append(f"copies[{c['id']}]: the manifest binds no task, builder and content "
-                            f"to it")
+            problems.append(f"copies[{c['id']}]: the manifest binds no task and builder to it")
             continue
         for field in BOUND:
             if c.get(field) != bound.get(field):

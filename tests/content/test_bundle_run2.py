@@ -627,9 +627,9 @@ def test_run2_manifest_shape():
         "builders": {b["id"]: canonical_sha256(b) for b in bundle["builders"]},
         "copies": {"c1": sha("+a\n"), "c2": sha("+b\n"), "c3": sha("flag")},
         "bindings": {
-            "c1": {"task": "t1", "builder": "b1", "content_sha256": sha("+a\n")},
-            "c2": {"task": "t1", "builder": "b2", "content_sha256": sha("+b\n")},
-            "c3": {"task": "t2", "builder": "b1", "content_sha256": sha("flag")},
+            "c1": {"task": "t1", "builder": "b1"},
+            "c2": {"task": "t1", "builder": "b2"},
+            "c3": {"task": "t2", "builder": "b1"},
         },
         "reviewers": {r["id"]: canonical_sha256(r) for r in bundle["reviewers"]},
         "reviews": {
