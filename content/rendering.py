@@ -498,12 +498,13 @@ def prose_html(normalised: Normalised, fmt: str) -> str:
 
 # --- The copy frame: rows, views, highlighting ----------------------------------------------------
 
-# Syntax highlighting (Pygments, lexer from a diff's file name or a fence's info string, never
-# guessed: guess_lexer tries every lexer on the whole input) costs some 1-2 s per MB of diff
-# here, rows and all, and adds a span per run of tokens, so it is done only for copies up to
-# these sizes (bench/README.md, "Rows and highlighting": a 256 KB Python diff took 0.9 s on a
-# quiet machine and 1.9 s at load 10, against the 2 s a copy may take; 128 KB is some 3,000 lines,
-# where a SWE-bench patch has tens); past them, rows without highlighting and a note. Past the
+# Syntax highlighting (Pygments, one of HIGHLIGHT_LEXERS, below, named by a diff's file name or a
+# fence's info string, never guessed: guess_lexer tries every lexer on the whole input) costs
+# some 1-2 s per MB of diff here, rows and all, and adds a span per run of tokens, so it is done
+# only for copies up to these sizes (bench/README.md, "Rows and highlighting": a 256 KB Python
+# diff took 0.9 s on a quiet machine and 1.9 s at load 10, against the 2 s a copy may take;
+# 128 KB is some 3,000 lines, where a SWE-bench patch has tens); past them, rows without
+# highlighting and a note. Past the
 # frame's size bound (FRAME_SIZE_FACTOR), the rows go too (each costs some 25-40 bytes of markup,
 # so a copy of very short lines would pass the bound): the copy is then one preformatted block,
 # still FRAME_LINE_PX a line, with a note.
