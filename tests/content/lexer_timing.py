@@ -3,15 +3,18 @@ tests/content/test_lexer_bounds.py (`python -m tests.content.lexer_timing SPEC`)
 backtracks holds the GIL and can only be stopped by a signal to the main thread.
 
 SPEC (JSON): {"lexers": {label: [[module, class] or "allowlist:NAME", [input names] or null
-(all)]}, "n": size, "k": factor}. Prints JSON: per label, the CPU seconds spent and the inputs flagged
-(with their small and large times; None: stopped at the cap).
+(all)]}, "n": size, "k": factor}. Prints JSON: per label, the CPU seconds spent, the inputs
+flagged (with their small and large times; None: stopped at the cap) and the largest ratio among
+the others timed above the floor.
 
 Each input is lexed at about n and k * n characters and timed in CPU seconds (time.process_time:
-other processes on a shared machine do not count, as wall time would). Flagged: the large one
-stopped at CAP_WALL_S, or over CAP_CPU_S, or, when it took at least FLOOR_S (below, timer noise
-is the ratio), more than RATIO_LIMIT times the small one. Linear growth is a ratio near k;
-quadratic, k * k. A suspect ratio is measured again (the fastest of three) before it counts.
-Not used: ITIMER_VIRTUAL, which on this machine makes process_time tick-coarse.
+other processes on a shared machine do not count, as wall time would). Flagged: either size
+stopped at CAP_WALL_S (a SIGALRM: `re` checks for signals as it backtracks), or the large one over
+CAP_CPU_S, or, when it took at least FLOOR_S (below, timer noise is the ratio), more than
+RATIO_LIMIT * k times the small one. Linear growth is a ratio near k (8-9 for the allowlist at
+k = 8); quadratic, near k * k. A suspect is measured again (the fastest of five small and three
+large runs) before it counts. Not used: ITIMER_VIRTUAL, which on this machine made process_time
+coarse.
 """
 
 import importlib
