@@ -80,6 +80,11 @@ def _python_fences(size: int) -> str:
     return _fill(block, size)
 
 
+def _blank_python_diff(lines: int) -> str:
+    header = "diff --git a/shop/blank.py b/shop/blank.py\n--- a/shop/blank.py\n+++ b/shop/blank.py\n"
+    return f"{header}@@ -0,0 +1,{lines} @@\n" + ("+" + " " * 24 + "\n") * lines
+
+
 def corpus() -> dict[str, tuple[str, str]]:
     """name -> (format, content). Every copy within BLINDJUDGE_MAX_COPY_BYTES; markdown ones
     within MARKDOWN_RENDER_LIMIT where the point is the markdown renderer."""
@@ -103,6 +108,14 @@ def corpus() -> dict[str, tuple[str, str]]:
         # a diff; a markdown copy's fences within MARKDOWN_RENDER_LIMIT).
         "Python diff at the highlighting limit (128 KB)": ("diff", _python_diff(128 * 1024)),
         "markdown of Python fences (96 KB)": ("markdown", _python_fences(96 * 1024)),
+        # Issue 25: lexers that backtrack. A fence naming maple (exponential: each more `\a`
+        # doubles it), a unit file in a patch (the systemd lexer, by its name), and whitespace-only
+        # lines under the lines' limit (Pygments' own Python lexer: quadratic).
+        "markdown: a maple fence, a quote then 25 backslash-a (79 bytes)": (
+            "markdown", "The answers:\n\n```maple\n\"" + "\\a" * 25 + "\n```\n"),
+        "diff of x.service, a line of 500 spaces": (
+            "diff", "--- a/x.service\n+++ b/x.service\n@@ -0,0 +1,2 @@\n+[Unit]\n+" + " " * 500 + "\n"),
+        "Python diff of 4,900 whitespace-only lines (127 KB)": ("diff", _blank_python_diff(4900)),
     }
 
 

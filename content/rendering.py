@@ -15,9 +15,8 @@ from html import escape
 
 import nh3
 from markdown_it import MarkdownIt
-from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers import JsonLexer, PythonLexer, SqlLexer
 from pygments.token import Comment, Keyword, Literal, Name, Number, String
-from pygments.util import ClassNotFound
 
 from content.frame_geometry import (
     FRAME_LINE_PX,
@@ -499,12 +498,13 @@ def prose_html(normalised: Normalised, fmt: str) -> str:
 
 # --- The copy frame: rows, views, highlighting ----------------------------------------------------
 
-# Syntax highlighting (Pygments, lexer from a diff's file name or a fence's info string, never
-# guessed: guess_lexer tries every lexer on the whole input) costs some 1-2 s per MB of diff
-# here, rows and all, and adds a span per run of tokens, so it is done only for copies up to
-# these sizes (bench/README.md, "Rows and highlighting": a 256 KB Python diff took 0.9 s on a
-# quiet machine and 1.9 s at load 10, against the 2 s a copy may take; 128 KB is some 3,000 lines,
-# where a SWE-bench patch has tens); past them, rows without highlighting and a note. Past the
+# Syntax highlighting (Pygments, one of HIGHLIGHT_LEXERS, below, named by a diff's file name or a
+# fence's info string, never guessed: guess_lexer tries every lexer on the whole input) costs
+# some 1-2 s per MB of diff here, rows and all, and adds a span per run of tokens, so it is done
+# only for copies up to these sizes (bench/README.md, "Rows and highlighting": a 256 KB Python
+# diff took 0.9 s on a quiet machine and 1.9 s at load 10, against the 2 s a copy may take;
+# 128 KB is some 3,000 lines, where a SWE-bench patch has tens); past them, rows without
+# highlighting and a note. Past the
 # frame's size bound (FRAME_SIZE_FACTOR), the rows go too (each costs some 25-40 bytes of markup,
 # so a copy of very short lines would pass the bound): the copy is then one preformatted block,
 # still FRAME_LINE_PX a line, with a note.
@@ -630,18 +630,60 @@ def _highlighted_lines(lexer, text: str) -> list[str]:
     return lines
 
 
+class _PythonLexer(PythonLexer):
+    """Pygments' Python lexer with its two docstring rules' `^(\\s*)` taking only the line's own
+    indentation (`^([^\\S\\n]*)`). As written, at each line start it runs over every blank or
+    whitespace-only line after it and back, so such lines cost quadratic time (25 KB of " \\n":
+    8 s; a 128 KB copy: minutes). The newline before a docstring is a token of its own (the
+    rule ahead of these), so the tokens are otherwise the same (tests/content/test_lexer_bounds.py)."""
+
+    tokens = {"root": [
+        (rule[0].replace(r"^(\s*)", r"^([^\S\n]*)"), *rule[1:])
+        if isinstance(rule, tuple) and isinstance(rule[0], str) else rule
+        for rule in PythonLexer.tokens["root"]]}
+
+
+# The only lexers model text is highlighted with (issue 25). Pygments has some 600, and many
+# backtrack catastrophically on a few hundred hostile bytes (maple: `"` then `\a` x 25, 6 s, each
+# more `\a` x 2-2.5; systemd: 500 spaces, 2 s) and `re` holds the GIL, so every request of the
+# process would wait. Most of the rest take quadratic time on some plain-looking input (flagged
+# by that test's detector, 300 -> 2,400 characters taking x 26-60 or more where a linear lexer
+# takes x 8-9; confirmed at 4-16x larger sizes for those marked *): c*, cpp*, java, c#, markdown*
+# on runs of newlines; javascript*, typescript*, go* on `/*` or `"\` repeated; rust*, kotlin*,
+# dart on `//` repeated; yaml*, toml*, ini*, css, makefile on punctuation or an unclosed string;
+# bash, ruby, dockerfile on an unclosed heredoc; html, xml on `<!--` or `&` repeated; diff on a
+# long line without a newline; and Python's own lexer* on whitespace-only lines (fixed above).
+# So: the languages model output needs most whose lexers grow linearly on every input of
+# tests/content/test_lexer_bounds.py (swift, scss, lua, scala, perl, haskell passed too, and are
+# left out as rare here: each costs that test ~1 s). Any other language is shown as plain rows,
+# as an unknown one always was. Fences name a lexer by any of its class's aliases; a diff's file
+# names map through HIGHLIGHT_EXTENSIONS (never Pygments' search over every lexer's patterns).
+HIGHLIGHT_LEXERS: dict[str, type] = {
+    "python": _PythonLexer,
+    "json": JsonLexer,
+    "sql": SqlLexer,
+}
+HIGHLIGHT_EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".json": "json",
+    ".sql": "sql",
+}
+_LEXER_OF_ALIAS = {alias.lower(): lexer for name, lexer in HIGHLIGHT_LEXERS.items()
+                   for alias in (name, *lexer.aliases)}
+
+
 def _lexer_for_filename(name: str):
-    try:
-        return get_lexer_for_filename(name, stripnl=False, ensurenl=False)
-    except (ClassNotFound, ValueError):
-        return None
+    """The allowlisted lexer for a file name's extension, or None."""
+    base = name.rsplit("/", 1)[-1]
+    extension = base[base.rindex("."):].lower() if "." in base else ""
+    language = HIGHLIGHT_EXTENSIONS.get(extension)
+    return HIGHLIGHT_LEXERS[language](stripnl=False, ensurenl=False) if language else None
 
 
 def _lexer_by_name(name: str):
-    try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False) if name else None
-    except (ClassNotFound, ValueError):
-        return None
+    """The allowlisted lexer a fence's info string names (any of its aliases), or None."""
+    lexer = _LEXER_OF_ALIAS.get(name.strip().lower()) if name else None
+    return lexer(stripnl=False, ensurenl=False) if lexer else None
 
 
 def _highlight(lexer, lines: list[str]) -> list[str] | None:
