@@ -1,7 +1,8 @@
 """Admission: a judge joins by join link, guest code, GitHub sign-in or as the host.
 
-Admitting a judge allocates their items, draws their order and codes and stores their commitment,
-all in one transaction. Every credential is stored hashed.
+Admitting a judge allocates their items, draws their order and codes and computes their
+commitment before the write lock (`_admitting`), then checks and stores them in one short
+transaction. Every credential is stored hashed.
 """
 
 import csv
@@ -93,28 +94,52 @@ def session_item_rows(session_id: int) -> dict[str, _ItemRow]:
                 "pk", "key", "task__bundle_id", "copy__bundle_id", "copy__builder__bundle_id")}
 
 
-def _admit(session: Session, *, admitted_as: str, identified_by: str, display_name: str,
-           actor: str, user=None, github_id=None, github_login: str = "",
-           items: dict[str, _ItemRow] | None = None) -> Admission:
-    """Admit one judge to an open session. Must run inside transaction.atomic().
+@dataclass(frozen=True)
+class _Drawn:
+    """A judge's admission drawn, before the write lock, for the session as it was then read:
+    `seen` (_seen: the number of judges joined, and where the session gives each judge fewer
+    items than it has, how many are active, which the balanced pick counts) must still hold under
+    the lock, or it was drawn for someone else's place."""
 
-    The session row is locked so concurrent admissions get distinct numbers and a balanced
-    allocation (each sees the counts the previous one left). `items`: session_item_rows, read
-    before the caller's transaction (else read here, inside it).
-    """
-    session = (Session.objects.select_for_update(of=("self",)).select_related("run")
-               .get(pk=session.pk))
-    if session.state != SessionState.OPEN:
-        raise Conflict(f"the session is {session.state}; joining is possible while it is open")
+    seen: tuple[int, int | None]
+    number: int
+    order_seed: str
+    salt: str
+    mapping: list[dict]
+    commitment: str
+    assignments: list[tuple[int, str, int, str]]  # item id, code, position, order key
+
+
+class _DrawnForAnother(Exception):  # noqa: N818 - an outcome, not an error
+    """Another judge joined (or left) between the draw and the write lock: draw again."""
+
+
+# A join draws the judge's order, codes and commitment before it takes the write lock (on SQLite
+# the whole database's: at 80,000 items that drawing is seconds of CPU, and every other session's
+# saves would wait for it), then writes them under the lock if nobody joined in between. Judges
+# joining at once each draw again at most this many times, then draw under the lock.
+DRAW_ATTEMPTS = 5
+
+
+def _limited(session: Session, item_count: int) -> bool:
+    return bool(session.items_per_judge) and session.items_per_judge < item_count
+
+
+def _seen(session: Session, items: dict[str, _ItemRow]) -> tuple[int, int | None]:
+    active = (Judge.objects.filter(session=session, status=JudgeStatus.ACTIVE).count()
+              if _limited(session, len(items)) else None)
+    return session.joined_judges, active
+
+
+def _draw(session: Session, items: dict[str, _ItemRow]) -> _Drawn:
+    """The next judge's items, order, codes and commitment for the session as given."""
+    seen = _seen(session, items)
     number = session.joined_judges + 1
     draws = Draws(session.draw_seed)
     order_seed = draws.hex(f"judge:{number}:order")
     salt = draws.hex(f"judge:{number}:salt")
-
-    if items is None:
-        items = session_item_rows(session.pk)
     keys = list(items)
-    limited = bool(session.items_per_judge) and session.items_per_judge < len(keys)
+    limited = _limited(session, len(keys))
     counts = {}
     if limited:
         counts = dict(
@@ -137,8 +162,6 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
                                  number, groups)
         ordered = draw_order(order_seed, keys)
     codes = draw_item_codes(draws, f"judge:{number}:codes", len(ordered))
-
-    pseudonym = f"J{number:02d}"
     mapping = [
         {"position": position, "code": code, "item": key, "copy": items[key].copy,
          "builder": items[key].builder}
@@ -147,33 +170,81 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     # In the form the session's protocol froze in: a session opened before RFC 8785 keeps
     # committing its judges in the legacy form, so every commitment verifies like its protocol.
     commitment = commitment_sha256(
-        session_url_id=session.url_id, pseudonym=pseudonym, order_seed=order_seed, salt=salt,
-        assignments=mapping, canonical=form_of(session.protocol),
+        session_url_id=session.url_id, pseudonym=_pseudonym(number), order_seed=order_seed,
+        salt=salt, assignments=mapping, canonical=form_of(session.protocol),
     )
+    assignments = [(items[m["item"]].pk, m["code"], m["position"], order_key(order_seed, m["item"]))
+                   for m in mapping]
+    return _Drawn(seen=seen, number=number, order_seed=order_seed, salt=salt, mapping=mapping,
+                  commitment=commitment, assignments=assignments)
+
+
+def _pseudonym(number: int) -> str:
+    return f"J{number:02d}"
+
+
+def _admitting(session_id: int | None, items: dict[str, _ItemRow] | None, admit):
+    """`admit(drawn)` in a transaction of its own, with the judge drawn before it (DRAW_ATTEMPTS
+    times, while others' joins land in between), else with None: `_admit` draws under the lock."""
+    for _ in range(DRAW_ATTEMPTS if session_id and items is not None else 0):
+        session = Session.objects.filter(pk=session_id, state=SessionState.OPEN).first()
+        if session is None:
+            break  # refused under the lock, with the caller's own words
+        drawn = _draw(session, items)
+        try:
+            with transaction.atomic():
+                return admit(drawn)
+        except _DrawnForAnother:
+            continue
+    with transaction.atomic():
+        return admit(None)
+
+
+def _admit(session: Session, *, admitted_as: str, identified_by: str, display_name: str,
+           actor: str, user=None, github_id=None, github_login: str = "",
+           items: dict[str, _ItemRow] | None = None, drawn: _Drawn | None = None) -> Admission:
+    """Admit one judge to an open session. Must run inside transaction.atomic() (`_admitting`).
+
+    The session row is locked so concurrent admissions get distinct numbers and a balanced
+    allocation (each sees the counts the previous one left). `items`: session_item_rows, read
+    before the caller's transaction (else read here, inside it). `drawn`: the judge drawn before
+    the transaction; raises _DrawnForAnother when the session changed since (the caller's
+    transaction rolls back and `_admitting` draws again).
+    """
+    session = (Session.objects.select_for_update(of=("self",)).select_related("run")
+               .get(pk=session.pk))
+    if session.state != SessionState.OPEN:
+        raise Conflict(f"the session is {session.state}; joining is possible while it is open")
+    if items is None:
+        items = session_item_rows(session.pk)
+    if drawn is None:
+        drawn = _draw(session, items)
+    elif drawn.seen != _seen(session, items):
+        raise _DrawnForAnother
+    number, pseudonym = drawn.number, _pseudonym(drawn.number)
     try:
         with transaction.atomic():
             judge = Judge.objects.create(
                 session=session, number=number, pseudonym=pseudonym, admitted_as=admitted_as,
                 identified_by=identified_by, display_name=display_name, user=user,
-                github_id=github_id, github_login=github_login, order_seed=order_seed,
-                commitment_salt=salt, commitment_sha256=commitment,
+                github_id=github_id, github_login=github_login, order_seed=drawn.order_seed,
+                commitment_salt=drawn.salt, commitment_sha256=drawn.commitment,
             )
     except IntegrityError:
         raise Conflict("you have already joined this session") from None
     Assignment.objects.bulk_create(
-        Assignment(judge=judge, item_id=items[m["item"]].pk, code=m["code"], position=m["position"],
-                   order_key=order_key(order_seed, m["item"]))
-        for m in mapping
+        Assignment(judge=judge, item_id=item_id, code=code, position=position, order_key=key)
+        for item_id, code, position, key in drawn.assignments
     )
     session.joined_judges = number
     session.save(update_fields=["joined_judges"])
     resume_token = secrets.token_urlsafe(32)
     issue_credential(CredentialKind.RESUME, session=session, judge=judge, token=resume_token)
     audit.record("judge.admitted", actor=actor, session=session, judge=pseudonym,
-                 admitted_as=admitted_as, identified_by=identified_by, items=len(mapping),
-                 commitment_sha256=commitment)
+                 admitted_as=admitted_as, identified_by=identified_by, items=len(drawn.mapping),
+                 commitment_sha256=drawn.commitment)
     live.judge_changed(judge)  # after commit: the host's dashboard shows the newcomer
-    return Admission(judge=judge, resume_token=resume_token, commitment_sha256=commitment,
+    return Admission(judge=judge, resume_token=resume_token, commitment_sha256=drawn.commitment,
                      protocol_sha256=session.protocol_sha256)
 
 
@@ -470,11 +541,15 @@ def join_token_exchange(*, token: str, held_judges: frozenset[int] = frozenset()
     admitted as now) raises AlreadyAdmitted instead: nothing is told to anyone else.
     """
     digest = token_sha256(token or "")
-    # The session's items, ids only, before the write lock (on SQLite the whole database's).
-    session_id = (Credential.objects.filter(kind=CredentialKind.JOIN, token_sha256=digest)
-                  .values_list("session_id", flat=True).first())
+    # The session's items, ids only, and the judge's draw before the write lock (on SQLite the
+    # whole database's); none for a token that cannot admit (the transaction refuses it).
+    usable = (Credential.objects.filter(kind=CredentialKind.JOIN, token_sha256=digest,
+                                        used_at__isnull=True, revoked_at__isnull=True)
+              .values_list("session_id", "expires_at").first())
+    session_id = usable[0] if usable and not (usable[1] and usable[1] <= timezone.now()) else None
     items = session_item_rows(session_id) if session_id else None
-    with transaction.atomic():
+
+    def admit(drawn: _Drawn | None) -> Admission:
         credential = (
             Credential.objects.select_for_update(of=("self",))
             .select_related("invitation", "session")
@@ -488,17 +563,20 @@ def join_token_exchange(*, token: str, held_judges: frozenset[int] = frozenset()
         if (credential is None or credential.used_at or credential.revoked_at
                 or (credential.expires_at and credential.expires_at <= now)):
             raise Refused(JOIN_REFUSAL)
+        ours = credential.session_id == session_id
         admission = _admit(
             credential.session, admitted_as=AdmittedAs.INVITED, identified_by=IdentifiedBy.TOKEN,
             display_name=credential.invitation.name, actor="join_link",
-            items=items if credential.session_id == session_id else None,
+            items=items if ours else None, drawn=drawn if ours else None,
         )
         credential.used_at = now
         credential.judge = admission.judge
         credential.save(update_fields=["used_at", "judge"])
         credential.invitation.judge = admission.judge
         credential.invitation.save(update_fields=["judge"])
-    return admission
+        return admission
+
+    return _admitting(session_id, items, admit)
 
 
 class AlreadyAdmitted(Exception):  # noqa: N818 - an outcome, not an error
@@ -551,8 +629,13 @@ def guest_join(*, code: str, display_name: str, client_address: str,
     if credential is None:
         raise Refused(GUEST_REFUSAL)
     throttle.give_back(code_key, window_seconds=code_window)
-    items = session_item_rows(credential.session_id)  # before the write lock: ids only
-    with transaction.atomic():
+    # The items (ids only) and the guest's draw before the write lock; none where the session
+    # refuses guests now (the transaction refuses with the one message).
+    open_to_guests = Session.objects.filter(pk=credential.session_id, guests_allowed=True,
+                                            state=SessionState.OPEN).exists()
+    items = session_item_rows(credential.session_id) if open_to_guests else None
+
+    def admit(drawn: _Drawn | None) -> Admission:
         session = Session.objects.select_for_update().get(pk=credential.session_id)
         if not session.guests_allowed or session.state != SessionState.OPEN:
             raise Refused(GUEST_REFUSAL)
@@ -567,7 +650,9 @@ def guest_join(*, code: str, display_name: str, client_address: str,
         if throttle.take(joins_key, limit=settings.BLINDJUDGE_GUEST_JOINS, window_seconds=joins_window):
             raise TooMany(GUEST_JOINS_REFUSAL.format(minutes=max(1, round(joins_window / 60))))
         return _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
-                      display_name=display_name, actor="guest_code", items=items)
+                      display_name=display_name, actor="guest_code", items=items, drawn=drawn)
+
+    return _admitting(credential.session_id if open_to_guests else None, items, admit)
 
 
 def host_join(*, session: Session, host: Host) -> Admission:
@@ -579,10 +664,11 @@ def host_join(*, session: Session, host: Host) -> Admission:
     """
     if session.run.host_id != host.pk:
         raise NotFound(f"no session {session.pk}")
-    with transaction.atomic():
-        return _admit(session, admitted_as=AdmittedAs.HOST, identified_by=IdentifiedBy.TOKEN,
-                      display_name=host.user.get_username(), user=host.user,
-                      actor=f"host:{host.user.get_username()}")
+    items = session_item_rows(session.pk)
+    return _admitting(session.pk, items, lambda drawn: _admit(
+        session, admitted_as=AdmittedAs.HOST, identified_by=IdentifiedBy.TOKEN,
+        display_name=host.user.get_username(), user=host.user,
+        actor=f"host:{host.user.get_username()}", items=items, drawn=drawn))
 
 
 GITHUB_REFUSAL = ("You are not invited to this session with this GitHub account. If you should be, "
@@ -624,7 +710,11 @@ def github_judge_join(*, url_id: str, github_id: int, github_login: str,
     session = Session.objects.filter(url_id=url_id).first() if url_id else None
     if session is None or not github_id or not login:
         raise Refused(GITHUB_REFUSAL)
-    with transaction.atomic():
+    # A newcomer's items and draw before the write lock; none for a returning judge.
+    returning = Judge.objects.filter(session=session, github_id=github_id).exists()
+    items = None if returning else session_item_rows(session.pk)
+
+    def admit(drawn: _Drawn | None) -> Admission | Judge:
         judge = (Judge.objects.select_for_update(of=("self",)).select_related("session")
                  .filter(session=session, github_id=github_id).first())
         if judge is not None:
@@ -648,7 +738,10 @@ def github_judge_join(*, url_id: str, github_id: int, github_login: str,
             raise Refused(GITHUB_REFUSAL)
         admission = _admit(session, admitted_as=AdmittedAs.INVITED,
                            identified_by=IdentifiedBy.GITHUB, display_name="", actor="github",
-                           user=user, github_id=github_id, github_login=login)
+                           user=user, github_id=github_id, github_login=login, items=items,
+                           drawn=drawn)
         invitation.judge = admission.judge
         invitation.save(update_fields=["judge"])
-    return admission
+        return admission
+
+    return _admitting(None if returning else session.pk, items, admit)

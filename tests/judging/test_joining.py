@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -32,6 +32,7 @@ from judging.services import (
     session_close,
     session_open,
 )
+from judging.services import admission as admitting
 from tests.worlds import a_run, a_session, invite_and_join
 
 
@@ -286,3 +287,65 @@ def test_a_join_reads_the_items_ids_only_and_before_the_lock(host):
         items_read = next(i for i, q in enumerate(sql) if 'FROM "judging_item"' in q)
         locked = [i for i, q in enumerate(sql) if "FOR UPDATE" in q]  # PostgreSQL's row locks
         assert not locked or items_read < locked[0], sql
+
+
+def test_a_join_draws_before_its_transaction_and_writes_only_inside_it(host, transactional_db):
+    """The judge's draw (allocation counts, order, codes, commitment: seconds of CPU at 80,000
+    items) used to run inside the join's transaction, which on SQLite holds the whole database's
+    write lock: another session's save waited behind it (issue 25 item 4). Each query is seen
+    with whether a transaction was open when it ran."""
+    session = a_session(a_run(host), "open", items_per_judge=1)
+    invite_and_join(session, name="First")  # so the allocation has counts to read
+    token = invitation_create(session=session, actor="test", name="Ada").join_token
+    seen = []
+
+    def watch(execute, sql, params, many, context):
+        seen.append((sql, connection.in_atomic_block))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(watch):
+        admission = join_token_exchange(token=token)
+    counts_read = [inside for sql, inside in seen
+                   if 'FROM "judging_assignment"' in sql and "GROUP BY" in sql]
+    items_read = [inside for sql, inside in seen if 'FROM "judging_item"' in sql]
+    written = [inside for sql, inside in seen if sql.startswith("INSERT")]
+    assert counts_read == [False] and items_read == [False], seen
+    assert written and all(written), seen
+    assert admission.judge.number == 2 and admission.judge.assignments.count() == 1
+
+
+def test_a_judge_drawn_for_a_place_another_took_meanwhile_is_drawn_again(open_session):
+    """Drawn before the lock for the next number; another judge joins in between: the draw is
+    for someone else's place, refused under the lock (the transaction rolls back), and the join
+    draws again, so numbers stay distinct and every commitment recomputes."""
+    items = admitting.session_item_rows(open_session.pk)
+    stale = admitting._draw(open_session, items)
+    other = invite_and_join(open_session, name="Quicker").judge
+    assert other.number == stale.number == 1
+    with pytest.raises(admitting._DrawnForAnother), transaction.atomic():
+        admitting._admit(open_session, admitted_as=AdmittedAs.INVITED,
+                         identified_by=IdentifiedBy.TOKEN, display_name="Late", actor="test",
+                         items=items, drawn=stale)
+    assert Judge.objects.filter(session=open_session).count() == 1
+    late = invite_and_join(open_session, name="Late").judge
+    assert late.number == 2 and late.commitment_sha256 != stale.commitment
+    mapping = [{"position": a.position, "code": a.code, "item": a.item.key,
+                "copy": a.item.copy.bundle_id, "builder": a.item.copy.builder.bundle_id}
+               for a in late.assignments.select_related("item__copy__builder").order_by("position")]
+    assert late.commitment_sha256 == commitment_sha256(
+        session_url_id=open_session.url_id, pseudonym=late.pseudonym, order_seed=late.order_seed,
+        salt=late.commitment_salt, assignments=mapping)
+
+
+def test_a_removal_between_the_draw_and_the_lock_makes_a_balanced_draw_stale(run):
+    """Where each judge gets fewer items than the session has, the draw balances against the
+    active judges' counts: a judge removed in between changes them, so the draw is made again."""
+    session = a_session(run, "open", items_per_judge=2)
+    first = invite_and_join(session, name="First").judge
+    items = admitting.session_item_rows(session.pk)
+    stale = admitting._draw(session, items)
+    judge_remove(judge=first, actor="test")
+    with pytest.raises(admitting._DrawnForAnother), transaction.atomic():
+        admitting._admit(session, admitted_as=AdmittedAs.INVITED, identified_by=IdentifiedBy.TOKEN,
+                         display_name="Late", actor="test", items=items, drawn=stale)
+    assert invite_and_join(session, name="Late").judge.number == 2
