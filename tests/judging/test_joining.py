@@ -2,11 +2,12 @@
 erasure (docs/threats.md cases 13, 15, 16 at the service level)."""
 
 import hashlib
+import threading
 from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -349,3 +350,42 @@ def test_a_removal_between_the_draw_and_the_lock_makes_a_balanced_draw_stale(run
         admitting._admit(session, admitted_as=AdmittedAs.INVITED, identified_by=IdentifiedBy.TOKEN,
                          display_name="Late", actor="test", items=items, drawn=stale)
     assert invite_and_join(session, name="Late").judge.number == 2
+
+
+def test_joins_sent_at_once_each_draw_once_and_outside_their_transactions(host, transactional_db):
+    """Six judges join one session at the same moment. Each draws exactly once (the session's
+    joins take turns in the process, so no join draws for a place another then takes), before
+    its transaction; numbers are distinct and the allocation stays balanced."""
+    session = a_session(a_run(host), "open", items_per_judge=2)
+    tokens = [invitation_create(session=session, actor="test", name=f"J{i}").join_token
+              for i in range(6)]
+    draws, errors = [], []
+    start = threading.Barrier(len(tokens))
+
+    def join(token):
+        def watch(execute, sql, params, many, context):
+            if 'FROM "judging_assignment"' in sql and "GROUP BY" in sql:  # a draw's counts
+                draws.append((token, connection.in_atomic_block))
+            return execute(sql, params, many, context)
+
+        try:
+            with connection.execute_wrapper(watch):
+                start.wait(30)
+                join_token_exchange(token=token)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=join, args=(token,)) for token in tokens]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    assert sorted(draws) == sorted((token, False) for token in tokens), draws
+    judges = Judge.objects.filter(session=session)
+    assert sorted(judges.values_list("number", flat=True)) == [1, 2, 3, 4, 5, 6]
+    per_item = Counter(Assignment.objects.filter(judge__session=session)
+                       .values_list("item__key", flat=True))
+    assert max(per_item.values()) - min(per_item.values()) <= 1, per_item
