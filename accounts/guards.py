@@ -19,7 +19,8 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 
-from accounts.models import Host, Judge, JudgeStatus
+from accounts.enums import JudgeStatus
+from accounts.models import Host, Judge
 
 JUDGE_SESSION_KEY = "judge:{url_id}"
 

@@ -9,6 +9,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from accounts.enums import (
+    AdmittedAs,
+    CredentialKind,
+    IdentifiedBy,
+    JudgeStatus,
+)
+
 
 class Host(models.Model):
     """A person who owns runs and sessions. Nobody becomes one merely by signing in."""
@@ -20,22 +27,6 @@ class Host(models.Model):
 
     def __str__(self):
         return self.user.get_username()
-
-
-class AdmittedAs(models.TextChoices):
-    INVITED = "invited"
-    GUEST = "guest"
-    HOST = "host"
-
-
-class IdentifiedBy(models.TextChoices):
-    GITHUB = "github"
-    TOKEN = "token"
-
-
-class JudgeStatus(models.TextChoices):
-    ACTIVE = "active"
-    REMOVED = "removed"
 
 
 class Invitation(models.Model):
@@ -125,12 +116,6 @@ class Judge(models.Model):
     @property
     def is_active(self):
         return self.status == JudgeStatus.ACTIVE
-
-
-class CredentialKind(models.TextChoices):
-    JOIN = "join"
-    RESUME = "resume"
-    GUEST = "guest"
 
 
 class Credential(models.Model):

@@ -1,7 +1,7 @@
 """The truth vocabulary: which truth labels count as defective and which as good, and whether a
 verdict matches them. Unknown truth is never scored.
 
-The labels themselves are the models' enums (judging.models.CopyTruth, FindingTruth); they are
+The labels themselves are the domain's enums (judging.enums.CopyTruth, FindingTruth); they are
 repeated here as plain strings so that this module, like all of content/, needs no Django.
 """
 

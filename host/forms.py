@@ -16,7 +16,7 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxLengthValidator
 
-from judging.models import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
+from judging.enums import CopyTruth, FindingTruth, ReviewerDisplay, SessionKind
 from judging.services import (
     DEFAULT_VERDICT_MIN_SHOWN_MS,
     GITHUB_LOGIN,

@@ -9,9 +9,10 @@ import datetime
 from django.template.loader import get_template
 from django.urls import reverse
 
-from accounts.models import Judge, JudgeStatus
+from accounts.enums import JudgeStatus
+from accounts.models import Judge
 from content.normalise import show_controls
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.selectors.host import items_per_judge
 from judging.selectors.live import dashboard_judges, live_row
 

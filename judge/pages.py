@@ -14,7 +14,7 @@ from django.utils.cache import patch_vary_headers
 
 from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX, PROSE_MEASURE_CH, PROSE_NARROW_CH
 from content.instructions import mark_meanings, time_estimate, verdict_keys
-from judging.models import SessionKind
+from judging.enums import SessionKind
 from judging.selectors.judge import JudgeItem, JudgeProgress, verdict_label
 from judging.services import KEEP, text_limit, verdict_values
 

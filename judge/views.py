@@ -16,7 +16,7 @@ from accounts.guards import held_sessions, judge_held_by, judge_required, rememb
 from blindjudge.errors import Conflict, Invalid, Refused, ServiceError, json_error, wants_json
 from blindjudge.links import resume_link
 from judge.pages import frame_response, item_context, items_context, judge_links, review_context
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.selectors.judge import (
     join_link_admitted_here,
     judge_assignments,

@@ -23,7 +23,8 @@ from content.normalise import (
     redaction_spans,
     strip_metadata,
 )
-from judging.models import Session, SessionKind, Task
+from judging.enums import SessionKind
+from judging.models import Session, Task
 
 # The undecided matches an opening's refusal names before it says how many more there are.
 UNDECIDED_NAMED = 10

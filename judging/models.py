@@ -10,53 +10,19 @@ import gzip
 from django.db import models
 from django.db.models import Q
 
-
-class CopyFormat(models.TextChoices):
-    TEXT = "text"
-    MARKDOWN = "markdown"
-    DIFF = "diff"
-
-
-class CopyTruth(models.TextChoices):
-    KNOWN_GOOD = "known_good"
-    SEEDED_DEFECT = "seeded_defect"
-    TESTS_FAIL = "tests_fail"
-    TESTS_PASS = "tests_pass"
-    UNKNOWN = "unknown"
-
-
-class FindingTruth(models.TextChoices):
-    REAL = "real"
-    FALSE_ALARM = "false_alarm"
-    UNKNOWN = "unknown"
-
-
-class ReviewVerdict(models.TextChoices):
-    PASS = "pass"
-    FAIL = "fail"
-    ABSTAIN = "abstain"  # the reply gave no verdict; scored by the run's abstain_scoring
-
-
-class AbstainScoring(models.TextChoices):
-    NOT_FLAGGED = "not_flagged"  # an abstention flags nothing (scored as a pass)
-    EXCLUDED = "excluded"  # left out of the reviewer's scoring
-
-
-class TaskFormat(models.TextChoices):
-    TEXT = "text"
-    MARKDOWN = "markdown"
-
-
-class ProposedVerdict(models.TextChoices):
-    CONFIRMED = "confirmed"
-    REFUTED = "refuted"
-
-
-class SealOutcome(models.TextChoices):
-    SEALED = "sealed"
-    VERDICT_IN_CONTENT = "verdict_in_content"  # keys sealed, verdict in content
-    FAILED = "failed"
-    ABSENT = "absent"
+from judging.enums import (
+    AbstainScoring,
+    CopyFormat,
+    CopyTruth,
+    FindingTruth,
+    ProposedVerdict,
+    ReviewerDisplay,
+    ReviewVerdict,
+    SealOutcome,
+    SessionKind,
+    SessionState,
+    TaskFormat,
+)
 
 
 class Run(models.Model):
@@ -265,23 +231,6 @@ class TruthCorrection(models.Model):
                 name="truthcorrection_one_target",
             )
         ]
-
-
-class SessionKind(models.TextChoices):
-    COPIES = "copies"
-    FINDINGS = "findings"
-
-
-class SessionState(models.TextChoices):
-    DRAFT = "draft"
-    OPEN = "open"
-    CLOSED = "closed"
-    REVEALED = "revealed"
-
-
-class ReviewerDisplay(models.TextChoices):
-    LETTERS = "letters", "Reviewer A, B, …"
-    NAMES = "names", "Model names"
 
 
 # The shortest time a copy is shown before a verdict key or click counts (Session.verdict_min_shown_ms):

@@ -9,7 +9,7 @@ report or imports numpy, so a view module may import this at start-up.
 """
 
 from blindjudge.errors import Conflict
-from judging.models import SessionState
+from judging.enums import SessionState
 from reports.export import anonymise, to_csv, to_json, to_jsonl
 from reports.html import to_html
 

@@ -16,7 +16,8 @@ they can check by hand.
 from blindjudge.errors import NotFound
 from content.scoring import score
 from content.truth import is_correct
-from judging.models import SessionKind, SessionState, Verdict
+from judging.enums import SessionKind, SessionState
+from judging.models import Verdict
 from judging.renders import inline_of
 
 # The words a judge reads, never a stored value (the judge pages' one vocabulary).

@@ -2,7 +2,7 @@
 is content.scoring's, shared with the judge's own scorecard.
 """
 
-from accounts.models import AdmittedAs, JudgeStatus
+from accounts.enums import AdmittedAs, JudgeStatus
 
 # The groups of judges the report keeps apart, in the order it lists them.
 GROUPS = ("invited", "guest", "self_blinded_host", "removed")

@@ -23,7 +23,8 @@ from django.db import connection, connections, transaction
 from django.test import Client, override_settings
 
 from accounts import throttle
-from accounts.models import AdmittedAs, Judge, Throttle
+from accounts.enums import AdmittedAs
+from accounts.models import Judge, Throttle
 from judging.services import guests_configure
 from tests.worlds import HOST_PASSWORD, a_run, a_session
 

@@ -22,7 +22,8 @@ from django.urls import reverse
 from accounts.guards import JUDGE_SESSION_KEY, judge_binding
 from accounts.models import Host, Judge
 from judging.demo import DEMO_KEPT, DEMO_REDACTIONS, demo_bundle
-from judging.models import Run, Session, SessionState
+from judging.enums import SessionState
+from judging.models import Run, Session
 from judging.selectors.host import opening_progress
 from judging.services import (
     Admission,

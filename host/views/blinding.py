@@ -15,7 +15,7 @@ from host.views.common import (
     session_url,
     visible,
 )
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.renders import prose_of
 from judging.selectors.host import blinding_check, item_truth_counts
 from judging.services import (

@@ -16,7 +16,7 @@ from host.views.common import (
     render_host_page,
     session_url,
 )
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.renders import prose_of
 from judging.selectors.host import items_per_judge, session_instructions_html
 from judging.services import session_update_draft

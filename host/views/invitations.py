@@ -17,8 +17,8 @@ from host.views.common import (
     session_url,
     show_once,
 )
+from judging.enums import SessionState
 from judging.invitation_links import join_links_csv
-from judging.models import SessionState
 from judging.selectors.host import guest_overview, invitation_of_session, invitation_rows
 from judging.services import (
     guests_configure,

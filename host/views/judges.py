@@ -4,8 +4,8 @@ the host may do to a judge: reissue a resume link, remove, erase; the host judgi
 
 from django.template.backends.utils import csrf_input
 
+from accounts.enums import AdmittedAs
 from accounts.guards import remember_judge
-from accounts.models import AdmittedAs
 from blindjudge import links
 from host.forms import ConfirmForm
 from host.judge_rows import judge_rows_page
@@ -19,7 +19,7 @@ from host.views.common import (
     show_once,
     visible,
 )
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.selectors.host import judge_held_by_host, judge_of_session, session_progress
 from judging.selectors.live import live_totals
 from judging.services import (

@@ -17,7 +17,7 @@ from host.views.common import (
     session_url,
     visible,
 )
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.selectors.host import (
     blinding_check,
     opening_progress,

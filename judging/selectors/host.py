@@ -7,19 +7,13 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquer
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
-from accounts.models import AdmittedAs, Credential, CredentialKind, Invitation, Judge, JudgeStatus
+from accounts.enums import AdmittedAs, CredentialKind, JudgeStatus
+from accounts.models import Credential, Invitation, Judge
 from blindjudge.errors import NotFound
 from content.truth import DEFECTIVE, GOOD
 from judging.blinding import blinding_check  # noqa: F401 - the host's faces read it from here
-from judging.models import (
-    OPEN_LEASE_SECONDS,
-    Copy,
-    Finding,
-    Run,
-    Session,
-    SessionRender,
-    SessionState,
-)
+from judging.enums import SessionState
+from judging.models import OPEN_LEASE_SECONDS, Copy, Finding, Run, Session, SessionRender
 from judging.selectors.live import last_activity
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds

@@ -12,9 +12,11 @@ from django.db import connection
 from django.db.models import Q, Subquery
 from django.utils import timezone
 
-from accounts.models import Credential, CredentialKind, Judge, JudgeStatus
+from accounts.enums import CredentialKind, JudgeStatus
+from accounts.models import Credential, Judge
 from blindjudge.errors import NotFound, Refused
 from content.vocabulary import VERDICT_LABELS
+from judging.enums import ReviewerDisplay
 from judging.models import (
     Assignment,
     CopyRender,
@@ -24,7 +26,6 @@ from judging.models import (
     Item,
     ItemDraft,
     Reviewer,
-    ReviewerDisplay,
     Run,
     SessionRender,
     TaskRender,

@@ -18,15 +18,8 @@ from dataclasses import dataclass
 from blindjudge.errors import NotFound
 from content.draws import Draws, draw_item_codes, draw_order, draw_order_by_task
 from judging import renders
-from judging.models import (
-    CopyRender,
-    FindingRender,
-    Item,
-    Session,
-    SessionRender,
-    SessionState,
-    TaskRender,
-)
+from judging.enums import SessionState
+from judging.models import CopyRender, FindingRender, Item, Session, SessionRender, TaskRender
 from judging.selectors.judge import (
     ItemPlace,
     JudgeInstructions,

@@ -20,16 +20,8 @@ from django.db.models import Count
 from django.utils import timezone
 
 from accounts import throttle
-from accounts.models import (
-    AdmittedAs,
-    Credential,
-    CredentialKind,
-    Host,
-    IdentifiedBy,
-    Invitation,
-    Judge,
-    JudgeStatus,
-)
+from accounts.enums import AdmittedAs, CredentialKind, IdentifiedBy, JudgeStatus
+from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused, TooMany
 from content.canonical import form_of
 from content.commitments import commitment_sha256
@@ -44,7 +36,8 @@ from content.draws import (
     order_key,
 )
 from judging import audit, live
-from judging.models import Assignment, AuditEvent, Item, Session, SessionState
+from judging.enums import SessionState
+from judging.models import Assignment, AuditEvent, Item, Session
 from judging.services.checks import checked_github_login, checked_text, clean_display_name
 
 # One message for every join link that does not admit (used, unknown, revoked, expired), so the

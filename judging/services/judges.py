@@ -7,10 +7,12 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Credential, CredentialKind, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
+from accounts.enums import CredentialKind, IdentifiedBy, JudgeStatus
+from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging import audit, live
-from judging.models import SessionState, Verdict
+from judging.enums import SessionState
+from judging.models import Verdict
 from judging.services.admission import GITHUB_REFUSAL, issue_credential
 
 

@@ -8,19 +8,8 @@ from blindjudge.errors import Conflict, Invalid, NotFound
 from content.bundle import BundleError, validate_bundle
 from content.canonical import sha256_hex
 from judging import audit
-from judging.models import (
-    Builder,
-    Copy,
-    CopyTruth,
-    Finding,
-    FindingRaise,
-    FindingTruth,
-    Review,
-    Reviewer,
-    Run,
-    Task,
-    TruthCorrection,
-)
+from judging.enums import CopyTruth, FindingTruth
+from judging.models import Builder, Copy, Finding, FindingRaise, Review, Reviewer, Run, Task, TruthCorrection
 from judging.services.checks import bundle_limits, checked_text
 
 

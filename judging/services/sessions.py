@@ -10,7 +10,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import AdmittedAs, Credential, CredentialKind
+from accounts.enums import AdmittedAs, CredentialKind
+from accounts.models import Credential
 from blindjudge.errors import Conflict, Invalid
 from content.blinding import decision_key
 from content.canonical import CURRENT, FORM_KEY, canonical_sha256, form_of, sha256_hex
@@ -28,6 +29,7 @@ from content.rules import (
 )
 from judging import audit, live, opening, renders
 from judging.blinding import blinding_check, undecided_refusal
+from judging.enums import ReviewerDisplay, SessionKind, SessionState
 from judging.models import (
     DEFAULT_VERDICT_MIN_SHOWN_MS,
     MAX_VERDICT_MIN_SHOWN_MS,
@@ -37,12 +39,9 @@ from judging.models import (
     Item,
     PreregAmendment,
     Review,
-    ReviewerDisplay,
     Run,
     Session,
-    SessionKind,
     SessionRender,
-    SessionState,
     Task,
     TaskRender,
     Verdict,

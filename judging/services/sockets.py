@@ -6,7 +6,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import JudgeStatus
+from accounts.enums import JudgeStatus
 from blindjudge.errors import NotFound
 from judging import live
 from judging.models import LiveSocket

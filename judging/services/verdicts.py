@@ -8,10 +8,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Judge, JudgeStatus
+from accounts.enums import JudgeStatus
+from accounts.models import Judge
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
-from judging.models import Assignment, ItemDraft, SessionKind, SessionState, Verdict
+from judging.enums import SessionKind, SessionState
+from judging.models import Assignment, ItemDraft, Verdict
 from judging.services.checks import checked_text
 
 COPY_VERDICTS = ("pass", "fail")

@@ -7,7 +7,7 @@ from collections import Counter
 from content.canonical import form_of, sha256_hex
 from content.scoring import scored_verdict
 from content.truth import is_correct
-from judging.models import SessionKind
+from judging.enums import SessionKind
 from reports.loading import ReportData
 from reports.sections.common import iso
 from reports.sections.model_reviewers import is_same_family

@@ -6,7 +6,8 @@ the sink (tests/e2e/conftest.py), and the Observer records every request.
 import pytest
 from playwright.sync_api import expect
 
-from accounts.models import AdmittedAs, IdentifiedBy, Judge
+from accounts.enums import AdmittedAs, IdentifiedBy
+from accounts.models import Judge
 from judging.services import invitation_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

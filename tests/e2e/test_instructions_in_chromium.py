@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.services import invitation_create, session_update_draft
 from tests.worlds import a_session, advance
 

@@ -11,7 +11,8 @@ from django.core.management.base import CommandError
 from blindjudge.errors import Invalid
 from content.blinding import DISMISSED, REDACTED, UNDECIDED, find_name_matches, match_status
 from content.normalise import redaction_spans
-from judging.models import AuditEvent, Session, SessionState
+from judging.enums import SessionState
+from judging.models import AuditEvent, Session
 from judging.selectors.host import blinding_check
 from judging.services import (
     blinding_dismiss,

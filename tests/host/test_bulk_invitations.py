@@ -21,7 +21,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from accounts.models import Credential, CredentialKind, Invitation
+from accounts.enums import CredentialKind
+from accounts.models import Credential, Invitation
 from blindjudge.errors import Conflict, Invalid, Refused
 from judging.models import AuditEvent
 from judging.services import (

@@ -85,6 +85,6 @@ def test_create_session_refuses_a_preregistration_holding_its_draw_seed(run, tmp
                  "--draw-seed", "ab" * 32, stdout=io.StringIO())
     assert Session.objects.count() == 1
     # The option says what the seed gives away.
-    parser = load_command_class("judging", "create_session").create_parser("manage.py",
+    parser = load_command_class("host", "create_session").create_parser("manage.py",
                                                                            "create_session")
     assert "knows each code's builder before the reveal" in " ".join(parser.format_help().split())

@@ -20,7 +20,8 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import AdmittedAs, Judge, JudgeStatus
+from accounts.enums import AdmittedAs, JudgeStatus
+from accounts.models import Judge
 from judging.services import GUEST_JOINS_REFUSAL, guest_join, guests_configure, session_create
 from tests.worlds import a_session, client_as, invite_and_join
 

@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from judging.demo import demo_bundle
-from judging.models import SessionState
+from judging.enums import SessionState
 from judging.selectors.host import item_truth_counts
 from judging.services import session_close, verdict_record
 from tests.worlds import a_run, a_session, answer_all, client_as, codes, invite_and_join, opened_from_page

@@ -21,19 +21,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from accounts.enums import AdmittedAs, JudgeStatus
 from accounts.guards import JUDGE_SESSION_KEY, judge_binding
-from accounts.models import AdmittedAs, Credential, Invitation, Judge, JudgeStatus
+from accounts.models import Credential, Invitation, Judge
 from blindjudge.errors import Refused
 from host import urls as host_urls
-from judging.models import (
-    AuditEvent,
-    Copy,
-    PreregAmendment,
-    Run,
-    Session,
-    SessionState,
-    TruthCorrection,
-)
+from judging.enums import SessionState
+from judging.models import AuditEvent, Copy, PreregAmendment, Run, Session, TruthCorrection
 from judging.selectors.judge import judge_by_resume_token
 from judging.services import (
     guest_join,

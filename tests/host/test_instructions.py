@@ -10,7 +10,8 @@ from django.urls import reverse
 from blindjudge.errors import Conflict
 from content.canonical import canonical_sha256, form_of
 from judging import renders
-from judging.models import SessionRender, SessionState
+from judging.enums import SessionState
+from judging.models import SessionRender
 from judging.services import protocol_of, redactions_accept, session_update_draft
 from tests.worlds import a_session, advance, client_as
 

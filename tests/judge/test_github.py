@@ -17,7 +17,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from accounts.models import AdmittedAs, Host, IdentifiedBy, Invitation, Judge, JudgeStatus
+from accounts.enums import AdmittedAs, IdentifiedBy, JudgeStatus
+from accounts.models import Host, Invitation, Judge
 from judging.services import (
     GITHUB_REFUSAL,
     LINK_BOTH_HOLD_VERDICTS,

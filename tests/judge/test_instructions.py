@@ -15,7 +15,8 @@ from django.urls import reverse
 from content.instructions import _MARK_NAMES, _VERDICT_WORDS, KEEP_WORDS, MARK_SAMPLES, verdict_keys
 from content.normalise import Segment
 from content.rendering import _MARK_CLASS, _MARK_TITLE, mark_html
-from judging.models import SessionRender, SessionState
+from judging.enums import SessionState
+from judging.models import SessionRender
 from judging.selectors.judge import VERDICT_LABELS
 from judging.services import KEEP, session_update_draft, verdict_values
 from tests.worlds import a_session, advance, answer_all, client_as, codes, invite_and_join

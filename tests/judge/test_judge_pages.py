@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from content.rendering import FRAME_STYLE_HASH
-from judging.models import Finding, SessionState, Verdict
+from judging.enums import SessionState
+from judging.models import Finding, Verdict
 from judging.selectors.judge import judge_item
 from judging.services import guests_configure, invitation_create
 from tests.worlds import a_session, advance, answer_all, codes, invite_and_join, is_saved_reply

@@ -10,7 +10,8 @@ from django.test import Client
 
 from accounts.models import Judge
 from blindjudge.errors import Invalid
-from judging.models import AuditEvent, Session, SessionState
+from judging.enums import SessionState
+from judging.models import AuditEvent, Session
 from judging.services import (
     CHANGED_ELSEWHERE,
     JOIN_REFUSAL,

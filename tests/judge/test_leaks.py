@@ -38,19 +38,8 @@ from django.test import Client, override_settings
 from django.urls import Resolver404, resolve
 
 from accounts.models import Credential, Invitation, Judge
-from judging.models import (
-    Assignment,
-    Builder,
-    Copy,
-    Finding,
-    Item,
-    Review,
-    Reviewer,
-    Run,
-    Session,
-    SessionKind,
-    Verdict,
-)
+from judging.enums import SessionKind
+from judging.models import Assignment, Builder, Copy, Finding, Item, Review, Reviewer, Run, Session, Verdict
 from judging.selectors.judge import judge_phase
 from judging.services import (
     KEEP,

@@ -25,7 +25,8 @@ from django.apps import apps
 from django.contrib.sessions.models import Session as BrowserSession
 from django.test import Client
 
-from judging.models import CopyRender, Session, SessionKind
+from judging.enums import SessionKind
+from judging.models import CopyRender, Session
 from judging.services import (
     join_token_exchange,
     phase_lock,

@@ -24,7 +24,8 @@ from django.core.management.base import CommandError
 from django.test import override_settings
 from django.utils.html import escape
 
-from accounts.models import Credential, CredentialKind, Host, Invitation, Judge
+from accounts.enums import CredentialKind
+from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Refused
 from judging.models import AuditEvent, Run, Session, TruthCorrection
 from judging.selectors import judge as selectors

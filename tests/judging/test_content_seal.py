@@ -18,7 +18,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from content.content_verdicts import BUILT_IN_PATTERNS
-from judging.models import Review, Run, SealOutcome, Session
+from judging.enums import SealOutcome
+from judging.models import Review, Run, Session
 from judging.services import run_import
 from reports.build import build_report
 from reports.html import to_html

@@ -5,7 +5,8 @@ the ones it opens with, in the stored render and in the protocol."""
 import pytest
 
 from judging import renders
-from judging.models import CopyRender, SessionRender, SessionState
+from judging.enums import SessionState
+from judging.models import CopyRender, SessionRender
 from judging.services import session_open, session_update_draft
 from tests.judging.test_renders import big_bundle, in_thread, wait_for
 from tests.worlds import a_run, a_session

@@ -12,7 +12,8 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.models import AdmittedAs, Credential, CredentialKind, IdentifiedBy, Invitation, Judge
+from accounts.enums import AdmittedAs, CredentialKind, IdentifiedBy
+from accounts.models import Credential, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused
 from content.commitments import commitment_sha256
 from content.draws import ITEM_CODE_ALPHABET, draw_order

@@ -17,7 +17,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judging import renders
-from judging.models import CopyRender, SessionRender, SessionState
+from judging.enums import SessionState
+from judging.models import CopyRender, SessionRender
 from judging.services import session_open
 from tests.worlds import (
     a_host,

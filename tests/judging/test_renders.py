@@ -21,16 +21,8 @@ from blindjudge.errors import Conflict, Invalid
 from content.normalise import normalise
 from content.rendering import FRAME_STYLE_HASH, copy_html, frame_document, inline_html, prose_html
 from judging import renders
-from judging.models import (
-    AuditEvent,
-    Copy,
-    CopyRender,
-    FindingRender,
-    Session,
-    SessionRender,
-    SessionState,
-    TaskRender,
-)
+from judging.enums import SessionState
+from judging.models import AuditEvent, Copy, CopyRender, FindingRender, Session, SessionRender, TaskRender
 from judging.services import redactions_accept, session_open, verdict_record
 from judging.services import sessions as session_services
 from tests.worlds import a_run, a_session, client_as, codes, invite_and_join, make_bundle

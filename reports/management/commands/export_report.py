@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from blindjudge.commands import HostCommand
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 from reports.build import build_report
 from reports.render import render_report
 

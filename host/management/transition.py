@@ -2,7 +2,7 @@
 only in the service they call and their help; this is their one shape."""
 
 from blindjudge.commands import HostCommand
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 
 
 class SessionTransitionCommand(HostCommand):

@@ -5,7 +5,7 @@ from django.db.models import Count
 from blindjudge.commands import FileTooLarge, HostCommand, NotARegularFile, read_regular_file
 from content.importers.common import ConversionError, Source
 from judging.importing import FORMATS, ImportRequest, bundle_bytes, convert, summary_lines
-from judging.management.lookups import get_host
+from judging.selectors.commands import get_host
 from judging.services import run_import
 
 

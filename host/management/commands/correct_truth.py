@@ -1,5 +1,5 @@
 from blindjudge.commands import HostCommand
-from judging.management.lookups import get_run
+from judging.selectors.commands import get_run
 from judging.services import truth_correct
 
 

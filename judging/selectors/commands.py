@@ -1,4 +1,5 @@
-"""What the host's commands name on the command line, found or refused with a CommandError.
+"""What the command line reads (host/management/commands, and reports' export and verification
+commands): what a command names, found or refused with a CommandError.
 
 The command line is the host's own machine: ids here are looked up without a host check, as the
 operator of the installation may act on any run or session in it.

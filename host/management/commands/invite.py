@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 from blindjudge.commands import FileTooLarge, HostCommand, read_regular_file
 from blindjudge.links import github_join_link, join_link
 from judging.invitation_links import join_links_csv
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 from judging.services import invitation_create, invitations_create_bulk, invitee_text_from_file
 
 

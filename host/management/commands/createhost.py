@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from blindjudge.commands import HostCommand, read_text_file
 from blindjudge.links import host_sign_in
-from judging.management.lookups import get_host
+from judging.selectors.commands import get_host
 from judging.services import host_create, host_password_set
 
 

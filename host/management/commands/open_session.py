@@ -1,4 +1,4 @@
-from judging.management.transition import SessionTransitionCommand
+from host.management.transition import SessionTransitionCommand
 from judging.services import session_open
 
 

@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from blindjudge.commands import HostCommand
 from blindjudge.links import guest_page
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 from judging.services import UNSET, guests_configure
 
 

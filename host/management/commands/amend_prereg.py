@@ -1,5 +1,5 @@
 from blindjudge.commands import HostCommand, read_text_file
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 from judging.services import prereg_amend
 
 

@@ -15,7 +15,8 @@ from judging.demo import (
     DEMO_RUBRIC,
     demo_bundle,
 )
-from judging.models import Session, SessionState
+from judging.enums import SessionState
+from judging.models import Session
 from judging.services import (
     blinding_dismiss,
     host_create,

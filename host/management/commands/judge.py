@@ -1,9 +1,10 @@
 from django.core.management.base import CommandError
 
-from accounts.models import AdmittedAs, Judge
+from accounts.enums import AdmittedAs
+from accounts.models import Judge
 from blindjudge.commands import HostCommand
 from blindjudge.links import guest_page, resume_link
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 from judging.services import guest_remove, judge_erase, judge_remove, resume_token_reissue
 
 GUEST_STILL_ADMITTED = ("{judge} joined with the guest code, which still admits them as a new "

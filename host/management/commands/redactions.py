@@ -1,5 +1,5 @@
 from blindjudge.commands import HostCommand
-from judging.management.lookups import get_session
+from judging.selectors.commands import get_session
 from judging.selectors.host import blinding_check
 from judging.services import (
     blinding_dismiss,
