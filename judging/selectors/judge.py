@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.enums import CredentialKind, JudgeStatus
 from accounts.models import Credential, Judge
 from blindjudge.errors import NotFound, Refused
+from content.credentials import RESUME_REFUSAL, token_sha256
 from content.vocabulary import VERDICT_LABELS
 from judging.enums import ReviewerDisplay
 from judging.models import (
@@ -32,7 +33,6 @@ from judging.models import (
     Verdict,
 )
 from judging.renders import frame_csp
-from judging.services import RESUME_REFUSAL, token_sha256
 
 # Built from explicit column lists that hold no builder, family, bundle id of a copy, truth or
 # defect note: blinding is a property of these queries, not of a template that forgets a field.

@@ -17,12 +17,15 @@ callers turn into an HTTP status, a closed socket or a command error with the sa
 Callers import from this package; the modules are its rooms.
 """
 
-from judging.services.admission import (
+from content.credentials import (
     GITHUB_REFUSAL,
     GUEST_JOINS_REFUSAL,
     GUEST_REFUSAL,
     JOIN_REFUSAL,
     RESUME_REFUSAL,
+    token_sha256,
+)
+from judging.services.admission import (
     Admission,
     AlreadyAdmitted,
     InvalidLines,
@@ -39,7 +42,6 @@ from judging.services.admission import (
     invitee_text_from_file,
     join_links_issue,
     join_token_exchange,
-    token_sha256,
 )
 from judging.services.checks import (
     GITHUB_LOGIN,

@@ -6,7 +6,6 @@ transaction. Every credential is stored hashed.
 """
 
 import csv
-import hashlib
 import io
 import re
 import secrets
@@ -25,6 +24,13 @@ from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused, TooMany
 from content.canonical import form_of
 from content.commitments import commitment_sha256
+from content.credentials import (
+    GITHUB_REFUSAL,
+    GUEST_JOINS_REFUSAL,
+    GUEST_REFUSAL,
+    JOIN_REFUSAL,
+    token_sha256,
+)
 from content.draws import (
     Draws,
     balanced_pick,
@@ -39,21 +45,6 @@ from judging import audit, live
 from judging.enums import SessionState
 from judging.models import Assignment, AuditEvent, Item, Session
 from judging.services.checks import checked_github_login, checked_text, clean_display_name
-
-# One message for every join link that does not admit (used, unknown, revoked, expired), so the
-# answer never tells a used link from one that never existed (docs/threats.md case 16). Most who
-# see it opened their invitation again after joining: it says first what they need then.
-JOIN_REFUSAL = ("This join link works only once. If you already joined with it, you are in: use "
-                "your resume link (shown when you joined) to come back. If you have not joined "
-                "yet, the link was revoked or has expired: ask the host for a new one.")
-GUEST_REFUSAL = "That guest code was not accepted."
-GUEST_JOINS_REFUSAL = ("Too many guests have joined from your network address lately. Try again "
-                       "in {minutes} minutes, or ask the host for an invitation.")
-RESUME_REFUSAL = "This resume link is not valid. Ask the host for a new one."
-
-
-def token_sha256(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def issue_credential(kind: str, *, session, token: str, **fields) -> Credential:
@@ -674,9 +665,6 @@ def host_join(*, session: Session, host: Host) -> Admission:
         display_name=host.user.get_username(), user=host.user,
         actor=f"host:{host.user.get_username()}", items=items, drawn=drawn))
 
-
-GITHUB_REFUSAL = ("You are not invited to this session with this GitHub account. If you should be, "
-                  "ask the host to list your GitHub login.")
 
 
 def github_login_invited(login: str, github_id: int | None = None) -> bool:

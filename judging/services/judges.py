@@ -10,10 +10,11 @@ from django.utils import timezone
 from accounts.enums import CredentialKind, IdentifiedBy, JudgeStatus
 from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, Refused
+from content.credentials import GITHUB_REFUSAL
 from judging import audit, live
 from judging.enums import SessionState
 from judging.models import Verdict
-from judging.services.admission import GITHUB_REFUSAL, issue_credential
+from judging.services.admission import issue_credential
 
 
 def resume_token_reissue(*, judge: Judge, actor: str) -> str:
