@@ -86,7 +86,7 @@ class Judge(models.Model):
     )
     phase1_locked_at = models.DateTimeField(null=True, blank=True)
     phase2_locked_at = models.DateTimeField(null=True, blank=True)
-    # Kept by verdict_record in the transaction that adds the verdict, under the judge's row
+    # Kept by item_save in the transaction that adds the verdict, under the judge's row
     # lock, so the host's progress page reads counts without counting verdicts (its cost then
     # stays flat as verdicts accumulate).
     phase1_answered = models.PositiveIntegerField(

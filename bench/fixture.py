@@ -126,14 +126,14 @@ def setup(items: int, judges: int, per_judge: int | None) -> dict:
 
 
 def prefill(fixture: dict, phase: int, pseudonyms: list[str], lock: bool) -> dict:
-    """Answer every item of the named judges in `phase` through verdict_record (and lock the
+    """Answer every item of the named judges in `phase` through item_save, the item page's save (and lock the
     phase through phase_lock when asked), each verdict its own transaction as when a judge saves
     it. (Batching a judge's verdicts in one transaction bloated PostgreSQL's judge table: 160
     versions of one row that no pruning could reclaim while it ran, which then slowed the
     progress page — an artefact, not what judges do.)"""
     _django()
     from accounts.models import Judge  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import phase_lock, verdict_record  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import item_save, phase_lock  # noqa: PLC0415 - needs django.setup() first
 
     started = time.perf_counter()
     saved = 0
@@ -143,7 +143,7 @@ def prefill(fixture: dict, phase: int, pseudonyms: list[str], lock: bool) -> dic
         judge = Judge.objects.select_related("session__run").get(pk=row["pk"])
         for index, code in enumerate(row["codes"]):
             value = ("pass", "fail", "keep")[index % 3] if phase == 2 else ("pass", "fail")[index % 2]
-            verdict_record(judge=judge, code=code, phase=phase, value=value, seconds_spent=5)
+            item_save(judge=judge, code=code, phase=phase, value=value, seconds_spent=5)
             saved += 1
         if lock:
             phase_lock(judge=judge, phase=phase)

@@ -62,21 +62,6 @@ def limit_text(field: forms.CharField, limit: int, *, browser_cap: bool = False)
         field.widget.attrs["maxlength"] = str(limit)
 
 
-class BundleUploadForm(HostForm):
-    bundle = forms.FileField(
-        label="Run bundle (JSON file, format blindjudge.run/1)",
-        help_text="The whole bundle is checked before anything is written; every problem is listed.",
-    )
-
-    def clean_bundle(self):
-        upload = self.cleaned_data["bundle"]
-        limit = settings.BLINDJUDGE_MAX_BUNDLE_BYTES
-        if upload.size > limit:
-            # Read nothing of a file we would refuse anyway.
-            raise forms.ValidationError(f"bundle: {upload.size} bytes exceeds the limit of {limit} bytes")
-        return upload
-
-
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
 

@@ -45,10 +45,10 @@ from judging.services import (
     resume_token_reissue,
     resume_token_revoke,
     run_import,
-    verdict_record,
 )
 from judging.services.verdicts import PHASE_2_LOCKED
 from tests.support.leakcheck import walk_routes
+from tests.support.verdicts import verdict_record
 from tests.worlds import (
     a_run,
     a_session,

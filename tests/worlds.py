@@ -38,9 +38,9 @@ from judging.services import (
     session_create,
     session_open,
     session_reveal,
-    verdict_record,
 )
 from tests.support import github_standin
+from tests.support.verdicts import verdict_record
 
 GOOD = "def add(a, b):\n    return a + b\n"
 BAD = "def add(a, b):\n    return a - b\n"

@@ -40,7 +40,7 @@ def last_activity():
 def dashboard_judges(session_id: int, judge_pks=None) -> tuple[Session, list[Judge]]:
     """The session (its state and items per judge) and its judges in number order, each with
     `connected`, how many of their sockets are connected now. Counts and states only: the
-    answered counts are the ones `verdict_record` keeps on the judge row, so no verdict is read
+    answered counts are the ones `item_save` keeps on the judge row, so no verdict is read
     at all, and the cost does not grow with the verdicts (this runs for the progress page and for
     every change the host's socket is told of)."""
     session = Session.objects.only("pk", "items_per_judge", "by_task", "state").get(pk=session_id)

@@ -118,7 +118,6 @@ from judging.services.verdicts import (
     ItemSaved,
     item_save,
     phase_lock,
-    verdict_record,
     verdict_values,
 )
 
@@ -211,6 +210,5 @@ __all__ = [
     "text_limit",
     "token_sha256",
     "truth_correct",
-    "verdict_record",
     "verdict_values",
 ]

@@ -234,20 +234,6 @@ def _draft_saved(draft, assignment, phase, *, verdict, reason, seconds_spent) ->
     return draft
 
 
-def verdict_record(*, judge, code: str, phase: int, value: str, reason: str = "",
-                   seconds_spent: float = 0.0, revision=None, overwrite: bool = False) -> Verdict:
-    """item_save for a verdict (a value is required: an empty one is refused, never a draft).
-    Returns the Verdict row; see item_save for the rules, side effects and refusals."""
-    if not (value or "").strip():
-        raise Invalid(f'verdict: choose one of {", ".join(_values_for(judge))}')
-    return item_save(judge=judge, code=code, phase=phase, value=value, reason=reason,
-                     seconds_spent=seconds_spent, revision=revision, overwrite=overwrite).verdict
-
-
-def _values_for(judge) -> tuple[str, ...]:
-    return verdict_values(judge.session.kind)
-
-
 def phase_lock(*, judge, phase: int | str):
     """Lock a judge's verdicts of one phase, after every item has one. Never undone.
 

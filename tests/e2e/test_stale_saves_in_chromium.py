@@ -21,9 +21,10 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from judging.models import Verdict
-from judging.services import invitation_create, phase_lock, verdict_record
+from judging.services import invitation_create, phase_lock
 from judging.services.verdicts import PHASE_1_LOCKED
 from tests.e2e.judge_keys import choose_by_key, hold_saves, wait_until_held
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_host, a_run, a_session, codes
 
 pytestmark = pytest.mark.django_db(transaction=True)

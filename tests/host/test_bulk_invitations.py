@@ -31,8 +31,8 @@ from judging.services import (
     invitations_create_bulk,
     join_links_issue,
     join_token_exchange,
-    verdict_record,
 )
+from tests.support.verdicts import verdict_record
 from tests.worlds import client_as, codes, invite_and_join
 
 LIST = "Ann Lee\tbackend team\nBo Chen — frontend\n\nCara Diaz | on call\nDev Patel\n"

@@ -8,7 +8,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from judging.services import phase_lock, verdict_record
+from judging.services import phase_lock
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, advance, client_as, invite_and_join, make_bundle
 
 BOM_FORMULA = '\ufeff=HYPERLINK("http://evil.example/","open")'

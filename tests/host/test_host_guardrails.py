@@ -14,7 +14,8 @@ from django.urls import reverse
 from judging.demo import demo_bundle
 from judging.enums import SessionState
 from judging.selectors.host import item_truth_counts
-from judging.services import session_close, verdict_record
+from judging.services import session_close
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, answer_all, client_as, codes, invite_and_join, opened_from_page
 
 

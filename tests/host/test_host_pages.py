@@ -29,16 +29,11 @@ from host import urls as host_urls
 from judging.enums import SessionState
 from judging.models import AuditEvent, Copy, PreregAmendment, Run, Session, TruthCorrection
 from judging.selectors.judge import judge_by_resume_token
-from judging.services import (
-    guest_join,
-    join_token_exchange,
-    phase_lock,
-    truth_correct,
-    verdict_record,
-)
+from judging.services import guest_join, join_token_exchange, phase_lock, truth_correct
 from reports.export import neutralise_cell
 from reports.html import REPORT_CSP
 from reports.render import REPORT_FORMATS
+from tests.support.verdicts import verdict_record
 from tests.worlds import (
     BAD,
     a_run,

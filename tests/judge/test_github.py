@@ -27,9 +27,9 @@ from judging.services import (
     judge_remove,
     resume_token_reissue,
     session_create,
-    verdict_record,
 )
 from tests.support import github_standin
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_github_judge, client_as
 
 CALLBACK = github_standin.CALLBACK

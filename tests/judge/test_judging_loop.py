@@ -20,8 +20,8 @@ from judging.services import (
     phase_lock,
     protocol_of,
     session_update_draft,
-    verdict_record,
 )
+from tests.support.verdicts import verdict_record
 from tests.worlds import (
     a_session,
     advance,

@@ -54,7 +54,6 @@ from judging.services import (
     session_open,
     session_reveal,
     session_update_draft,
-    verdict_record,
     verdict_values,
 )
 from reports.build import build_report
@@ -71,6 +70,7 @@ from tests.support.leakcheck import (
     without_csrf,
 )
 from tests.support.urls_unsafe import planted_values
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_host, a_run, a_session, invite_and_join
 
 pytestmark = pytest.mark.django_db

@@ -27,13 +27,7 @@ from django.test import Client
 
 from judging.enums import SessionKind
 from judging.models import CopyRender, Session
-from judging.services import (
-    join_token_exchange,
-    phase_lock,
-    redactions_accept,
-    session_open,
-    verdict_record,
-)
+from judging.services import join_token_exchange, phase_lock, redactions_accept, session_open
 from tests.judge.test_leaks import (
     allowed_in_phase2,
     build_world,
@@ -47,6 +41,7 @@ from tests.judge.test_leaks import (
     service_verdicts,
 )
 from tests.support.leakcheck import Scanner, page_urls
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_host, advance, client_as, codes
 
 pytestmark = pytest.mark.django_db

@@ -29,16 +29,11 @@ from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Refused
 from judging.models import AuditEvent, Run, Session, TruthCorrection
 from judging.selectors import judge as selectors
-from judging.services import (
-    GUEST_REFUSAL,
-    guest_join,
-    join_token_exchange,
-    session_open,
-    verdict_record,
-)
+from judging.services import GUEST_REFUSAL, guest_join, join_token_exchange, session_open
 from reports.build import build_report
 from reports.export import CSV_COLUMNS, JSONL_COLUMNS, to_json
 from reports.html import REPORT_META_CSP
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, advance, answer_all, bundle_bytes, invite_and_join, make_bundle
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository

@@ -16,8 +16,8 @@ from judging.services import (
     phase_lock,
     session_open,
     session_update_draft,
-    verdict_record,
 )
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_session, advance, answer_all, codes, invite_and_join
 
 

@@ -22,14 +22,9 @@ from django.test import Client, override_settings
 from blindjudge.asgi import application
 from judging import live_consumer as consumers
 from judging.models import Assignment, LiveSocket
-from judging.services import (
-    judge_remove,
-    phase_lock,
-    session_close,
-    session_reopen,
-    verdict_record,
-)
+from judging.services import judge_remove, phase_lock, session_close, session_reopen
 from tests.support.deployment import free_port
+from tests.support.verdicts import verdict_record
 from tests.worlds import host_cookie, invite_and_join
 from tests.worlds import judge_cookie as judge_cookie_sync
 

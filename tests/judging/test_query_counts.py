@@ -17,10 +17,8 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Judge
 from judging.models import Assignment, Verdict
-from judging.services import (
-    phase_lock,
-    verdict_record,
-)
+from judging.services import phase_lock
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
 
 # Queries per request, the same at both sizes. Lower is fine (lower the figure here); higher

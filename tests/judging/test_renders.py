@@ -23,8 +23,9 @@ from content.rendering import FRAME_STYLE_HASH, copy_html, frame_document, inlin
 from judging import renders
 from judging.enums import SessionState
 from judging.models import AuditEvent, Copy, CopyRender, FindingRender, Session, SessionRender, TaskRender
-from judging.services import redactions_accept, session_open, verdict_record
+from judging.services import redactions_accept, session_open
 from judging.services import sessions as session_services
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, client_as, codes, invite_and_join, make_bundle
 
 ROOT = Path(__file__).resolve().parents[2]

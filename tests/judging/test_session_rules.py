@@ -11,13 +11,8 @@ import pytest
 from blindjudge.errors import Invalid
 from content.canonical import JCS, LEGACY, canonical_sha256
 from judging.models import AuditEvent, PreregAmendment, Session
-from judging.services import (
-    prereg_amend,
-    session_create,
-    session_open,
-    session_update_draft,
-    verdict_record,
-)
+from judging.services import prereg_amend, session_create, session_open, session_update_draft
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, invite_and_join, make_bundle, make_run2_bundle
 
 OLD_RULES = """Predictions first.

@@ -19,8 +19,8 @@ from judging.services import (
     session_reveal,
     session_update_draft,
     truth_correct,
-    verdict_record,
 )
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, make_bundle
 
 RULES = """Predictions first.

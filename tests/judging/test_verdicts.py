@@ -4,7 +4,8 @@ import pytest
 
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging.models import Verdict
-from judging.services import judge_remove, phase_lock, session_reopen, verdict_record
+from judging.services import judge_remove, phase_lock, session_reopen
+from tests.support.verdicts import verdict_record
 from tests.worlds import answer_all, codes, invite_and_join
 
 

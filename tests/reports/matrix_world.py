@@ -25,8 +25,8 @@ from judging.services import (
     session_create,
     session_open,
     truth_correct,
-    verdict_record,
 )
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, advance, invite_and_join
 
 DRAW_SEED = "ab12" * 16

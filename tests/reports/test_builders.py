@@ -30,7 +30,6 @@ from judging.services import (
     phase_lock,
     session_create,
     session_open,
-    verdict_record,
 )
 from reports import numbers, stats
 from reports.build import build_report
@@ -40,6 +39,7 @@ from reports.scorecard import judge_scorecard
 from reports.sections import builders as section
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 from tests.reports.test_report import SCHEMA_PATH, schema_errors
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, advance, client_as, invite_and_join, make_bundle
 
 BUILDERS = {"b1": ("gpt-4o-2024-08-06", "OpenAI"), "b2": ("claude-3-5-sonnet-20241022", "Anthropic"),

@@ -12,13 +12,14 @@ import pytest
 
 from content.rules import RunBuilder, RunContext, RunReviewer
 from content.scoring import rate
-from judging.services import phase_lock, session_create, session_open, verdict_record
+from judging.services import phase_lock, session_create, session_open
 from reports.build import build_report
 from reports.export import to_json
 from reports.html import to_html
 from reports.sections.decision_rules import Figures, evaluate_rules
 from tests.reports.test_report import SCHEMA_PATH, schema_errors
 from tests.reports.test_report_run2 import run2_bundle
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, advance, invite_and_join
 
 # No database, no socket, no process: run once (tests/support/pure.py).

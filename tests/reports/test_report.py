@@ -36,12 +36,12 @@ from judging.services import (
     session_create,
     session_open,
     truth_correct,
-    verdict_record,
 )
 from reports import stats
 from reports.build import REPORT_SCHEMA, build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.verify import verify
+from tests.support.verdicts import verdict_record
 from tests.worlds import GOOD, a_run, a_session, advance, invite_and_join, make_bundle
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-2.schema.json"

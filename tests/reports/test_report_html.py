@@ -17,7 +17,7 @@ import pytest
 
 from accounts.models import Judge
 from judging.models import Run, Session
-from judging.services import phase_lock, verdict_record
+from judging.services import phase_lock
 from reports import numbers
 from reports.build import build_report
 from reports.export import anonymise
@@ -27,6 +27,7 @@ from reports.plots import PERCENT, Scale, points_scale
 from tests.reports.matrix_world import JUDGES, build_matrix
 from tests.reports.test_report import build_revealed
 from tests.reports.test_report_scripted import scripted  # noqa: F401 - the fixture
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, advance, invite_and_join, make_run2_bundle
 
 HOSTILE = '<script>alert(1)</script><img src="http://evil.example/x.png">'

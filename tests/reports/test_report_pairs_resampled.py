@@ -17,7 +17,7 @@ import pytest
 from accounts.models import Judge
 from content.scoring import rate
 from judging.models import Run
-from judging.services import phase_lock, session_create, session_open, verdict_record
+from judging.services import phase_lock, session_create, session_open
 from reports import stats
 from reports.build import build_report
 from reports.export import anonymise, to_json
@@ -27,6 +27,7 @@ from reports.sections import pooled
 from tests.judging.test_commands import call_json
 from tests.judging.test_import_from import SEED_ARGS
 from tests.reports.test_report import SCHEMA_PATH, schema_errors
+from tests.support.verdicts import verdict_record
 from tests.worlds import BAD, GOOD, a_run, a_session, advance, invite_and_join, make_bundle, make_run2_bundle
 
 # copy, task, builder, truth. Defective: c1 c4 c5 c8; good: c2 c3 c6 c7. b1 (OpenAI): odd copies.

@@ -18,12 +18,13 @@ import pytest
 
 from content.canonical import canonical_sha256
 from judging.models import Session
-from judging.services import phase_lock, session_create, session_open, verdict_record
+from judging.services import phase_lock, session_create, session_open
 from reports.build import build_report
 from reports.export import anonymise, to_csv, to_json
 from reports.html import REPORT_META_CSP, to_html
 from reports.verify import verify
 from tests.reports.test_report import SCHEMA_PATH, expected_score, schema_errors
+from tests.support.verdicts import verdict_record
 from tests.worlds import BAD, GOOD, a_run, advance, invite_and_join, make_bundle
 
 # Truth: defective c2 c3 c5, good c1 c4 c6. Tasks: t1 = c1 c2, t2 = c3 c4, t3 = c5 c6.

@@ -18,19 +18,13 @@ import pytest
 
 from blindjudge.errors import Invalid
 from judging.models import Session
-from judging.services import (
-    guest_join,
-    guests_configure,
-    phase_lock,
-    prereg_amend,
-    session_open,
-    verdict_record,
-)
+from judging.services import guest_join, guests_configure, phase_lock, prereg_amend, session_open
 from reports import stats
 from reports.build import build_report
 from reports.export import to_json
 from reports.html import to_html
 from tests.reports.test_report import SCHEMA_PATH, schema_errors
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, a_session, advance, invite_and_join
 
 DRAW_SEED = "5eed" * 16
