@@ -10,11 +10,10 @@ from django.template.loader import get_template
 from django.urls import reverse
 
 from accounts.enums import JudgeStatus
-from accounts.models import Judge
 from content.normalise import show_controls
 from judging.enums import SessionState
 from judging.selectors.host import items_per_judge
-from judging.selectors.live import dashboard_judges, live_row
+from judging.selectors.live import dashboard_judges, judges_named, live_row
 
 ROWS_TEMPLATE = "host/_judge_rows.html"
 _NUMBER_SLOT = 987654321  # stands for a judge's number in a URL reversed once per page
@@ -49,8 +48,7 @@ def _same_names(session_id: int, judges: list | None) -> dict[int, str]:
     the session when the page has them all already; a live update of a few rows reads the names
     (one query)."""
     if judges is None:
-        judges = (Judge.objects.filter(session_id=session_id).order_by("number")
-                  .only("number", "display_name", "erased_at"))
+        judges = judges_named(session_id)
     by_name: dict[str, list[int]] = {}
     for judge in sorted(judges, key=lambda judge: judge.number):
         if judge.display_name and not judge.erased_at:

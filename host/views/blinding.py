@@ -17,7 +17,7 @@ from host.views.common import (
 )
 from judging.enums import SessionState
 from judging.renders import prose_of
-from judging.selectors.host import blinding_check, item_truth_counts
+from judging.selectors.host import blinding_check, copy_for_preview, item_truth_counts
 from judging.services import (
     blinding_dismiss,
     blinding_undismiss,
@@ -44,8 +44,7 @@ def _redacted_preview(session, check) -> dict | None:
     a match (else the first copy), through the same normaliser and inert renderer as the frames
     judges get (judging.renders.prose_of), computed for this page and never stored."""
     with_match = next((c["copy"] for c in check["copies"] if c["matches"]), None)
-    copies = session.run.copies.order_by("position")
-    copy = (copies.filter(bundle_id=with_match).first() if with_match else None) or copies.first()
+    copy = copy_for_preview(session, with_match)
     if copy is None:
         return None
     # The frame's normaliser (metadata stripped, patterns redacted, hidden characters marked) and

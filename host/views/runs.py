@@ -20,7 +20,7 @@ from host.views.common import (
     visible,
 )
 from judging.importing import ImportRequest, bundle_bytes, convert, summary_lines
-from judging.selectors.host import run_item, run_overview, runs_of_host, truth_history
+from judging.selectors.host import run_item, run_overview, run_sizes, runs_of_host, truth_history
 from judging.services import run_import, session_create, truth_correct
 
 
@@ -47,8 +47,9 @@ def run_import_view(request):
         if summary is not None:
             for line in summary_lines(summary):
                 messages.info(request, line)
-        return (f"Run {run.pk} imported: {run.copies.count()} copies, "
-                f"{run.findings.count()} findings.", reverse("host:run", kwargs={"run_id": run.pk}))
+        copies, findings = run_sizes(run)
+        return (f"Run {run.pk} imported: {copies} copies, {findings} findings.",
+                reverse("host:run", kwargs={"run_id": run.pk}))
 
     return host_change(request, form=RunImportForm(request.POST, request.FILES),
                        change=change, refusals=(Invalid,),

@@ -19,7 +19,9 @@ from host.views.common import (
 )
 from judging.enums import SessionState
 from judging.selectors.host import (
+    amendments_of,
     blinding_check,
+    item_count,
     opening_progress,
     session_events,
     session_lock_counts,
@@ -53,13 +55,13 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
     state = session.state
     context = {
         "session": session, "run": session.run, "tab": "overview", "error": error,
-        "item_count": session.items.count(),
+        "item_count": item_count(session),
         "progress": session_progress(session),
         "draft_form": (draft_form or _draft_form_for(session)) if state == SessionState.DRAFT
         else None,
         "amend_form": (amend_form or AmendForm())
         if state in (SessionState.OPEN, SessionState.CLOSED) else None,
-        "amendments": list(session.amendments.all()),
+        "amendments": amendments_of(session),
         "planner_form": PlannerForm(),
         "events": session_events(session),
         "report_formats": list(REPORT_FORMATS) if state == SessionState.REVEALED else [],

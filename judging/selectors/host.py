@@ -235,3 +235,23 @@ def judge_held_by_host(session: Session, user):
     """The host's own judge in their session, if they joined it."""
     return session.judges.filter(user=user).first()
 
+
+def copy_for_preview(session: Session, bundle_id: str | None) -> Copy | None:
+    """The session's copy of that bundle id, else its run's first copy (None: a run without
+    copies): the one the blinding page previews with the accepted redactions."""
+    copies = session.run.copies.order_by("position")
+    return (copies.filter(bundle_id=bundle_id).first() if bundle_id else None) or copies.first()
+
+
+def item_count(session: Session) -> int:
+    return session.items.count()
+
+
+def amendments_of(session: Session) -> list:
+    """The preregistration's amendments, oldest first (the model's order)."""
+    return list(session.amendments.all())
+
+
+def run_sizes(run: Run) -> tuple[int, int]:
+    """(copies, findings) of the run."""
+    return run.copies.count(), run.findings.count()

@@ -82,3 +82,8 @@ def live_totals(rows: list[dict]) -> dict:
     }
 
 
+def judges_named(session_id: int):
+    """Every judge of the session, in joining order, with what telling same names apart needs
+    (number, shown name, erasure)."""
+    return (Judge.objects.filter(session_id=session_id).order_by("number")
+            .only("number", "display_name", "erased_at"))
