@@ -28,6 +28,7 @@ from judging.selectors.judge import (
     judge_progress,
     judge_review,
 )
+from judging.selectors.scorecard import judge_scorecard
 from judging.services import (
     AlreadyAdmitted,
     ChangedElsewhere,
@@ -315,10 +316,6 @@ def lock(request, url_id):
 @never_cache
 @judge_required
 def scorecard(request, url_id):
-    # The one report a judge sees, after the reveal; reports pull in numpy, which a process that
-    # serves judges never loads otherwise (tests/judging/test_query_counts.py).
-    from reports.scorecard import judge_scorecard  # noqa: PLC0415 - numpy stays out of judge start-up
-
     judge = request.judge
     card = judge_scorecard(judge)
     return render(request, "judge/scorecard.html", {"judge": judge, "session": judge.session,
@@ -328,8 +325,6 @@ def scorecard(request, url_id):
 def _card_entry(judge, code):
     """The scorecard's row for one of the judge's own codes; 404 where the judge has no scorecard
     (before the reveal, or where the host gave none) or the code is not on it."""
-    from reports.scorecard import judge_scorecard  # noqa: PLC0415 - numpy stays out of judge start-up
-
     for entry in judge_scorecard(judge)["items"]:
         if entry["code"] == code:
             return entry

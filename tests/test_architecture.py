@@ -37,9 +37,11 @@ VIOLATIONS = [
     ("The serving process never loads numpy or scipy", "host/views/reports.py",
      "import reports.build"),
     ("The serving process never loads numpy or scipy", "judge/views.py", "import scipy.stats"),
-    # through the judge's scorecard: judge.views -> reports.scorecard -> content.scoring
+    # through the judge's scorecard: judge.views -> judging.selectors.scorecard -> content.scoring
     ("content needs neither Django", "content/scoring.py", "import django.db"),
-    ("The serving process never loads numpy or scipy", "reports/scorecard.py", "import numpy"),
+    ("The serving process never loads numpy or scipy", "judging/selectors/scorecard.py", "import numpy"),
+    ("A judge's scorecard reads none of the host's report", "judging/selectors/scorecard.py",
+     "import reports.render"),
     ("Only the URL and websocket routing modules import the pages", "blindjudge/wsgi.py",
      "import host.urls"),
     ("The project package's shared modules import none of the apps", "blindjudge/links.py",

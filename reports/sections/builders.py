@@ -30,7 +30,7 @@ invited judges' phase-1 pass rate. A builder is said to be above another only wh
 difference's Holm-adjusted p is below 0.05 and its interval excludes 0; otherwise the two are not
 distinguished. With one builder, or one task and no judges, nothing is compared.
 
-Nothing here reaches a judge's scorecard (reports/scorecard.py reads none of the sections).
+Nothing here reaches a judge's scorecard (judging/selectors/scorecard.py reads none of the report).
 """
 
 from itertools import combinations

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from accounts.models import Judge
+from judging.selectors.scorecard import judge_scorecard
 from judging.services import (
     guest_join,
     guests_configure,
@@ -35,7 +36,6 @@ from reports import numbers, stats
 from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.html import to_html
-from reports.scorecard import judge_scorecard
 from reports.sections import builders as section
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 from tests.reports.test_report import SCHEMA_PATH, schema_errors

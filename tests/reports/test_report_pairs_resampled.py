@@ -17,12 +17,12 @@ import pytest
 from accounts.models import Judge
 from content.scoring import rate
 from judging.models import Run
+from judging.selectors.scorecard import judge_scorecard
 from judging.services import phase_lock, session_create, session_open
 from reports import stats
 from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.html import to_html
-from reports.scorecard import judge_scorecard
 from reports.sections import pooled
 from tests.judging.test_commands import call_json
 from tests.judging.test_import_from import SEED_ARGS

@@ -79,10 +79,10 @@ def test_importing_stats_does_not_load_scipy_or_django():
 
 @pytest.mark.pure(False)  # imports afresh in a process of its own
 def test_the_serving_processes_statistics_load_neither_numpy_nor_scipy():
-    """A judge's scorecard (content.scoring, reports.scorecard) and the host's planner
+    """A judge's scorecard (content.scoring, judging.selectors.scorecard) and the host's planner
     (content.stdlib_stats) are computed in the serving process; numpy and scipy stay out of it."""
-    code = ("import sys, content.stdlib_stats, content.scoring, reports.scorecard, reports.offprocess, "
-            "reports.render; "
+    code = ("import sys, content.stdlib_stats, content.scoring, judging.selectors.scorecard, "
+            "reports.offprocess, reports.render; "
             "print('numpy' in sys.modules, 'scipy' in sys.modules)")
     result = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
         [sys.executable, "-c", "import django; django.setup(); " + code],

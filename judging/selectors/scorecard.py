@@ -1,4 +1,5 @@
-"""A judge's own scorecard, after the reveal and only where the host allowed scorecards.
+"""A judge's own scorecard, after the reveal and only where the host allowed scorecards: the one
+judge-facing read of truth, kept out of judging.selectors.judge (which never reads it).
 
 The one piece of a report a judge may see: their own locked verdicts beside the truth, and their
 recall and true-negative rate with Wilson intervals, scored exactly as the host's report scores
