@@ -78,6 +78,7 @@ from judging.services.judges import (
 )
 from judging.services.runs import run_import, truth_correct
 from judging.services.sessions import (
+    DEFAULT_MINUTES_PER_ITEM,
     DEFAULT_VERDICT_MIN_SHOWN_MS,
     MAX_VERDICT_MIN_SHOWN_MS,
     PROTOCOL_VERSION,
@@ -146,6 +147,7 @@ __all__ = [
     "LINK_BOTH_HOLD_VERDICTS",
     "MAX_DISPLAY_NAME",
     "MAX_GUEST_CAP",
+    "DEFAULT_MINUTES_PER_ITEM",
     "DEFAULT_VERDICT_MIN_SHOWN_MS",
     "MAX_VERDICT_MIN_SHOWN_MS",
     "MAX_REASON_CHARS",

@@ -2,8 +2,7 @@ from blindjudge.commands import HostCommand, read_text_file
 from blindjudge.links import guest_page
 from judging.enums import ReviewerDisplay
 from judging.selectors.commands import get_run
-from judging.services import session_create
-from judging.services.sessions import DEFAULT_MINUTES_PER_ITEM, DEFAULT_VERDICT_MIN_SHOWN_MS
+from judging.services import DEFAULT_MINUTES_PER_ITEM, DEFAULT_VERDICT_MIN_SHOWN_MS, session_create
 
 
 class Command(HostCommand):

@@ -5,7 +5,6 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from accounts.models import Host, Invitation
 from blindjudge.commands import HostCommand
 from blindjudge.links import guest_page, host_sign_in, join_link
 from judging.demo import (
@@ -15,8 +14,7 @@ from judging.demo import (
     DEMO_RUBRIC,
     demo_bundle,
 )
-from judging.enums import SessionState
-from judging.models import Session
+from judging.selectors.commands import first_invitation_named, host_named, newest_live_session
 from judging.services import (
     blinding_dismiss,
     host_create,
@@ -57,7 +55,7 @@ class Command(HostCommand):
     def run(self, *, host, fresh=False, password_file=None, pick_then_save=False, **options):
         path = Path(password_file) if password_file else settings.DATA_DIR / f"{host}-password"
         kept = None if fresh else _read_password(path)
-        existing = Host.objects.select_related("user").filter(user__username=host).first()
+        existing = host_named(host)
         if existing is None:
             account = host_create(username=host, password=kept)
         elif kept is None or not existing.user.check_password(kept):
@@ -95,8 +93,7 @@ class Command(HostCommand):
         """The demo loaded before: nothing new but the demo judge's join link, reissued (the
         earlier one stops working) while they have not joined. The guest code was shown once,
         at loading; it is rotated on the session's Guests page."""
-        invitation = (Invitation.objects.filter(session=session, name=DEMO_JUDGE)
-                      .order_by("pk").first())
+        invitation = first_invitation_named(session, DEMO_JUDGE)
         link = ""
         if invitation is not None and invitation.judge_id is None:
             link = join_link(invitation_link_reissue(invitation=invitation, actor=actor).join_token)
@@ -127,14 +124,10 @@ class Command(HostCommand):
         return lines
 
 
-def _demo_session(owner: Host) -> Session | None:
+def _demo_session(owner):
     """The newest open (or closed) session on a demo run of this host, if any: a demo loaded
     before. A run whose loading stopped half-way (no open session) does not count."""
-    name = demo_bundle()["run"]["name"]
-    return (Session.objects.select_related("run")
-            .filter(run__host=owner, run__name=name,
-                    state__in=[SessionState.OPEN, SessionState.CLOSED])
-            .order_by("-pk").first())
+    return newest_live_session(owner, demo_bundle()["run"]["name"])
 
 
 def _read_password(path: Path) -> str | None:

@@ -1,10 +1,9 @@
 from django.core.management.base import CommandError
 
 from accounts.enums import AdmittedAs
-from accounts.models import Judge
 from blindjudge.commands import HostCommand
 from blindjudge.links import guest_page, resume_link
-from judging.selectors.commands import get_session
+from judging.selectors.commands import get_session, judge_named
 from judging.services import guest_remove, judge_erase, judge_remove, resume_token_reissue
 
 GUEST_STILL_ADMITTED = ("{judge} joined with the guest code, which still admits them as a new "
@@ -29,7 +28,7 @@ class Command(HostCommand):
     def run(self, *, session, judge, remove=False, erase=False, reissue_resume=False,
             rotate_guest_code=False, **options):
         session = get_session(session)
-        found = Judge.objects.filter(session=session, pseudonym__iexact=judge).first()
+        found = judge_named(session, judge)
         if found is None:
             raise CommandError(f'session {session.pk} has no judge "{judge}"')
         if rotate_guest_code and not (remove and found.admitted_as == AdmittedAs.GUEST):
