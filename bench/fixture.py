@@ -24,10 +24,10 @@ def admit_judge(session, name: str):
     """Invite and admit one judge as the join page does, and bind a browser session to them the
     way `remember_judge` does (id and credential generation). Returns (judge, session key).
     Shared by every bench that needs judges' cookies (fixture, worst_case, live)."""
-    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
+    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - after setup
 
-    from accounts.guards import JUDGE_SESSION_KEY, judge_binding  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import invitation_create, join_token_exchange  # noqa: PLC0415 - needs django.setup() first
+    from accounts.guards import JUDGE_SESSION_KEY, judge_binding  # noqa: PLC0415 - after setup
+    from judging.services import invitation_create, join_token_exchange  # noqa: PLC0415 - after setup
 
     invited = invitation_create(session=session, actor="bench", name=name)
     judge = join_token_exchange(token=invited.join_token).judge
@@ -38,7 +38,7 @@ def admit_judge(session, name: str):
 
 def _django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     django.setup()
 
@@ -86,11 +86,11 @@ def make_bundle(items: int, *, copy_bytes: int = 2048, reviewers: int = 3) -> di
 
 def setup(items: int, judges: int, per_judge: int | None) -> dict:
     _django()
-    from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
-    from django.test import Client  # noqa: PLC0415 - needs django.setup() first
+    from django.conf import settings  # noqa: PLC0415 - after setup
+    from django.test import Client  # noqa: PLC0415 - after setup
 
-    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
+    from judging.models import Assignment  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         run_import,
         session_create,
@@ -132,8 +132,8 @@ def prefill(fixture: dict, phase: int, pseudonyms: list[str], lock: bool) -> dic
     versions of one row that no pruning could reclaim while it ran, which then slowed the
     progress page — an artefact, not what judges do.)"""
     _django()
-    from accounts.models import Judge  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import item_save, phase_lock  # noqa: PLC0415 - needs django.setup() first
+    from accounts.models import Judge  # noqa: PLC0415 - after setup
+    from judging.services import item_save, phase_lock  # noqa: PLC0415 - after setup
 
     started = time.perf_counter()
     saved = 0
@@ -152,8 +152,8 @@ def prefill(fixture: dict, phase: int, pseudonyms: list[str], lock: bool) -> dic
 
 def reveal(fixture: dict) -> dict:
     _django()
-    from judging.models import Session, Verdict  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import session_close, session_reveal  # noqa: PLC0415 - needs django.setup() first
+    from judging.models import Session, Verdict  # noqa: PLC0415 - after setup
+    from judging.services import session_close, session_reveal  # noqa: PLC0415 - after setup
 
     session = Session.objects.get(pk=fixture["session_id"])
     session = session_close(session=session, actor="bench")

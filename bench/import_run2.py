@@ -32,7 +32,7 @@ RESULTS = ROOT / "bench" / "results"
 
 
 def _setup_django():
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindjudge.settings")
@@ -85,8 +85,8 @@ def make_bundle(tasks: int, models: int = 5, *, copy_bytes: int = 5000) -> dict:
 
 
 def measure(tasks: int, models: int) -> dict:
-    from accounts.models import Host  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
+    from accounts.models import Host  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         run_import,
         session_create,
@@ -119,8 +119,8 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     _setup_django()
-    from django.core.management import call_command  # noqa: PLC0415 - needs django.setup() first
-    from django.db import connection  # noqa: PLC0415 - needs django.setup() first
+    from django.core.management import call_command  # noqa: PLC0415 - after setup
+    from django.db import connection  # noqa: PLC0415 - after setup
 
     call_command("migrate", verbosity=0)
     runs = [measure(args.tasks, args.models) for _ in range(args.runs)]

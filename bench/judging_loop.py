@@ -47,12 +47,12 @@ def seed(out: str, items: int) -> None:
     """Through the product's services: a bundle of `items` copies, an open copies session where
     the one judge gets every item, the judge's browser session."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     django.setup()
 
-    from bench.fixture import admit_judge, make_bundle  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import (  # noqa: PLC0415 - needs django.setup()
+    from bench.fixture import admit_judge, make_bundle  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         run_import,
         session_create,
@@ -73,7 +73,7 @@ def seed(out: str, items: int) -> None:
 
 
 def measure(base: str, fixture: dict, read_ms: int) -> dict:
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only the driver needs it
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - lazy: only the driver needs it
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)

@@ -85,17 +85,17 @@ def drop_database(admin_url: str, name: str):
 def seed(sockets: int) -> dict:
     """One host, the demo run, an open copies session and `sockets` admitted judges, each with a
     browser session (cookie) as the join page leaves it."""
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     django.setup()
-    from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY  # noqa: PLC0415 - needs django.setup() first
-    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - needs django.setup() first
+    from django.conf import settings  # noqa: PLC0415 - after setup
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY  # noqa: PLC0415 - after setup
+    from django.contrib.sessions.backends.db import SessionStore  # noqa: PLC0415 - after setup
 
-    from bench.fixture import admit_judge  # noqa: PLC0415 - needs django.setup() first
-    from judging.demo import DEMO_RUBRIC, demo_bundle  # noqa: PLC0415 - needs django.setup() first
-    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
+    from bench.fixture import admit_judge  # noqa: PLC0415 - after setup
+    from judging.demo import DEMO_RUBRIC, demo_bundle  # noqa: PLC0415 - after setup
+    from judging.models import Assignment  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         run_import,
         session_create,

@@ -48,8 +48,8 @@ SIZES = ((20, 50), (50, 200), (200, 500))
 
 def _setup_django():
     """Configure Django unless the caller (e.g. bench/run.py) already has."""
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
-    from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
+    from django.conf import settings  # noqa: PLC0415 - after setup
 
     if settings.configured:
         return
@@ -86,11 +86,11 @@ def _bundle(items: int, seed: int = 5) -> bytes:
 
 def setup_session(judges: int, items: int, seed: int = 7):
     """A revealed session: `judges` invited judges, each judging all `items` in both phases."""
-    from django.db import transaction  # noqa: PLC0415 - needs django.setup() first
+    from django.db import transaction  # noqa: PLC0415 - after setup
 
-    from accounts.models import Host  # noqa: PLC0415 - needs django.setup() first
-    from judging.models import Assignment, Verdict  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
+    from accounts.models import Host  # noqa: PLC0415 - after setup
+    from judging.models import Assignment, Verdict  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         invitation_create,
         join_token_exchange,
@@ -153,13 +153,13 @@ def measure_report(judges: int, items: int, *, runs: int = 3) -> dict:
     "cold_s" is a cold build only when this is the process's first report.
     """
     _setup_django()
-    from django.core.management import call_command  # noqa: PLC0415 - needs django.setup() first
-    from django.db import connection  # noqa: PLC0415 - needs django.setup() first
+    from django.core.management import call_command  # noqa: PLC0415 - after setup
+    from django.db import connection  # noqa: PLC0415 - after setup
 
-    from reports.build import build_report  # noqa: PLC0415 - needs django.setup() first
+    from reports.build import build_report  # noqa: PLC0415 - after setup
 
     call_command("migrate", verbosity=0, interactive=False)  # a no-op on a migrated database
-    from reports.export import to_json  # noqa: PLC0415 - needs django.setup() first
+    from reports.export import to_json  # noqa: PLC0415 - after setup
 
     started = time.perf_counter()
     session = setup_session(judges, items)
@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print only; write no result file")
     args = parser.parse_args(argv)
     _setup_django()
-    from django.db import connection  # noqa: PLC0415 - needs django.setup() first
+    from django.db import connection  # noqa: PLC0415 - after setup
 
     if args.judges and args.items:
         sizes_results = [measure_report(args.judges, args.items, runs=args.runs)]

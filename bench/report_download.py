@@ -57,7 +57,7 @@ SERVER_START_SECONDS = 60
 # --- the data (in a subprocess with Django set up) ------------------------------------------------
 
 def _setup_django():
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindjudge.settings")
     if not os.environ.get("DATABASE_URL"):
@@ -104,11 +104,11 @@ def revealed_session(host, raw: bytes, *, judges: int, per_judge: int, seed: int
     """A revealed copies session on the bundle `raw`: `judges` invited judges of `per_judge`
     items each, every item judged in both phases (verdict rows in bulk, as bench/report.py does:
     the judges' path is not what is measured), every phase locked through the service."""
-    import numpy as np  # noqa: PLC0415 - only the set-up uses it
-    from django.db import transaction  # noqa: PLC0415 - needs django.setup() first
+    import numpy as np  # noqa: PLC0415 - lazy: only the set-up uses it
+    from django.db import transaction  # noqa: PLC0415 - after setup
 
-    from judging.models import Assignment, Verdict  # noqa: PLC0415 - needs django.setup() first
-    from judging.services import (  # noqa: PLC0415 - needs django.setup() first
+    from judging.models import Assignment, Verdict  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         invitation_create,
         join_token_exchange,
         phase_lock,
@@ -153,13 +153,13 @@ def revealed_session(host, raw: bytes, *, judges: int, per_judge: int, seed: int
 def setup() -> dict:
     """Both sessions and a signed-in host's cookie; printed as JSON by `setup` (its own process)."""
     _setup_django()
-    from django.conf import settings  # noqa: PLC0415 - needs django.setup() first
-    from django.core.management import call_command  # noqa: PLC0415 - needs django.setup() first
-    from django.db import connection  # noqa: PLC0415 - needs django.setup() first
-    from django.test import Client  # noqa: PLC0415 - needs django.setup() first
+    from django.conf import settings  # noqa: PLC0415 - after setup
+    from django.core.management import call_command  # noqa: PLC0415 - after setup
+    from django.db import connection  # noqa: PLC0415 - after setup
+    from django.test import Client  # noqa: PLC0415 - after setup
 
-    from judging.services import host_create  # noqa: PLC0415 - needs django.setup() first
-    from tests.support.seed000 import seed_bundle  # noqa: PLC0415 - needs django.setup() first
+    from judging.services import host_create  # noqa: PLC0415 - after setup
+    from tests.support.seed000 import seed_bundle  # noqa: PLC0415 - after setup
 
     call_command("migrate", verbosity=0, interactive=False)
     # The production settings serve static files from collectstatic's manifest, as ./bj start does.

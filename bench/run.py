@@ -335,7 +335,7 @@ def run_python(args, env, what):
 
 
 def fresh_postgres(url):
-    import psycopg  # noqa: PLC0415 - only the PostgreSQL runs need the driver
+    import psycopg  # noqa: PLC0415 - lazy: only the PostgreSQL runs need the driver
 
     name = url.rsplit("/", 1)[1]
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):

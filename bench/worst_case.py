@@ -124,8 +124,8 @@ def _frame_bound(source_bytes: int) -> int:
 
 
 def render(repeat: int) -> dict:
-    from content.normalise import normalise  # noqa: PLC0415 - after sys.path is set
-    from content.rendering import copy_html, frame_document  # noqa: PLC0415 - after sys.path is set
+    from content.normalise import normalise  # noqa: PLC0415 - after sys.path
+    from content.rendering import copy_html, frame_document  # noqa: PLC0415 - after sys.path
 
     rows = []
     for name, (fmt, content) in corpus().items():
@@ -224,7 +224,7 @@ print(round(time.perf_counter() - started, 3), peak_mb, outcome, sep="\\t")
 
 
 def inputs() -> dict:
-    import subprocess  # noqa: PLC0415 - only this part starts processes
+    import subprocess  # noqa: PLC0415 - lazy: only this part starts processes
 
     rows = []
     for name, body in INPUT_CASES.items():
@@ -259,13 +259,13 @@ def seed(out: str, judges: int) -> None:
     """Through the product's services: import the corpus, create and open a session, admit
     judges and bind each to a browser session (as bench/fixture.py does)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     django.setup()
 
-    from bench.fixture import admit_judge  # noqa: PLC0415 - needs django.setup() first
-    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup()
-    from judging.services import (  # noqa: PLC0415 - needs django.setup()
+    from bench.fixture import admit_judge  # noqa: PLC0415 - after setup
+    from judging.models import Assignment  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         run_import,
         session_create,
@@ -436,13 +436,13 @@ def runs_seed(out: str) -> None:
     """A host and a run at the bundle limit, through the product's services; the host's browser
     session for the server's runs page."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     django.setup()
-    from django.conf import settings  # noqa: PLC0415 - needs django.setup()
-    from django.test import Client  # noqa: PLC0415 - needs django.setup()
+    from django.conf import settings  # noqa: PLC0415 - after setup
+    from django.test import Client  # noqa: PLC0415 - after setup
 
-    from judging.services import host_create, run_import  # noqa: PLC0415 - needs django.setup()
+    from judging.services import host_create, run_import  # noqa: PLC0415 - after setup
 
     raw = large_run_bundle(settings.BLINDJUDGE_MAX_BUNDLE_BYTES)
     host = host_create(username=f"runs-{secrets.token_hex(4)}").host
@@ -523,12 +523,12 @@ def joins_seed(out: str, sizes: dict[int, int]) -> None:
     browser session as bench/fixture.py binds one), whose saves are timed; a host whose password
     the sign-in burst gets wrong."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-    import django  # noqa: PLC0415 - Django loads only where the script needs the database
+    import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
 
     django.setup()
-    from bench.fixture import admit_judge, make_bundle  # noqa: PLC0415 - needs django.setup() first
-    from judging.models import Assignment  # noqa: PLC0415 - needs django.setup()
-    from judging.services import (  # noqa: PLC0415 - needs django.setup()
+    from bench.fixture import admit_judge, make_bundle  # noqa: PLC0415 - after setup
+    from judging.models import Assignment  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
         guests_configure,
         host_create,
         run_import,
@@ -686,7 +686,7 @@ def joins(args) -> dict:
     """Guest joins at 5,000 and 80,000 items, and wrong-password sign-ins, sent at once to
     `deploy/serve PORT 1` on the embedded default (SQLite), each beside another session's judge
     saving verdicts in a loop."""
-    import subprocess  # noqa: PLC0415 - only this part starts processes
+    import subprocess  # noqa: PLC0415 - lazy: only this part starts processes
 
     from bench.run import Server, database_env, run_python  # noqa: PLC0415 - after sys.path
 

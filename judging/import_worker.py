@@ -112,7 +112,7 @@ def main(argv=None) -> int:
         os.write(answers.fileno(), MEMORY_ANSWER)  # built before the limit: nothing to allocate
         return OUT_OF_MEMORY
     except Exception as error:  # noqa: BLE001 - said to the serving process, traceback logged
-        import traceback  # noqa: PLC0415 - only on this path
+        import traceback  # noqa: PLC0415 - lazy: only this path needs it
 
         traceback.print_exc()
         header, body = {"ok": False, "failed": f"{type(error).__name__}: {error}"[:500]}, b""

@@ -25,6 +25,7 @@ import sys
 import threading
 
 from django.conf import settings
+from django.db import connection
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +49,7 @@ def _wait(process: subprocess.Popen, session_id: int, opener: str) -> None:
     status = process.wait()
     if status == 0:
         return
-    from django.db import connection  # noqa: PLC0415 - a thread of its own: its own connection
-
-    from judging.services import opening_failed  # noqa: PLC0415 - the services import this module
+    from judging.services import opening_failed  # noqa: PLC0415 - cycle: the services import this module
 
     try:
         opening_failed(session_id=session_id, opener=opener, message=(
@@ -64,7 +63,7 @@ def _wait(process: subprocess.Popen, session_id: int, opener: str) -> None:
 
 def main(argv: list[str]) -> int:
     session_id, opener, actor = int(argv[0]), argv[1], argv[2]
-    import django  # noqa: PLC0415 - set up in this process only
+    import django  # noqa: PLC0415 - lazy: Django is set up in this process only
 
     django.setup()
     from blindjudge.errors import ServiceError  # noqa: PLC0415 - after setup

@@ -186,7 +186,7 @@ class Models:
 
 def app_models() -> Models:
     """The app's own models (migrations pass their historical ones instead)."""
-    from judging import models as app  # noqa: PLC0415 - migrations import this module with theirs
+    from judging import models as app  # noqa: PLC0415 - order: migrations import this module with their historical models
 
     return Models(Item=app.Item, Copy=app.Copy, Review=app.Review, Finding=app.Finding,
                   CopyRender=app.CopyRender, FindingRender=app.FindingRender, Task=app.Task,

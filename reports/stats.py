@@ -135,7 +135,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    from scipy.stats import binom  # noqa: PLC0415 - lazy, see module docstring
+    from scipy.stats import binom  # noqa: PLC0415 - lazy: see the module docstring
 
     return float(min(1.0, 2.0 * binom.cdf(min(b, c), n, 0.5)))
 

@@ -49,12 +49,12 @@ def _release_memory():
 
 def answer(request: dict) -> tuple[dict, bytes]:
     """(header, body) for one request; every refusal is a header with an empty body."""
-    from django.db import close_old_connections, connections  # noqa: PLC0415 - after django.setup()
+    from django.db import close_old_connections, connections  # noqa: PLC0415 - after setup
 
-    from blindjudge.errors import ServiceError  # noqa: PLC0415 - after django.setup()
-    from judging.models import Session  # noqa: PLC0415 - after django.setup()
-    from reports.build import build_report  # noqa: PLC0415 - after django.setup()
-    from reports.render import REPORT_FORMATS, render_report  # noqa: PLC0415 - after django.setup()
+    from blindjudge.errors import ServiceError  # noqa: PLC0415 - after setup
+    from judging.models import Session  # noqa: PLC0415 - after setup
+    from reports.build import build_report  # noqa: PLC0415 - after setup
+    from reports.render import REPORT_FORMATS, render_report  # noqa: PLC0415 - after setup
 
     session_id, fmt = request.get("session"), request.get("format")
     if not isinstance(session_id, int) or isinstance(session_id, bool) or fmt not in REPORT_FORMATS:
@@ -125,15 +125,15 @@ def main(argv=None) -> int:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindjudge.settings")
-    import django  # noqa: PLC0415 - after the descriptors are set
+    import django  # noqa: PLC0415 - order: after the descriptors are set
 
     django.setup()
     # Imported now, so the first report does not wait for them: the build and the modules it
     # imports lazily (scipy.stats in reports.stats and the model reviewers' section).
-    import scipy.stats  # noqa: PLC0415, F401 - see above
+    import scipy.stats  # noqa: PLC0415, F401 - order: loaded now, so the first report does not wait
 
-    import reports.build  # noqa: PLC0415, F401 - see above
-    import reports.render  # noqa: PLC0415, F401 - see above
+    import reports.build  # noqa: PLC0415, F401 - order: loaded now, so the first report does not wait
+    import reports.render  # noqa: PLC0415, F401 - order: loaded now, so the first report does not wait
 
     _release_memory()
     return serve(sys.stdin.fileno(), answers, args.idle)

@@ -203,6 +203,6 @@ def above_chance(k: int, n: int, chance: float | None) -> float | None:
     """Exact one-sided binomial p of k right of n above chance; None where there is no test."""
     if not n or chance is None or chance >= 1:
         return None
-    from scipy.stats import binomtest  # noqa: PLC0415 - lazy as in reports.stats, keeps scipy unloaded
+    from scipy.stats import binomtest  # noqa: PLC0415 - lazy: as in reports.stats, keeps scipy unloaded
 
     return float(binomtest(k, n, chance, alternative="greater").pvalue)
