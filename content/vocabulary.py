@@ -4,3 +4,8 @@ instructions: the choices' own words, never a stored value ("false_alarm", "conf
 
 VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "abstain": "No verdict", "real": "Real",
                   "false_alarm": "False alarm", "keep": "Keep my phase-1 verdict"}
+
+# A truth label as a judge's scorecard says it, after the reveal.
+TRUTH_LABELS = {"known_good": "Good (no defect known)", "seeded_defect": "Has a seeded defect",
+                "tests_fail": "Fails its tests", "tests_pass": "Passes its tests",
+                "unknown": "Not known", "real": "Real", "false_alarm": "False alarm"}

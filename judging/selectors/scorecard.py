@@ -17,15 +17,10 @@ they can check by hand.
 from blindjudge.errors import NotFound
 from content.scoring import score
 from content.truth import is_correct
+from content.vocabulary import TRUTH_LABELS, VERDICT_LABELS
 from judging.enums import SessionKind, SessionState
 from judging.models import Verdict
 from judging.renders import inline_of
-
-# The words a judge reads, never a stored value (the judge pages' one vocabulary).
-TRUTH_LABELS = {"known_good": "Good (no defect known)", "seeded_defect": "Has a seeded defect",
-                "tests_fail": "Fails its tests", "tests_pass": "Passes its tests",
-                "unknown": "Not known", "real": "Real", "false_alarm": "False alarm"}
-VERDICT_WORDS = {"pass": "Pass", "fail": "Fail", "real": "Real", "false_alarm": "False alarm"}
 
 
 def judge_scorecard(judge) -> dict:
@@ -53,7 +48,7 @@ def judge_scorecard(judge) -> dict:
             else inline_of(v["assignment__item__copy__defect"], session.redaction_patterns),
             "phase1": None, "phase2": None})
         entry[f"phase{v['phase']}"] = {"value": v["value"], "kept": v["kept"],
-                                       "label": VERDICT_WORDS.get(v["value"], v["value"]),
+                                       "label": VERDICT_LABELS.get(v["value"], v["value"]),
                                        "correct": is_correct(v["value"], truth)}
     items = sorted(rows.values(), key=lambda r: r["position"])
     scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
