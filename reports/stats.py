@@ -590,18 +590,14 @@ def clustered_ratio(
         raise ValueError("numerators, denominators and item_clusters must be 1-D and of one length")
     if not labels:
         raise ValueError("clustered_ratio needs at least one item")
-    resamples, seed, confidence = _check_resampling(resamples, seed, confidence)
-    total = float(denominators.sum())
-    if total == 0:
+    if float(denominators.sum()) == 0:
+        _check_resampling(resamples, seed, confidence)
         return (math.nan, math.nan, math.nan)
-    point = float(numerators.sum()) / total
-    weights = cluster_weights(labels, resamples=resamples, seed=seed)
-    drawn = weights @ denominators
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # A resample with no denominator is dropped even where it drew a numerator (not ±inf).
-        estimates = np.where(drawn == 0, np.nan, (weights @ numerators) / drawn)
-    low, high = _percentile_interval(list(estimates), confidence)
-    return (point, low, high)
+    # One bootstrap, written once: this is clustered_ratios' row of one.
+    points, lows, highs, _ = clustered_ratios(numerators[None, :], denominators[None, :], labels,
+                                              resamples=resamples, seed=seed,
+                                              confidence=confidence)
+    return (float(points[0]), float(lows[0]), float(highs[0]))
 
 
 def sign_flip_p(differences: Any, *, resamples: int = 20000, seed: int = 0) -> float:
