@@ -1,4 +1,4 @@
-// A session's overview while it opens: the rendering's progress, asked for every second (the
+// A session's overview while it opens: the rendering's progress, asked for twice a second (the
 // opening runs in a process of its own, which on the embedded default's in-memory channel layer
 // cannot reach this page's socket), and the page loaded again once the opening has ended, opened
 // or not (the page then says which). Without JavaScript the page has a refresh link.
@@ -9,7 +9,7 @@
   var bar = document.getElementById("opening-bar");
   var count = document.getElementById("opening-count");
   var url = section.dataset.progressUrl;
-  var INTERVAL_MS = 1000;
+  var INTERVAL_MS = 500;
 
   function show(progress) {
     if (progress.to_render) { bar.max = progress.to_render; }
