@@ -108,6 +108,7 @@ class _DrawnForAnother(Exception):  # noqa: N818 - an outcome, not an error
 # other processes (PostgreSQL with several workers) can still land in between: such a join draws
 # again, at most DRAW_ATTEMPTS times, then under the lock.
 DRAW_ATTEMPTS = 5
+ALREADY_JOINED = "you have already joined this session"
 # Striped by session id: two sessions that share a stripe only take turns with each other.
 JOIN_TURNS = tuple(threading.Lock() for _ in range(64))
 
@@ -226,7 +227,7 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
                 commitment_salt=drawn.salt, commitment_sha256=drawn.commitment,
             )
     except IntegrityError:
-        raise Conflict("you have already joined this session") from None
+        raise Conflict(ALREADY_JOINED) from None
     Assignment.objects.bulk_create(
         Assignment(judge=judge, item_id=item_id, code=code, position=position, order_key=key)
         for item_id, code, position, key in drawn.assignments
@@ -624,22 +625,17 @@ def guest_join(*, code: str, display_name: str, client_address: str,
     if credential is None:
         raise Refused(GUEST_REFUSAL)
     throttle.give_back(code_key, window_seconds=code_window)
-    # The items (ids only) and the guest's draw before the write lock; none where the session
-    # refuses guests now (the transaction refuses with the one message).
-    open_to_guests = Session.objects.filter(pk=credential.session_id, guests_allowed=True,
-                                            state=SessionState.OPEN).exists()
-    items = session_item_rows(credential.session_id) if open_to_guests else None
+    # The items (ids only) and the guest's draw before the write lock, and only for a join the
+    # session would admit as it is now: a refused one (guests off, the cap reached, a replay)
+    # costs no draw, which at 80,000 items is seconds of CPU. The transaction checks again.
+    admissible = _guest_refusal(credential.session, held_sessions) is None
+    items = session_item_rows(credential.session_id) if admissible else None
 
     def admit(drawn: _Drawn | None) -> Admission:
         session = Session.objects.select_for_update().get(pk=credential.session_id)
-        if not session.guests_allowed or session.state != SessionState.OPEN:
-            raise Refused(GUEST_REFUSAL)
-        if session.url_id in held_sessions:
-            raise AlreadyAdmitted(session.url_id)
-        if session.guest_cap is not None:
-            guests = Judge.objects.filter(session=session, admitted_as=AdmittedAs.GUEST).count()
-            if guests >= session.guest_cap:
-                raise Refused(GUEST_REFUSAL)
+        refusal = _guest_refusal(session, held_sessions)
+        if refusal is not None:
+            raise refusal
         # Counted before admitting, in this transaction: joins sent at once each see the ones
         # before them, and a refused one rolls its count back with it.
         if throttle.take(joins_key, limit=settings.BLINDJUDGE_GUEST_JOINS, window_seconds=joins_window):
@@ -647,7 +643,20 @@ def guest_join(*, code: str, display_name: str, client_address: str,
         return _admit(session, admitted_as=AdmittedAs.GUEST, identified_by=IdentifiedBy.TOKEN,
                       display_name=display_name, actor="guest_code", items=items, drawn=drawn)
 
-    return _admitting(credential.session_id if open_to_guests else None, items, admit)
+    return _admitting(credential.session_id if admissible else None, items, admit)
+
+
+def _guest_refusal(session: Session, held_sessions: frozenset[str]) -> Exception | None:
+    """Why a guest code would not admit to the session now (None: it would)."""
+    if not session.guests_allowed or session.state != SessionState.OPEN:
+        return Refused(GUEST_REFUSAL)
+    if session.url_id in held_sessions:
+        return AlreadyAdmitted(session.url_id)
+    if session.guest_cap is not None:
+        guests = Judge.objects.filter(session=session, admitted_as=AdmittedAs.GUEST).count()
+        if guests >= session.guest_cap:
+            return Refused(GUEST_REFUSAL)
+    return None
 
 
 def host_join(*, session: Session, host: Host) -> Admission:
@@ -659,6 +668,8 @@ def host_join(*, session: Session, host: Host) -> Admission:
     """
     if session.run.host_id != host.pk:
         raise NotFound(f"no session {session.pk}")
+    if Judge.objects.filter(session=session, user=host.user).exists():
+        raise Conflict(ALREADY_JOINED)  # before any draw (the unique constraint holds it anyway)
     items = session_item_rows(session.pk)
     return _admitting(session.pk, items, lambda drawn: _admit(
         session, admitted_as=AdmittedAs.HOST, identified_by=IdentifiedBy.TOKEN,

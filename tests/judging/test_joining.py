@@ -390,3 +390,25 @@ def test_joins_sent_at_once_each_draw_once_and_outside_their_transactions(host, 
     per_item = Counter(Assignment.objects.filter(judge__session=session)
                        .values_list("item__key", flat=True))
     assert max(per_item.values()) - min(per_item.values()) <= 1, per_item
+
+
+def test_a_guest_join_the_session_would_refuse_reads_no_items_and_draws_no_judge(open_session, host):
+    """Past the guest cap, from a browser already in the session, or by a host judging already,
+    the join is refused as before, and before any item is read or any judge drawn: a draw is
+    seconds of CPU at 80,000 items, which a refused request must never cost."""
+    code = guests_configure(session=open_session, actor="test", allow=True, cap=1).guest_code
+    guest_join(code=code, display_name="First", client_address="10.0.0.1")
+    host_join(session=open_session, host=host)
+
+    def refused_without_items(join, refusal):
+        with CaptureQueriesContext(connection) as queries, pytest.raises(refusal):
+            join()
+        assert not any('FROM "judging_item"' in q["sql"] for q in queries.captured_queries)
+
+    refused_without_items(lambda: guest_join(code=code, display_name="Second",
+                                             client_address="10.0.0.2"), Refused)
+    refused_without_items(lambda: guest_join(code=code, display_name="Again",
+                                             client_address="10.0.0.1",
+                                             held_sessions=frozenset({open_session.url_id})),
+                          admitting.AlreadyAdmitted)
+    refused_without_items(lambda: host_join(session=open_session, host=host), Conflict)
