@@ -227,6 +227,14 @@ def expected_counts(models: Models, session_id: int) -> tuple[int, int, int]:
             len(_task_ids(models, session_id)) if models.TaskRender is not None else 0)
 
 
+def stored_counts(models: Models, session_id: int, key: str) -> tuple[int, int, int]:
+    """How many copy, finding and task renders are stored for these inputs (expected_counts'
+    order: a complete session's are equal to it)."""
+    return tuple(model.objects.filter(session_id=session_id, inputs_sha256=key).count()
+                 if model is not None else 0
+                 for model in (models.CopyRender, models.FindingRender, models.TaskRender))
+
+
 def render_batches(models: Models, session_id: int, key: str, patterns: list[str], *,
                    backtracking_allowed: bool = False, condition: str | None = None,
                    seconds: float | None = None):

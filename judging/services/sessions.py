@@ -496,9 +496,7 @@ def _render(session: Session, opener: str, key: str) -> None:
     patterns, seconds = session.redaction_patterns, settings.BLINDJUDGE_RENDER_SECONDS
     models = renders.app_models()
     total = sum(renders.expected_counts(models, session.pk))
-    copies, findings = renders.pending(models, session.pk, key)
-    rendered = total - len(copies) - len(findings) - len(renders.pending_tasks(models, session.pk, key))
-    del copies, findings
+    rendered = sum(renders.stored_counts(models, session.pk, key))  # an earlier attempt's
     rubric_html = renders.prose_of(session.rubric, patterns, seconds=seconds)
     instructions_html = renders.prose_of(session.instructions, patterns, seconds=seconds)
     with transaction.atomic():
@@ -525,9 +523,7 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
         if _inputs_of(session) != key:
             return None
         expected = renders.expected_counts(renders.app_models(), session.pk)
-        stored = tuple(model.objects.filter(session=session, inputs_sha256=key).count()
-                       for model in (CopyRender, FindingRender, TaskRender))
-        if stored != expected:
+        if renders.stored_counts(renders.app_models(), session.pk, key) != expected:
             return None
         protocol = protocol_of(session)  # checks the rules against the run again
         session.protocol = protocol
