@@ -289,17 +289,23 @@ def is_saved_reply(reply: dict) -> bool:
             and datetime.fromisoformat(reply["saved_at"]).tzinfo is not None)
 
 
-def opening_children() -> list[int]:
-    """The opening processes (judging/opening.py) this (test) process started that still run."""
+def children_running(module: str) -> list[int]:
+    """The processes this (test) process started, by any of its threads, that still run
+    `python -m module` (or name it on their command line)."""
     pids = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         try:  # a thread (or a child) may end while we read
             for child in (task / "children").read_text().split():
-                if b"judging.opening" in Path(f"/proc/{child}/cmdline").read_bytes():
+                if module.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
                     pids.append(int(child))
         except FileNotFoundError:
             continue
     return pids
+
+
+def opening_children() -> list[int]:
+    """The opening processes (judging/opening.py) this (test) process started that still run."""
+    return children_running("judging.opening")
 
 
 def opened_from_page(session: Session, *, within: float = 120.0) -> Session:

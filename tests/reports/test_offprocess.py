@@ -23,7 +23,16 @@ from django.urls import reverse
 from reports.build import build_report
 from reports.offprocess import ReportFailed
 from reports.render import render_report
-from tests.worlds import a_run, a_session, advance, answer_all, client_as, invite_and_join, make_bundle
+from tests.worlds import (
+    a_run,
+    a_session,
+    advance,
+    answer_all,
+    children_running,
+    client_as,
+    invite_and_join,
+    make_bundle,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,15 +57,7 @@ def unstamped(body: bytes) -> bytes:
 
 def builder_pids() -> list[int]:
     """The report builders this (test) process has started and not yet let go."""
-    pids = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        try:  # a thread (or a child) may end while we read
-            for child in (task / "children").read_text().split():
-                if b"reports.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    pids.append(int(child))
-        except FileNotFoundError:
-            continue
-    return pids
+    return children_running("reports.worker")
 
 
 def gone(pid: int, seconds: float = 10) -> bool:
