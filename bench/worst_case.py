@@ -458,18 +458,27 @@ def runs_seed(out: str) -> None:
         "host_sessionid": browser.cookies[settings.SESSION_COOKIE_NAME].value}))
 
 
-def runs_page(args) -> dict:
-    """The host's runs page, served by `deploy/serve PORT 1` on SQLite (where the page grouped a
-    run's every column, its manifest included), beside a run at the bundle limit."""
-    from bench.run import Server, database_env, run_python  # noqa: PLC0415 - after sys.path
+def _fresh_sqlite(args, name: str) -> tuple[Path, dict, dict]:
+    """A new data folder under the work dir, its environment for the embedded default, migrated
+    and with static files collected; and the results dict, with the load at the start."""
+    from bench.run import database_env, run_python  # noqa: PLC0415 - after sys.path
 
-    work = Path(args.work_dir) / "runs-page"
+    work = Path(args.work_dir) / name
     shutil.rmtree(work, ignore_errors=True)
     (work / "data").mkdir(parents=True)
     env = database_env("sqlite", args, args.port, work)
     out = {"database": "sqlite", "load_at_start": os.getloadavg()}
     run_python(["manage.py", "migrate", "--no-input", "-v0"], env, "migrate")
     run_python(["manage.py", "collectstatic", "--no-input", "-v0"], env, "collectstatic")
+    return work, env, out
+
+
+def runs_page(args) -> dict:
+    """The host's runs page, served by `deploy/serve PORT 1` on SQLite (where the page grouped a
+    run's every column, its manifest included), beside a run at the bundle limit."""
+    from bench.run import Server, run_python  # noqa: PLC0415 - after sys.path
+
+    work, env, out = _fresh_sqlite(args, "runs-page")
     fixture_path = work / "fixture.json"
     run_python(["bench/worst_case.py", "runs-seed", "--out", str(fixture_path)], env, "runs-seed")
     fixture = json.loads(fixture_path.read_text())
@@ -688,15 +697,9 @@ def joins(args) -> dict:
     saving verdicts in a loop."""
     import subprocess  # noqa: PLC0415 - lazy: only this part starts processes
 
-    from bench.run import Server, database_env, run_python  # noqa: PLC0415 - after sys.path
+    from bench.run import Server, run_python  # noqa: PLC0415 - after sys.path
 
-    work = Path(args.work_dir) / "joins"
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "data").mkdir(parents=True)
-    env = database_env("sqlite", args, args.port, work)
-    out = {"database": "sqlite", "load_at_start": os.getloadavg()}
-    run_python(["manage.py", "migrate", "--no-input", "-v0"], env, "migrate")
-    run_python(["manage.py", "collectstatic", "--no-input", "-v0"], env, "collectstatic")
+    work, env, out = _fresh_sqlite(args, "joins")
     fixture_path = work / "fixture.json"
     started = time.perf_counter()
     run_python(["bench/worst_case.py", "joins-seed", "--out", str(fixture_path), "--sizes",
