@@ -47,9 +47,9 @@ def opening_progress(session: Session) -> dict:
     """A draft's opening as the host's page shows it: `running` (a claim refreshed within its
     lease), `rendered` of `to_render` texts stored, `stalled` (a claim whose lease ran out: its
     process died), `failure` (why the last opening from the page stopped), and `state`."""
+    state = session.state  # as the request read it (the page's own, reloaded when it ends)
     row = (SessionRender.objects.filter(session_id=session.pk)
            .values("opener", "opener_seen_at", "rendered", "to_render", "failure").first())
-    state = Session.objects.filter(pk=session.pk).values_list("state", flat=True).first()
     progress = {"state": state, "running": False, "stalled": False, "rendered": 0,
                 "to_render": 0, "failure": ""}
     if row is None or state != SessionState.DRAFT:
