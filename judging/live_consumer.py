@@ -113,6 +113,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
         await getattr(self, f"on_{frame['type']}")()
 
     async def refuse(self, code: int):
+        # Once: a removal's event and the socket's own check (at a ping) can both find the judge
+        # gone, and a second close is an error to the server (Uvicorn raises on it).
+        if self.closing:
+            return
         self.closing = True
         await self.close(code=code)
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from blindjudge.asgi import application
+from judging import live
 from judging import live_consumer as consumers
 from judging.models import Assignment, LiveSocket
 from judging.services import judge_remove, phase_lock, session_close, session_reopen
@@ -321,6 +322,25 @@ async def test_a_removed_judges_socket_is_told_and_closed_at_once_and_cannot_ret
         "type": "websocket.close", "code": consumers.CLOSE_REMOVED}
     await communicator.disconnect(code=1000)
     assert await refused_with_nothing_sent(socket(path, cookie))
+
+
+async def test_a_socket_told_twice_to_close_closes_once(two_judges, host):
+    """The removal's event and the socket's own check at a ping can both find the judge gone
+    (on PostgreSQL + Redis the event crosses processes; the e2e server's log caught Uvicorn's
+    "Unexpected ASGI message 'websocket.close', after sending 'websocket.close'"). A socket
+    closes once: the second refusal sends nothing."""
+    ada, _ = two_judges
+    communicator = socket(f"/ws/s/{ada.session.url_id}/", await judge_cookie(ada))
+    assert (await communicator.connect(timeout=TIMEOUT))[0]
+    await communicator.receive_json_from(timeout=TIMEOUT)
+    await database_sync_to_async(judge_remove)(judge=ada, actor="test")
+    assert await communicator.receive_json_from(timeout=TIMEOUT) == {"type": "removed"}
+    assert await communicator.receive_output(timeout=TIMEOUT) == {
+        "type": "websocket.close", "code": consumers.CLOSE_REMOVED}
+    await channel_layers["default"].group_send(
+        live.judge_group(ada.pk), {"type": "live.event", "event": {"type": "removed"}})
+    assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect(code=1000)
 
 
 async def test_the_host_sees_who_is_connected_now(two_judges, host):
