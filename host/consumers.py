@@ -25,7 +25,7 @@ from host.judge_rows import judge_rows_each
 from judging import live
 from judging.live_consumer import CLOSE_REMOVED, LiveConsumer, database_sync_to_async
 from judging.selectors.host import session_for_host
-from judging.selectors.live import live_totals
+from judging.selectors.live import session_totals
 
 # The client stops reconnecting (static/live/socket.js) and says the page is no longer live.
 CLOSE_SIGNED_OUT = CLOSE_REMOVED
@@ -112,9 +112,12 @@ class HostLiveConsumer(LiveConsumer):
 
     def _snapshot(self):
         state, rows = judge_rows_each(self.session_id)
-        live = [row["judge"] for row in rows]
-        return {"type": "snapshot", "state": state, "totals": live_totals(live),
-                "judges": live, "html": [row["html"] for row in rows]}
+        return {"type": "snapshot", "state": state, "totals": session_totals(self.session_id),
+                "judges": [row["judge"] for row in rows], "html": [row["html"] for row in rows]}
+
+    def _changed_rows(self, judge_pks) -> tuple[list[dict], dict]:
+        _, rows = judge_rows_each(self.session_id, judge_pks)
+        return rows, session_totals(self.session_id)
 
     async def live_event(self, message):
         event = message["event"]
@@ -142,9 +145,10 @@ class HostLiveConsumer(LiveConsumer):
             if not await self.still_signed_in_or_closed():
                 return
             judges, self.changed_judges = self.changed_judges, set()
-            _, rows = await database_sync_to_async(judge_rows_each)(self.session_id, judges)
+            rows, totals = await database_sync_to_async(self._changed_rows)(judges)
             for row in rows:
-                await self.send_json({"type": "judge", "judge": row["judge"], "html": row["html"]})
+                await self.send_json({"type": "judge", "judge": row["judge"], "html": row["html"],
+                                      "totals": totals})
 
     async def forget(self):
         for name in ("flushing", "watching"):

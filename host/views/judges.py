@@ -20,8 +20,8 @@ from host.views.common import (
     visible,
 )
 from judging.enums import SessionState
-from judging.selectors.host import judge_held_by_host, judge_of_session, session_progress
-from judging.selectors.live import live_totals
+from judging.selectors.host import judge_held_by_host, judge_of_session
+from judging.selectors.live import session_totals
 from judging.services import (
     guest_remove,
     host_join,
@@ -36,8 +36,7 @@ def _judges_page(request, session, error=None, status=200):
     mine = judge_held_by_host(session, request.user)
     return render_host_page(request, "host/judges.html", {
         "session": session, "run": session.run, "tab": "judges", "error": error,
-        "rows": rows, "progress": session_progress(session),
-        "connected_now": live_totals(rows)["connected"],
+        "rows": rows, "totals": session_totals(session.pk),
         "row_html": rows_html,
         "my_judge": mine, "judge_path": f"/s/{session.url_id}/",
         "can_join": session.state == SessionState.OPEN and mine is None,

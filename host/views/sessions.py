@@ -25,8 +25,8 @@ from judging.selectors.host import (
     opening_progress,
     session_events,
     session_lock_counts,
-    session_progress,
 )
+from judging.selectors.live import session_totals
 from judging.services import (
     prereg_amend,
     protocol_of,
@@ -56,7 +56,7 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
     context = {
         "session": session, "run": session.run, "tab": "overview", "error": error,
         "item_count": item_count(session),
-        "progress": session_progress(session),
+        "totals": session_totals(session.pk),
         "draft_form": (draft_form or _draft_form_for(session)) if state == SessionState.DRAFT
         else None,
         "amend_form": (amend_form or AmendForm())

@@ -123,17 +123,6 @@ def truth_history(run: Run, kind: str, item):
     return run.truth_corrections.filter(**{kind: item})
 
 
-def session_progress(session: Session) -> dict:
-    """How many judges joined, are active, were removed, locked each phase."""
-    return session.judges.aggregate(
-        joined=Count("id"),
-        active=Count("id", filter=Q(status=JudgeStatus.ACTIVE)),
-        removed=Count("id", filter=Q(status=JudgeStatus.REMOVED)),
-        phase1_locked=Count("id", filter=Q(phase1_locked_at__isnull=False)),
-        phase2_locked=Count("id", filter=Q(phase2_locked_at__isnull=False)),
-    )
-
-
 def session_lock_counts(session: Session) -> dict:
     """Of the session's active judges: how many, how many never locked phase 1, and how many
     locked phase 1 but not phase 2."""

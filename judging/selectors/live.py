@@ -4,10 +4,11 @@ Never a verdict value.
 
 from datetime import timedelta
 
-from django.db.models import Count, F, Max, OuterRef, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from accounts.enums import JudgeStatus
 from accounts.models import Judge
 from judging.live import STALE_SECONDS
 from judging.models import ItemDraft, LiveSocket, Session, Verdict
@@ -72,14 +73,22 @@ def live_row(judge: Judge, items: int) -> dict:
     }
 
 
-def live_totals(rows: list[dict]) -> dict:
-    active = [r for r in rows if r["status"] == "active"]
-    return {
-        "joined": len(rows), "active": len(active), "removed": len(rows) - len(active),
-        "phase1_locked": sum(r["phase1_locked"] for r in rows),
-        "phase2_locked": sum(r["phase2_locked"] for r in rows),
-        "connected": sum(1 for r in active if r["connected"]),
-    }
+def session_totals(session_id: int) -> dict:
+    """The session's judges counted, the one place they are: joined, active, removed, locked
+    each phase, and active judges with a page connected now. The overview and the progress page
+    draw these, and the dashboard's socket sends them in every frame that carries rows, where
+    static/host/live.js draws them as given. One aggregate over the judges (O(judges), never
+    O(verdicts))."""
+    active = Q(status=JudgeStatus.ACTIVE)
+    return Judge.objects.filter(session_id=session_id).order_by().aggregate(
+        joined=Count("pk"),
+        active=Count("pk", filter=active),
+        removed=Count("pk", filter=~active),
+        phase1_locked=Count("pk", filter=Q(phase1_locked_at__isnull=False)),
+        phase2_locked=Count("pk", filter=Q(phase2_locked_at__isnull=False)),
+        connected=Count("pk", filter=active & Q(Exists(
+            _sockets_connected_now().filter(judge=OuterRef("pk"))))),
+    )
 
 
 def judges_named(session_id: int):

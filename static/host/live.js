@@ -59,19 +59,12 @@
       document.getElementById("nobody").hidden = true;
     }
   }
-  function showTotals() {
-    var rows = Array.prototype.slice.call(tbody.rows);
-    var count = function (test) { return String(rows.filter(test).length); };
-    var totals = {
-      joined: String(rows.length),
-      active: count(function (r) { return r.dataset.status === "active"; }),
-      removed: count(function (r) { return r.dataset.status !== "active"; }),
-      phase1_locked: count(function (r) { return r.dataset.locked1 === "true"; }),
-      phase2_locked: count(function (r) { return r.dataset.locked2 === "true"; }),
-      connected: count(function (r) { return r.dataset.status === "active" && r.dataset.connected !== "0"; })
-    };
+  // The totals are counted once, by the server (judging.selectors.live.session_totals), and
+  // drawn as each frame gives them.
+  function showTotals(totals) {
+    if (!totals) { return; }
     Object.keys(totals).forEach(function (key) {
-      setText(document.querySelector('[data-total="' + key + '"]'), totals[key]);
+      setText(document.querySelector('[data-total="' + key + '"]'), String(totals[key]));
     });
   }
   function showState(state) {
@@ -85,10 +78,10 @@
       if (frame.type === "snapshot") {
         showState(frame.state);
         frame.judges.forEach(function (judge, index) { showRow(judge, frame.html[index]); });
-        showTotals();
+        showTotals(frame.totals);
       } else if (frame.type === "judge") {
         showRow(frame.judge, frame.html);
-        showTotals();
+        showTotals(frame.totals);
       } else if (frame.type === "session") {
         showState(frame.state);
       }

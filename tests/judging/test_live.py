@@ -23,7 +23,15 @@ from blindjudge.asgi import application
 from judging import live
 from judging import live_consumer as consumers
 from judging.models import Assignment, LiveSocket
-from judging.services import judge_remove, phase_lock, session_close, session_reopen
+from judging.selectors.judge import judge_assignments
+from judging.selectors.live import session_totals
+from judging.services import (
+    judge_remove,
+    live_socket_open,
+    phase_lock,
+    session_close,
+    session_reopen,
+)
 from tests.support.deployment import free_port
 from tests.support.verdicts import verdict_record
 from tests.worlds import host_cookie, invite_and_join
@@ -280,6 +288,12 @@ async def test_the_host_feed_carries_counts_and_states_never_verdict_values(two_
     # (Rows of changes that queue up while the consumer reads are read together: fewer rows.)
     assert ada_rows and counts == sorted(counts) and counts[-1] == items
     assert any(r["phase1_locked"] for r in ada_rows)
+    # Every frame with rows carries the totals as counted then (the page draws them as given):
+    # after Ada's lock, one judge has locked phase 1.
+    assert all(set(f["totals"]) == set(snapshot["totals"]) for f in frames)
+    locked_frame = next(f for f in frames if f.get("judge", {}).get("phase1_locked"))
+    assert locked_frame["totals"] == {"joined": 2, "active": 2, "removed": 0, "phase1_locked": 1,
+                                      "phase2_locked": 0, "connected": 0}
     for frame in frames:
         for row in frame.get("judges", []) + ([frame["judge"]] if "judge" in frame else []):
             assert set(row) == ROW_KEYS
@@ -353,9 +367,12 @@ async def test_the_host_sees_who_is_connected_now(two_judges, host):
         assert (await tab.connect(timeout=TIMEOUT))[0]
     seen = await frames_until(feed, lambda f: f.get("judge", {}).get("connected") == 2)
     assert all(f["judge"]["pseudonym"] == "J01" for f in seen)
+    # Two tabs are one judge connected.
+    assert seen[-1]["totals"]["connected"] == 1
     for tab in tabs:
         await tab.disconnect()
-    await frames_until(feed, lambda f: f.get("judge", {}).get("connected") == 0)
+    gone = await frames_until(feed, lambda f: f.get("judge", {}).get("connected") == 0)
+    assert gone[-1]["totals"]["connected"] == 0
     assert await database_sync_to_async(LiveSocket.objects.count)() == 0
     await feed.send_json_to({"type": "refresh"})
     snapshot = (await frames_until(feed, lambda f: f["type"] == "snapshot"))[-1]
@@ -405,3 +422,31 @@ async def test_the_live_rows_are_the_rows_the_progress_page_draws(two_judges, ho
     await feed.disconnect()
     page_rows = await database_sync_to_async(progress_page_rows)(host, ada.session_id)
     assert changed["html"].strip() == page_rows[0] and "removed" in page_rows[0]
+
+
+async def test_the_totals_count_a_removed_judge_apart_and_never_as_connected(two_judges):
+    """The one count of the session's judges (the overview, the progress page and every frame of
+    the host's feed draw it): a removed judge is joined and removed, not active, and a page of
+    theirs still pinging is not a judge connected."""
+    ada, bea = two_judges
+
+    def count():
+        live_socket_open(judge=ada, channel_name="ada-tab")
+        live_socket_open(judge=bea, channel_name="bea-tab")
+        before = session_totals(ada.session_id)
+        judge_remove(judge=ada, actor="test")
+        # Ada's page is told to close; until its socket does, its row is still seen now.
+        assert LiveSocket.objects.filter(judge=ada).exists()
+        phase_lock_all(bea)
+        return before, session_totals(ada.session_id)
+
+    def phase_lock_all(judge):
+        for code in [a["code"] for a in judge_assignments(judge)]:
+            verdict_record(judge=judge, code=code, phase=1, value="pass")
+        phase_lock(judge=judge, phase=1)
+
+    before, after = await database_sync_to_async(count)()
+    assert before == {"joined": 2, "active": 2, "removed": 0, "phase1_locked": 0, "phase2_locked": 0,
+                      "connected": 2}
+    assert after == {"joined": 2, "active": 1, "removed": 1, "phase1_locked": 1, "phase2_locked": 0,
+                     "connected": 1}
