@@ -117,6 +117,15 @@ class Judge(models.Model):
     def is_active(self):
         return self.status == JudgeStatus.ACTIVE
 
+    @staticmethod
+    def answered_field(phase: int) -> str:
+        return f"phase{phase}_answered"
+
+    def answered(self, phase: int) -> int:
+        """How many of the judge's items have a verdict of the phase: the one count of them,
+        read by the host's dashboard, the judge's pages and socket, and the lock."""
+        return getattr(self, self.answered_field(phase))
+
 
 class Credential(models.Model):
     kind = models.CharField(max_length=10, choices=CredentialKind.choices)

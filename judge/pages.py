@@ -51,11 +51,14 @@ def verdict_choices(session, phase):
     return [(value, verdict_label(value), str(index + 1)) for index, value in enumerate(values)]
 
 
-def items_context(*, session, phase, assignments, links: PageLinks) -> dict:
+def items_context(*, session, phase, assignments, answered: int, links: PageLinks) -> dict:
     """The items page (judge/session.html): the codes in order with their links, what is answered
-    in the phase, where to go on."""
+    in the phase, where to go on. `answered`: how many items have a verdict of the phase, the
+    judge's one count of them (Judge.answered: the same count their socket reports, so the page
+    and the socket agree)."""
     rows = [{**a, "url": links.item(a["code"])} for a in assignments]
-    answered = sum(1 for a in assignments if phase in a["answered"]) if phase else len(assignments)
+    if not phase:
+        answered = len(assignments)
     continue_code = None
     if phase:
         continue_code = next((a["code"] for a in assignments if phase not in a["answered"]),

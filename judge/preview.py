@@ -98,7 +98,7 @@ def start(request, session_id):
 def welcome(request, session, seed, phase):
     links = request.preview["links"]
     start = items_context(session=session, phase=phase, assignments=_assignments(session, seed),
-                          links=links)["continue_url"]
+                          answered=0, links=links)["continue_url"]
     return _page(request, "judge/welcome.html", {"session": session, "links": links,
                                                  "start_url": start})
 
@@ -124,7 +124,7 @@ def _assignments(session, seed) -> list[dict]:
 @_previewed
 def home(request, session, seed, phase):
     return _page(request, "judge/session.html", items_context(
-        session=session, phase=phase, assignments=_assignments(session, seed),
+        session=session, phase=phase, assignments=_assignments(session, seed), answered=0,
         links=request.preview["links"]))
 
 

@@ -132,7 +132,7 @@ def welcome(request, url_id):
     phase = judge_phase(judge)
     # "Start judging" opens the first item still to judge, not the list it is chosen from.
     start = items_context(session=judge.session, phase=phase, assignments=judge_assignments(judge),
-                          links=links)["continue_url"] if phase else None
+                          answered=judge.answered(phase), links=links)["continue_url"] if phase else None
     return render(request, "judge/welcome.html", {
         "judge": judge, "session": judge.session, "shown_once": shown_once,
         "links": links, "start_url": start,
@@ -151,7 +151,7 @@ def session_home(request, url_id):
         return render(request, "judge/ended.html", {"session": session, "revealed": True})
     phase = judge_phase(judge)
     context = items_context(session=session, phase=phase, assignments=judge_assignments(judge),
-                            links=judge_links(url_id))
+                            answered=judge.answered(phase) if phase else 0, links=judge_links(url_id))
     return render(request, "judge/session.html" if phase else "judge/ended.html", {
         **context, "judge": judge,
         # A reissued resume link, shown once (as at joining), after the reissue's redirect.

@@ -389,8 +389,7 @@ def judge_live_state(judge) -> dict:
     session = judge.session
     phase = judge_phase(judge)
     total = Assignment.objects.filter(judge=judge).count()
-    answered = (Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
-                if phase else total)
+    answered = judge.answered(phase) if phase else total
     return {"type": "state", "state": session.state, "phase": phase, "answered": answered,
             "total": total}
 
@@ -430,7 +429,8 @@ def judge_by_resume_token(token: str) -> Judge:
 def judge_live_state_if_active(judge_pk: int) -> dict | None:
     """judge_live_state of the judge as the database has them now; None once they are removed."""
     judge = (Judge.objects.select_related("session")
-             .only("pk", "phase1_locked_at", "phase2_locked_at", "session__state")
+             .only("pk", "phase1_locked_at", "phase2_locked_at", "phase1_answered",
+                   "phase2_answered", "session__state")
              .filter(pk=judge_pk, status=JudgeStatus.ACTIVE).first())
     return judge_live_state(judge) if judge else None
 

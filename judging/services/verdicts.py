@@ -190,7 +190,7 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
                     assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
                     seconds_spent=seconds_spent,
                 )
-                answered = f"phase{phase}_answered"
+                answered = judge.answered_field(phase)
                 type(judge).objects.filter(pk=judge.pk).update(**{answered: F(answered) + 1})
                 live.verdict_saved(judge, code=code, phase=phase, new=True)
                 changed = True
@@ -260,7 +260,7 @@ def phase_lock(*, judge, phase: int | str):
         if phase == 2 and not judge.phase1_locked_at:
             raise Conflict("phase 2 opens after you lock phase 1")
         assignments = judge.assignments.count()
-        answered = Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+        answered = judge.answered(phase)  # read under the judge's row lock, as item_save keeps it
         if answered < assignments:
             raise Conflict(
                 f"{assignments - answered} of {assignments} items have no phase-{phase} verdict yet"

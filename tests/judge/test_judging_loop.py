@@ -11,7 +11,9 @@ from django.test import Client
 from accounts.models import Judge
 from blindjudge.errors import Invalid
 from judging.enums import SessionState
-from judging.models import AuditEvent, Session
+from judging.models import AuditEvent, Session, Verdict
+from judging.selectors.judge import judge_live_state
+from judging.selectors.live import dashboard_judges, live_row
 from judging.services import (
     CHANGED_ELSEWHERE,
     JOIN_REFUSAL,
@@ -482,3 +484,38 @@ def test_the_last_items_button_goes_where_its_key_goes_to_the_review(judge):
     posted = browser.post(item_url(judge, last), {"verdict": "pass", "phase": "1", "reason": "",
                                                   "seconds_spent": "4", "go": "review"})
     assert posted.status_code == 302 and posted["Location"] == f"/s/{judge.session.url_id}/lock/"
+
+
+# --- One answered count ---------------------------------------------------------------------------
+
+def test_the_items_page_the_judges_socket_and_the_hosts_row_give_one_answered_count(judge):
+    """A judge's answered count has one definition (Judge.answered, kept by item_save in the
+    transaction that adds the verdict); the items page, the judge's socket (whose count the page
+    compares with its own to know it is stale) and the host's dashboard row read it, and it is the
+    number of verdicts of the phase, however the items were saved."""
+    browser = client_as(judge)
+    first, second, third, *rest = codes(judge)
+
+    def counts(phase):
+        page = browser.get(f"/s/{judge.session.url_id}/").context["answered"]
+        socket = judge_live_state(fresh(judge))["answered"]
+        _, (row,) = dashboard_judges(judge.session_id, [judge.pk])
+        host = live_row(row, len(codes(judge)))[f"answered{phase}"]
+        stored = Verdict.objects.filter(assignment__judge=judge, phase=phase).count()
+        return page, socket, host, stored
+
+    assert counts(1) == (0, 0, 0, 0)
+    item_url_first = item_url(judge, first)
+    browser.post(item_url_first, {"verdict": "", "reason": "a draft", "phase": "1",
+                                  "revision": "0"}, **JSON)
+    assert counts(1) == (0, 0, 0, 0)
+    verdict_record(judge=judge, code=first, phase=1, value="fail", revision=1)
+    verdict_record(judge=judge, code=first, phase=1, value="pass", revision=2)  # a change, not an answer
+    verdict_record(judge=judge, code=second, phase=1, value="pass")
+    assert counts(1) == (2, 2, 2, 2)
+    for code in [third, *rest]:
+        verdict_record(judge=judge, code=code, phase=1, value="fail")
+    phase_lock(judge=fresh(judge), phase=1)
+    assert counts(2) == (0, 0, 0, 0)
+    verdict_record(judge=fresh(judge), code=second, phase=2, value="keep")
+    assert counts(2) == (1, 1, 1, 1)
