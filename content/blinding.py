@@ -23,12 +23,13 @@ product, then model-id-like.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from content.normalise import FoldedText, normalise_line_endings, show_controls, term_regex
+from content.normalise import FoldedText, normalise, normalise_line_endings, show_controls, term_regex
 
 __all__ = ["KNOWN_PRODUCT_NAMES", "Match", "name_terms", "find_name_matches", "decision_key",
-           "match_status"]
+           "match_status", "JudgedCopy", "redactions_shown", "redactions_per_builder"]
 
 # Model products, assistants and the organisations behind them. Curated: each name is one a
 # reader would take as naming who wrote a text. Plain company names that are also everyday words
@@ -470,3 +471,45 @@ def shapes_of_one_builder(copies: list[tuple[str, frozenset[str]]]) -> list[dict
                             "copies": sum(feature in f for f in builders[builder]),
                             "of": len(builders[builder])})
     return flagged
+
+
+# --- Redactions judges' texts needed ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JudgedCopy:
+    """One copy of a session's items and the texts its judges read beside it. `findings`: the
+    texts of its findings that are items (a findings session); `reasons`: the reviewers' reasons
+    shown in phase 2 (the run's default condition); `defect`: its defect note."""
+
+    builder: str
+    content: str
+    format: str
+    findings: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    defect: str = ""
+
+
+def redactions_shown(copy: JudgedCopy, *, kind: str, scorecards: bool, patterns: list[str]) -> int:
+    """How many redactions the accepted patterns make in what a session's judges read of one
+    copy: its content (in its format) and, as text, its findings judged; in a copies session
+    ("copies": judging.enums.SessionKind) also the reviewers' reasons of phase 2 and, where the
+    judges' scorecards show it, the defect note. The one definition: the host's blinding check
+    and the report's redactions per builder both count with it."""
+    texts = list(copy.findings)
+    if kind == "copies":
+        texts += copy.reasons
+        if scorecards and copy.defect:
+            texts.append(copy.defect)
+    return normalise(copy.content, copy.format, patterns).redactions + sum(
+        normalise(text, "text", patterns).redactions for text in texts)
+
+
+def redactions_per_builder(copies: Iterable[JudgedCopy], builders: Iterable[str], *, kind: str,
+                           scorecards: bool, patterns: list[str]) -> dict[str, int]:
+    """redactions_shown summed per builder over the session's judged copies (each copy once),
+    by builder id in order; 0 for a builder with none."""
+    totals = dict.fromkeys(sorted(builders), 0)
+    for copy in copies:
+        totals[copy.builder] += redactions_shown(copy, kind=kind, scorecards=scorecards,
+                                                 patterns=patterns)
+    return totals

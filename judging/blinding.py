@@ -9,8 +9,10 @@ import re
 
 from content.blinding import (
     UNDECIDED,
+    JudgedCopy,
     find_name_matches,
     match_status,
+    redactions_shown,
     shape_features,
     shapes_of_one_builder,
 )
@@ -78,7 +80,8 @@ def _host_text_check(text: str, where: str, patterns: list[str], matches_in, cou
 def blinding_check(session: Session, *, counts: bool = True) -> dict:
     """The host's blinding check: per copy and per builder, the metadata that will be stripped,
     every name or model-id-like match in content, finding texts and review reasons, and how many
-    matches the accepted patterns redact (defect notes too, where scorecards show them); and for
+    redactions the accepted patterns make in what this session's judges read of each copy
+    (content.blinding.redactions_shown, the definition the report counts with); and for
     the task statement and the rubric (shown to judges too), every match, every hidden character
     (line and column) and the redactions. Each match says what the host decided (redacted, kept
     on purpose, or undecided); `undecided` lists the undecided ones by text. It reports; only
@@ -99,6 +102,9 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
     scorecards_show_defects = session.scorecards and session.kind == SessionKind.COPIES
 
     dismissed = set(session.blinding_dismissed)
+    judged = list(session.items.order_by().values_list("copy_id", "finding_id"))
+    judged_copies = {copy_id for copy_id, _ in judged}
+    judged_findings = {finding_id for _, finding_id in judged if finding_id}
 
     def matches_in(text, where):
         # Spans on the text as the matcher reads it (LF line ends), so both count alike.
@@ -123,13 +129,16 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
         if scorecards_show_defects and copy.defect:
             # Judges read the defect note on their scorecard after the reveal (issue 24 item 9).
             matches += matches_in(copy.defect, "defect note (on scorecards)")
-        redactions = 0
-        if counts:
-            redactions = normalise(copy.content, copy.format, patterns).redactions
-            redactions += sum(normalise(f.text, "text", patterns).redactions
-                              for f in copy.findings.all())
-            if scorecards_show_defects and copy.defect:
-                redactions += normalise(copy.defect, "text", patterns).redactions
+        # Redactions in what this session's judges read of the copy (None: not judged here).
+        redactions = None
+        if counts and copy.pk in judged_copies:
+            redactions = redactions_shown(JudgedCopy(
+                builder=copy.builder.bundle_id, content=copy.content, format=copy.format,
+                findings=tuple(f.text for f in copy.findings.all() if f.pk in judged_findings),
+                reasons=tuple(r.reason for r in copy.reviews.all()
+                              if r.condition == run.default_condition),
+                defect=copy.defect or ""), kind=session.kind, scorecards=session.scorecards,
+                patterns=patterns)
         copies.append({"copy": copy.bundle_id, "builder": copy.builder.bundle_id,
                        "stripped_metadata": list(stripped), "matches": matches,
                        "redactions": redactions})
@@ -137,7 +146,7 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
         totals["copies"] += 1
         totals["stripped_lines"] += len(stripped)
         totals["matches"] += len(matches)
-        totals["redactions"] += redactions
+        totals["redactions"] += redactions or 0
     # Every task of the session's items, title and statement, the rubric and the instructions:
     # host-written or imported text a judge reads beside each copy or before the first.
     tasks = list(Task.objects.filter(pk__in=session.items.values("task_id")).order_by("position"))

@@ -3,8 +3,12 @@ far judges were blind."""
 
 from collections import defaultdict
 
-from content.blinding import shape_features, shapes_of_one_builder
-from content.normalise import normalise
+from content import blinding as content_blinding
+from content.blinding import (
+    JudgedCopy,
+    shape_features,
+    shapes_of_one_builder,
+)
 from reports.loading import ReportData
 
 BLINDING_STATEMENT = (
@@ -17,18 +21,30 @@ BLINDING_STATEMENT = (
 
 
 def redactions_per_builder(data: ReportData) -> dict:
-    """Redactions made in the items judges saw, per builder (by bundle id; 0 where none)."""
+    """Redactions made in what judges read, per builder (by bundle id; 0 where none), counted
+    over the session's judged copies as the host's blinding check counted them before opening
+    (content.blinding.redactions_shown)."""
     bundle = data.bundle
-    redactions = defaultdict(int)
+    session = data.session
+    judged_findings: dict[int, list[str]] = defaultdict(list)
+    judged_copies: set[int] = set()
     for item in data.items.rows:
-        copy = bundle.copy_by_pk[item.copy_id]
-        text = bundle.finding_by_pk[item.finding_id].text if item.finding_id else copy.content
-        redactions[bundle.builder_by_pk[copy.builder_id].bundle_id] += normalise(
-            text, copy.format if not item.finding_id else "text", data.session.redaction_patterns
-        ).redactions
-    for builder in bundle.builders:
-        redactions.setdefault(builder.bundle_id, 0)
-    return dict(sorted(redactions.items()))
+        judged_copies.add(item.copy_id)
+        if item.finding_id:
+            judged_findings[item.copy_id].append(bundle.finding_by_pk[item.finding_id].text)
+    reasons: dict[int, list[str]] = defaultdict(list)
+    for review in bundle.default_reviews:
+        reasons[review.copy_id].append(review.reason)
+    copies = []
+    for pk in sorted(judged_copies):
+        copy = bundle.copy_by_pk[pk]
+        copies.append(JudgedCopy(
+            builder=bundle.builder_by_pk[copy.builder_id].bundle_id, content=copy.content,
+            format=copy.format, findings=tuple(judged_findings[pk]), reasons=tuple(reasons[pk]),
+            defect=copy.defect or ""))
+    return content_blinding.redactions_per_builder(
+        copies, [b.bundle_id for b in bundle.builders], kind=session.kind,
+        scorecards=session.scorecards, patterns=session.redaction_patterns)
 
 
 def shapes_of_one_builder_section(data: ReportData) -> list[dict]:

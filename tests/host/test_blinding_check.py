@@ -4,7 +4,8 @@ names could unblind, and what the accepted patterns redact (counted per builder)
 
 from judging.selectors.host import blinding_check
 from judging.services import redactions_accept
-from tests.worlds import a_run, a_session, client_as, make_bundle
+from reports.build import build_report
+from tests.worlds import a_run, a_session, advance, client_as, make_bundle
 
 PATCH = """From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001
 From: Some Bot <bot@example.invalid>
@@ -149,3 +150,43 @@ def test_a_shape_only_one_builders_copies_have_is_flagged(host):
     by_builder[b1][1]["content"] = by_builder[b1][1]["content"].replace("\n", "\r\n")
     shared = a_session(a_run(host, bundle), "draft")
     assert "crlf" not in {s["feature"] for s in blinding_check(shared)["shapes"]}
+
+
+def named_run(host):
+    """Claude named in a b2 copy, a reviewer's reason and the defect note of a b1 copy, and a
+    finding of that copy: a text of each kind judges may read."""
+    bundle = make_bundle()
+    bundle["copies"][2]["content"] = "# Claude wrote this\n" + bundle["copies"][2]["content"]
+    bundle["copies"][1]["defect"] = "Claude's subtraction"
+    bundle["reviews"][1]["reason"] = "subtracts, as Claude would"
+    bundle["findings"][0]["text"] = "Claude uses minus"
+    return a_run(host, bundle)
+
+
+def page_and_report_redactions(session) -> tuple[dict, dict, dict]:
+    redactions_accept(session=session, patterns=["Claude"], actor="test")
+    session.refresh_from_db()
+    check = blinding_check(session)
+    page = {b["builder"]: b["redactions"] for b in check["builders"]}
+    per_copy = {c["copy"]: c["redactions"] for c in check["copies"]}
+    report = build_report(advance(session, "revealed"))["redactions_per_builder"]
+    return page, per_copy, report
+
+
+def test_the_page_and_the_report_count_redactions_per_builder_alike_in_what_judges_read(host):
+    """One definition (content.blinding.redactions_shown): a copies session's judges read the
+    copies, the reviewers' reasons (phase 2) and, with scorecards, the defect notes; not the
+    findings, which are another session's items."""
+    page, per_copy, report = page_and_report_redactions(
+        a_session(named_run(host), "draft", scorecards=True))
+    assert page == report == {"b1": 2, "b2": 1, "b3": 0}
+    assert per_copy == {"c1": 0, "c2": 2, "c3": 1, "c4": 0, "c5": 0, "c6": 0}
+
+
+def test_a_findings_session_counts_its_findings_and_never_copies_it_does_not_judge(host):
+    """A findings session's judges read the findings' copies and texts, no reasons and no defect
+    notes; copies with no finding are not judged there, so they count for nobody."""
+    page, per_copy, report = page_and_report_redactions(
+        a_session(named_run(host), "draft", kind="findings", scorecards=True))
+    assert page == report == {"b1": 1, "b2": 0, "b3": 0}
+    assert per_copy == {"c1": 0, "c2": 1, "c3": None, "c4": None, "c5": None, "c6": None}
