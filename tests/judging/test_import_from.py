@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from content.importers.common import ConversionError
-from judging.importing import _truth_values
+from content.importers.conversion import _truth_values
 from judging.models import AuditEvent, Copy, Review, Run, Task
 from tests.judging.test_commands import call, call_json, refused, refused_plain
 
