@@ -165,7 +165,8 @@ _CONVERT_HERE = (
 _CONVERT_CHILD = (
     "import os\n"
     "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'bench.settings')\n"
-    "from judging.importing import ImportRequest, convert\n"
+    "from content.importers.conversion import ImportRequest\n"
+    "from judging.importing import convert\n"
     "request = ImportRequest(format='inspect', logs=[Source('log.eval', raw)], "
     "truth_scorer='match')\n"
     "started = time.perf_counter()\n"

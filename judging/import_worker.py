@@ -6,16 +6,17 @@ for a serving process, with its memory bounded.
 Started by judging/importing.py `convert` (never by hand) for one conversion; it exits after
 answering. Its address space is limited to N MB (RLIMIT_AS) before it reads anything, so a log
 that asks for more fails here with MemoryError, never in the process that serves hosts and
-judges. It needs no database and sets up no Django: the importers are pure (content/importers/).
+judges. It needs no database and sets up no Django: the conversion and the importers are pure
+(content/importers/).
 
 The protocol, over its standard input and output (pipes held by the serving process):
 
 - the request: one line of JSON, {"request": {the ImportRequest's fields, each file as {"name":
   ..., "bytes": N}}, "max_bundle_bytes": M}, then each file's N bytes in the order the line names
-  them (`judging.importing.request_message`);
+  them (`content.importers.conversion.request_message`);
 - the answer: one line of JSON, then the body: {"ok": true, "bytes": N, "summary": {...},
   "seconds": S, "peak_rss_mb": R} followed by exactly N bytes, the bundle's JSON
-  (`judging.importing.bundle_bytes`), or {"ok": false, "errors": [...], "more": K} (the
+  (`content.importers.conversion.bundle_bytes`), or {"ok": false, "errors": [...], "more": K} (the
   conversion's refusal, ConversionError; a bundle over M bytes is refused here with the bundle
   validator's own words) and nothing more, or {"ok": false, "memory": true} and exit status 3 for
   a conversion that ran out of memory, or {"ok": false, "failed": "..."} (the traceback is on
@@ -33,7 +34,7 @@ import sys
 import time
 
 from content.importers.common import ConversionError, Source
-from judging.importing import (
+from content.importers.conversion import (
     OUT_OF_MEMORY,
     SOURCE_FIELDS,
     SOURCE_LISTS,

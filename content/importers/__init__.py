@@ -6,4 +6,6 @@ and either returns an `Imported` (the bundle as a dict, ready for `json.dumps` a
 validator, and a summary) or raises `ConversionError` listing every problem as
 `file:line: field: message`. The product then validates the bundle whole (content/bundle.py)
 and imports it (judging.services.run_import), so an importer never writes anything.
+`conversion.py` takes a host's request (format, files, options) to the right importer; the
+product runs it in a child process (judging/importing.py).
 """

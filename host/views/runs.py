@@ -9,6 +9,7 @@ from accounts.guards import host_required
 from blindjudge import links
 from blindjudge.errors import Invalid
 from content.importers.common import ConversionError, Source
+from content.importers.conversion import ImportRequest, bundle_bytes, summary_lines
 from host.forms import RunImportForm, SessionCreateForm, TruthForm
 from host.views.common import (
     actor_of,
@@ -19,7 +20,7 @@ from host.views.common import (
     show_once,
     visible,
 )
-from judging.importing import ImportRequest, bundle_bytes, convert, summary_lines
+from judging.importing import convert
 from judging.selectors.host import run_item, run_overview, run_sizes, runs_of_host, truth_history
 from judging.services import run_import, session_create, truth_correct
 

@@ -5,11 +5,9 @@ commitment before the write lock (`_admitting`), then checks and stores them in 
 transaction. Every credential is stored hashed.
 """
 
-import csv
-import io
-import re
 import secrets
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -22,6 +20,7 @@ from accounts import throttle
 from accounts.enums import AdmittedAs, CredentialKind, IdentifiedBy, JudgeStatus
 from accounts.models import Credential, Host, Invitation, Judge
 from blindjudge.errors import Conflict, Invalid, NotFound, Refused, TooMany
+from content import invitees
 from content.canonical import form_of
 from content.commitments import commitment_sha256
 from content.credentials import (
@@ -41,10 +40,12 @@ from content.draws import (
     draw_order_by_task,
     order_key,
 )
+from content.invitees import Invitee
+from content.stored_text import TextRefused
 from judging import audit, live
 from judging.enums import SessionState
 from judging.models import Assignment, AuditEvent, Item, Session
-from judging.services.checks import checked_github_login, checked_text, clean_display_name
+from judging.services.checks import checked_github_login, clean_display_name, display_name_limit
 
 
 def issue_credential(kind: str, *, session, token: str, **fields) -> Credential:
@@ -283,130 +284,50 @@ def invitation_create(*, session: Session, actor: str, name: str = "",
     return Invited(invitation=invitation, join_token=token, expires_at=expires_at)
 
 
-INVITE_NOTE_CHARS = 200  # Invitation.note's column
-BULK_INVITE_LINES = 500  # names in one list: a class or a team, not a mailing list
-# Between a name and its note: a tab (a spreadsheet's column pasted), or a spaced dash or bar.
-NOTE_SEPARATOR = re.compile(r"\t| — | \| ")
-
-
 def _join_expiry():
     return timezone.now() + timedelta(days=settings.BLINDJUDGE_JOIN_TOKEN_DAYS)
 
 
 def _checked_note(note: str) -> str:
-    note = " ".join(checked_text(note or "", field="note", limit=10 * INVITE_NOTE_CHARS).split())
-    if len(note) > INVITE_NOTE_CHARS:
-        raise Invalid(f"note: at most {INVITE_NOTE_CHARS} characters")
-    return note
+    try:
+        return invitees.checked_note(note)
+    except TextRefused as refused:
+        raise Invalid(refused.message) from None
 
 
 class InvalidLines(Invalid):
     """A list of invitees with bad lines: each problem names its line; nothing was created."""
 
     def __init__(self, problems: list[str]):
-        shown = problems[:100] + ([f"… and {len(problems) - 100} more"] if len(problems) > 100 else [])
-        super().__init__("Nobody was invited; fix these lines and send the list again:\n"
-                         + "\n".join(shown))
+        message, shown = invitees.lines_refusal(problems)
+        super().__init__(message)
         self.problems = shown
 
 
-@dataclass(frozen=True)
-class Invitee:
-    line: int  # in the list as the host gave it, from 1
-    name: str
-    note: str
+@contextmanager
+def _list_refusals():
+    """content.invitees' refusals as the services' own, the messages unchanged."""
+    try:
+        yield
+    except invitees.BadLines as refused:
+        raise InvalidLines(refused.every) from None
+    except invitees.InviteesRefused as refused:
+        raise Invalid(refused.message) from None
 
 
 def invitee_list_parse(text: str) -> list[Invitee]:
-    """One invitee per line: a name, then optionally a note after a tab, " — " or " | " (the first
-    separator on the line splits it). Blank lines are skipped. Names are checked as every display
-    name is, notes up to INVITE_NOTE_CHARS; names repeated in the list (compared without case
-    and with spaces collapsed) are refused at their second line. Raises InvalidLines naming every
-    bad line."""
-    invitees, problems = _invitee_lines(text)
-    if problems:
-        raise InvalidLines([problem for _, problem in problems])
-    if not invitees:
-        raise Invalid("invitees: give at least one name, one a line")
-    return invitees
-
-
-def _invitee_lines(text: str) -> tuple[list[Invitee], list[tuple[int, str]]]:
-    """The good lines as Invitees and the bad ones as (line number, problem)."""
-    problems, invitees, first_line_of = [], [], {}
-    lines = (text or "").splitlines()
-    if len(lines) > BULK_INVITE_LINES * 2:  # blank lines allowed, but not a file of them
-        raise Invalid(f"invitees: at most {BULK_INVITE_LINES} names at a time")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        name, note = _split_line(line)
-        if not name:
-            problems.append((number, f"line {number}: no name before the note"))
-            continue
-        try:
-            name = clean_display_name(name)
-        except Invalid as error:
-            problems.append((number, f'line {number}: {_without_field(error.message)} ("{_shown(name)}")'))
-            continue
-        try:
-            note = _checked_note(note)
-        except Invalid as error:
-            problems.append((number, f"line {number}: {error.message}"))
-            continue
-        key = name.casefold()
-        if key in first_line_of:
-            problems.append((number, f'line {number}: "{name}" is already on line {first_line_of[key]}'))
-            continue
-        first_line_of[key] = number
-        invitees.append(Invitee(line=number, name=name, note=note))
-    if len(invitees) > BULK_INVITE_LINES:
-        raise Invalid(f"invitees: at most {BULK_INVITE_LINES} names at a time "
-                      f"(this list has {len(invitees)})")
-    return invitees, problems
-
-
-INVITEE_FILE_BYTES = 1024 * 1024
+    """One invitee per line (content.invitees.invitee_list_parse), names held to the display-name
+    limit in force. Raises InvalidLines naming every bad line, Invalid for a list refused whole."""
+    with _list_refusals():
+        return invitees.invitee_list_parse(text, name_limit=display_name_limit())
 
 
 def invitee_text_from_file(filename: str, data: bytes) -> str:
-    """An uploaded or named list of invitees as the text invitee_list_parse reads: a .csv file's
-    rows become "name<TAB>note" lines (a first row headed "name" is skipped, left blank so line
-    numbers stay the file's); any other file is read as the pasted list. UTF-8 (with or without a
-    byte-order mark) only."""
-    if len(data) > INVITEE_FILE_BYTES:
-        raise Invalid(f"invitees file: at most {INVITEE_FILE_BYTES:,} bytes")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise Invalid(f"invitees file: not UTF-8 text (byte {error.start})") from None
-    if not filename.lower().endswith(".csv"):
-        return text
-    lines = []
-    try:
-        for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
-            cells = [cell.strip() for cell in row]
-            if number == 1 and cells and cells[0].casefold() in ("name", "names"):
-                lines.append("")
-                continue
-            lines.append("\t".join(cells[:2]) if any(cells) else "")
-    except csv.Error as error:
-        raise Invalid(f"invitees file: not a readable CSV file ({error})") from None
-    return "\n".join(lines)
-
-
-def _split_line(line: str) -> tuple[str, str]:
-    parts = NOTE_SEPARATOR.split(line, maxsplit=1)
-    return parts[0].strip(), (parts[1].strip() if len(parts) > 1 else "")
-
-
-def _without_field(message: str) -> str:
-    return message.removeprefix("name: ")
-
-
-def _shown(text: str, limit: int = 40) -> str:
-    text = "".join(ch if ch.isprintable() else "\ufffd" for ch in text.strip())
-    return text if len(text) <= limit else text[:limit] + "…"
+    """An uploaded or named list of invitees as the text invitee_list_parse reads
+    (content.invitees.invitee_text_from_file: a .csv file's rows become "name<TAB>note" lines;
+    UTF-8 only); Invalid otherwise."""
+    with _list_refusals():
+        return invitees.invitee_text_from_file(filename, data)
 
 
 def invitations_create_bulk(*, session: Session, actor: str, text: str,
@@ -425,9 +346,10 @@ def invitations_create_bulk(*, session: Session, actor: str, text: str,
     (expiring after BLINDJUDGE_JOIN_TOKEN_DAYS); appends one `judge.invited` per invitation
     (without names). Refused after the reveal.
     """
-    invitees, problems = _invitee_lines(text)
-    if not invitees and not problems:
-        raise Invalid("invitees: give at least one name, one a line")
+    with _list_refusals():
+        listed, problems = invitees.invitee_lines(text, name_limit=display_name_limit())
+    if not listed and not problems:
+        raise Invalid(invitees.NO_NAMES)
     if session.state == SessionState.REVEALED:
         raise Conflict("the session is revealed; nobody can join it now")
     with transaction.atomic():
@@ -441,14 +363,14 @@ def invitations_create_bulk(*, session: Session, actor: str, text: str,
                      .values_list("name", flat=True)):
             taken.setdefault(name.casefold(), "already invited")
         problems += [(i.line, f'line {i.line}: "{i.name}" is {taken[i.name.casefold()]}')
-                     for i in invitees if i.name.casefold() in taken]
+                     for i in listed if i.name.casefold() in taken]
         if problems:
             raise InvalidLines([problem for _, problem in sorted(problems, key=lambda p: p[0])])
         invitations = Invitation.objects.bulk_create(
-            Invitation(session=session, name=i.name, note=i.note) for i in invitees)
+            Invitation(session=session, name=i.name, note=i.note) for i in listed)
         if any(invitation.pk is None for invitation in invitations):  # a database without RETURNING
             invitations = list(Invitation.objects.filter(session=session)
-                               .order_by("-pk")[:len(invitees)])[::-1]
+                               .order_by("-pk")[:len(listed)])[::-1]
         AuditEvent.objects.bulk_create(
             AuditEvent(action="judge.invited", actor=actor, run=session.run, session=session,
                        details={"invitation": invitation.pk, "by": "join_link", "list": True})

@@ -3,7 +3,8 @@
 Every text limit is a setting (`BLINDJUDGE_MAX_*`, blindjudge/settings.py, README's
 Configuration section), read when it is checked, so a test or an operator can change it.
 `checked_text` finds a field's limit by the field's name (TEXT_LIMITS); `bundle_limits` gives the
-bundle validator every limit of a bundle's texts at once.
+bundle validator every limit of a bundle's texts at once. The checks themselves are pure
+(content/stored_text.py); here they get the limits in force and refuse with `Invalid`.
 """
 
 import re
@@ -11,8 +12,9 @@ import re
 from django.conf import settings
 
 from blindjudge.errors import Invalid
-from content.canonical import normalise_text
+from content import stored_text
 from content.limits import TextLimits
+from content.stored_text import TextRefused
 
 MAX_TEXT_CHARS = 200_000  # a text with no limit of its own (none is left unnamed today)
 # The default; the limit in force is text_limit("reason") (BLINDJUDGE_MAX_VERDICT_REASON_CHARS).
@@ -31,8 +33,6 @@ TEXT_LIMITS = {
     "note": "BLINDJUDGE_MAX_NOTE_CHARS",
     "reason": "BLINDJUDGE_MAX_VERDICT_REASON_CHARS",
 }
-
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 # GitHub's own rule for logins: 1–39 letters, digits or single hyphens, not at either end.
 GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
@@ -77,18 +77,10 @@ def checked_text(value: str, *, field: str, limit: int | None = None) -> str:
     database here can store (a clear 400, never a 500)."""
     if limit is None:
         limit = text_limit(field)
-    value = value or ""
-    if len(value) > 4 * limit:
-        # Far over: refused before normalising megabytes (NFC changes a length by far less).
-        raise Invalid(f"{field}: limited to {limit:,} characters (this one has {len(value):,})")
-    value = normalise_text(value)
-    bad = _UNSTORABLE.search(value)
-    if bad:
-        what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate"
-        raise Invalid(f"{field}: contains {what} at character {bad.start()}")
-    if len(value) > limit:
-        raise Invalid(f"{field}: limited to {limit:,} characters (this one has {len(value):,})")
-    return value
+    try:
+        return stored_text.checked_text(value, field=field, limit=limit)
+    except TextRefused as refused:
+        raise Invalid(refused.message) from None
 
 
 def check_guest_cap(cap: int | None):
@@ -97,13 +89,8 @@ def check_guest_cap(cap: int | None):
 
 
 def clean_display_name(name: str) -> str:
-    limit = display_name_limit()
-    name = " ".join(checked_text(name, field="name", limit=10 * limit).split())
-    if not name:
-        raise Invalid("name: choose a name to be shown by")
-    if len(name) > limit:
-        raise Invalid(f"name: at most {limit} characters")
-    if any(ord(ch) < 32 or 0x202A <= ord(ch) <= 0x202E or 0x2066 <= ord(ch) <= 0x2069
-           for ch in name):
-        raise Invalid("name: control and direction characters are not allowed")
-    return name
+    """A name to be shown by (content.stored_text), at most display_name_limit() characters."""
+    try:
+        return stored_text.clean_display_name(name, limit=display_name_limit())
+    except TextRefused as refused:
+        raise Invalid(refused.message) from None

@@ -15,6 +15,7 @@ import pytest
 from content.bundle import validate_bundle
 from content.importers import inspect_logs
 from content.importers.common import ConversionError, Families, Problems, Source
+from content.importers.conversion import _truth_values
 from content.importers.inspect_logs import MAX_RATIO, convert
 
 # No database, no socket, no process: run once (tests/support/pure.py).
@@ -225,6 +226,14 @@ def test_bad_truth_values_refused():
     errors = refused([real(LLAMA_JSON)], truth_scorer="match", truth_values={"C": "good"})
     assert errors == ["truth_values: 'C': 'good' is not a truth; use one of known_good, "
                       "seeded_defect, tests_fail, tests_pass, unknown"]
+
+
+def test_truth_values_keep_a_threshold_whole():
+    assert _truth_values(">=0.5=tests_pass,<0.5=tests_fail,C=known_good") == {
+        ">=0.5": "tests_pass", "<0.5": "tests_fail", "C": "known_good"}
+    with pytest.raises(ConversionError) as caught:
+        _truth_values("C,=x")
+    assert len(caught.value.errors) == 2
 
 
 # --- refusals ------------------------------------------------------------------------------------

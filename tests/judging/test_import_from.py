@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from content.importers.common import ConversionError
-from judging.importing import _truth_values
 from judging.models import AuditEvent, Copy, Review, Run, Task
 from tests.judging.test_commands import call, call_json, refused, refused_plain
 
@@ -132,11 +130,3 @@ def test_inspect_real_log_imports_through_the_command_with_its_truth_values(host
     assert result["summary"]["tasks"] == 10
     assert result["summary"]["copies_by_truth"] == {"tests_pass": 8, "tests_fail": 2}
     assert Run.objects.get(pk=result["run"]).copies.count() == 10
-
-
-def test_truth_values_keep_a_threshold_whole():
-    assert _truth_values(">=0.5=tests_pass,<0.5=tests_fail,C=known_good") == {
-        ">=0.5": "tests_pass", "<0.5": "tests_fail", "C": "known_good"}
-    with pytest.raises(ConversionError) as caught:
-        _truth_values("C,=x")
-    assert len(caught.value.errors) == 2

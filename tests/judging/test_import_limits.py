@@ -41,7 +41,8 @@ import json, os, resource, sys, time
 os.environ["DJANGO_SETTINGS_MODULE"] = "blindjudge.settings_test"
 from django.conf import settings
 from content.importers.common import ConversionError, Source
-from judging.importing import ImportRequest, convert
+from content.importers.conversion import ImportRequest
+from judging.importing import convert
 from tests.support.hostile_logs import attachment_bomb
 logs = [Source("bomb.eval", attachment_bomb(samples=1, messages=10_000)),
         Source("spread.eval", attachment_bomb(samples=40, messages=150))]

@@ -4,7 +4,8 @@ from django.db.models import Count
 
 from blindjudge.commands import FileTooLarge, HostCommand, NotARegularFile, read_regular_file
 from content.importers.common import ConversionError, Source
-from judging.importing import FORMATS, ImportRequest, bundle_bytes, convert, summary_lines
+from content.importers.conversion import FORMATS, ImportRequest, bundle_bytes, summary_lines
+from judging.importing import convert
 from judging.selectors.commands import get_host
 from judging.services import run_import
 
