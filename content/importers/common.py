@@ -59,6 +59,17 @@ class Problems:
             raise ConversionError(self.items, self.more)
 
 
+def version_refusal(what: str, version, readable: tuple[int, ...]) -> str | None:
+    """None when `version` is one of the `readable` versions (those an importer was written and
+    tested for); otherwise the refusal that names it: "log format version 3: this importer reads
+    version 2". A format's later versions are refused, never read as if they were the known one."""
+    if isinstance(version, int) and not isinstance(version, bool) and version in readable:
+        return None
+    shown = version if isinstance(version, int) and not isinstance(version, bool) else repr(version)
+    known = ", ".join(str(v) for v in readable)
+    return f"{what} {shown}: this importer reads {'versions' if len(readable) > 1 else 'version'} {known}"
+
+
 def place(source: Source | str, line: int | None = None, field_name: str | None = None) -> str:
     name = source.name if isinstance(source, Source) else source
     out = name if line is None else f"{name}:{line}"

@@ -87,6 +87,7 @@ from content.importers.common import (
     Problems,
     Source,
     place,
+    version_refusal,
 )
 from content.truth import COPY_TRUTHS
 
@@ -337,9 +338,22 @@ def _count_samples(source: Source, samples: int, reading: _Reading) -> None:
         raise _Stop
 
 
+# The log format versions this importer was written and tested for: 2, which every committed
+# log in tests/data/inspect is and inspect-ai writes (its LOG_SCHEMA_VERSION). Version 1 kept a
+# sample's one score under `score`, which this importer does not read; inspect-ai itself refuses
+# later ones ("Unable to read version 3 of log format"). A log without the field is read as
+# inspect-ai reads it, as its current version.
+LOG_FORMAT_VERSIONS = (2,)
+
+
 def _log_of(source: Source, header: dict, reading: _Reading) -> _Log:
     """The log's task, model and what its `eval` says of the scorers (the rest is not kept)."""
     problems = reading.problems
+    refusal = version_refusal("log format version", header.get("version", LOG_FORMAT_VERSIONS[-1]),
+                              LOG_FORMAT_VERSIONS)
+    if refusal:
+        problems.add(place(source, None, "version"), refusal)
+        raise _Refused
     evaluation = header.get("eval")
     if not isinstance(evaluation, dict):
         problems.add(place(source, None, "eval"), "missing: not an inspect log (no eval object)")

@@ -49,12 +49,18 @@ from content.importers.common import (
     Problems,
     Source,
     place,
+    version_refusal,
 )
 
 # The bundle downstream is capped at BLINDJUDGE_MAX_BUNDLE_BYTES (50 MiB by default); inputs larger
 # than this cannot make a bundle that fits, so they are refused before any parsing.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
+
+# The run report's schema_version this importer was written and tested for (the harness's
+# make_run_report writes 2; tests/data/swebench holds two such reports). A report without the
+# field, with the same keys, is read.
+REPORT_SCHEMA_VERSIONS = (2,)
 
 REPORT_TRUTH = (
     ("resolved_ids", "tests_pass"),
@@ -143,8 +149,11 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
             parsed_reports.append((source, report))
     report_of = _match_reports(parsed_reports, preds, problems)
 
+    # A report refused for what it holds is said once, by its file: that model's missing report
+    # is the same problem, not another.
+    every_report_read = len(parsed_reports) == len(reports)
     for model in sorted(preds):
-        if model not in report_of and parsed_reports:
+        if model not in report_of and parsed_reports and every_report_read:
             problems.add("reports", f'no run report for model "{model}" (expected a file named '
                          f'{_file_stem(model)}.<run_id>.json)')
     truth_of: dict[str, dict[str, str]] = {}
@@ -296,6 +305,12 @@ def _report(source: Source, problems: Problems) -> dict | None:
         problems.add(place(source), "not a SWE-bench run report: none of resolved_ids, "
                      "unresolved_ids, error_ids, empty_patch_ids")
         return None
+    if "schema_version" in value:
+        refusal = version_refusal("run report schema_version", value["schema_version"],
+                                  REPORT_SCHEMA_VERSIONS)
+        if refusal:
+            problems.add(f"{place(source)}: schema_version", refusal)
+            return None
     out = {}
     ok = True
     for key in [k for k, _ in REPORT_TRUTH] + ["submitted_ids"]:

@@ -528,3 +528,34 @@ def test_a_sample_keeps_only_what_the_conversion_reads():
     assert isinstance(sample.statement, str) and isinstance(sample.content, str)
     assert set(sample.scores) == {"match"} and set(sample.scores["match"]) == {
         "value", "reason", "grading"}
+
+
+# --- log format versions (issue 27 item 2) ----------------------------------------------------------
+
+@pytest.mark.parametrize("version", [3, 1, 0, "2", 2.5, True, None])
+def test_a_json_log_of_a_format_version_not_read_is_refused_by_name(version):
+    """inspect-ai itself refuses version 3 ("Unable to read version 3 of log format"); version 1
+    kept a sample's score under another field. Neither is read as if it were version 2."""
+    def versioned(log):
+        log["version"] = version
+    shown = version if type(version) is int else repr(version)
+    assert refused([json_log(SECURITY_JSON, versioned)]) == [
+        f"{SECURITY_JSON}: version: log format version {shown}: this importer reads version 2"]
+
+
+@pytest.mark.parametrize("version", [4, 1])
+def test_an_eval_log_whose_header_names_another_version_is_refused_by_name(version):
+    members = eval_members(POPULARITY_EVAL)
+    header = json.loads(members["header.json"])
+    assert header["version"] == 2
+    header["version"] = version
+    members["header.json"] = json.dumps(header).encode()
+    assert refused([rezip(POPULARITY_EVAL, members)]) == [
+        f"{POPULARITY_EVAL}: version: log format version {version}: this importer reads version 2"]
+
+
+def test_a_log_without_a_version_is_read_as_inspect_reads_it_the_current_version():
+    def unversioned(log):
+        del log["version"]
+    with_version = run([real(SECURITY_JSON)])
+    assert run([json_log(SECURITY_JSON, unversioned)]).bundle == with_version.bundle

@@ -289,3 +289,24 @@ def test_an_oversize_file_is_refused_before_parsing():
 
 def test_a_bad_instances_count_is_refused():
     assert refusal(instances=0) == ["--instances: must be a positive whole number, not 0"]
+
+
+# --- report schema versions (issue 27 item 2) --------------------------------------------------------
+
+@pytest.mark.parametrize("version", [3, 1, "2", None])
+def test_a_run_report_of_a_schema_version_not_read_is_refused_by_name(version):
+    report = json.loads((DATA / "qwen-mini.vanilla.json").read_text())
+    assert report["schema_version"] == 2
+    report["schema_version"] = version
+    edited = Source("swebench/qwen-mini.vanilla.json", json.dumps(report).encode())
+    shown = version if type(version) is int else repr(version)
+    assert refusal(reports=[edited, real("qwen-mini-graphrag.graphrag_tdd.json")]) == [
+        f"swebench/qwen-mini.vanilla.json: schema_version: run report schema_version {shown}: "
+        "this importer reads version 2"]
+
+
+def test_a_run_report_without_a_schema_version_is_read_by_its_keys():
+    report = json.loads((DATA / "qwen-mini.vanilla.json").read_text())
+    del report["schema_version"]
+    edited = Source("swebench/qwen-mini.vanilla.json", json.dumps(report).encode())
+    assert run(reports=[edited, real("qwen-mini-graphrag.graphrag_tdd.json")]).bundle == run().bundle
