@@ -14,13 +14,13 @@ The protocol, over its standard input and output (pipes held by the serving proc
 - the request: one line of JSON, {"request": {the ImportRequest's fields, each file as {"name":
   ..., "bytes": N}}, "max_bundle_bytes": M}, then each file's N bytes in the order the line names
   them (`content.importers.conversion.request_message`);
-- the answer: one line of JSON, then the body: {"ok": true, "bytes": N, "summary": {...},
-  "seconds": S, "peak_rss_mb": R} followed by exactly N bytes, the bundle's JSON
-  (`content.importers.conversion.bundle_bytes`), or {"ok": false, "errors": [...], "more": K} (the
-  conversion's refusal, ConversionError; a bundle over M bytes is refused here with the bundle
-  validator's own words) and nothing more, or {"ok": false, "memory": true} and exit status 3 for
-  a conversion that ran out of memory, or {"ok": false, "failed": "..."} (the traceback is on
-  standard error: the server's log).
+- the answer: one line of JSON (ASCII), then the body: {"ok": true, "bytes": N, "summary":
+  {...}, "places": {...} (Imported.places), "seconds": S, "peak_rss_mb": R} followed by exactly
+  N bytes, the bundle's JSON (`content.importers.conversion.bundle_bytes`), or {"ok": false,
+  "errors": [...], "more": K} (the conversion's refusal, ConversionError; a bundle over M bytes
+  is refused here with the bundle validator's own words) and nothing more, or {"ok": false,
+  "memory": true} and exit status 3 for a conversion that ran out of memory, or {"ok": false,
+  "failed": "..."} (the traceback is on standard error: the server's log).
 
 Anything else the process prints goes to standard error, never into the answer.
 """
@@ -82,7 +82,7 @@ def answer(stream) -> tuple[dict, bytes]:
             raise MemoryError from None
         return {"ok": False, "errors": list(error.errors), "more": error.more}, b""
     del request
-    summary = imported.summary
+    summary, places = imported.summary, imported.places
     raw = bundle_bytes(imported)
     del imported
     if len(raw) > max_bundle_bytes:
@@ -91,7 +91,7 @@ def answer(stream) -> tuple[dict, bytes]:
         return {"ok": False, "errors": [f"bundle: {len(raw)} bytes exceeds the limit of "
                                         f"{max_bundle_bytes} bytes"], "more": 0}, b""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    return {"ok": True, "bytes": len(raw), "summary": summary,
+    return {"ok": True, "bytes": len(raw), "summary": summary, "places": places,
             "seconds": round(time.perf_counter() - started, 3), "peak_rss_mb": peak}, raw
 
 
@@ -118,7 +118,8 @@ def main(argv=None) -> int:
         traceback.print_exc()
         header, body = {"ok": False, "failed": f"{type(error).__name__}: {error}"[:500]}, b""
     try:
-        answers.write(json.dumps(header, ensure_ascii=False).encode() + b"\n")
+        # ASCII: a host's file name or text holding a lone surrogate has no UTF-8 bytes.
+        answers.write(json.dumps(header).encode() + b"\n")
         answers.write(body)
         answers.flush()
     except MemoryError:

@@ -90,8 +90,12 @@ def convert(request: ImportRequest) -> Converted:
                                "server's administrator to raise the limit"])
     if head.get("ok") is True and isinstance(head.get("bytes"), int) \
             and len(body) == head["bytes"] and isinstance(head.get("summary"), dict):
+        places = head.get("places")
+        if not isinstance(places, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in places.items()):
+            places = {}
         return Converted(raw=body, summary=head["summary"], seconds=head.get("seconds", 0.0),
-                         peak_rss_mb=head.get("peak_rss_mb", 0))
+                         peak_rss_mb=head.get("peak_rss_mb", 0), places=places)
     if head.get("ok") is False and isinstance(head.get("errors"), list) and head["errors"]:
         raise ConversionError([str(line) for line in head["errors"]], int(head.get("more") or 0))
     logger.error("the import converter (pid %s) answered out of protocol or stopped before "

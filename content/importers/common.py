@@ -28,6 +28,11 @@ class Imported:
 
     bundle: dict
     summary: dict = field(default_factory=dict)
+    # Where the bundle's texts came from in the host's own files, by their path in the bundle
+    # ("copies[3].content" -> "preds.jsonl:4: model_patch"), so a problem found after the
+    # conversion (a NUL, a lone surrogate, a text past its limit) names the host's place
+    # (content.importers.conversion.at_host_places).
+    places: dict[str, str] = field(default_factory=dict)
 
 
 class ConversionError(BundleError):

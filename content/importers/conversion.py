@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import re
 from dataclasses import dataclass, field
 
 from content.importers import table
@@ -78,6 +79,7 @@ class Converted:
     summary: dict
     seconds: float = 0.0
     peak_rss_mb: int = 0
+    places: dict[str, str] = field(default_factory=dict)  # as Imported.places
 
 
 def request_message(request: ImportRequest, max_bundle_bytes: int) -> tuple[bytes, list[bytes]]:
@@ -131,7 +133,34 @@ def convert_in_process(request: ImportRequest, max_bundle_bytes: int | None = No
 def bundle_bytes(imported: Imported | Converted) -> bytes:
     if isinstance(imported, Converted):
         return imported.raw
-    return json.dumps(imported.bundle, ensure_ascii=False).encode()
+    text = json.dumps(imported.bundle, ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (valid JSON, not text) has no UTF-8 bytes: written as its JSON escape,
+        # the validator then refuses it by place, as it does in a bundle given as is.
+        return json.dumps(imported.bundle).encode()
+
+
+# A validator's problem starts with the place in the bundle: `copies[3].content: …`.
+_BUNDLE_PLACE = re.compile(r"(\w+\[\d+\])(\.\w+)?(?=: )")
+
+
+def at_host_places(errors: list[str], places: dict[str, str]) -> list[str]:
+    """The bundle validator's problems, each that names a text the conversion took from the
+    host's files named by that file's place instead (`copies[3].content: contains a NUL byte …`
+    -> `preds.jsonl:4: model_patch: contains a NUL byte …`); the others as they are."""
+    if not places:
+        return list(errors)
+    out = []
+    for error in errors:
+        found = _BUNDLE_PLACE.match(error)
+        if found and found.group(0) in places:
+            error = places[found.group(0)] + error[found.end():]
+        elif found and found.group(1) in places:
+            error = f"{places[found.group(1)]}: {error}"
+        out.append(error)
+    return out
 
 
 def _importer(module: str):

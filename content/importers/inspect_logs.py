@@ -789,13 +789,16 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
     reviewers: dict[str, dict] = {}
     truth_unmapped: Counter[str] = Counter()
     truth_unscored = 0
+    places: dict[str, str] = {}  # Imported.places: a sample's place is `log: samples[i]` or
+    # `file.eval:samples/<id>_epoch_<n>.json`
     for task, sample_id, by_model in kept:
         task_id = f"{task}#{sample_id}"
         statement = None
+        statement_where = None
         for model in sorted(by_model):
             log, sample = by_model[model]
             if statement is None:
-                statement = sample.statement
+                statement, statement_where = sample.statement, sample.where
                 if statement is None:
                     problems.add(f"{sample.where}: input",
                                  "missing or not a string or a list of chat messages")
@@ -823,6 +826,8 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
                         truth_unmapped[_value_text(score["value"])] += 1
                     truth = mapped or "unknown"
             copy_id = f"{task_id}/{model}"
+            places[f"copies[{len(copies)}]"] = sample.where
+            places[f"copies[{len(copies)}].content"] = f"{sample.where}: output"
             copies.append({"id": copy_id, "task": task_id, "builder": model, "format": "text",
                            "content": content, "truth": truth})
             if review_scorer:
@@ -851,8 +856,13 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
                 review = {"reviewer": grader, "copy": copy_id, "verdict": verdict}
                 if score["reason"]:
                     review["reason"] = score["reason"]
+                places[f"reviews[{len(reviews)}]"] = sample.where
+                places[f"reviews[{len(reviews)}].reason"] = \
+                    f"{sample.where}: scores.{review_scorer}.explanation"
                 reviews.append(review)
         if statement:
+            places[f"tasks[{len(tasks)}]"] = statement_where
+            places[f"tasks[{len(tasks)}].statement"] = f"{statement_where}: input"
             tasks.append({"id": task_id, "statement": statement, "format": "text",
                           "title": f"{task} #{sample_id}", "cluster": task})
     families.check(problems)
@@ -883,4 +893,4 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
         "truth_unmapped": dict(truth_unmapped),
         "truth_unscored": truth_unscored,
     }
-    return Imported(bundle=bundle, summary=summary)
+    return Imported(bundle=bundle, summary=summary, places=places)

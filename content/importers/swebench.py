@@ -126,7 +126,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
             preds[model][iid] = (patch, where)
 
     # --- dataset ------------------------------------------------------------------------------
-    statements: dict[str, tuple[str, str]] = {}
+    statements: dict[str, tuple[str, str, str]] = {}  # id -> (statement, repo, where)
     for where, row in _rows(dataset, problems, keyed_field="instance_id"):
         iid = _text(row, "instance_id", where, problems)
         statement = _text(row, "problem_statement", where, problems)
@@ -139,7 +139,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
         if iid in statements:
             problems.add(f"{where}: instance_id", f'"{iid}" appears twice in the dataset')
             continue
-        statements[iid] = (statement, repo)
+        statements[iid] = (statement, repo, where)
 
     # --- reports ------------------------------------------------------------------------------
     parsed_reports = []
@@ -199,8 +199,12 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
     models = sorted(preds)
     builder_id = {model: f"b{n}" for n, model in enumerate(models, 1)}
     tasks = []
+    places = {}
     for iid in chosen:
-        statement, repo = statements[iid]
+        statement, repo, where = statements[iid]
+        places[f"tasks[{len(tasks)}].statement"] = f"{where}: problem_statement"
+        places[f"tasks[{len(tasks)}].id"] = places[f"tasks[{len(tasks)}].title"] = \
+            f"{where}: instance_id"
         task = {"id": iid, "title": iid, "statement": statement,
                 # SWE-bench statements are GitHub issue bodies: markdown with raw HTML comments,
                 # `\r\n`, pasted tracebacks and templates. Rendered as markdown they lose
@@ -218,7 +222,9 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
     for model in models:
         n = 0
         for iid in chosen:
-            patch = preds[model][iid][0]
+            patch, where = preds[model][iid]
+            places[f"copies[{len(copies)}]"] = where
+            places[f"copies[{len(copies)}].content"] = f"{where}: model_patch"
             truth = truth_of.get(model, {}).get(iid)
             if truth is None:
                 truth = "unknown"
@@ -249,7 +255,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
         "sample": {"instances": instances, "seed": seed, "of": len(every)}
         if instances is not None else None,
     }
-    return Imported(bundle=bundle, summary=summary)
+    return Imported(bundle=bundle, summary=summary, places=places)
 
 
 def _sample_key(seed: str, instance_id: str) -> str:

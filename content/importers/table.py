@@ -424,6 +424,7 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
     copies: list[dict] = []
     copy_ids: dict[str, int] = {}
     by_task_builder: dict[tuple[str, str], tuple[str, int]] = {}
+    places: dict[str, str] = {}  # Imported.places
     for row in rows:
         task_text = cols.get(row, "task", required=True)
         content = cols.get(row, "content", required=True)
@@ -455,6 +456,10 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
             continue
         task = tasks.get(task_id)
         if task is None:
+            at = f"tasks[{len(tasks)}]"
+            places[at] = place(outputs, row.line)
+            for key in ("statement", "title", "cluster"):
+                places[f"{at}.{key}"] = place(outputs, row.line, cols.of.get(key, cols.of["task"]))
             task = tasks[task_id] = {"id": task_id, "statement": statement, "format": "text"}
             task_lines[task_id] = {}
             for key, value in (("title", title), ("cluster", cluster)):
@@ -490,6 +495,12 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
                 skipped["defect note on a good copy (dropped)"] += 1
             else:
                 copy["defect"] = defect
+        at = f"copies[{len(copies)}]"
+        places[at] = place(outputs, row.line)
+        for key in ("content", "defect", "copy"):
+            if key in cols.of:
+                places[f"{at}.{'id' if key == 'copy' else key}"] = place(outputs, row.line,
+                                                                          cols.of[key])
         copies.append(copy)
     if not rows and not problems:
         problems.add(place(outputs), "no rows")
@@ -498,7 +509,8 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
     review_list: list[dict] = []
     if reviews is not None:
         _reviews(problems, reviews, table_format, review_column_map, value_maps, families,
-                 default_condition, copy_ids, by_task_builder, builders, reviewers, review_list)
+                 default_condition, copy_ids, by_task_builder, builders, reviewers, review_list,
+                 places)
     elif review_column_map:
         problems.add("--review-map", "given without a reviews file")
     families.check(problems)
@@ -515,7 +527,7 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
     if reviewers:
         bundle["reviewers"] = list(reviewers.values())
         bundle["reviews"] = review_list
-    return Imported(bundle=bundle, summary=_summary(bundle, skipped))
+    return Imported(bundle=bundle, summary=_summary(bundle, skipped), places=places)
 
 
 def _same_for_task(problems, source, row, cols, task, lines, values) -> None:
@@ -533,7 +545,8 @@ def _same_for_task(problems, source, row, cols, task, lines, values) -> None:
 
 
 def _reviews(problems, source, table_format, column_map, value_maps, families,
-             default_condition, copy_ids, by_task_builder, builders, reviewers, out) -> None:
+             default_condition, copy_ids, by_task_builder, builders, reviewers, out,
+             places) -> None:
     rows, columns = _read(source, table_format, problems)
     names_copy = {"copy", "task"} & (set(column_map) | (columns or set()))
     if columns is not None and not names_copy:
@@ -578,6 +591,9 @@ def _reviews(problems, source, table_format, column_map, value_maps, families,
                   "verdict": verdict}
         if reason:
             review["reason"] = reason
+        places[f"reviews[{len(out)}]"] = place(source, row.line)
+        if "reason" in cols.of:
+            places[f"reviews[{len(out)}].reason"] = place(source, row.line, cols.of["reason"])
         out.append(review)
     if not rows and not problems:
         problems.add(place(source), "no rows")

@@ -40,11 +40,11 @@ def runs(request):
 def run_import_view(request):
     def change(data):
         if data["source"] == "bundle":
-            raw, summary = data["bundle"].read(), None
+            raw, summary, places = data["bundle"].read(), None, None
         else:
             imported = _converted(data)
-            raw, summary = bundle_bytes(imported), imported.summary
-        run = run_import(host=request.host, raw=raw, actor=actor_of(request))
+            raw, summary, places = bundle_bytes(imported), imported.summary, imported.places
+        run = run_import(host=request.host, raw=raw, actor=actor_of(request), places=places)
         if summary is not None:
             for line in summary_lines(summary):
                 messages.info(request, line)

@@ -7,13 +7,14 @@ from django.db import transaction
 from blindjudge.errors import Conflict, Invalid, NotFound
 from content.bundle import BundleError, validate_bundle
 from content.canonical import sha256_hex
+from content.importers.conversion import at_host_places
 from judging import audit
 from judging.enums import CopyTruth, FindingTruth
 from judging.models import Builder, Copy, Finding, FindingRaise, Review, Reviewer, Run, Task, TruthCorrection
 from judging.services.checks import bundle_limits, checked_text
 
 
-def run_import(*, host, raw: bytes, actor: str) -> Run:
+def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = None) -> Run:
     """Validate a run bundle whole, then write it as one run, or write nothing at all.
 
     Side effects: creates the Run with its manifest and hashes and the content seal check's
@@ -24,7 +25,8 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
     Raises Invalid whose message lists the problems in the bundle, one per line, each naming its
     place (`copies[3].builder: unknown builder "b9"`), every text held to its limit (settings
     BLINDJUDGE_MAX_*); past BLINDJUDGE_MAX_BUNDLE_ERRORS problems the last line says how many
-    more there were.
+    more there were. `places`: where a converted bundle's texts came from in the host's files
+    (content.importers.common.Imported.places); a problem with one of them names that place.
     """
     try:
         bundle = validate_bundle(
@@ -35,6 +37,8 @@ def run_import(*, host, raw: bytes, actor: str) -> Run:
             max_errors=settings.BLINDJUDGE_MAX_BUNDLE_ERRORS,
         )
     except BundleError as error:
+        if places:
+            error = BundleError(at_host_places(error.errors, places), error.more)
         raise Invalid(str(error)) from None
     data = bundle.data
     run_record = data["run"]

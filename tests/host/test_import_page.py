@@ -124,8 +124,8 @@ def test_a_validator_refusal_after_conversion_writes_nothing(alice, host, settin
         "source": "csv", "outputs": file("o.csv", raw), "column_map": "task=prompt,content=answer",
         "builder": "m", "builder_family": "O"})
     assert response.status_code == 400
-    assert errors_listed(response) == [
-        "copies[0].content: 500 bytes exceeds the per-copy limit of 100 bytes"]
+    # The host's own file, line and column, not the converted bundle's place.
+    assert errors_listed(response) == ["o.csv:2: answer: 500 bytes exceeds the per-copy limit of 100 bytes"]
     assert nothing_written()
 
 

@@ -2,7 +2,9 @@
 by run_import and written as one run, the summary printed; every refusal, the converter's or the
 validator's, exits non-zero with its lines and leaves the database as it was."""
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -98,7 +100,8 @@ def test_a_validator_refusal_after_conversion_writes_nothing(host, tmp_path, set
     settings.BLINDJUDGE_MAX_COPY_BYTES = 100
     message = refused("import_run", "--from", "jsonl", str(path), "--host", "alice",
                       "--builder", "m", "--builder-family", "O")
-    assert message == "copies[0].content: 500 bytes exceeds the per-copy limit of 100 bytes"
+    # Named by the host's own file, line and column, not by the bundle they never saw.
+    assert message == f"{path}:1: content: 500 bytes exceeds the per-copy limit of 100 bytes"
     assert nothing_written()
 
 
@@ -130,3 +133,51 @@ def test_inspect_real_log_imports_through_the_command_with_its_truth_values(host
     assert result["summary"]["tasks"] == 10
     assert result["summary"]["copies_by_truth"] == {"tests_pass": 8, "tests_fail": 2}
     assert Run.objects.get(pk=result["run"]).copies.count() == 10
+
+
+# --- problems found after the conversion name the host's own places (issue 27 items 3, 4) ---------
+
+def swebench_args(data, predictions) -> list[str]:
+    return ["import_run", "--from", "swebench", "--host", "alice",
+            "--predictions", predictions, str(data / "qwen-mini-graphrag.preds.jsonl"),
+            "--report", str(data / "qwen-mini.vanilla.json"),
+            str(data / "qwen-mini-graphrag.graphrag_tdd.json"), "--dataset", str(data / "dataset.jsonl")]
+
+
+def test_a_lone_surrogate_or_a_nul_in_a_patch_is_refused_by_the_hosts_file_and_line(host, tmp_path):
+    """A model_patch ending in \\udc80 is valid JSON but not text: it crashed the conversion with a
+    UnicodeEncodeError. A NUL was refused as `copies[1].content`, a place in a bundle the host
+    never saw. Both are now refused at the predictions file's own line and field."""
+    data = SEED.parent / "swebench"
+    lines = (data / "qwen-mini.preds.jsonl").read_text().splitlines()
+    second, third = json.loads(lines[1]), json.loads(lines[2])
+    second["model_patch"] += "\udc80"
+    third["model_patch"] = third["model_patch"][:69] + "\x00" + third["model_patch"][69:]
+    predictions = tmp_path / "qwen-mini.preds.jsonl"
+    predictions.write_text("\n".join([lines[0], json.dumps(second), json.dumps(third)]) + "\n")
+    message = refused(*swebench_args(data, str(predictions)))
+    assert sorted(message.splitlines()) == [
+        f"{predictions}:2: model_patch: contains a lone surrogate (U+DC80) at character 1198",
+        f"{predictions}:3: model_patch: contains a NUL byte at character 69",
+    ]
+    assert nothing_written()
+
+
+def test_a_lone_surrogate_in_an_inspect_output_is_refused_by_the_log_and_sample(host, tmp_path):
+    """inspect-ai writes JSON; an output holding \\ud800 is valid JSON and not text."""
+    name = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+    with zipfile.ZipFile(SEED.parent / "inspect" / name) as real:
+        members = {info.filename: real.read(info) for info in real.infolist()}
+    sample = json.loads(members["samples/3_epoch_1.json"])
+    sample["output"]["choices"][0]["message"]["content"] = "No\ud800"
+    members["samples/3_epoch_1.json"] = json.dumps(sample).encode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as edited:
+        for member, data in members.items():
+            edited.writestr(member, data)
+    log = tmp_path / name
+    log.write_bytes(buffer.getvalue())
+    assert refused("import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
+                   "--truth-scorer", "match", "--truth-values", "C=tests_pass,I=tests_fail") == (
+        f"{log}:samples/3_epoch_1.json: output: contains a lone surrogate (U+D800) at character 2")
+    assert nothing_written()

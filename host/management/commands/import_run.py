@@ -50,16 +50,16 @@ class Command(HostCommand):
 
     def run(self, *, bundle, host, source_format=None, **options):
         owner = get_host(host)
-        summary = None
+        summary = places = None
         if source_format is None:
             if not bundle:
                 raise CommandError("name the bundle file, or give --from FORMAT")
             raw = _read(bundle, "bundle")
         else:
             imported = _convert(source_format, bundle, options)
-            summary = imported.summary
+            summary, places = imported.summary, imported.places
             raw = bundle_bytes(imported)
-        run = run_import(host=owner, raw=raw, actor=f"host:{owner.user.username}")
+        run = run_import(host=owner, raw=raw, actor=f"host:{owner.user.username}", places=places)
         result = {"run": run.pk, "name": run.name, "copies": run.copies.count(),
                   "findings": run.findings.count(), "manifest_sha256": run.manifest_sha256,
                   "seals": dict(_count_seals(run))}
