@@ -28,9 +28,9 @@ from scipy.stats import binomtest
 
 from reports.loading import Assignments, Bundle, Items, Judges, ReportData, Verdicts
 
-_pks = itertools.count(1)
+_pks = itertools.count(1)  # import order: a record made earlier has the smaller pk
 PHASE1_LOCKED = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
-PHASE2_LOCKED = datetime(2026, 1, 1, 11, 0, tzinfo=UTC)  # import order: a record made earlier has the smaller pk
+PHASE2_LOCKED = datetime(2026, 1, 1, 11, 0, tzinfo=UTC)
 
 DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
 GOOD = {"known_good", "tests_pass", "false_alarm"}
