@@ -230,3 +230,20 @@ def test_the_phase_matrices_are_what_the_grid_says():
     data = one_task_world()
     assert data.verdicts.says[1].tolist() == [[1, 0, 0, 0, 1], [1, 1, 0, -1, -1]]
     assert np.array_equal(data.verdicts.paired, [[True] * 5, [False] * 5])
+
+
+def test_a_reviewer_is_scored_under_the_imported_truth_too_once_a_label_was_corrected():
+    t = task("t1")
+    b = builder("b1", "gpt-4o", "OpenAI")
+    c1 = copy("c1", t, b, "tests_pass", imported_truth="tests_fail")
+    c2 = copy("c2", t, b, "seeded_defect")
+    r = reviewer("r1", "qwen", "Alibaba")
+    data = report_data(bundle(tasks=[t], builders=[b], copies=[c1, c2], reviewers=[r],
+                              reviews=[review(r, c1, "fail"), review(r, c2, "fail")],
+                              corrections=[correction(c1, "tests_fail", "tests_pass")]))
+    [entry] = reviewer_scores(data)
+    # Current: c2 caught, c1 (now good) failed. Imported: c1 and c2 both defective, both caught.
+    assert entry["groups"]["main"]["current"]["recall"] == approx(wilson(1, 1))
+    assert entry["groups"]["main"]["current"]["tnr"] == approx(wilson(0, 1))
+    assert entry["groups"]["main"]["imported"]["recall"] == approx(wilson(2, 2))
+    assert entry["groups"]["main"]["imported"]["tnr"] == wilson(0, 0)
