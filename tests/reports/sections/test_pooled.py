@@ -27,7 +27,7 @@ B = builder("b1", "gpt-4o", "OpenAI")
 NONE = {"value": None, "low": None, "high": None}
 # Items d1 d2 (defective), g1 g2 (good), u1 (unknown truth), in this order.
 GRID = {1: ["FPPFF", "PPPP.", "F....", "....."],
-        2: ["FFPPP", "FPFP.", "P....", "....."]}
+        2: ["FFPPP", "FPPP.", "P....", "....."]}
 
 
 def world(clusters=("", "", "", "", "")):
@@ -43,9 +43,9 @@ def world(clusters=("", "", "", "", "")):
 # The two invited judges' paired verdicts of known truth, right (1) or wrong (0), by hand:
 #            d1  d2  g1  g2
 # J1 phase 1  1   0   1   0      phase 2  1   1   1   1
-# J2 phase 1  0   0   1   1      phase 2  1   0   0   1
+# J2 phase 1  0   0   1   1      phase 2  1   0   1   1
 RIGHT1 = np.array([[1, 0, 1, 0], [0, 0, 1, 1]])
-RIGHT2 = np.array([[1, 1, 1, 1], [1, 0, 0, 1]])
+RIGHT2 = np.array([[1, 1, 1, 1], [1, 0, 1, 1]])
 DEFECTIVE = np.array([True, True, False, False])
 
 
@@ -74,14 +74,14 @@ def test_the_invited_group_s_pooled_effects_by_hand():
     assert (invited["judges_in_group"], invited["judges"], invited["items"]) == (2, 2, 4)
     assert invited["paired_verdicts"] == {"defective": 4, "good": 4}
     # Defective: right in phase 1 once (J1 d1), in phase 2 three times, both once: towards 2,
-    # away 0. Good: phase 1 three, phase 2 three, both two: towards 1, away 1.
+    # away 0. Good: phase 1 three, phase 2 four, both three: towards 1 (J1 g2), away 0.
     assert invited["discordant"] == {"defective": {"towards_truth": 2, "away_from_truth": 0},
-                                     "good": {"towards_truth": 1, "away_from_truth": 1}}
+                                     "good": {"towards_truth": 1, "away_from_truth": 0}}
     values = {name: e["value"] for name, e in invited["effects"].items()}
     assert values == pytest.approx({
         "recall_phase1": 1 / 4, "recall_phase2": 3 / 4, "delta_recall": 2 / 4,
-        "tnr_phase1": 3 / 4, "tnr_phase2": 3 / 4, "delta_tnr": 0.0,
-        "shift_towards_truth": 3 / 8, "shift_away_from_truth": 1 / 8})
+        "tnr_phase1": 3 / 4, "tnr_phase2": 4 / 4, "delta_tnr": 1 / 4,
+        "shift_towards_truth": 3 / 8, "shift_away_from_truth": 0.0})
     assert invited["cluster_resampled"] is None  # no copy names a cluster
 
 
@@ -115,17 +115,18 @@ def test_agreement_and_order_effects_of_the_group():
     invited = pooled_by_group(world())["invited"]
     # Agreement over the two judges' paired verdicts (u1: J1 alone, not a Fleiss subject).
     # Phase 1 (pass, fail) on d1 d2 g1 g2: (1,1) (2,0) (2,0) (1,1): P̄ = 1/2, P̄e = (6/8)² +
-    # (2/8)² = 5/8, κ = −1/3. Phase 2: (0,2) (1,1) (1,1) (2,0): P̄ = 1/2, P̄e = 1/2, κ = 0.
+    # (2/8)² = 5/8, κ = −1/3. Phase 2: (0,2) (1,1) (2,0) (2,0): P̄ = 3/4, P̄e = (5/8)² + (3/8)²
+    # = 17/32, κ = (24/32 − 17/32) / (15/32) = 7/15.
     agreement = invited["agreement"]
     assert (agreement["fleiss_items"], agreement["fleiss_raters_per_item"]) == (4, 2)
     assert agreement["phase1"]["fleiss_kappa"] == pytest.approx(-1 / 3)
-    assert agreement["phase2"]["fleiss_kappa"] == pytest.approx(0.0, abs=1e-12)
+    assert agreement["phase2"]["fleiss_kappa"] == pytest.approx(7 / 15)
     # Five items in order: d1 d2 the first third, g1 g2 the middle, u1 (unknown) the last.
     assert invited["order_effects"]["1"] == {"first": pytest.approx(wilson(1, 4)),
                                              "middle": pytest.approx(wilson(3, 4)),
                                              "last": wilson(0, 0)}
     assert invited["order_effects"]["2"] == {"first": pytest.approx(wilson(3, 4)),
-                                             "middle": pytest.approx(wilson(3, 4)),
+                                             "middle": pytest.approx(wilson(4, 4)),
                                              "last": wilson(0, 0)}
 
 
