@@ -1,0 +1,261 @@
+"""reports.sections.builders.builders_compared on hand-made data: per builder the truth, judges'
+(per group and phase, removed judges never) and reviewers' pass rates on its copies in scope, the
+controls apart; between the builders, the paired difference by task with its sign-flip p worked
+out by hand and its bootstrap interval against a loop over the same draws; the ranking and the
+reasons nothing is compared.
+
+The pure helpers (paired_difference, task_units, sign_flip_p, holm_adjust) are tested against
+hand vectors and scipy in tests/reports/test_builders.py, beside the end-to-end tests."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from reports.sections.builders import FINDINGS_REASON, NO_JUDGES_REASON, builders_compared
+from tests.reports.sections.arrays import (
+    a_run,
+    a_session,
+    builder,
+    bundle,
+    cluster_draws,
+    copy,
+    finding,
+    item,
+    judge,
+    percentile_95,
+    report_data,
+    review,
+    reviewer,
+    task,
+    wilson,
+)
+
+pytestmark = pytest.mark.pure
+
+B1, B2 = builder("b1", "gpt-4o", "OpenAI"), builder("b2", "claude", "Anthropic")
+
+
+def world(rule="not_flagged", session=None):
+    t1, t2, t3 = task("t1"), task("t2"), task("t3")
+    copies = [copy("t1-b1", t1, B1, "tests_pass"), copy("t1-b2", t1, B2, "tests_fail"),
+              copy("t2-b1", t2, B1, "tests_pass"), copy("t2-b2", t2, B2, "tests_pass"),
+              copy("t3-b1", t3, B1, "unknown"), copy("t3-b2", t3, B2, "tests_fail"),
+              copy("t1-b1-ctl", t1, B1, "known_good"), copy("t2-b2-ctl", t2, B2, "seeded_defect")]
+    c = {x.bundle_id: x for x in copies}
+    r1, r2 = reviewer("r1", "qwen", "Alibaba"), reviewer("r2", "gpt-4o-mini", "OpenAI")
+    reviews = [
+        review(r1, c["t1-b1"], "pass"), review(r1, c["t1-b2"], "fail"), review(r1, c["t2-b1"], "pass"),
+        review(r1, c["t2-b2"], "abstain"), review(r1, c["t3-b1"], "fail"), review(r1, c["t3-b2"], "fail"),
+        review(r1, c["t1-b1-ctl"], "pass"),  # a control: never counted
+        review(r1, c["t1-b2"], "pass", condition="told_pass"),  # not the default condition
+        review(r2, c["t1-b1"], "pass", seal="failed"),  # left out
+        review(r2, c["t2-b1"], "pass"), review(r2, c["t1-b2"], "pass"),
+    ]
+    judges = [judge("J1"), judge("J2"), judge("G1", admitted_as="guest"),
+              judge("R1", status="removed")]
+    # Items in copy order: t1-b1 t1-b2 t2-b1 t2-b2 t3-b1 t3-b2 and the two controls.
+    grid = {1: ["PFPPFFPF", "PPPF.F..", "P.......", "PPPPPPPP"],
+            2: ["PPPPPPPP", "........", "........", "........"]}
+    return report_data(bundle(tasks=[t1, t2, t3], builders=[B1, B2], copies=copies, reviewers=[r1, r2],
+                              reviews=reviews, run=a_run(abstain_scoring=rule)),
+                       items=[item(x) for x in copies], judges=judges, grid=grid,
+                       session=session or a_session())
+
+
+def approx(value):
+    return pytest.approx(value, abs=1e-12)
+
+
+def one_way_interval(k_a, n_a, k_b, n_b):
+    """Tasks (units) drawn by default_rng(0): the percentile interval of a − b's pass rate."""
+    k_a, n_a, k_b, n_b = (np.asarray(x, dtype=float) for x in (k_a, n_a, k_b, n_b))
+    values = []
+    for draw in cluster_draws(len(k_a)):
+        a, b = n_a[draw].sum(), n_b[draw].sum()
+        values.append(k_a[draw].sum() / a - k_b[draw].sum() / b if a and b else float("nan"))
+    return percentile_95(values)
+
+
+def two_way_interval(k_a, n_a, k_b, n_b):
+    """Judges, then tasks, drawn by one default_rng(0): the crossed bootstrap of a − b."""
+    k_a, n_a, k_b, n_b = (np.asarray(x, dtype=float) for x in (k_a, n_a, k_b, n_b))
+    judges, tasks = k_a.shape
+    rng = np.random.default_rng(0)
+    judge_draws = rng.integers(0, judges, size=(2000, judges))
+    task_draws = rng.integers(0, tasks, size=(2000, tasks))
+    values = []
+    for js, ts in zip(judge_draws, task_draws, strict=True):
+        def total(m, js=js, ts=ts):
+            return sum(m[j, t] for j in js for t in ts)
+        a, b = total(n_a), total(n_b)
+        values.append(total(k_a) / a - total(k_b) / b if a and b else float("nan"))
+    return percentile_95(values)
+
+
+def test_each_builder_s_rates_by_hand_controls_apart():
+    section = builders_compared(world())
+    assert (section["compared"], section["not_compared"], section["human_not_compared"]) == (True, None, None)
+    assert section["controls"] == [{"builder": "b1", "known_good": 1, "seeded_defect": 0},
+                                   {"builder": "b2", "known_good": 0, "seeded_defect": 1}]
+    b1, b2 = section["builders"]
+    assert (b1["copies"], b1["tasks"], b2["copies"], b2["tasks"]) == (3, 3, 3, 3)
+    # Truth: b1 tests_pass twice and unknown once (not scored): 2/2; b2 one of three.
+    assert b1["truth"] == {"tests_pass": 2, "tests_fail": 0, "unknown": 1, "pass_rate": approx(wilson(2, 2))}
+    assert b2["truth"] == {"tests_pass": 1, "tests_fail": 2, "unknown": 0, "pass_rate": approx(wilson(1, 3))}
+    # Invited, phase 1, b1's copies: J1 P P F, J2 P P .: 4/5; b2's: J1 F P F, J2 P F F: 2/6.
+    # Phase 2: J1 passed all three of each. The guest passed t1-b1 only. The removed judge never
+    # counts, and the controls' verdicts neither.
+    assert list(b1["judges"]) == ["invited", "guest"]
+    assert b1["judges"]["invited"] == {"1": approx(wilson(4, 5)), "2": approx(wilson(3, 3))}
+    assert b2["judges"]["invited"] == {"1": approx(wilson(2, 6)), "2": approx(wilson(3, 3))}
+    assert b1["judges"]["guest"] == {"1": approx(wilson(1, 1)), "2": wilson(0, 0)}
+    assert b2["judges"]["guest"] == {"1": wilson(0, 0), "2": wilson(0, 0)}
+    # Reviewers, default condition: r1 passed t1-b1 t2-b1 of b1's three, and of b2's the
+    # abstention on t2-b2 (a pass). r2's failed seal on t1-b1 is left out; r2 is of b1's family.
+    assert b1["reviewers"] == [
+        {"reviewer": "r1", "pass_rate": approx(wilson(2, 3)), "same_family": False, "left_out": 0},
+        {"reviewer": "r2", "pass_rate": approx(wilson(1, 1)), "same_family": True, "left_out": 1}]
+    assert b2["reviewers"] == [
+        {"reviewer": "r1", "pass_rate": approx(wilson(1, 3)), "same_family": False, "left_out": 0},
+        {"reviewer": "r2", "pass_rate": approx(wilson(1, 1)), "same_family": False, "left_out": 0}]
+
+
+def test_abstentions_excluded_are_left_out_of_the_reviewers_rates():
+    b1, b2 = builders_compared(world("excluded"))["builders"]
+    assert b2["reviewers"][0] == {"reviewer": "r1", "pass_rate": approx(wilson(0, 2)),
+                                  "same_family": False, "left_out": 1}
+
+
+def difference(section, source, group=None, reviewer=None):
+    [entry] = [d for d in section["differences"]
+               if (d["source"], d["group"], d["reviewer"]) == (source, group, reviewer)]
+    return entry
+
+
+def test_the_differences_paired_by_task_by_hand():
+    section = builders_compared(world())
+    assert [(d["source"], d["group"], d["reviewer"]) for d in section["differences"]] == [
+        ("truth", None, None), ("judges_phase1", "invited", None), ("judges_phase1", "guest", None),
+        ("judges_phase2", "invited", None), ("judges_phase2", "guest", None),
+        ("reviewer", None, "r1"), ("reviewer", None, "r2")]
+    # Truth: paired t1, t2 (b1's t3 is of unknown truth): 2/2 − 1/2. Per task d = 1, 0: every
+    # sign assignment reaches |Σ| = 1, p = 1. Two builders, so Holm leaves p as it is.
+    truth = difference(section, "truth")
+    low, high = one_way_interval([1, 1], [1, 1], [0, 1], [1, 1])
+    assert (truth["tasks"], truth["units"], truth["builders"]) == (2, 2, ["b1", "b2"])
+    assert truth["pass_rates"] == [approx(wilson(2, 2)), approx(wilson(1, 2))]
+    assert truth["difference"] == approx({"value": 1 / 2, "low": low, "high": high})
+    assert (truth["p_value"], truth["p_holm"]) == (1.0, 1.0)
+    assert (truth["resampled"], truth["primary"]) == ("tasks", False)
+    # Invited, phase 1, all three tasks paired: 4/5 − 2/6. Per task d: t1 2/2 − 1/2, t2 2/2 − 1/2,
+    # t3 0/1 − 0/2: (1/2, 1/2, 0); |Σ| = 1 is reached by ++ and −− with either sign of 0: p = 4/8.
+    invited = difference(section, "judges_phase1", "invited")
+    k_b1 = [[1, 1, 0], [1, 1, 0]]
+    n_b1 = [[1, 1, 1], [1, 1, 0]]
+    k_b2 = [[0, 1, 0], [1, 0, 0]]
+    n_b2 = [[1, 1, 1], [1, 1, 1]]
+    low, high = two_way_interval(k_b1, n_b1, k_b2, n_b2)
+    assert invited["difference"] == approx({"value": 4 / 5 - 2 / 6, "low": low, "high": high})
+    assert (invited["tasks"], invited["p_value"], invited["primary"], invited["resampled"]) == (
+        3, pytest.approx(1 / 2), True, "judges and tasks")
+    # The guest judged nothing of b2's: no task paired, nothing to say.
+    guest = difference(section, "judges_phase1", "guest")
+    assert (guest["tasks"], guest["difference"], guest["p_value"], guest["p_holm"]) == (
+        0, {"value": None, "low": None, "high": None}, None, None)
+    # Phase 2: everything passed on both sides: 0, with no sign to flip (p = 1).
+    phase2 = difference(section, "judges_phase2", "invited")
+    assert (phase2["difference"]["value"], phase2["p_value"]) == (0.0, 1.0)
+    # r1: per task (t1, t2, t3) b1 1, 1, 0 of 1 each; b2 0, 1, 0: 2/3 − 1/3, d = (1, 0, 0), p = 1.
+    r1 = difference(section, "reviewer", reviewer="r1")
+    low, high = one_way_interval([1, 1, 0], [1, 1, 1], [0, 1, 0], [1, 1, 1])
+    assert r1["difference"] == approx({"value": 1 / 3, "low": low, "high": high})
+    # r2 scored b1 on t2 only and b2 on t1 only: no task in common.
+    assert difference(section, "reviewer", reviewer="r2")["tasks"] == 0
+
+
+def test_the_ranking_on_the_default_primary_comparison():
+    section = builders_compared(world())
+    assert section["primary"] == {"source": "judges_phase1", "group": "invited", "reviewer": None,
+                                  "named_by": "default"}
+    ranking = section["ranking"]
+    invited = difference(section, "judges_phase1", "invited")["difference"]
+    assert (ranking["order"], ranking["supported"]) == (["b1", "b2"], [])
+    assert ranking["statements"] == [
+        "The builders are not distinguished on the primary comparison, the invited judges' phase-1 "
+        "pass rate.",
+        f"b1 and b2 not distinguished: difference +0.467 [{invited['low']:+.3f}, {invited['high']:+.3f}], "
+        "Holm-adjusted p 0.5, 3 tasks."]
+
+
+def test_six_tasks_all_one_way_rank_the_builders_on_truth():
+    tasks = [task(f"t{n}") for n in range(1, 7)]
+    copies = [copy(f"{t.bundle_id}-{b.bundle_id}", t, b, "tests_pass" if b is B1 else "tests_fail")
+              for t in tasks for b in (B1, B2)]
+    protocol = {"primary_comparison": {"source": "truth"}}
+    section = builders_compared(report_data(bundle(tasks=tasks, builders=[B1, B2], copies=copies),
+                                            session=a_session(protocol=protocol)))
+    # No judge: the human comparison is not made, the rest is.
+    assert (section["compared"], section["human_not_compared"]) == (True, NO_JUDGES_REASON)
+    assert section["primary"] == {"source": "truth", "group": None, "reviewer": None,
+                                  "named_by": "preregistration"}
+    truth = difference(section, "truth")
+    # d = 1 on each of six tasks: only the two all-same-sign assignments of 2^6 reach |Σ| = 6.
+    # Every resample gives 1 − 0.
+    assert truth["p_value"] == pytest.approx(2 / 64)
+    assert truth["difference"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+    assert section["ranking"]["supported"] == [["b1", "b2"]]
+    assert section["ranking"]["statements"] == [
+        "Ranked on the primary comparison, the truth pass rate (the tests_pass share), only where "
+        "the Holm-adjusted p is below 0.05 and the 95% interval excludes 0.",
+        "b1 above b2: difference +1.000 [+1.000, +1.000], Holm-adjusted p 0.031, 6 tasks."]
+
+
+def test_a_primary_comparison_that_cannot_be_made_states_no_ranking():
+    protocol = {"primary_comparison": {"source": "judges_phase1", "group": "self_blinded_host"}}
+    ranking = builders_compared(world(session=a_session(protocol=protocol)))["ranking"]
+    assert ranking["order"] == [] and ranking["supported"] == []
+    assert ranking["statements"] == [
+        "The primary comparison, the host's (self-blinded) phase-1 pass rate, could not be made: no "
+        "judge of the group 'self_blinded_host' joined. No ranking is stated."]
+
+
+def test_a_reviewer_named_by_model_as_the_primary_comparison():
+    protocol = {"primary_comparison": {"source": "reviewer", "reviewer": "qwen"}}
+    section = builders_compared(world(session=a_session(protocol=protocol)))
+    assert section["primary"] == {"source": "reviewer", "group": None, "reviewer": "r1",
+                                  "named_by": "preregistration"}
+    assert difference(section, "reviewer", reviewer="r1")["primary"] is True
+    assert section["ranking"]["order"] == ["b1", "b2"]  # r1: 2/3 against 1/3
+
+
+def test_a_findings_session_compares_builders_under_truth_and_reviewers_only():
+    copies = world().bundle
+    f = finding("f1", copies.copies[0], "real")
+    with_finding = replace(copies, findings=[f], finding_by_pk={f.pk: f})
+    findings_data = report_data(with_finding, items=[item(copies.copies[0], finding_=f)],
+                                judges=[judge("J1")], grid={1: ["F"]}, session=a_session(kind="findings"))
+    section = builders_compared(findings_data)
+    assert (section["compared"], section["human_not_compared"]) == (True, FINDINGS_REASON)
+    assert [b["judges"] for b in section["builders"]] == [{}, {}]
+    assert {d["source"] for d in section["differences"]} == {"truth", "reviewer"}
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("one builder", "one builder"),
+    ("controls only", "fewer than two builders have copies in scope"),
+    ("one task", "one task and no judges"),
+])
+def test_nothing_compared(case, reason):
+    t1 = task("t1")
+    if case == "one builder":
+        b = bundle(tasks=[t1, task("t2")], builders=[B1], copies=[copy("a", t1, B1, "tests_pass")])
+    elif case == "controls only":
+        b = bundle(tasks=[t1], builders=[B1, B2],
+                   copies=[copy("a", t1, B1, "tests_pass"), copy("b", t1, B2, "known_good")])
+    else:
+        b = bundle(tasks=[t1], builders=[B1, B2],
+                   copies=[copy("a", t1, B1, "tests_pass"), copy("b", t1, B2, "tests_fail")])
+    section = builders_compared(report_data(b))
+    assert (section["compared"], section["not_compared"], section["differences"]) == (False, reason, [])
+    assert section["ranking"]["statements"] == [f"Not compared: {reason}."]
