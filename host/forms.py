@@ -166,6 +166,10 @@ class RunImportForm(HostForm):
                   "organisation is not known.")
     name = forms.CharField(label="Run name", required=False, widget=ONE_LINE,
                            help_text="For every format but a bundle, optional.")
+    again = forms.BooleanField(
+        label="Import again", required=False,
+        help_text="Import it even if one of your runs has the same manifest (the same tasks, "
+                  "copies and reviews): otherwise that is refused as a second import by mistake.")
 
     def clean(self):
         data = super().clean()

@@ -108,6 +108,15 @@ def request_message(request: ImportRequest, max_bundle_bytes: int) -> tuple[byte
 def convert_in_process(request: ImportRequest, max_bundle_bytes: int | None = None) -> Imported:
     """The run/2 bundle for the request, converted here, or ConversionError listing every
     problem (what the child runs; `max_bundle_bytes` bounds the texts built from inspect logs)."""
+    imported = _converted(request, max_bundle_bytes)
+    # What every importer may have let through, counted once here: copies with nothing in them
+    # (an empty output is a builder's answer, imported as a blank copy, and the host is told).
+    imported.summary["empty_copies"] = sum(
+        1 for copy in imported.bundle.get("copies", []) if not copy.get("content", "").strip())
+    return imported
+
+
+def _converted(request: ImportRequest, max_bundle_bytes: int | None) -> Imported:
     problems = Problems()
     overrides = parse_family_overrides(request.families, problems)
     problems.raise_if_any()
@@ -228,4 +237,24 @@ def summary_lines(summary: dict) -> list[str]:
         lines.append("reviews: none")
     for reason, n in sorted(summary.get("skipped", {}).items()):
         lines.append(f"skipped: {reason}: {n}")
+    # What the importer decided that changes what is judged or scored, said where the host
+    # reads it, not only under --json (issue 27 item 5).
+    for model, n in sorted(summary.get("not_in_report", {}).items()):
+        lines.append(f"truth unknown: {n} of {model}'s predictions are not in its run report "
+                     "(a stale report?)")
+    unmapped = summary.get("truth_unmapped", {})
+    if unmapped:
+        values = ", ".join(f"{value} ({n})" for value, n in sorted(unmapped.items()))
+        lines.append(f"truth unknown: {sum(unmapped.values())} copies scored with values no "
+                     f"--truth-values rule maps: {values}")
+    if summary.get("truth_unscored"):
+        lines.append(f"truth unknown: {summary['truth_unscored']} copies the truth scorer did "
+                     "not score")
+    if summary.get("empty_copies"):
+        lines.append(f"empty outputs imported as blank copies: {summary['empty_copies']}")
+    if summary.get("duplicates_dropped"):
+        lines.append(f"exact duplicates dropped: {summary['duplicates_dropped']}")
+    if summary.get("epochs_ignored"):
+        lines.append(f"samples of other epochs not imported: {summary['epochs_ignored']} "
+                     f"(epoch {summary.get('epoch', 1)} is)")
     return lines

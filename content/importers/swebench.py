@@ -105,6 +105,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
 
     # --- predictions: (model, instance) -> (patch, where) ------------------------------------
     preds: dict[str, dict[str, tuple[str, str]]] = {}
+    duplicates_dropped = 0
     for source in predictions:
         for where, row in _rows(source, problems, keyed_field="instance_id"):
             iid = _text(row, "instance_id", where, problems)
@@ -122,6 +123,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
                 if seen[0] != patch:
                     problems.add(f"{where}: model_patch", f"a second, different prediction for "
                                  f"{model} / {iid} (the first is at {seen[1]})")
+                duplicates_dropped += 1
                 continue  # the same patch twice (a re-run merged in) is harmless
             preds[model][iid] = (patch, where)
 
@@ -251,6 +253,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name)
         "reviews": {},
         "skipped": dict(skipped),
         "not_in_report": dict(not_in_report),
+        "duplicates_dropped": duplicates_dropped,
         "reports": {m: place(s) for m, (s, _) in sorted(report_of.items())},
         "sample": {"instances": instances, "seed": seed, "of": len(every)}
         if instances is not None else None,

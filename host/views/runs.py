@@ -44,7 +44,8 @@ def run_import_view(request):
         else:
             imported = _converted(data)
             raw, summary, places = bundle_bytes(imported), imported.summary, imported.places
-        run = run_import(host=request.host, raw=raw, actor=actor_of(request), places=places)
+        run = run_import(host=request.host, raw=raw, actor=actor_of(request), places=places,
+                         again=data["again"])
         if summary is not None:
             for line in summary_lines(summary):
                 messages.info(request, line)

@@ -14,7 +14,8 @@ from judging.models import Builder, Copy, Finding, FindingRaise, Review, Reviewe
 from judging.services.checks import bundle_limits, checked_text
 
 
-def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = None) -> Run:
+def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = None,
+               again: bool = True) -> Run:
     """Validate a run bundle whole, then write it as one run, or write nothing at all.
 
     Side effects: creates the Run with its manifest and hashes and the content seal check's
@@ -27,6 +28,9 @@ def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = 
     BLINDJUDGE_MAX_*); past BLINDJUDGE_MAX_BUNDLE_ERRORS problems the last line says how many
     more there were. `places`: where a converted bundle's texts came from in the host's files
     (content.importers.common.Imported.places); a problem with one of them names that place.
+    `again=False` (the host's command and page, unless the host says `--again`): a run whose
+    manifest is the same as one of the host's runs is refused, naming that run, and nothing is
+    written (the same files imported twice by mistake would make two runs of one experiment).
     """
     try:
         bundle = validate_bundle(
@@ -42,6 +46,14 @@ def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = 
         raise Invalid(str(error)) from None
     data = bundle.data
     run_record = data["run"]
+    if not again:
+        same = (Run.objects.filter(host=host, manifest_sha256=bundle.manifest_sha256)
+                .order_by("pk").values_list("pk", "name").first())
+        if same:
+            raise Invalid(f"this run was imported already: run {same[0]} ({same[1]}) has the same "
+                          f"manifest (sha256 {bundle.manifest_sha256[:12]}…); nothing was written. "
+                          "To import it once more, ask for it again (import_run --again, or "
+                          "“Import again” on the page)")
     with transaction.atomic():
         run = Run.objects.create(
             host=host, name=run_record["name"], format=bundle.format,

@@ -177,3 +177,21 @@ def test_swebench_files_upload_several_at_once(alice, host):
     assert run.name == "SWE-bench excerpt"
     assert len(set(run.copies.values_list("builder", flat=True))) == 2
     assert "copies by truth:" in page(response)
+
+
+@pytest.mark.django_db
+def test_the_same_table_twice_is_refused_unless_the_host_imports_it_again(alice, host):
+    raw = b"prompt,answer\nAdd.,a + b\nSubtract.,\n"
+    fields = {"source": "csv", "column_map": "task=prompt,content=answer", "builder": "m",
+              "builder_family": "O"}
+    first = alice.post(url("run_import"), {**fields, "outputs": file("o.csv", raw)}, follow=True)
+    run = Run.objects.get()
+    # The empty answer is imported as a blank copy, and the host is told so.
+    assert "empty outputs imported as blank copies: 1" in page(first)
+    second = alice.post(url("run_import"), {**fields, "outputs": file("o.csv", raw)})
+    assert second.status_code == 400
+    [refusal] = errors_listed(second)
+    assert refusal.startswith(f"this run was imported already: run {run.pk} (o.csv)")
+    assert Run.objects.count() == 1
+    again = alice.post(url("run_import"), {**fields, "outputs": file("o.csv", raw), "again": "on"})
+    assert again.status_code == 303 and Run.objects.count() == 2

@@ -164,7 +164,12 @@ def test_import_run_prints_the_run_id(host, tmp_path):
         "6 copies, 2 findings; reviews: 3 absent",
         f"manifest sha256: {run.manifest_sha256}",
     ]
-    result = call_json("import_run", path, "--host", "alice")
+    # The same files again are refused as a second import by mistake, unless the host says so.
+    assert refused("import_run", path, "--host", "alice").startswith(
+        f"this run was imported already: run {run.pk} (add() across three models) has the same "
+        f"manifest (sha256 {run.manifest_sha256[:12]}…); nothing was written.")
+    assert Run.objects.count() == 1
+    result = call_json("import_run", path, "--host", "alice", "--again")
     second = Run.objects.exclude(pk=run.pk).get()
     assert result == {"run": second.pk, "name": "add() across three models", "copies": 6,
                       "findings": 2, "manifest_sha256": run.manifest_sha256,

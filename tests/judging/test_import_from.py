@@ -163,21 +163,68 @@ def test_a_lone_surrogate_or_a_nul_in_a_patch_is_refused_by_the_hosts_file_and_l
     assert nothing_written()
 
 
-def test_a_lone_surrogate_in_an_inspect_output_is_refused_by_the_log_and_sample(host, tmp_path):
-    """inspect-ai writes JSON; an output holding \\ud800 is valid JSON and not text."""
-    name = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
-    with zipfile.ZipFile(SEED.parent / "inspect" / name) as real:
+POPULARITY = "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+
+
+def edited_eval(tmp_path, edit_sample) -> Path:
+    """The real popularity log with each sample edited in memory (edit_sample(name, sample)),
+    written beside the test under its own name."""
+    with zipfile.ZipFile(SEED.parent / "inspect" / POPULARITY) as real:
         members = {info.filename: real.read(info) for info in real.infolist()}
-    sample = json.loads(members["samples/3_epoch_1.json"])
-    sample["output"]["choices"][0]["message"]["content"] = "No\ud800"
-    members["samples/3_epoch_1.json"] = json.dumps(sample).encode()
+    for member in [m for m in members if m.startswith("samples/")]:
+        sample = json.loads(members[member])
+        edit_sample(member, sample)
+        members[member] = json.dumps(sample).encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as edited:
         for member, data in members.items():
             edited.writestr(member, data)
-    log = tmp_path / name
+    log = tmp_path / POPULARITY
     log.write_bytes(buffer.getvalue())
+    return log
+
+
+def test_a_lone_surrogate_in_an_inspect_output_is_refused_by_the_log_and_sample(host, tmp_path):
+    """inspect-ai writes JSON; an output holding \\ud800 is valid JSON and not text."""
+    def surrogate(member, sample):
+        if member == "samples/3_epoch_1.json":
+            sample["output"]["choices"][0]["message"]["content"] = "No\ud800"
+    log = edited_eval(tmp_path, surrogate)
     assert refused("import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
                    "--truth-scorer", "match", "--truth-values", "C=tests_pass,I=tests_fail") == (
         f"{log}:samples/3_epoch_1.json: output: contains a lone surrogate (U+D800) at character 2")
     assert nothing_written()
+
+
+# --- what the importer decided, printed (issue 27 item 5) ---------------------------------------------
+
+def test_the_printed_summary_says_what_the_swebench_importer_decided(host, tmp_path):
+    """A stale report (it does not mention a prediction) and a prediction given twice, alike:
+    both were decided silently, visible only under --json."""
+    data = SEED.parent / "swebench"
+    lines = (data / "qwen-mini.preds.jsonl").read_text().splitlines()
+    predictions = tmp_path / "qwen-mini.preds.jsonl"
+    predictions.write_text("\n".join([*lines, lines[0]]) + "\n")
+    report = json.loads((data / "qwen-mini.vanilla.json").read_text())
+    report["unresolved_ids"].remove("astropy__astropy-12907")
+    stale = tmp_path / "qwen-mini.vanilla.json"
+    stale.write_text(json.dumps(report))
+    printed = call("import_run", "--from", "swebench", "--host", "alice",
+                   "--predictions", str(predictions), str(data / "qwen-mini-graphrag.preds.jsonl"),
+                   "--report", str(stale), str(data / "qwen-mini-graphrag.graphrag_tdd.json"),
+                   "--dataset", str(data / "dataset.jsonl")).splitlines()
+    assert "truth unknown: 1 of qwen-mini's predictions are not in its run report (a stale report?)" \
+        in printed
+    assert "exact duplicates dropped: 1" in printed
+
+
+def test_the_printed_summary_says_which_scores_no_truth_rule_maps(host, tmp_path):
+    """A model-graded score of 0.5 that no rule maps leaves the copy's truth unknown: said."""
+    def partial(member, sample):
+        if sample["scores"]["match"]["value"] == "I":
+            sample["scores"]["match"]["value"] = 0.5
+    log = edited_eval(tmp_path, partial)
+    printed = call("import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
+                   "--truth-scorer", "match").splitlines()
+    assert "copies by truth: tests_pass 8, unknown 2" in printed
+    assert "truth unknown: 2 copies scored with values no --truth-values rule maps: 0.5 (2)" in printed

@@ -22,6 +22,8 @@ class Command(HostCommand):
         parser.add_argument("--from", dest="source_format", choices=FORMATS,
                             help="convert from this format instead of reading a bundle")
         parser.add_argument("--name", default="", help="the run's name (default: from the files)")
+        parser.add_argument("--again", action="store_true",
+                            help="import it even if one of the host's runs has the same manifest")
         parser.add_argument("--family", action="append", default=[], metavar="MODEL=ORG",
                             help="the organisation that trained MODEL (repeatable; overrides the "
                                  "built-in table)")
@@ -48,7 +50,7 @@ class Command(HostCommand):
                             choices=("text", "markdown", "diff"),
                             help="how the copies are shown (default text)")
 
-    def run(self, *, bundle, host, source_format=None, **options):
+    def run(self, *, bundle, host, source_format=None, again=False, **options):
         owner = get_host(host)
         summary = places = None
         if source_format is None:
@@ -59,7 +61,8 @@ class Command(HostCommand):
             imported = _convert(source_format, bundle, options)
             summary, places = imported.summary, imported.places
             raw = bundle_bytes(imported)
-        run = run_import(host=owner, raw=raw, actor=f"host:{owner.user.username}", places=places)
+        run = run_import(host=owner, raw=raw, actor=f"host:{owner.user.username}", places=places,
+                         again=again)
         result = {"run": run.pk, "name": run.name, "copies": run.copies.count(),
                   "findings": run.findings.count(), "manifest_sha256": run.manifest_sha256,
                   "seals": dict(_count_seals(run))}
