@@ -105,7 +105,20 @@ class RunImportForm(HostForm):
                   "every problem is listed.")
     outputs = forms.FileField(
         label="Table of outputs (JSONL or CSV)", required=False,
-        help_text="For JSONL and CSV: one row per output (a builder's answer to a task).")
+        help_text="For JSONL and CSV: one row per output (a builder's answer to a task). A file "
+                  "that is one JSON list of rows is read too.")
+    outputs_per_builder = MultipleFileField(
+        label="Or one table of outputs per builder (JSONL or CSV)", required=False,
+        help_text="For JSONL and CSV, instead of one table: each builder's outputs in its own "
+                  "file, named below.")
+    per_builder_models = forms.CharField(
+        label="Builder of each table", required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="MODEL=FILE NAME, one a line, for each table of outputs per builder "
+                  "(e.g. qwen2.5-7b=qwen.jsonl).")
+    truth_equals = forms.CharField(
+        label="Truth from two columns", required=False, widget=ONE_LINE,
+        help_text="For JSONL and CSV, e.g. pred=answer: tests_pass where the two columns hold "
+                  "the same answer, tests_fail where they differ or the answer is empty.")
     column_map = forms.CharField(
         label="Column map", required=False, widget=ONE_LINE,
         help_text="For JSONL and CSV, e.g. task=prompt,builder=model,content=response,"
@@ -174,7 +187,8 @@ class RunImportForm(HostForm):
     def clean(self):
         data = super().clean()
         limit = settings.BLINDJUDGE_MAX_BUNDLE_BYTES
-        for name in ("bundle", "outputs", "reviews", "dataset", "predictions", "reports", "logs"):
+        for name in ("bundle", "outputs", "outputs_per_builder", "reviews", "dataset",
+                     "predictions", "reports", "logs"):
             given = data.get(name)
             for upload in given if isinstance(given, list) else [given] if given else []:
                 if upload.size > limit:
@@ -184,6 +198,8 @@ class RunImportForm(HostForm):
         source = data["source"] = data.get("source") or "bundle"
         needed = {"bundle": "bundle", "jsonl": "outputs", "csv": "outputs",
                   "swebench": "predictions", "inspect": "logs"}.get(source)
+        if needed == "outputs" and data.get("outputs_per_builder"):
+            needed = None
         if needed and not data.get(needed) and needed not in self.errors:
             self.add_error(needed, f"This field is required for the format {source}.")
         return data

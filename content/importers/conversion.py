@@ -60,11 +60,15 @@ class ImportRequest:
     epoch: int = 1
     families: list[str] = field(default_factory=list)
     name: str = ""
+    truth_equals: str = ""  # PRED=ANSWER: a table's truth from two columns
+    # One table of outputs per builder: the files, and the model of each (in the same order).
+    outputs_per_builder: list[Source] = field(default_factory=list)
+    per_builder_models: list[str] = field(default_factory=list)
 
 
 # The request's files: one each, and lists of them (in this order on the child's input).
 SOURCE_FIELDS = ("outputs", "reviews", "dataset")
-SOURCE_LISTS = ("predictions", "reports", "logs")
+SOURCE_LISTS = ("predictions", "reports", "logs", "outputs_per_builder")
 # Exit status of a child that ran out of memory (it says so on its output too, when it can).
 OUT_OF_MEMORY = 3
 
@@ -181,8 +185,10 @@ def _importer(module: str):
 
 
 def _table(request: ImportRequest, families: Families) -> Imported:
-    if request.outputs is None:
-        raise ConversionError(["outputs: name the table of outputs"])
+    if request.outputs is None and not request.outputs_per_builder:
+        raise ConversionError(["outputs: name the table of outputs (or one per builder)"])
+    if len(request.per_builder_models) != len(request.outputs_per_builder):
+        raise ConversionError(["--outputs-per-builder: give each file as MODEL=FILE"])
     problems = Problems()
     maps = {}
     for key, text, parse in (("map", request.column_map, table.parse_map),
@@ -193,8 +199,19 @@ def _table(request: ImportRequest, families: Families) -> Imported:
         except ConversionError as error:
             for line in error.lines():
                 problems.add(f"--{key.replace('_', '-')}", line.split(": ", 1)[-1])
+    truth_equals = None
+    if request.truth_equals.strip():
+        pred, equals, answer = request.truth_equals.partition("=")
+        if not equals or not pred.strip() or not answer.strip():
+            problems.add("--truth-equals", f'"{request.truth_equals}" is not PRED=ANSWER (two '
+                         "column names)")
+        else:
+            truth_equals = (pred.strip(), answer.strip())
     problems.raise_if_any()
     return table.convert(outputs=request.outputs, table_format=request.format,
+                         truth_equals=truth_equals,
+                         per_builder=list(zip(request.per_builder_models,
+                                              request.outputs_per_builder, strict=True)),
                          column_map=maps["map"], value_maps=maps["values"],
                          builder=request.builder, builder_family=request.builder_family,
                          reviews=request.reviews, review_column_map=maps["review_map"],

@@ -178,23 +178,67 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
+def _jsonl_records(source: Source, text: str, problems: Problems):
+    """(line, record) for each line of a JSONL file; a line that is not JSON is a problem."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line, parse_constant=_reject_constant)
+        except RecursionError:
+            problems.add(place(source, number), "nested too deeply")
+        except ValueError as error:
+            problems.add(place(source, number), f"not JSON ({str(error)[:120]})")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _array_records(source: Source, text: str, problems: Problems):
+    """(line, record) for each element of a file that is one JSON array of records (a
+    pretty-printed list, as many eval scripts write), each at the line where it starts."""
+    def line_at(offset: int) -> int:
+        return text.count("\n", 0, offset) + 1
+
+    at = _SPACE.match(text, text.index("[") + 1).end()
+    if text.startswith("]", at):
+        at = _SPACE.match(text, at + 1).end()
+    else:
+        while True:
+            try:
+                record, end = _DECODER.raw_decode(text, at)
+            except RecursionError:
+                problems.add(place(source, line_at(at)), "nested too deeply")
+                return
+            except ValueError as error:
+                problems.add(place(source, line_at(at)), f"not JSON ({str(error)[:120]})")
+                return
+            yield line_at(at), record
+            at = _SPACE.match(text, end).end()
+            if text.startswith(",", at):
+                at = _SPACE.match(text, at + 1).end()
+                continue
+            if text.startswith("]", at):
+                at = _SPACE.match(text, at + 1).end()
+                break
+            problems.add(place(source, line_at(at)), "not JSON (expected , or ] in the list)")
+            return
+    if at != len(text):
+        problems.add(place(source, line_at(at)), "not JSON (more after the list's end)")
+
+
 def _jsonl_rows(source: Source, problems: Problems) -> tuple[list[_Row], set[str]]:
     text = _decode(source, problems)
     if text is None:
         return [], None
     rows, columns = [], set()
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    # A file that is one JSON list of records is read as its rows (a JSONL file's first line
+    # is an object, never a list's opening bracket).
+    records = (_array_records if text.lstrip().startswith("[") else _jsonl_records)(
+        source, text, problems)
+    for number, record in records:
         where = place(source, number)
-        try:
-            record = json.loads(line, parse_constant=_reject_constant)
-        except RecursionError:
-            problems.add(where, "nested too deeply")
-            continue
-        except ValueError as error:
-            problems.add(where, f"not JSON ({str(error)[:120]})")
-            continue
         if not isinstance(record, dict):
             problems.add(where, "not a JSON object")
             continue
@@ -359,26 +403,36 @@ def _task_id(text: str) -> str:
 
 # --- the conversion ------------------------------------------------------------------------------
 
-def convert(*, outputs: Source, table_format: str, column_map: dict[str, str],
+def convert(*, outputs: Source | None, table_format: str, column_map: dict[str, str],
             value_maps: dict[str, dict[str, str]], builder: str | None,
             builder_family: str | None, reviews: Source | None,
             review_column_map: dict[str, str], families: Families, run_name: str = "",
             copy_format: str = "text", default_condition: str = "clean",
-            abstain_scoring: str = "not_flagged") -> Imported:
+            abstain_scoring: str = "not_flagged",
+            truth_equals: tuple[str, str] | None = None,
+            per_builder: list[tuple[str, Source]] = ()) -> Imported:
+    """`truth_equals` (PRED, ANSWER): a copy's truth from two of its columns, tests_pass where
+    they hold the same text (surrounding spaces aside), else tests_fail: the usual shape of math
+    and QA results (a model's answer beside the reference). `per_builder` [(MODEL, file)]: one
+    table of outputs per builder, instead of `outputs`."""
     problems = Problems()
     try:
         return _convert(problems, outputs, table_format, dict(column_map or {}),
                         dict(value_maps or {}), builder, builder_family, reviews,
                         dict(review_column_map or {}), families, run_name, copy_format,
-                        default_condition, abstain_scoring)
+                        default_condition, abstain_scoring, truth_equals, list(per_builder))
     except ConversionError:
         raise
     except RecursionError:
-        problems.add(outputs.name, "nested too deeply to read")
+        problems.add(_name_of(outputs), "nested too deeply to read")
     except MemoryError:
-        problems.add(outputs.name, "too large to read")
+        problems.add(_name_of(outputs), "too large to read")
     problems.raise_if_any()
-    raise ConversionError([f"{outputs.name}: could not be read"])
+    raise ConversionError([f"{_name_of(outputs)}: could not be read"])
+
+
+def _name_of(outputs: Source | None) -> str:
+    return outputs.name if outputs is not None else "outputs"
 
 
 def _check_options(problems, table_format, builder, builder_family, column_map, copy_format,
@@ -407,15 +461,23 @@ def _check_options(problems, table_format, builder, builder_family, column_map, 
 
 def _convert(problems, outputs, table_format, column_map, value_maps, builder, builder_family,
              reviews, review_column_map, families, run_name, copy_format, default_condition,
-             abstain_scoring) -> Imported:
+             abstain_scoring, truth_equals, per_builder) -> Imported:
     _check_options(problems, table_format, builder, builder_family, column_map, copy_format,
                    default_condition, abstain_scoring, value_maps)
-    rows, columns = _read(outputs, table_format, problems)
-    required = ("task", "content") if builder is not None else ("task", "content", "builder")
-    cols = _Columns(outputs, column_map, OUTPUT_TARGETS, required, columns, rows, table_format,
-                    problems)
-    if builder is not None:
-        cols.of.pop("builder", None)  # a same-named column yields to the host's constant
+    if truth_equals and "truth" in column_map:
+        problems.add("--truth-equals", f'the truth is mapped to column "{column_map["truth"]}" '
+                     "and derived from two columns: give one")
+    # One table of every builder's outputs, or one table per builder (a model's outputs in its
+    # own file, as most eval scripts write them), each read with its model as the builder.
+    groups = [(outputs, builder)]
+    if per_builder:
+        if outputs is not None or builder is not None or "builder" in column_map:
+            problems.add("--outputs-per-builder", "names each file's builder: give no other "
+                         "table of outputs, constant builder or builder column with it")
+        groups = [(source, model.strip()) for model, source in per_builder]
+        models = [model for _, model in groups]
+        for model in sorted({m for m in models if models.count(m) > 1 or not m}):
+            problems.add("--outputs-per-builder", f'"{model}": each file needs its own model')
     skipped: Counter[str] = Counter()
 
     tasks: dict[str, dict] = {}
@@ -425,85 +487,103 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
     copy_ids: dict[str, int] = {}
     by_task_builder: dict[tuple[str, str], tuple[str, int]] = {}
     places: dict[str, str] = {}  # Imported.places
-    for row in rows:
-        task_text = cols.get(row, "task", required=True)
-        content = cols.get(row, "content", required=True)
-        model = builder.strip() if builder is not None else cols.get(row, "builder", True)
-        truth = cols.mapped(row, "truth", value_maps, lambda v: v in COPY_TRUTHS, required=False)
-        copy_id = cols.get(row, "copy", required=True)
-        statement = cols.get(row, "statement", required=True)
-        title, cluster = cols.get(row, "title"), cols.get(row, "cluster")
-        defect = cols.get(row, "defect")
-        if task_text is not None and not task_text.strip():
-            problems.add(place(outputs, row.line, cols.of["task"]), "empty")
-            task_text = None
-        if model is not None and not model.strip():
-            problems.add(place(outputs, row.line, cols.of.get("builder", "builder")), "empty")
-            model = None
-        if copy_id is not None and not copy_id.strip():
-            problems.add(place(outputs, row.line, cols.of["copy"]), "empty")
-            copy_id = None
-        if task_text is None or content is None or model is None:
-            continue
-        model = model.strip()
-        task_id = _task_id(task_text)
-        statement = task_text if "statement" not in cols.of else statement
-        if statement is None:
-            continue
-        if not statement.strip():
-            problems.add(place(outputs, row.line, cols.of.get("statement", cols.of["task"])),
-                         "empty statement")
-            continue
-        task = tasks.get(task_id)
-        if task is None:
-            at = f"tasks[{len(tasks)}]"
-            places[at] = place(outputs, row.line)
-            for key in ("statement", "title", "cluster"):
-                places[f"{at}.{key}"] = place(outputs, row.line, cols.of.get(key, cols.of["task"]))
-            task = tasks[task_id] = {"id": task_id, "statement": statement, "format": "text"}
-            task_lines[task_id] = {}
-            for key, value in (("title", title), ("cluster", cluster)):
-                if value and value.strip():
-                    task[key] = value
-                    task_lines[task_id][key] = row.line
-            task_lines[task_id]["statement"] = row.line
-        else:
-            _same_for_task(problems, outputs, row, cols, task, task_lines[task_id],
-                           {"statement": statement, "title": title, "cluster": cluster})
-        if model not in builders:
-            family = builder_family.strip() if builder_family else families.of(model)
-            builders[model] = {"id": model, "model": model, "family": family}
-        key = (task_id, model)
-        if copy_id is None:
-            if key in by_task_builder:
-                problems.add(place(outputs, row.line), f'task "{_short(task_id)}" built by '
-                             f'{model} again (line {by_task_builder[key][1]}): give each row a '
-                             "copy id (map copy=COLUMN)")
-                continue
-            copy_id = f"{task_id} / {model}"
-        copy_id = copy_id.strip()
-        if copy_id in copy_ids:
-            problems.add(place(outputs, row.line, cols.of.get("copy", "copy")),
-                         f'copy id "{_short(copy_id)}" again (line {copy_ids[copy_id]})')
-            continue
-        copy_ids[copy_id] = row.line
-        by_task_builder.setdefault(key, (copy_id, row.line))
-        copy = {"id": copy_id, "task": task_id, "builder": model, "format": copy_format,
-                "content": content, "truth": truth or "unknown"}
-        if defect and defect.strip():
-            if truth_class(copy["truth"]) == "good":
-                skipped["defect note on a good copy (dropped)"] += 1
+    for outputs, builder in groups:
+        rows, columns = _read(outputs, table_format, problems)
+        if truth_equals and columns is not None:
+            for column in truth_equals:
+                if column not in columns:
+                    problems.add(place(outputs), f'no column "{column}" (named by '
+                                 f'--truth-equals); the columns are: '
+                                 f'{", ".join(sorted(columns)) or "none"}')
+        required = ("task", "content") if builder is not None else ("task", "content", "builder")
+        cols = _Columns(outputs, column_map, OUTPUT_TARGETS, required, columns, rows, table_format,
+                        problems)
+        if builder is not None:
+            cols.of.pop("builder", None)  # a same-named column yields to the host's constant
+        for row in rows:
+            task_text = cols.get(row, "task", required=True)
+            content = cols.get(row, "content", required=True)
+            model = builder.strip() if builder is not None else cols.get(row, "builder", True)
+            if truth_equals:
+                truth = _equal_cells(outputs, row, truth_equals, problems)
             else:
-                copy["defect"] = defect
-        at = f"copies[{len(copies)}]"
-        places[at] = place(outputs, row.line)
-        for key in ("content", "defect", "copy"):
-            if key in cols.of:
-                places[f"{at}.{'id' if key == 'copy' else key}"] = place(outputs, row.line,
-                                                                          cols.of[key])
-        copies.append(copy)
-    if not rows and not problems:
-        problems.add(place(outputs), "no rows")
+                truth = cols.mapped(row, "truth", value_maps, lambda v: v in COPY_TRUTHS,
+                                    required=False)
+            copy_id = cols.get(row, "copy", required=True)
+            statement = cols.get(row, "statement", required=True)
+            title, cluster = cols.get(row, "title"), cols.get(row, "cluster")
+            defect = cols.get(row, "defect")
+            if task_text is not None and not task_text.strip():
+                problems.add(place(outputs, row.line, cols.of["task"]), "empty")
+                task_text = None
+            if model is not None and not model.strip():
+                problems.add(place(outputs, row.line, cols.of.get("builder", "builder")), "empty")
+                model = None
+            if copy_id is not None and not copy_id.strip():
+                problems.add(place(outputs, row.line, cols.of["copy"]), "empty")
+                copy_id = None
+            if task_text is None or content is None or model is None:
+                continue
+            model = model.strip()
+            task_id = _task_id(task_text)
+            statement = task_text if "statement" not in cols.of else statement
+            if statement is None:
+                continue
+            if not statement.strip():
+                problems.add(place(outputs, row.line, cols.of.get("statement", cols.of["task"])),
+                             "empty statement")
+                continue
+            task = tasks.get(task_id)
+            if task is None:
+                at = f"tasks[{len(tasks)}]"
+                places[at] = place(outputs, row.line)
+                for key in ("statement", "title", "cluster"):
+                    places[f"{at}.{key}"] = place(outputs, row.line,
+                                                  cols.of.get(key, cols.of["task"]))
+                task = tasks[task_id] = {"id": task_id, "statement": statement, "format": "text"}
+                task_lines[task_id] = {}
+                for key, value in (("title", title), ("cluster", cluster)):
+                    if value and value.strip():
+                        task[key] = value
+                        task_lines[task_id][key] = row.line
+                task_lines[task_id]["statement"] = row.line
+            else:
+                _same_for_task(problems, outputs, row, cols, task, task_lines[task_id],
+                               {"statement": statement, "title": title, "cluster": cluster})
+            if model not in builders:
+                family = builder_family.strip() if builder_family else families.of(model)
+                builders[model] = {"id": model, "model": model, "family": family}
+            key = (task_id, model)
+            if copy_id is None:
+                if key in by_task_builder:
+                    problems.add(place(outputs, row.line), f'task "{_short(task_id)}" built by '
+                                 f'{model} again (line {by_task_builder[key][1]}): give each row a '
+                                 "copy id (map copy=COLUMN)")
+                    continue
+                copy_id = f"{task_id} / {model}"
+            copy_id = copy_id.strip()
+            if copy_id in copy_ids:
+                problems.add(place(outputs, row.line, cols.of.get("copy", "copy")),
+                             f'copy id "{_short(copy_id)}" again (line {copy_ids[copy_id]})')
+                continue
+            copy_ids[copy_id] = row.line
+            by_task_builder.setdefault(key, (copy_id, row.line))
+            copy = {"id": copy_id, "task": task_id, "builder": model, "format": copy_format,
+                    "content": content, "truth": truth or "unknown"}
+            if defect and defect.strip():
+                if truth_class(copy["truth"]) == "good":
+                    skipped["defect note on a good copy (dropped)"] += 1
+                else:
+                    copy["defect"] = defect
+            at = f"copies[{len(copies)}]"
+            places[at] = place(outputs, row.line)
+            for key in ("content", "defect", "copy"):
+                if key in cols.of:
+                    places[f"{at}.{'id' if key == 'copy' else key}"] = place(outputs, row.line,
+                                                                              cols.of[key])
+            copies.append(copy)
+        if not rows and not problems:
+            problems.add(place(outputs), "no rows")
 
     reviewers: dict[str, dict] = {}
     review_list: list[dict] = []
@@ -518,7 +598,8 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
 
     bundle = {
         "format": FORMAT_2,
-        "run": {"name": (run_name or "").strip() or outputs.name,
+        # The file's own name: a path as typed on the host's machine stays out of the report.
+        "run": {"name": (run_name or "").strip() or _base_name(groups[0][0].name),
                 "default_condition": default_condition, "abstain_scoring": abstain_scoring},
         "tasks": list(tasks.values()),
         "builders": list(builders.values()),
@@ -528,6 +609,27 @@ def _convert(problems, outputs, table_format, column_map, value_maps, builder, b
         bundle["reviewers"] = list(reviewers.values())
         bundle["reviews"] = review_list
     return Imported(bundle=bundle, summary=_summary(bundle, skipped), places=places)
+
+
+def _base_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _equal_cells(source: Source, row: _Row, columns: tuple[str, str], problems: Problems) -> str:
+    """tests_pass where the row's two columns hold the same text, tests_fail where they differ
+    or the answer is empty (no answer is a wrong one, as an empty patch is unresolved), unknown
+    where the reference is empty or missing (nothing to compare with)."""
+    values = []
+    for column in columns:
+        value = row.cells.get(column)
+        if isinstance(value, _Unreadable):
+            problems.add(place(source, row.line, column), value.problem)
+            return "unknown"
+        values.append((value or "").strip())
+    answer, reference = values
+    if not reference:
+        return "unknown"
+    return "tests_pass" if answer == reference else "tests_fail"
 
 
 def _same_for_task(problems, source, row, cols, task, lines, values) -> None:

@@ -58,6 +58,29 @@ def run_import_view(request):
                        page=lambda **shown: _runs_page(request, **shown))
 
 
+def _tables_per_builder(data) -> list[tuple[str, object]]:
+    """(model, upload) for each table of outputs per builder, named on its line MODEL=FILE NAME;
+    a file no line names, or a line naming no file, is refused (Invalid), nothing converted."""
+    uploads = {upload.name: upload for upload in data.get("outputs_per_builder") or []}
+    out, problems = [], []
+    for line in (data.get("per_builder_models") or "").splitlines():
+        if not line.strip():
+            continue
+        model, equals, name = line.partition("=")
+        if not equals or not model.strip() or not name.strip():
+            problems.append(f'Builder of each table: "{line.strip()}" is not MODEL=FILE NAME')
+        elif name.strip() not in uploads:
+            problems.append(f'Builder of each table: no table of outputs named "{name.strip()}" '
+                            "was uploaded")
+        else:
+            out.append((model.strip(), uploads.pop(name.strip())))
+    problems += [f"Builder of each table: name the builder of {name} (MODEL={name})"
+                 for name in uploads]
+    if problems:
+        raise Invalid("\n".join(problems))
+    return out
+
+
 def _converted(data):
     """The host's files and options to a run/2 bundle; a ConversionError, every line of it, is
     refused like the validator's refusals (nothing is written either way)."""
@@ -69,6 +92,7 @@ def _converted(data):
 
     source = data["source"]
     table = source in ("jsonl", "csv")
+    per_builder = _tables_per_builder(data) if table else []
     request_ = ImportRequest(
         format=source, outputs=one(data.get("outputs")) if table else None,
         reviews=one(data.get("reviews")) if table else None,
@@ -83,7 +107,9 @@ def _converted(data):
         truth_values=text("truth_values"), review_scorer=text("review_scorer") or None,
         epoch=data.get("epoch") or 1,
         families=[line.strip() for line in text("families").splitlines() if line.strip()],
-        name=text("name"))
+        name=text("name"), truth_equals=text("truth_equals") if table else "",
+        outputs_per_builder=[one(upload) for _, upload in per_builder],
+        per_builder_models=[model for model, _ in per_builder])
     try:
         return convert(request_)
     except ConversionError as error:

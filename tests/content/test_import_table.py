@@ -286,3 +286,107 @@ def test_seed_refusals_a_review_naming_a_copy_that_does_not_exist():
         seed_import(reviews=reviews)
     assert caught.value.errors == ['reviews-v1.jsonl:1621: item: no copy "ffffffffffff" in the '
                                    "outputs"]
+
+
+# --- a JSON list given as --from jsonl (issue 27 item 9) ---------------------------------------------
+
+def as_pretty_list(raw: bytes) -> bytes:
+    rows = [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+    return json.dumps(rows, indent=2, ensure_ascii=False).encode()
+
+
+def test_a_pretty_printed_json_list_reads_as_its_jsonl(seed):
+    """Many eval scripts write results as one indented JSON list; it was refused with one "not
+    JSON" per line. The seed article's tables, written that way, import to the same bundle."""
+    items = as_pretty_list((SEED / "items-v1.jsonl").read_bytes())
+    reviews = as_pretty_list((SEED / "reviews-v1.jsonl").read_bytes())
+    listed = seed_import(items, reviews)
+    assert listed.bundle == seed.bundle
+    assert listed.summary == seed.summary
+
+
+def test_a_json_list_names_each_problem_by_the_line_its_record_starts_on():
+    outputs = (b'[\n  {"prompt": "Add.", "model": "gpt-4o", "response": "a + b"},\n'
+               b'  ["not", "a", "record"],\n'
+               b'  {"prompt": "Sub.", "model": "gpt-4o", "response": "a - b"}\n]\n')
+    assert refusal(outputs, column_map="task=prompt,builder=model,content=response") == [
+        "out.jsonl:3: not a JSON object"]
+    broken = b'[\n  {"prompt": "Add.", "model": "gpt-4o", "response": "a + b"}\n  {"prompt": 1}\n]'
+    assert refusal(broken, column_map="task=prompt,builder=model,content=response") == [
+        "out.jsonl:3: not JSON (expected , or ] in the list)"]
+    trailing = b'[{"prompt": "Add.", "model": "gpt-4o", "response": "a + b"}]\n[]'
+    assert refusal(trailing, column_map="task=prompt,builder=model,content=response") == [
+        "out.jsonl:2: not JSON (more after the list's end)"]
+
+
+# --- one table per builder, truth from two columns (issue 27 item 9) ----------------------------------
+
+def clean_reviews_per_model() -> dict[str, bytes]:
+    """The seed article's clean-condition reviews, one JSONL table per reviewer model, each row
+    given the verdict it should have had (FAIL on buggy code, PASS on correct): the shape of a
+    math or QA result file, a model's answer beside the reference."""
+    tables: dict[str, list[str]] = {}
+    for line in (SEED / "reviews-v1.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["condition"] == "clean":
+            row["expected"] = "FAIL" if row["label"] == "buggy" else "PASS"
+            tables.setdefault(row["model"], []).append(json.dumps(row))
+    return {model: ("\n".join(rows) + "\n").encode() for model, rows in tables.items()}
+
+
+def test_one_table_per_builder_with_truth_from_two_columns_gives_the_articles_counts(summary_v1):
+    tables = clean_reviews_per_model()
+    imported = convert(
+        outputs=None, table_format="jsonl", column_map=parse_map("task=item,content=verdict"),
+        value_maps={}, builder=None, builder_family=None, reviews=None, review_column_map={},
+        families=Families({model: "Alibaba" for model in tables}),
+        truth_equals=("verdict", "expected"),
+        per_builder=[(model, Source(f"/home/host/results/{model.split('/')[1]}.jsonl", raw))
+                     for model, raw in tables.items()])
+    assert imported.summary["builders"] == {model: 180 for model in tables}
+    by_model: dict[str, dict[str, int]] = {}
+    for copy_ in imported.bundle["copies"]:
+        counts = by_model.setdefault(copy_["builder"], {})
+        counts[copy_["truth"]] = counts.get(copy_["truth"], 0) + 1
+    for model, counts in by_model.items():
+        published = summary_v1["models"][model]["conditions"]
+        caught = published["buggy/clean"]["flagged"]
+        good = published["correct/clean"]
+        passed = good["n"] - good["flagged"] - good["noVerdict"]
+        assert counts == {"tests_pass": caught + passed, "tests_fail": 180 - caught - passed}
+    # The default run name is the first file's own name, never the path typed on the host's machine.
+    assert imported.bundle["run"]["name"] == "Qwen2.5-Coder-1.5B-Instruct.jsonl"
+
+
+def test_truth_from_two_columns_fails_an_empty_answer_and_knows_nothing_without_a_reference():
+    outputs = jsonl({"q": "1+1", "pred": "2", "answer": "2"}, {"q": "2+2", "pred": " 5", "answer": "4"},
+                    {"q": "3+3", "pred": "", "answer": "6"}, {"q": "4+4", "pred": "8", "answer": ""})
+    imported = convert(outputs=Source("aime.jsonl", outputs), table_format="jsonl",
+                       column_map=parse_map("task=q,content=pred"), value_maps={}, builder="m",
+                       builder_family="O", reviews=None, review_column_map={}, families=Families(),
+                       truth_equals=("pred", "answer"))
+    assert [c["truth"] for c in imported.bundle["copies"]] == [
+        "tests_pass", "tests_fail", "tests_fail", "unknown"]
+
+
+def test_truth_from_two_columns_refuses_a_missing_column_and_a_truth_map_beside_it():
+    with pytest.raises(ConversionError) as caught:
+        convert(outputs=Source("aime.jsonl", jsonl({"q": "1+1", "pred": "2"})), table_format="jsonl",
+                column_map=parse_map("task=q,content=pred,truth=pred"), value_maps={}, builder="m",
+                builder_family="O", reviews=None, review_column_map={}, families=Families(),
+                truth_equals=("pred", "answer"))
+    assert caught.value.errors == [
+        '--truth-equals: the truth is mapped to column "pred" and derived from two columns: give one',
+        'aime.jsonl: no column "answer" (named by --truth-equals); the columns are: pred, q']
+
+
+def test_tables_per_builder_refuse_a_model_named_twice_or_a_builder_column_beside_them():
+    one = Source("a.jsonl", jsonl({"q": "1+1", "pred": "2"}))
+    with pytest.raises(ConversionError) as caught:
+        convert(outputs=None, table_format="jsonl", column_map=parse_map("task=q,content=pred,builder=q"),
+                value_maps={}, builder=None, builder_family=None, reviews=None, review_column_map={},
+                families=Families({"m": "O"}), per_builder=[("m", one), ("m", one)])
+    assert caught.value.errors[:2] == [
+        "--outputs-per-builder: names each file's builder: give no other table of outputs, "
+        "constant builder or builder column with it",
+        '--outputs-per-builder: "m": each file needs its own model']

@@ -195,3 +195,27 @@ def test_the_same_table_twice_is_refused_unless_the_host_imports_it_again(alice,
     assert Run.objects.count() == 1
     again = alice.post(url("run_import"), {**fields, "outputs": file("o.csv", raw), "again": "on"})
     assert again.status_code == 303 and Run.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_tables_per_builder_upload_with_their_builders_named(alice, host):
+    data = SEED.parent / "swebench"
+    fields = {"source": "jsonl", "column_map": "task=instance_id,content=model_patch",
+              "families": "qwen-mini=Alibaba\nqwen-mini-graphrag=Alibaba"}
+    uploads = [file(data / "qwen-mini.preds.jsonl"), file(data / "qwen-mini-graphrag.preds.jsonl")]
+    unnamed = alice.post(url("run_import"), {**fields, "outputs_per_builder": uploads,
+                                             "per_builder_models": "qwen-mini=qwen-mini.preds.jsonl"})
+    assert unnamed.status_code == 400
+    assert errors_listed(unnamed) == [
+        "Builder of each table: name the builder of qwen-mini-graphrag.preds.jsonl "
+        "(MODEL=qwen-mini-graphrag.preds.jsonl)"]
+    assert nothing_written()
+    uploads = [file(data / "qwen-mini.preds.jsonl"), file(data / "qwen-mini-graphrag.preds.jsonl")]
+    named = alice.post(url("run_import"), {
+        **fields, "outputs_per_builder": uploads,
+        "per_builder_models": "qwen-mini=qwen-mini.preds.jsonl\n"
+                              "qwen-mini-graphrag=qwen-mini-graphrag.preds.jsonl"})
+    assert named.status_code == 303
+    run = Run.objects.get()
+    assert sorted(run.builders.values_list("model", flat=True)) == ["qwen-mini", "qwen-mini-graphrag"]
+    assert run.copies.count() == 6 and run.name == "qwen-mini.preds.jsonl"

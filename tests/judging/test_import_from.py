@@ -82,7 +82,7 @@ def test_a_conversion_refusal_lists_every_line_and_writes_nothing(host, tmp_path
 
 def test_a_malformed_map_and_a_missing_outputs_file_are_refused(host, tmp_path):
     assert refused("import_run", "--from", "jsonl", "--host", "alice") == (
-        "--from jsonl: name the table of outputs")
+        "--from jsonl: name the table of outputs (or --outputs-per-builder MODEL=FILE …)")
     missing = str(tmp_path / "none.jsonl")
     assert refused("import_run", "--from", "jsonl", missing, "--host", "alice") == (
         f"no such file: {missing}")
@@ -228,3 +228,26 @@ def test_the_printed_summary_says_which_scores_no_truth_rule_maps(host, tmp_path
                    "--truth-scorer", "match").splitlines()
     assert "copies by truth: tests_pass 8, unknown 2" in printed
     assert "truth unknown: 2 copies scored with values no --truth-values rule maps: 0.5 (2)" in printed
+
+
+def test_one_table_per_builder_imports_as_the_same_run_as_one_table_of_both(host, tmp_path):
+    """The SWE-bench predictions are one JSONL table per model, as most eval scripts write
+    results: read per builder, they make the run their concatenation makes with a builder column."""
+    data = SEED.parent / "swebench"
+    table = ["--map", "task=instance_id,content=model_patch", "--family", "qwen-mini=Alibaba",
+             "--family", "qwen-mini-graphrag=Alibaba", "--name", "per builder"]
+    per_builder = call_json(
+        "import_run", "--from", "jsonl", "--host", "alice", *table, "--outputs-per-builder",
+        f"qwen-mini={data / 'qwen-mini.preds.jsonl'}",
+        f"qwen-mini-graphrag={data / 'qwen-mini-graphrag.preds.jsonl'}")
+    both = tmp_path / "both.jsonl"
+    both.write_bytes((data / "qwen-mini.preds.jsonl").read_bytes()
+                     + (data / "qwen-mini-graphrag.preds.jsonl").read_bytes())
+    one_table = call_json("import_run", "--from", "jsonl", str(both), "--host", "alice", *table,
+                          "--map", "task=instance_id,content=model_patch,builder=model_name_or_path",
+                          "--again")
+    assert per_builder["manifest_sha256"] == one_table["manifest_sha256"]
+    assert per_builder["summary"]["builders"] == {"qwen-mini": 3, "qwen-mini-graphrag": 3}
+    assert refused("import_run", "--from", "jsonl", "--host", "alice",
+                   "--outputs-per-builder", str(both)) == (
+        f'--outputs-per-builder: "{both}" is not MODEL=FILE')

@@ -43,6 +43,12 @@ class Command(HostCommand):
         tables.add_argument("--map", default="", metavar="TARGET=COLUMN,…")
         tables.add_argument("--values", default="", metavar="FIELD:VALUE=TARGET,… …")
         tables.add_argument("--builder")
+        tables.add_argument("--outputs-per-builder", nargs="+", action="extend", default=[],
+                            metavar="MODEL=FILE",
+                            help="one table of outputs per builder, each with its model")
+        tables.add_argument("--truth-equals", default="", metavar="PRED=ANSWER",
+                            help="a copy's truth from two columns: tests_pass where they hold "
+                                 "the same answer, tests_fail where they differ")
         tables.add_argument("--builder-family")
         tables.add_argument("--reviews", metavar="F")
         tables.add_argument("--review-map", default="", metavar="TARGET=COLUMN,…")
@@ -85,8 +91,15 @@ def _convert(source_format: str, outputs: str | None, options: dict):
     def one(path):
         return Source(path, _read(path, path)) if path else None
 
-    if source_format in ("jsonl", "csv") and not outputs:
-        raise CommandError(f"--from {source_format}: name the table of outputs")
+    per_builder = []
+    for given in options["outputs_per_builder"]:
+        model, equals, path = given.partition("=")
+        if not equals or not model.strip() or not path:
+            raise CommandError(f'--outputs-per-builder: "{given}" is not MODEL=FILE')
+        per_builder.append((model.strip(), path))
+    if source_format in ("jsonl", "csv") and not outputs and not per_builder:
+        raise CommandError(f"--from {source_format}: name the table of outputs (or "
+                           "--outputs-per-builder MODEL=FILE …)")
     request = ImportRequest(
         format=source_format, outputs=one(outputs) if source_format in ("jsonl", "csv") else None,
         reviews=one(options.get("reviews")), predictions=sources(options["predictions"]),
@@ -97,7 +110,9 @@ def _convert(source_format: str, outputs: str | None, options: dict):
         instances=options.get("instances"), seed=options["seed"],
         truth_scorer=options.get("truth_scorer"), truth_values=options["truth_values"],
         review_scorer=options.get("review_scorer"), epoch=options["epoch"],
-        families=options["family"], name=options["name"])
+        families=options["family"], name=options["name"], truth_equals=options["truth_equals"],
+        outputs_per_builder=sources(path for _, path in per_builder),
+        per_builder_models=[model for model, _ in per_builder])
     try:
         return convert(request)
     except ConversionError as error:
