@@ -179,6 +179,11 @@ class RunImportForm(HostForm):
                   "organisation is not known.")
     name = forms.CharField(label="Run name", required=False, widget=ONE_LINE,
                            help_text="For every format but a bundle, optional.")
+    cluster = forms.CharField(
+        label="Resampling units", required=False, widget=ONE_LINE,
+        help_text="How tasks group for the report's intervals: task (each task its own unit, "
+                  "the default; a table's cluster column if it has one), repo (SWE-bench: by "
+                  "repository), eval (Inspect: by eval task), or a table's column name.")
     again = forms.BooleanField(
         label="Import again", required=False,
         help_text="Import it even if one of your runs has the same manifest (the same tasks, "

@@ -64,6 +64,10 @@ class ImportRequest:
     # One table of outputs per builder: the files, and the model of each (in the same order).
     outputs_per_builder: list[Source] = field(default_factory=list)
     per_builder_models: list[str] = field(default_factory=list)
+    # How tasks group into the report's resampling units: "" (the format's default), "task" or
+    # "none" (each task its own unit), the format's own grouping ("repo": a SWE-bench
+    # instance's repository; "eval": an inspect sample's eval task), or a table's COLUMN.
+    cluster: str = ""
 
 
 # The request's files: one each, and lists of them (in this order on the child's input).
@@ -112,12 +116,58 @@ def request_message(request: ImportRequest, max_bundle_bytes: int) -> tuple[byte
 def convert_in_process(request: ImportRequest, max_bundle_bytes: int | None = None) -> Imported:
     """The run/2 bundle for the request, converted here, or ConversionError listing every
     problem (what the child runs; `max_bundle_bytes` bounds the texts built from inspect logs)."""
+    problems = Problems()
+    choice = _cluster_choice(request, problems)
+    problems.raise_if_any()
     imported = _converted(request, max_bundle_bytes)
+    _group_tasks(imported, choice)
     # What every importer may have let through, counted once here: copies with nothing in them
     # (an empty output is a builder's answer, imported as a blank copy, and the host is told).
     imported.summary["empty_copies"] = sum(
         1 for copy in imported.bundle.get("copies", []) if not copy.get("content", "").strip())
     return imported
+
+
+# The grouping each importer gives its tasks as their cluster, which --cluster names to keep it.
+FORMAT_CLUSTERS = {"swebench": "repo", "inspect": "eval"}
+EACH_TASK = ("task", "none")
+
+
+def _cluster_choice(request: ImportRequest, problems: Problems) -> str:
+    """The request's --cluster, checked against its format: "keep" (the importer's own
+    grouping: a table's cluster column, SWE-bench's repo, inspect's eval), or "task"."""
+    choice = request.cluster.strip()
+    table_format = request.format in ("jsonl", "csv")
+    if not choice:
+        # A table's cluster column is the host's own data; the other formats' groupings are few
+        # and large (one repository, one eval task), too few units to resample (issue 28).
+        return "keep" if table_format else "task"
+    if choice in EACH_TASK:
+        return "task"
+    if choice == FORMAT_CLUSTERS.get(request.format):
+        return "keep"
+    if table_format:
+        mapped = table.parse_map(request.column_map).get("cluster") if request.column_map else None
+        if mapped and mapped != choice:
+            problems.add("--cluster", f'"{choice}", but --map reads the cluster from column '
+                         f'"{mapped}": give one')
+        return "keep"
+    own = FORMAT_CLUSTERS.get(request.format)
+    problems.add("--cluster", f'"{choice}" is not one of task, none' + (f", {own}" if own else "")
+                 + (" (a column is read from tables only)" if own else ""))
+    return "task"
+
+
+def _group_tasks(imported: Imported, choice: str) -> None:
+    """Tasks grouped as chosen; the summary says into how many resampling units."""
+    tasks = imported.bundle.get("tasks", [])
+    if choice == "task":
+        for task in tasks:
+            task.pop("cluster", None)
+    clusters = {task.get("cluster") or f"task {task['id']}" for task in tasks}
+    imported.summary["units"] = {
+        "by": "cluster" if any(task.get("cluster") for task in tasks) else "task",
+        "count": len(clusters)}
 
 
 def _converted(request: ImportRequest, max_bundle_bytes: int | None) -> Imported:
@@ -207,6 +257,9 @@ def _table(request: ImportRequest, families: Families) -> Imported:
                          "column names)")
         else:
             truth_equals = (pred.strip(), answer.strip())
+    choice = request.cluster.strip()
+    if choice and choice not in EACH_TASK:
+        maps["map"].setdefault("cluster", choice)  # --cluster COLUMN: the column it names
     problems.raise_if_any()
     return table.convert(outputs=request.outputs, table_format=request.format,
                          truth_equals=truth_equals,
@@ -271,6 +324,10 @@ def summary_lines(summary: dict) -> list[str]:
         lines.append(f"empty outputs imported as blank copies: {summary['empty_copies']}")
     if summary.get("duplicates_dropped"):
         lines.append(f"exact duplicates dropped: {summary['duplicates_dropped']}")
+    units = summary.get("units")
+    if units:
+        lines.append(f"resampling units: {units['count']} "
+                     + ("clusters" if units["by"] == "cluster" else "tasks (each its own unit)"))
     if summary.get("epochs_ignored"):
         lines.append(f"samples of other epochs not imported: {summary['epochs_ignored']} "
                      f"(epoch {summary.get('epoch', 1)} is)")

@@ -108,6 +108,7 @@ def _converted(data):
         epoch=data.get("epoch") or 1,
         families=[line.strip() for line in text("families").splitlines() if line.strip()],
         name=text("name"), truth_equals=text("truth_equals") if table else "",
+        cluster=text("cluster"),
         outputs_per_builder=[one(upload) for _, upload in per_builder],
         per_builder_models=[model for model, _ in per_builder])
     try:

@@ -251,3 +251,57 @@ def test_one_table_per_builder_imports_as_the_same_run_as_one_table_of_both(host
     assert refused("import_run", "--from", "jsonl", "--host", "alice",
                    "--outputs-per-builder", str(both)) == (
         f'--outputs-per-builder: "{both}" is not MODEL=FILE')
+
+
+# --- the resampling units the host chooses (issue 27 item 10) ------------------------------------------
+
+def swebench_files(data) -> list[str]:
+    return ["--predictions", str(data / "qwen-mini.preds.jsonl"),
+            str(data / "qwen-mini-graphrag.preds.jsonl"), "--report",
+            str(data / "qwen-mini.vanilla.json"), str(data / "qwen-mini-graphrag.graphrag_tdd.json"),
+            "--dataset", str(data / "dataset.jsonl")]
+
+
+def test_swebench_tasks_are_their_own_units_unless_the_host_groups_them_by_repository(host):
+    """Every instance of the excerpt is astropy's: grouped by repository, the builders' comparison
+    would have one unit to resample, and no answer."""
+    data = SEED.parent / "swebench"
+    default = call_json("import_run", "--from", "swebench", "--host", "alice", *swebench_files(data))
+    assert default["summary"]["units"] == {"by": "task", "count": 3}
+    assert set(Task.objects.filter(run_id=default["run"]).values_list("cluster", flat=True)) == {""}
+    by_repo = call_json("import_run", "--from", "swebench", "--host", "alice", *swebench_files(data),
+                        "--cluster", "repo", "--again")
+    assert by_repo["summary"]["units"] == {"by": "cluster", "count": 1}
+    assert set(Task.objects.filter(run_id=by_repo["run"]).values_list("cluster", flat=True)) == {
+        "astropy/astropy"}
+    assert refused("import_run", "--from", "swebench", "--host", "alice", *swebench_files(data),
+                   "--cluster", "eval") == (
+        '--cluster: "eval" is not one of task, none, repo (a column is read from tables only)')
+
+
+def test_inspect_samples_are_their_own_units_unless_grouped_by_their_eval(host):
+    log = SEED.parent / "inspect" / POPULARITY
+    args = ["import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
+            "--truth-scorer", "match"]
+    printed = call(*args).splitlines()
+    assert "resampling units: 10 tasks (each its own unit)" in printed
+    assert call_json(*args, "--cluster", "eval", "--again")["summary"]["units"] == {
+        "by": "cluster", "count": 1}
+
+
+def test_a_tables_cluster_column_is_kept_chosen_or_dropped_as_the_host_says(host, tmp_path):
+    path = tmp_path / "o.csv"
+    path.write_text("prompt,answer,topic,year\nAdd.,a + b,arith,2024\nSub.,a - b,arith,2025\n"
+                    "Sort.,sorted(x),lists,2025\n")
+    args = ["import_run", "--from", "csv", str(path), "--host", "alice", "--builder", "m",
+            "--builder-family", "O", "--map", "task=prompt,content=answer,cluster=topic"]
+
+    def clusters(result):
+        return sorted(Task.objects.filter(run_id=result["run"]).values_list("cluster", flat=True))
+
+    assert clusters(call_json(*args)) == ["arith", "arith", "lists"]
+    assert clusters(call_json(*args, "--cluster", "task", "--again")) == ["", "", ""]
+    by_year = [*args[:-1], "task=prompt,content=answer", "--cluster", "year", "--again"]
+    assert clusters(call_json(*by_year)) == ["2024", "2025", "2025"]
+    assert refused(*args, "--cluster", "year", "--again") == (
+        '--cluster: "year", but --map reads the cluster from column "topic": give one')

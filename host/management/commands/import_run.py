@@ -22,6 +22,11 @@ class Command(HostCommand):
         parser.add_argument("--from", dest="source_format", choices=FORMATS,
                             help="convert from this format instead of reading a bundle")
         parser.add_argument("--name", default="", help="the run's name (default: from the files)")
+        parser.add_argument("--cluster", default="", metavar="task|none|repo|eval|COLUMN",
+                            help="how tasks group into the report's resampling units: each "
+                                 "task its own (task, none: the default, but a table's cluster "
+                                 "column), SWE-bench's repository (repo), inspect's eval task "
+                                 "(eval), or a table's COLUMN")
         parser.add_argument("--again", action="store_true",
                             help="import it even if one of the host's runs has the same manifest")
         parser.add_argument("--family", action="append", default=[], metavar="MODEL=ORG",
@@ -111,6 +116,7 @@ def _convert(source_format: str, outputs: str | None, options: dict):
         truth_scorer=options.get("truth_scorer"), truth_values=options["truth_values"],
         review_scorer=options.get("review_scorer"), epoch=options["epoch"],
         families=options["family"], name=options["name"], truth_equals=options["truth_equals"],
+        cluster=options["cluster"],
         outputs_per_builder=sources(path for _, path in per_builder),
         per_builder_models=[model for model, _ in per_builder])
     try:
