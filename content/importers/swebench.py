@@ -245,7 +245,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name,
 
     # --- the dataset: a statement for every instance imported --------------------------------
     statements = _statements(dataset, set(chosen), problems)
-    for iid in chosen:
+    for iid in chosen if statements is not None else []:
         if iid not in statements:
             for model in sorted(preds):
                 problems.add(f"{preds[model][iid][1]}: instance_id", f'"{iid}" has no '
@@ -583,15 +583,19 @@ def _trajectories(trajectories, preds, folder_of, chosen, problems) -> dict:
     return {m: dict(sorted(c.items())) for m, c in sorted(counts.items())}
 
 
-def _statements(dataset: Source | None, chosen: set[str], problems: Problems) -> dict:
-    """instance id -> (statement, repo, where), for the imported instances."""
+def _statements(dataset: Source | None, chosen: set[str], problems: Problems) -> dict | None:
+    """instance id -> (statement, repo, where), for the imported instances; None when the file
+    itself was refused (its problem is listed, not one per instance)."""
     statements: dict[str, tuple[str, str, str]] = {}
     if dataset is None:
         return statements
     rows = _parquet_rows(dataset, problems) if _is_parquet(dataset) else \
         _rows(dataset, problems, keyed_field="instance_id")
     seen = set()
+    before = len(problems.items) + problems.more
+    read = 0
     for where, row in rows:
+        read += 1
         iid = _text(row, "instance_id", where, problems)
         if iid is None:
             continue
@@ -608,6 +612,8 @@ def _statements(dataset: Source | None, chosen: set[str], problems: Problems) ->
             repo = ""
         if statement is not None:
             statements[iid] = (statement, repo, where)
+    if not read and len(problems.items) + problems.more > before:
+        return None
     return statements
 
 
