@@ -3,6 +3,8 @@ tests/data/README.md) and on every input it must refuse."""
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -548,3 +550,34 @@ def test_garbage_trajectories_and_reports_are_only_ever_conversion_errors(data):
             run(**changes)
         except ConversionError as error:
             assert error.errors and all(isinstance(e, str) for e in error.errors)
+
+
+WITHOUT_PYARROW = """
+import sys
+sys.modules["pyarrow"] = None  # as if the parquet extra were not installed
+sys.modules["pyarrow.parquet"] = None
+from pathlib import Path
+from content.importers import swebench
+from content.importers.common import ConversionError, Families, Source
+data = Path("tests/data/swebench")
+def real(name):
+    return Source("swebench/" + name, (data / name).read_bytes())
+try:
+    swebench.convert(predictions=[real("qwen-mini.preds.jsonl")],
+                     reports=[real("qwen-mini.vanilla.json")], dataset=real("dataset.parquet"),
+                     families=Families())
+except ConversionError as refused:
+    print("\\n".join(refused.errors))
+"""
+
+
+@pytest.mark.pure(False)
+def test_without_the_parquet_extra_a_parquet_dataset_is_refused_naming_the_extra():
+    """Run in a process of its own where pyarrow cannot be imported: nothing of ours is mocked."""
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", WITHOUT_PYARROW], capture_output=True,
+                            text=True, timeout=120, cwd=root)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == (
+        "swebench/dataset.parquet: a Parquet dataset needs pyarrow, which is not installed: "
+        "pip install 'blindjudge[parquet]' (or give the dataset as JSONL)")
