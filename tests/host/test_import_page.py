@@ -177,3 +177,30 @@ def test_swebench_files_upload_several_at_once(alice, host):
     assert run.name == "SWE-bench excerpt"
     assert len(set(run.copies.values_list("builder", flat=True))) == 2
     assert "copies by truth:" in page(response)
+
+
+@pytest.mark.django_db
+def test_swebench_instance_ids_and_the_empty_patch_rule_through_the_page(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "swebench",
+        "predictions": [file(SWEBENCH / "qwen-mini.preds.jsonl"),
+                        file(SWEBENCH / "qwen-mini-graphrag.preds.jsonl")],
+        "reports": [file(SWEBENCH / "qwen-mini.vanilla.json"),
+                    file(SWEBENCH / "qwen-mini-graphrag.graphrag_tdd.json")],
+        "dataset": file(SWEBENCH / "dataset.parquet"),
+        "instance_ids": "astropy__astropy-12907, astropy__astropy-13236",
+        "empty_patch": "unknown"}, follow=True)
+    run = Run.objects.get()
+    assert sorted(run.tasks.values_list("bundle_id", flat=True)) == [
+        "astropy__astropy-12907", "astropy__astropy-13236"]
+    assert "copies by truth: tests_fail 2, tests_pass 1, unknown 1" in page(response)
+    response = alice.post(url("run_import"), {
+        "source": "swebench",
+        "predictions": [file(SWEBENCH / "qwen-mini.preds.jsonl")],
+        "reports": [file(SWEBENCH / "qwen-mini.vanilla.json")],
+        "dataset": file(SWEBENCH / "dataset.jsonl"),
+        "instances_file": file("ids.txt", b"astropy__astropy-99999\n")})
+    assert response.status_code == 400
+    assert errors_listed(response) == [
+        "--instance-ids: 1 of the 1 ids named are not predicted by every model: "
+        "astropy__astropy-99999 (no prediction from qwen-mini)"]
