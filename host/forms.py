@@ -160,6 +160,18 @@ class RunImportForm(HostForm):
         help_text="For SWE-bench, optional: a seeded sample of this many instances.")
     seed = forms.CharField(label="Sampling seed (SWE-bench)", required=False, initial="0",
                            widget=ONE_LINE)
+    instance_ids = forms.CharField(
+        label="Instance ids (SWE-bench)", required=False, widget=ONE_LINE,
+        help_text="For SWE-bench, optional: import exactly these instances (separated by spaces "
+                  "or commas), instead of a sample.")
+    instances_file = forms.FileField(
+        label="Instances file (SWE-bench)", required=False,
+        help_text="For SWE-bench, optional: the instances to import, one id a line (or a JSON "
+                  "list).")
+    empty_patch = forms.ChoiceField(
+        label="An empty patch is (SWE-bench)", required=False, initial="fail",
+        choices=[("fail", "unresolved (tests_fail), as SWE-bench counts it"),
+                 ("unknown", "unknown")])
     logs = MultipleFileField(
         label="Evaluation logs (Inspect, one or more files)", required=False,
         help_text="For Inspect: the .eval or .json logs.")
@@ -193,7 +205,7 @@ class RunImportForm(HostForm):
         data = super().clean()
         limit = settings.BLINDJUDGE_MAX_BUNDLE_BYTES
         for name in ("bundle", "outputs", "outputs_per_builder", "reviews", "dataset",
-                     "predictions", "reports", "logs"):
+                     "predictions", "reports", "logs", "instances_file"):
             given = data.get(name)
             for upload in given if isinstance(given, list) else [given] if given else []:
                 if upload.size > limit:

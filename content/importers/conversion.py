@@ -54,6 +54,10 @@ class ImportRequest:
     copy_format: str = "text"
     instances: int | None = None
     seed: str = "0"
+    instance_ids: list[str] = field(default_factory=list)
+    instances_file: Source | None = None
+    empty_patch: str = "fail"
+    trajectories: list[Source] = field(default_factory=list)
     truth_scorer: str | None = None
     truth_values: str = ""
     review_scorer: str | None = None
@@ -71,8 +75,8 @@ class ImportRequest:
 
 
 # The request's files: one each, and lists of them (in this order on the child's input).
-SOURCE_FIELDS = ("outputs", "reviews", "dataset")
-SOURCE_LISTS = ("predictions", "reports", "logs", "outputs_per_builder")
+SOURCE_FIELDS = ("outputs", "reviews", "dataset", "instances_file")
+SOURCE_LISTS = ("predictions", "reports", "logs", "trajectories", "outputs_per_builder")
 # Exit status of a child that ran out of memory (it says so on its output too, when it can).
 OUT_OF_MEMORY = 3
 
@@ -181,7 +185,11 @@ def _converted(request: ImportRequest, max_bundle_bytes: int | None) -> Imported
         swebench = _importer("swebench")
         return swebench.convert(predictions=request.predictions, reports=request.reports,
                                 dataset=request.dataset, instances=request.instances,
-                                seed=request.seed, families=families, run_name=request.name)
+                                seed=request.seed, families=families, run_name=request.name,
+                                instance_ids=request.instance_ids,
+                                instances_file=request.instances_file,
+                                empty_patch=request.empty_patch,
+                                trajectories=request.trajectories)
     if request.format == "inspect":
         inspect_logs = _importer("inspect_logs")
         return inspect_logs.convert(logs=request.logs, truth_scorer=request.truth_scorer,

@@ -219,3 +219,29 @@ def test_tables_per_builder_upload_with_their_builders_named(alice, host):
     run = Run.objects.get()
     assert sorted(run.builders.values_list("model", flat=True)) == ["qwen-mini", "qwen-mini-graphrag"]
     assert run.copies.count() == 6 and run.name == "qwen-mini.preds.jsonl"
+
+
+def test_swebench_instance_ids_and_the_empty_patch_rule_through_the_page(alice, host):
+    response = alice.post(url("run_import"), {
+        "source": "swebench",
+        "predictions": [file(SWEBENCH / "qwen-mini.preds.jsonl"),
+                        file(SWEBENCH / "qwen-mini-graphrag.preds.jsonl")],
+        "reports": [file(SWEBENCH / "qwen-mini.vanilla.json"),
+                    file(SWEBENCH / "qwen-mini-graphrag.graphrag_tdd.json")],
+        "dataset": file(SWEBENCH / "dataset.parquet"),
+        "instance_ids": "astropy__astropy-12907, astropy__astropy-13236",
+        "empty_patch": "unknown"}, follow=True)
+    run = Run.objects.get()
+    assert sorted(run.tasks.values_list("bundle_id", flat=True)) == [
+        "astropy__astropy-12907", "astropy__astropy-13236"]
+    assert "copies by truth: tests_fail 2, tests_pass 1, unknown 1" in page(response)
+    response = alice.post(url("run_import"), {
+        "source": "swebench",
+        "predictions": [file(SWEBENCH / "qwen-mini.preds.jsonl")],
+        "reports": [file(SWEBENCH / "qwen-mini.vanilla.json")],
+        "dataset": file(SWEBENCH / "dataset.jsonl"),
+        "instances_file": file("ids.txt", b"astropy__astropy-99999\n")})
+    assert response.status_code == 400
+    assert errors_listed(response) == [
+        "--instance-ids: 1 of the 1 ids named are not predicted by every model: "
+        "astropy__astropy-99999 (no prediction from qwen-mini)"]

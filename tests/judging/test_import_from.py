@@ -305,3 +305,44 @@ def test_a_tables_cluster_column_is_kept_chosen_or_dropped_as_the_host_says(host
     assert clusters(call_json(*by_year)) == ["2024", "2025", "2025"]
     assert refused(*args, "--cluster", "year", "--again") == (
         '--cluster: "year", but --map reads the cluster from column "topic": give one')
+
+
+# --- the SWE-bench layouts, whole run folders and subsets by id (issue 27 items 6, 7) ---------
+
+def test_swebench_run_folders_of_three_layouts_import_through_the_command(host):
+    """The command docs/importing.md shows: the harness's run reports beside their predictions,
+    an experiments run folder and a mini-swe-agent run folder given whole with --run-dir."""
+    data = SEED.parent / "swebench"
+    result = call_json(
+        "import_run", "--from", "swebench", "--host", "alice",
+        "--predictions", str(data / "qwen-mini.preds.jsonl"), str(data / "qwen-mini-graphrag.preds.jsonl"),
+        "--report", str(data / "qwen-mini.vanilla.json"), str(data / "qwen-mini-graphrag.graphrag_tdd.json"),
+        "--run-dir", str(data / "experiments/evaluation/verified/20250519_vorflux_opus46-code_gpt55h-review"),
+        str(data / "mini/20251118_gemini-3-pro-74pct"),
+        "--dataset", str(data / "dataset.parquet"),
+        "--family", "vorflux_opus46-code_gpt55h-review=Anthropic")
+    summary = result["summary"]
+    assert summary["tasks"] == 3
+    assert set(summary["builders"]) == {"qwen-mini", "qwen-mini-graphrag",
+                                        "vorflux_opus46-code_gpt55h-review",
+                                        "google/gemini-3-pro-preview"}
+    assert summary["copies_by_truth"] == {"tests_fail": 7, "tests_pass": 4, "unknown": 1}
+    assert summary["empty_patches"] == {"qwen-mini-graphrag": 1}
+    assert summary["trajectories"] == {"google/gemini-3-pro-preview": {"Submitted": 1}}
+    assert Run.objects.get(pk=result["run"]).copies.count() == 12
+
+
+def test_swebench_instance_ids_and_the_empty_patch_rule_through_the_command(host, tmp_path):
+    data = SEED.parent / "swebench"
+    ids = tmp_path / "ids.txt"
+    ids.write_text("astropy__astropy-12907\n")
+    result = call_json(*swebench_args(data, str(data / "qwen-mini.preds.jsonl")),
+                       "--instances-file", str(ids), "--empty-patch", "unknown")
+    assert result["summary"]["tasks"] == 1
+    assert result["summary"]["copies_by_truth"] == {"tests_fail": 1, "unknown": 1}
+    message = refused(*swebench_args(data, str(data / "qwen-mini.preds.jsonl")),
+                      "--instance-ids", "astropy__astropy-99999")
+    assert message == ("--instance-ids: 1 of the 1 ids named are not predicted by every model: "
+                       "astropy__astropy-99999 (no prediction from qwen-mini, qwen-mini-graphrag)")
+    assert refused("import_run", "--from", "swebench", "--host", "alice", "--run-dir",
+                   str(tmp_path)) == f"--run-dir: {tmp_path} holds no preds.json or all_preds.jsonl"

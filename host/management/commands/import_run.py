@@ -1,3 +1,5 @@
+import os
+
 from django.conf import settings
 from django.core.management.base import CommandError
 from django.db.models import Count
@@ -38,6 +40,17 @@ class Command(HostCommand):
         swebench.add_argument("--dataset", metavar="F")
         swebench.add_argument("--instances", type=int, metavar="N")
         swebench.add_argument("--seed", default="0", metavar="S")
+        swebench.add_argument("--instance-ids", nargs="+", action="extend", default=[],
+                              metavar="ID", help="import exactly these instances")
+        swebench.add_argument("--instances-file", metavar="F",
+                              help="the instances to import, one id a line (or a JSON list)")
+        swebench.add_argument("--empty-patch", choices=("fail", "unknown"), default="fail",
+                              help="the truth of an empty patch (default fail: unresolved, as "
+                                   "SWE-bench counts it)")
+        swebench.add_argument("--run-dir", nargs="+", action="extend", default=[], metavar="DIR",
+                              help="a run's folder: its preds.json or all_preds.jsonl, its "
+                                   "results/results.json and report.json files and its "
+                                   "mini-swe-agent trajectories, found by name")
         inspect = parser.add_argument_group("--from inspect")
         inspect.add_argument("--log", nargs="+", action="extend", default=[], metavar="F")
         inspect.add_argument("--truth-scorer")
@@ -105,14 +118,21 @@ def _convert(source_format: str, outputs: str | None, options: dict):
     if source_format in ("jsonl", "csv") and not outputs and not per_builder:
         raise CommandError(f"--from {source_format}: name the table of outputs (or "
                            "--outputs-per-builder MODEL=FILE …)")
+    found = _run_dirs(options.get("run_dir") or [], options.get("instance_ids") or [])
     request = ImportRequest(
         format=source_format, outputs=one(outputs) if source_format in ("jsonl", "csv") else None,
-        reviews=one(options.get("reviews")), predictions=sources(options["predictions"]),
-        reports=sources(options["report"]), dataset=one(options.get("dataset")),
+        reviews=one(options.get("reviews")),
+        predictions=sources([*options["predictions"], *found["predictions"]]),
+        reports=sources([*options["report"], *found["reports"]]),
+        dataset=one(options.get("dataset")),
         logs=sources(options["log"]), column_map=options["map"], values=options["values"],
         review_map=options["review_map"], builder=options.get("builder"),
         builder_family=options.get("builder_family"), copy_format=options["copy_format"],
         instances=options.get("instances"), seed=options["seed"],
+        instance_ids=options.get("instance_ids") or [],
+        instances_file=one(options.get("instances_file")),
+        empty_patch=options.get("empty_patch") or "fail",
+        trajectories=sources(found["trajectories"]),
         truth_scorer=options.get("truth_scorer"), truth_values=options["truth_values"],
         review_scorer=options.get("review_scorer"), epoch=options["epoch"],
         families=options["family"], name=options["name"], truth_equals=options["truth_equals"],
@@ -123,6 +143,33 @@ def _convert(source_format: str, outputs: str | None, options: dict):
         return convert(request)
     except ConversionError as error:
         raise CommandError("\n".join(error.lines())) from None
+
+
+def _run_dirs(folders: list[str], instance_ids: list[str]) -> dict[str, list[str]]:
+    """The files of each `--run-dir`, by name: predictions (`preds.json`, mini-swe-agent's;
+    `all_preds.jsonl`, the experiments'), reports (`results/results.json`, every `report.json`)
+    and trajectories (`*.traj.json`; with --instance-ids, only those instances'). Links are not
+    followed; the files are read as any other (a regular file within the size limit)."""
+    found = {"predictions": [], "reports": [], "trajectories": []}
+    wanted = {x for entry in instance_ids for x in entry.replace(",", " ").split()}
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise CommandError(f"--run-dir: {folder} is not a folder")
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                if name in ("preds.json", "all_preds.jsonl"):
+                    found["predictions"].append(path)
+                elif name == "report.json" or (name == "results.json"
+                                               and os.path.basename(root) == "results"):
+                    found["reports"].append(path)
+                elif name.endswith(".traj.json") and (
+                        not wanted or name[:-len(".traj.json")] in wanted):
+                    found["trajectories"].append(path)
+        if not any(p.startswith(folder) for p in found["predictions"]):
+            raise CommandError(f"--run-dir: {folder} holds no preds.json or all_preds.jsonl")
+    return found
 
 
 def _read(path_text: str, what: str) -> bytes:
