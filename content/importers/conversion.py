@@ -328,6 +328,14 @@ def summary_lines(summary: dict) -> list[str]:
     if summary.get("truth_unscored"):
         lines.append(f"truth unknown: {summary['truth_unscored']} copies the truth scorer did "
                      "not score")
+    empty_rule = summary.get("empty_patch", "fail")
+    for model, n in sorted(summary.get("empty_patches", {}).items()):
+        lines.append(f"empty patches of {model}: {n}, counted as "
+                     + ("not resolved (tests_fail)" if empty_rule == "fail" else "unknown"))
+    for model, n in sorted(summary.get("harness_errors", {}).items()):
+        lines.append(f"truth unknown: {n} of {model}'s instances ended in a harness error")
+    for model, n in sorted(summary.get("report_ids_not_predicted", {}).items()):
+        lines.append(f"ignored: {model}'s report names {n} instances it has no prediction for")
     if summary.get("empty_copies"):
         lines.append(f"empty outputs imported as blank copies: {summary['empty_copies']}")
     if summary.get("duplicates_dropped"):

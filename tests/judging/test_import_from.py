@@ -204,7 +204,9 @@ def test_the_printed_summary_says_what_the_swebench_importer_decided(host, tmp_p
     data = SEED.parent / "swebench"
     lines = (data / "qwen-mini.preds.jsonl").read_text().splitlines()
     predictions = tmp_path / "qwen-mini.preds.jsonl"
-    predictions.write_text("\n".join([*lines, lines[0]]) + "\n")
+    empty = json.loads(lines[2])
+    empty["model_patch"] = ""
+    predictions.write_text("\n".join([lines[0], lines[1], json.dumps(empty), lines[0]]) + "\n")
     report = json.loads((data / "qwen-mini.vanilla.json").read_text())
     report["unresolved_ids"].remove("astropy__astropy-12907")
     stale = tmp_path / "qwen-mini.vanilla.json"
@@ -216,6 +218,7 @@ def test_the_printed_summary_says_what_the_swebench_importer_decided(host, tmp_p
     assert "truth unknown: 1 of qwen-mini's predictions are not in its run report (a stale report?)" \
         in printed
     assert "exact duplicates dropped: 1" in printed
+    assert "empty patches of qwen-mini: 1, counted as not resolved (tests_fail)" in printed
 
 
 def test_the_printed_summary_says_which_scores_no_truth_rule_maps(host, tmp_path):
