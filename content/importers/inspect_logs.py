@@ -74,10 +74,15 @@ from __future__ import annotations
 import io
 import json
 import re
-import zipfile
 import zlib
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+# Python 3.14's zipfile and zstd, for 3.11: inspect-ai writes every member with Zstandard (zip
+# method 93), which the standard library's zipfile of 3.11 cannot read.
+from backports import zstd
+from backports.zstd import zipfile
 
 from content.bundle import FORMAT_2, MAX_JSON_VALUES, json_values_at_least
 from content.importers.common import (
@@ -96,7 +101,13 @@ from content.truth import COPY_TRUTHS
 MAX_MEMBERS = 20_000
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
-MAX_RATIO = 200  # JSON compresses 5-20x; a bomb 1000x and more
+MAX_RATIO = 200  # JSON compresses 5-20x under deflate; a bomb 1000x (deflate's most)
+# Zstandard (zip method 93, what inspect-ai writes since 0.3.x of early 2026) compresses far
+# harder: its window is megabytes where deflate's is 32 KB, and a run of one byte costs it a few
+# bytes per 128 KB (64 MB of spaces: 32,000:1, deflate's 1,000:1). Real JSON measured 3-26:1
+# under zstd (tests/data: inspect's logs 4-11:1, seed000's reviews 26:1); a member is refused past
+# this ratio, which a bomb of repeated bytes passes within its first megabytes.
+MAX_ZSTD_RATIO = 1000
 RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth refusing
 CHUNK = 1024 * 1024
 # Every text built from one upload's logs (statements, copies, review reasons: `attachment://`
@@ -220,13 +231,52 @@ def _loads(raw: bytes, where: str, reading: _Reading):
     raise _Refused
 
 
+class _ZstdFrames:
+    """A Zstandard decompressor that reads on across frames: inspect-ai ends a frame every 200 MiB
+    of a member's input (inspect_ai/_util/zipfile.py, for its viewer's decoder), and the zipfile's
+    own decompressor stops at the end of the first, so a member past 200 MiB would be cut there
+    (and refused by its CRC). Each call decompresses at most `max_length` bytes, as the zipfile
+    asks, so a member is streamed in bounded pieces whatever it expands to."""
+
+    eof = False  # the member's end is where its compressed bytes end (the zipfile's count)
+
+    def __init__(self):
+        self._frame = zstd.ZstdDecompressor()
+
+    @property
+    def needs_input(self) -> bool:
+        if self._frame.eof:
+            return not self._frame.unused_data
+        return self._frame.needs_input
+
+    def decompress(self, data: bytes, max_length: int = -1) -> bytes:
+        if self._frame.eof:  # the next frame starts with what the last one left over
+            data = self._frame.unused_data + data
+            self._frame = zstd.ZstdDecompressor()
+            if not data:
+                return b""
+        return self._frame.decompress(data, max_length)
+
+
+# A damaged member or zip: a bad CRC, a corrupt deflate or zstd stream, an unknown method or
+# encryption, a truncated file.
+_ZIP_FAULTS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, zstd.ZstdError,
+               NotImplementedError, RuntimeError, OSError, EOFError, ValueError, OverflowError)
+
+
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget: list[int],
                  problems: Problems) -> bytes:
-    """The member's bytes, streamed and cut off at its caps whatever its header claims."""
+    """The member's bytes, streamed and cut off at its caps whatever its header claims: every
+    read decompresses at most CHUNK bytes (deflate and zstd alike), and the member is refused
+    once it passes its size cap, what is left of the log's, or its method's ratio."""
     limit = min(MAX_MEMBER_BYTES, budget[0])
+    zstandard = info.compress_type == zipfile.ZIP_ZSTANDARD
+    ratio = MAX_ZSTD_RATIO if zstandard else MAX_RATIO
     out = bytearray()
     try:
         with zf.open(info) as stream:
+            if zstandard:
+                stream._decompressor = _ZstdFrames()  # the zipfile's own stops at a frame's end
             while True:
                 chunk = stream.read(CHUNK)
                 if not chunk:
@@ -236,19 +286,69 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget:
                     problems.add(where, f"more than {limit:,} bytes uncompressed; refused "
                                  "(a log member this large is not read)")
                     raise _Refused
-                if len(out) > RATIO_FLOOR and len(out) > MAX_RATIO * max(info.compress_size, 1):
-                    problems.add(where, f"compressed more than {MAX_RATIO}:1; refused as a "
+                if len(out) > RATIO_FLOOR and len(out) > ratio * max(info.compress_size, 1):
+                    problems.add(where, f"compressed more than {ratio}:1; refused as a "
                                  "possible zip bomb")
                     raise _Refused
     except _Refused:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplementedError,
-            RuntimeError, OSError, EOFError, ValueError, OverflowError) as exc:
-        # A damaged member (bad CRC, corrupt deflate stream, unknown method or encryption).
+    except _ZIP_FAULTS as exc:
         problems.add(where, f"cannot be read from the zip: {exc}")
         raise _Refused from None
     budget[0] -= len(out)
     return bytes(out)
+
+
+# inspect's chunked sample layout (inspect_ai/log/_recorders/chunked/format.py): a sample is a
+# folder `samples/<id>_epoch_<n>/` holding its shell `sample.json` (the sample without its
+# messages, events, attachments and metadata: id, epoch, input, target, output, scores, error),
+# and flat sequences of JSON lists named by the index of their first item, `messages/<start>.json`,
+# `events/<start>.json`, `calls/<start>.json`, `attachments/<start>.json` (bare strings, referred to
+# as `attachment://<index>`), beside `skeleton.json`, `metadata.json`, `events/stats.json` and
+# `events/uuids.json`. One log may mix it with the one-member `samples/<id>_epoch_<n>.json`.
+# Read here: the shell, its attachments (texts the shell refers to) and, for the review scorer's
+# grader, its events; the rest is not needed.
+SHELL = "sample.json"
+_SEQUENCE_CHUNK = re.compile(r"^(attachments|events)/(\d+)\.json$")
+
+
+@dataclass
+class _Chunked:
+    """One chunked sample's members: its shell and the chunks read (by their first index)."""
+
+    prefix: str  # samples/<id>_epoch_<n>
+    attachments: list[tuple[int, str]] = field(default_factory=list)
+    events: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _sample_members(names) -> tuple[list[str], list[_Chunked], list[str]]:
+    """The log's samples by layout: one-member samples, chunked samples, and members under
+    `samples/` in neither layout (a folder without its shell)."""
+    monolith, folders = [], defaultdict(list)
+    for member in names:
+        if not (member.startswith("samples/") and member.endswith(".json")):
+            continue
+        rest = member[len("samples/"):]
+        if "/" not in rest:
+            monolith.append(member)
+        else:
+            folder, _, inner = rest.partition("/")
+            folders[folder].append(inner)
+    chunked, unknown = [], []
+    for folder, inner in folders.items():
+        prefix = f"samples/{folder}"
+        if SHELL not in inner:
+            unknown.extend(f"{prefix}/{name}" for name in inner)
+            continue
+        sample = _Chunked(prefix)
+        for name in inner:
+            found = _SEQUENCE_CHUNK.match(name)
+            if found:
+                getattr(sample, found.group(1)).append((int(found.group(2)), f"{prefix}/{name}"))
+        sample.attachments.sort()
+        sample.events.sort()
+        chunked.append(sample)
+    return monolith, chunked, sorted(unknown)
 
 
 def _read_eval(source: Source, reading: _Reading) -> _Log:
@@ -256,8 +356,7 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
     try:
         zf = zipfile.ZipFile(io.BytesIO(source.data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
-            NotImplementedError, RuntimeError, OverflowError) as exc:
+    except _ZIP_FAULTS as exc:
         problems.add(name, f"not a readable .eval zip: {exc}")
         raise _Refused from None
     if len(infos) > MAX_MEMBERS:
@@ -271,6 +370,14 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
     if header_name not in by_name:
         problems.add(name, "no header.json (nor _journal/start.json): not an inspect .eval log")
         raise _Refused
+    monolith, chunked, unknown = _sample_members(by_name)
+    if unknown:
+        # One refusal for the log, never one confusing error per member.
+        problems.add(name, f"{len(unknown):,} members under samples/ in a layout this importer "
+                     f"does not read (the first: {unknown[0]}): neither a sample of its own "
+                     "(samples/<id>_epoch_<n>.json) nor a chunked sample's folder with its "
+                     "sample.json; nothing of this log was read")
+        raise _Refused
     header = _loads(_read_member(zf, by_name[header_name], f"{name}:{header_name}", budget,
                                  problems), f"{name}:{header_name}", reading)
     if not isinstance(header, dict):
@@ -278,14 +385,20 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
         raise _Refused
     log = _log_of(source, header, reading)
     del header
-    members = sorted((n for n in by_name if n.startswith("samples/") and n.endswith(".json")),
-                     key=_member_order)
-    _count_samples(source, len(members), reading)
-    for member in members:
+    samples = [(_member_order(member), member, None) for member in monolith]
+    samples += [(_member_order(f"{sample.prefix}.json"), f"{sample.prefix}/{SHELL}", sample)
+                for sample in chunked]
+    samples.sort(key=lambda item: item[:2])
+    _count_samples(source, len(samples), reading)
+
+    def member_json(member: str):
+        where = f"{name}:{member}"
+        return _loads(_read_member(zf, by_name[member], where, budget, problems), where, reading)
+
+    for _, member, folder in samples:
         where = f"{name}:{member}"
         try:
-            data = _loads(_read_member(zf, by_name[member], where, budget, problems), where,
-                          reading)
+            data = member_json(member)
         except _Refused:
             if budget[0] <= 0:
                 raise
@@ -293,9 +406,48 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
         if not isinstance(data, dict):
             problems.add(where, "expected a JSON object (a sample)")
             continue
-        log.samples.append(_extract(log, data, where, reading))
+        if folder is None:
+            log.samples.append(_extract(log, data, where, reading))
+        else:
+            log.samples.append(_extract_chunked(log, data, where, folder, member_json, reading))
         del data  # one parsed sample at a time
     return log
+
+
+def _extract_chunked(log: _Log, shell: dict, where: str, folder: _Chunked, member_json,
+                     reading: _Reading) -> _Sample:
+    """A chunked sample: its shell, with the texts it refers to from its attachments sequence and,
+    for the review scorer's grader, the models of its events sequence."""
+    wanted = shell.get("epoch", 1) == reading.epoch and not shell.get("error")
+    attachments = {}
+    if wanted:
+        for start, member in folder.attachments:
+            try:
+                texts = member_json(member)
+            except _Refused:
+                continue
+            if not isinstance(texts, list):
+                reading.problems.add(f"{log.source.name}:{member}",
+                                     "expected a JSON list (of attachments)")
+                continue
+            for index, text in enumerate(texts, start=start):
+                attachments[str(index)] = text
+            del texts
+    sample = _extract(log, {**shell, "attachments": attachments, "events": None}, where, reading)
+    if wanted and reading.review_scorer and not (log.declared_graders or log.role_graders):
+        def chunks() -> Iterator[list]:
+            for _, member in folder.events:
+                try:
+                    events = member_json(member)
+                except _Refused:
+                    continue
+                if isinstance(events, list):
+                    yield events
+                else:
+                    reading.problems.add(f"{log.source.name}:{member}",
+                                         "expected a JSON list (of events)")
+        sample.event_graders = _event_graders(chunks(), reading.review_scorer)
+    return sample
 
 
 def _member_order(member: str):
@@ -430,7 +582,7 @@ def _extract(log: _Log, data: dict, where: str, reading: _Reading) -> _Sample:
                              "than a run may hold; split the logs into several imports")
         raise _Stop from None
     if reading.review_scorer and isinstance(data.get("events"), list):
-        sample.event_graders = _event_graders(data["events"], reading.review_scorer)
+        sample.event_graders = _event_graders([data["events"]], reading.review_scorer)
     return sample
 
 
@@ -474,10 +626,11 @@ def _scores(scores: dict, attachments: dict, reading: _Reading) -> dict:
     return out
 
 
-def _event_graders(events: list, scorer: str) -> list[str]:
-    """The models of the `model` events inside the scorer's span (or step)."""
+def _event_graders(chunks: Iterable[list], scorer: str) -> list[str]:
+    """The models of the `model` events inside the scorer's span (or step); the events come in
+    order, in one list (a sample of its own) or several (a chunked sample's events sequence)."""
     models, inside, span = set(), False, None
-    for event in events:
+    for event in (event for events in chunks for event in events):
         if not isinstance(event, dict):
             continue
         kind = event.get("event")
