@@ -1,16 +1,24 @@
 """inspect-ai evaluation logs (`.json` and `.eval`) turned into a `blindjudge.run/2` bundle.
 
-Pure: no Django, standard library only (zipfile, json).
+Pure: no Django; the standard library and backports.zstd (the zipfile and Zstandard of Python
+3.14, for the `.eval` members inspect-ai writes).
 
 What a log holds (inspect_ai `src/inspect_ai/log/_log.py`, `_recorders/eval.py`):
 - a `.json` log is one EvalLog object: `eval` (`task`, `model`, `scorers`, `model_roles`, …) and
   `samples` (each `id`, `epoch`, `input`, `target`, `output`, `scores`, `events`, …);
 - an `.eval` log is a zip: `header.json` (the EvalLog without samples; a log still running has
   only `_journal/start.json`, read instead), one `samples/<id>_epoch_<n>.json` per sample,
-  `summaries.json`, `reductions.json` and `_journal/…` (not needed here).
+  `summaries.json`, `reductions.json` and `_journal/…` (not needed here). Its members are
+  deflated (logs of 2024-25) or, since inspect-ai 0.3.x of early 2026, Zstandard (zip method 93).
+  A sample may instead be chunked (`_recorders/chunked/format.py`): a folder
+  `samples/<id>_epoch_<n>/` of its shell `sample.json` and sequences of JSON lists (`attachments/`,
+  `events/`, `messages/`, `calls/`, each `<first index>.json`); the shell, its attachments and
+  (for a grader) its events are read. Members under `samples/` in neither layout refuse the log,
+  in one line.
 A zip is read member by member with hard caps (MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES,
-MAX_RATIO), each member streamed and cut off at its cap, whatever sizes the zip's directory
-claims: a log is untrusted bytes, and a zip bomb must cost at most the caps.
+MAX_RATIO for deflate, MAX_ZSTD_RATIO for zstd), each member streamed in pieces of at most CHUNK
+bytes and cut off at its cap, whatever sizes the zip's directory claims: a log is untrusted
+bytes, and a zip bomb must cost at most the caps.
 
 The bundle:
 - one task per (eval task name, sample id): id `<task>#<id>`, title `<task> #<id>`, cluster the
@@ -103,11 +111,15 @@ MAX_MEMBER_BYTES = 256 * 1024 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
 MAX_RATIO = 200  # JSON compresses 5-20x under deflate; a bomb 1000x (deflate's most)
 # Zstandard (zip method 93, what inspect-ai writes since 0.3.x of early 2026) compresses far
-# harder: its window is megabytes where deflate's is 32 KB, and a run of one byte costs it a few
-# bytes per 128 KB (64 MB of spaces: 32,000:1, deflate's 1,000:1). Real JSON measured 3-26:1
-# under zstd (tests/data: inspect's logs 4-11:1, seed000's reviews 26:1); a member is refused past
-# this ratio, which a bomb of repeated bytes passes within its first megabytes.
-MAX_ZSTD_RATIO = 1000
+# harder: its window is megabytes where deflate's is 32 KB. Measured: inspect's logs 4-11:1 and
+# seed000's reviews 26:1 (deflate about the same), but one 40 KB text repeated with small changes
+# 100 times (an agent re-reading a file it edits) 437:1 (deflate 6:1), linearly more with more
+# repeats; a run of one byte costs zstd a few bytes per 128 KB block, so its bombs reach 32,000:1
+# (64 MB of spaces; deflate's most is 1,000:1). A member is refused once it has given more than
+# this many bytes per compressed byte: 1 GiB of spaces (32 KB compressed) stops at 64 MB read. A
+# bomb kept under the ratio stops at MAX_MEMBER_BYTES, MAX_TOTAL_BYTES and the child process's
+# memory limit (judging.importing), like any large log.
+MAX_ZSTD_RATIO = 2000
 RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth refusing
 CHUNK = 1024 * 1024
 # Every text built from one upload's logs (statements, copies, review reasons: `attachment://`
