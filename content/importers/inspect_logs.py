@@ -57,8 +57,11 @@ the value (`C`/`correct`/`1`/`true` -> pass, `I`/`incorrect`/`0`/`false` -> fail
 model, found in this order: the scorer's own `model` option in `eval.scorers`; the eval's
 `model_roles["grader"]`; the `model` events inside the scorer's span (or step) in the sample's
 events (the model that actually graded, e.g. the evaluated model when no grader was bound); the
-`model` of the grading messages in the score's `metadata.grading`. A log naming none of these is
-refused (run inspect with `--model-role grader=MODEL`, or keep the sample events); several grader
+`model` of the grading messages in the score's `metadata.grading`. Where the logs name none of
+these, `grader` (`--grader MODEL`, for a finished log that cannot be re-run) is the reviewer, its
+family found as any model's (the built-in table or `--family`); without it they are refused in
+one line for all such samples (what to do: `--grader`, or inspect's `--model-role grader=MODEL`).
+Where a log names its grader, `grader` must be that one (one line otherwise). Several grader
 models for one score are refused (their grades were combined: no single reviewer).
 
 What reading costs is bounded by the upload (every log of one conversion together), not only by
@@ -853,6 +856,28 @@ def _grader(log: _Log, sample: _Sample, score: dict) -> list[str]:
 
 # --- conversion ----------------------------------------------------------------------------------
 
+def _grader_problems(problems: Problems, scorer: str | None, grader: str | None,
+                     ungraded: Counter[str], contradicted: Counter[str]) -> None:
+    """One line for every review score whose grader the logs do not name, one for those whose
+    grader they name otherwise than --grader: a real log of 136 samples in four models' logs said
+    it 544 times."""
+    if ungraded:
+        logs = list(ungraded)
+        where = ", ".join(logs[:3]) + (f" and {len(logs) - 3} other logs" if len(logs) > 3 else "")
+        samples = sum(ungraded.values())
+        problems.add(f"{where}: scores.{scorer}",
+                     f"the {'log does' if len(logs) == 1 else 'logs do'} not name the grader "
+                     f"model of {samples:,} sample{'s' if samples > 1 else ''} (no model option "
+                     "in eval.scorers, no grader in eval.model_roles, no model event in the "
+                     "scorer's events, no model in metadata.grading); name it with --grader "
+                     "MODEL (and its organisation with --family MODEL=ORG if it is not a known "
+                     "model), or re-run inspect with --model-role grader=MODEL")
+    for named, samples in sorted(contradicted.items()):
+        problems.add("--grader", f"the logs name {named} as the grader of {samples:,} "
+                     f"sample{'s' if samples > 1 else ''}' {scorer} scores, not {grader}: "
+                     "--grader names the grader only where the logs do not; leave it out")
+
+
 def _sample_id(sample: _Sample, problems: Problems):
     sample_id = sample.id
     if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or sample_id == "":
@@ -863,13 +888,14 @@ def _sample_id(sample: _Sample, problems: Problems):
 
 def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[str, str] | None,
             review_scorer: str | None, epoch: int = 1, families: Families,
-            run_name: str = "", max_built_chars: int = MAX_BUILT_CHARS) -> Imported:
+            run_name: str = "", max_built_chars: int = MAX_BUILT_CHARS,
+            grader: str | None = None) -> Imported:
     """The logs as a run/2 bundle; `max_built_chars` bounds every text built from them together
-    (MAX_BUILT_CHARS)."""
+    (MAX_BUILT_CHARS); `grader` is the review scorer's grader model where the logs name none."""
     try:
         return _convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
                         review_scorer=review_scorer, epoch=epoch, families=families,
-                        run_name=run_name, max_built_chars=max_built_chars)
+                        run_name=run_name, max_built_chars=max_built_chars, grader=grader)
     except ConversionError:
         raise
     except Exception as exc:  # noqa: BLE001 - the contract: nothing but ConversionError leaves
@@ -878,11 +904,14 @@ def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[
 
 
 def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families, run_name,
-             max_built_chars):
+             max_built_chars, grader):
     problems = Problems()
     if not logs:
         problems.add("logs", "no log given")
         problems.raise_if_any()
+    given_grader = grader.strip() if isinstance(grader, str) and grader.strip() else None
+    if given_grader and not review_scorer:
+        problems.add("--grader", "given without a review scorer; name one with --review-scorer")
     if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
         problems.add("epoch", f"{epoch!r} is not an epoch (1, 2, …)")
     truth_map = _truth_map(truth_values, problems)
@@ -954,6 +983,10 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
     reviewers: dict[str, dict] = {}
     truth_unmapped: Counter[str] = Counter()
     truth_unscored = 0
+    # The review scores whose grader the logs do not name, by log; those whose grader the logs
+    # name otherwise than --grader, by the models named: each said once, never once per sample.
+    ungraded: Counter[str] = Counter()
+    contradicted: Counter[str] = Counter()
     places: dict[str, str] = {}  # Imported.places: a sample's place is `log: samples[i]` or
     # `file.eval:samples/<id>_epoch_<n>.json`
     for task, sample_id, by_model in kept:
@@ -1001,12 +1034,13 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
                     skipped["copy not scored by the review scorer"] += 1
                     continue
                 graders = _grader(log, sample, score)
-                if not graders:
-                    problems.add(f"{sample.where}: scores.{review_scorer}",
-                                 "the log does not name the grader model (no model option in "
-                                 "eval.scorers, no grader in eval.model_roles, no model event in "
-                                 "the scorer's events, no model in metadata.grading); run "
-                                 "inspect with --model-role grader=MODEL or keep sample events")
+                if not graders and given_grader:
+                    graders = [given_grader]  # the host's word for a finished log
+                elif not graders:
+                    ungraded[log.source.name] += 1
+                    continue
+                elif given_grader and graders != [given_grader]:
+                    contradicted[", ".join(graders)] += 1
                     continue
                 if len(graders) > 1:
                     problems.add(f"{sample.where}: scores.{review_scorer}",
@@ -1030,6 +1064,8 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
             places[f"tasks[{len(tasks)}].statement"] = f"{statement_where}: input"
             tasks.append({"id": task_id, "statement": statement, "format": "text",
                           "title": f"{task} #{sample_id}", "cluster": task})
+    ungraded = Counter({s.name: ungraded[s.name] for s in logs if s.name in ungraded})  # given order
+    _grader_problems(problems, review_scorer, given_grader, ungraded, contradicted)
     families.check(problems)
     problems.raise_if_any()
 

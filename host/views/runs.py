@@ -80,6 +80,7 @@ def _converted(data):
         copy_format=data.get("copy_format") or "text", instances=data.get("instances"),
         seed=text("seed") or "0", truth_scorer=text("truth_scorer") or None,
         truth_values=text("truth_values"), review_scorer=text("review_scorer") or None,
+        grader=text("grader") or None,
         epoch=data.get("epoch") or 1,
         families=[line.strip() for line in text("families").splitlines() if line.strip()],
         name=text("name"))

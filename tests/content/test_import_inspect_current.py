@@ -246,7 +246,7 @@ def test_a_chunked_samples_grader_is_read_from_its_events_sequence():
     assert result.summary["reviews"] == {"mockllm/beta / clean": 4}
     without = {m: b for m, b in members.items() if "/events/" not in m}
     errors = refused([rezip(BETA_CHUNKED, without)])
-    assert errors and "does not name the grader model" in errors[0]
+    assert len(errors) == 1 and "does not name the grader model of 4 samples" in errors[0]
 
 
 def test_a_samples_folder_without_its_shell_is_refused_in_one_line():
