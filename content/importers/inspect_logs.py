@@ -324,6 +324,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget:
 # Read here: the shell, its attachments (texts the shell refers to) and, for the review scorer's
 # grader, its events; the rest is not needed.
 SHELL = "sample.json"
+_UNREAD = object()  # a member refused (its problem added): read on without it
 _SEQUENCE_CHUNK = re.compile(r"^(attachments|events)/(\d+)\.json$")
 
 
@@ -407,16 +408,21 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
     _count_samples(source, len(samples), reading)
 
     def member_json(member: str):
-        where = f"{name}:{member}"
-        return _loads(_read_member(zf, by_name[member], where, budget, problems), where, reading)
-
-    for _, member, folder in samples:
+        """The member parsed, or _UNREAD when it was refused (its problem added); _Refused once
+        the log's bytes are spent (nothing more of it is read)."""
         where = f"{name}:{member}"
         try:
-            data = member_json(member)
+            return _loads(_read_member(zf, by_name[member], where, budget, problems), where,
+                          reading)
         except _Refused:
             if budget[0] <= 0:
                 raise
+            return _UNREAD
+
+    for _, member, folder in samples:
+        where = f"{name}:{member}"
+        data = member_json(member)
+        if data is _UNREAD:
             continue
         if not isinstance(data, dict):
             problems.add(where, "expected a JSON object (a sample)")
@@ -437,9 +443,8 @@ def _extract_chunked(log: _Log, shell: dict, where: str, folder: _Chunked, membe
     attachments = {}
     if wanted:
         for start, member in folder.attachments:
-            try:
-                texts = member_json(member)
-            except _Refused:
+            texts = member_json(member)
+            if texts is _UNREAD:
                 continue
             if not isinstance(texts, list):
                 reading.problems.add(f"{log.source.name}:{member}",
@@ -452,9 +457,8 @@ def _extract_chunked(log: _Log, shell: dict, where: str, folder: _Chunked, membe
     if wanted and reading.review_scorer and not (log.declared_graders or log.role_graders):
         def chunks() -> Iterator[list]:
             for _, member in folder.events:
-                try:
-                    events = member_json(member)
-                except _Refused:
+                events = member_json(member)
+                if events is _UNREAD:
                     continue
                 if isinstance(events, list):
                     yield events

@@ -269,3 +269,14 @@ def test_a_log_mixing_both_layouts_reads_each_sample_by_its_own():
     members["samples/2_epoch_1.json"] = one_member["samples/2_epoch_1.json"]
     mixed = run([real(ALPHA), rezip(BETA_CHUNKED, members)])
     assert mixed.bundle == run([real(ALPHA), real(BETA)]).bundle
+
+
+def test_a_broken_chunk_is_refused_by_its_own_member():
+    members = members_of(BETA_CHUNKED)
+    members["samples/4_epoch_1/attachments/0.json"] = b'["A farmer'
+    members["samples/3_epoch_1/events/0.json"] = b'{"not": "a list"}'
+    errors = refused([rezip(BETA_CHUNKED, members)])
+    assert errors == [
+        f"{BETA_CHUNKED}:samples/3_epoch_1/events/0.json: expected a JSON list (of events)",
+        f"{BETA_CHUNKED}:samples/4_epoch_1/attachments/0.json:1: not JSON: Unterminated string "
+        "starting at (column 2)"]
