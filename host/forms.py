@@ -184,6 +184,10 @@ class RunImportForm(HostForm):
     review_scorer = forms.CharField(
         label="Review scorer (Inspect)", required=False, widget=ONE_LINE,
         help_text="For Inspect, optional: a model-graded scorer read as a review.")
+    grader = forms.CharField(
+        label="Grader model (Inspect)", required=False, widget=ONE_LINE,
+        help_text="For Inspect, optional: the review scorer's grader model, for finished logs "
+                  "that do not record it (its family below if it is not a known model).")
     epoch = forms.IntegerField(label="Epoch (Inspect)", required=False, min_value=1, initial=1)
     families = forms.CharField(
         label="Model families", required=False, widget=forms.Textarea(attrs={"rows": 3}),

@@ -61,6 +61,7 @@ class ImportRequest:
     truth_scorer: str | None = None
     truth_values: str = ""
     review_scorer: str | None = None
+    grader: str | None = None  # the review scorer's grader, where the logs name none
     epoch: int = 1
     families: list[str] = field(default_factory=list)
     name: str = ""
@@ -196,6 +197,7 @@ def _converted(request: ImportRequest, max_bundle_bytes: int | None) -> Imported
                                     truth_values=_truth_values(request.truth_values),
                                     review_scorer=request.review_scorer, epoch=request.epoch,
                                     families=families, run_name=request.name,
+                                    grader=request.grader,
                                     **({"max_built_chars": max_bundle_bytes}
                                        if max_bundle_bytes else {}))
     raise ConversionError([f'--from: "{request.format}" is not one of {", ".join(FORMATS)}'])

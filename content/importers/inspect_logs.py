@@ -1,16 +1,24 @@
 """inspect-ai evaluation logs (`.json` and `.eval`) turned into a `blindjudge.run/2` bundle.
 
-Pure: no Django, standard library only (zipfile, json).
+Pure: no Django; the standard library and backports.zstd (the zipfile and Zstandard of Python
+3.14, for the `.eval` members inspect-ai writes).
 
 What a log holds (inspect_ai `src/inspect_ai/log/_log.py`, `_recorders/eval.py`):
 - a `.json` log is one EvalLog object: `eval` (`task`, `model`, `scorers`, `model_roles`, …) and
   `samples` (each `id`, `epoch`, `input`, `target`, `output`, `scores`, `events`, …);
 - an `.eval` log is a zip: `header.json` (the EvalLog without samples; a log still running has
   only `_journal/start.json`, read instead), one `samples/<id>_epoch_<n>.json` per sample,
-  `summaries.json`, `reductions.json` and `_journal/…` (not needed here).
+  `summaries.json`, `reductions.json` and `_journal/…` (not needed here). Its members are
+  deflated (logs of 2024-25) or, since inspect-ai 0.3.x of early 2026, Zstandard (zip method 93).
+  A sample may instead be chunked (`_recorders/chunked/format.py`): a folder
+  `samples/<id>_epoch_<n>/` of its shell `sample.json` and sequences of JSON lists (`attachments/`,
+  `events/`, `messages/`, `calls/`, each `<first index>.json`); the shell, its attachments and
+  (for a grader) its events are read. Members under `samples/` in neither layout refuse the log,
+  in one line.
 A zip is read member by member with hard caps (MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES,
-MAX_RATIO), each member streamed and cut off at its cap, whatever sizes the zip's directory
-claims: a log is untrusted bytes, and a zip bomb must cost at most the caps.
+MAX_RATIO for deflate, MAX_ZSTD_RATIO for zstd), each member streamed in pieces of at most CHUNK
+bytes and cut off at its cap, whatever sizes the zip's directory claims: a log is untrusted
+bytes, and a zip bomb must cost at most the caps.
 
 The bundle:
 - one task per (eval task name, sample id): id `<task>#<id>`, title `<task> #<id>`, cluster the
@@ -49,8 +57,11 @@ the value (`C`/`correct`/`1`/`true` -> pass, `I`/`incorrect`/`0`/`false` -> fail
 model, found in this order: the scorer's own `model` option in `eval.scorers`; the eval's
 `model_roles["grader"]`; the `model` events inside the scorer's span (or step) in the sample's
 events (the model that actually graded, e.g. the evaluated model when no grader was bound); the
-`model` of the grading messages in the score's `metadata.grading`. A log naming none of these is
-refused (run inspect with `--model-role grader=MODEL`, or keep the sample events); several grader
+`model` of the grading messages in the score's `metadata.grading`. Where the logs name none of
+these, `grader` (`--grader MODEL`, for a finished log that cannot be re-run) is the reviewer, its
+family found as any model's (the built-in table or `--family`); without it they are refused in
+one line for all such samples (what to do: `--grader`, or inspect's `--model-role grader=MODEL`).
+Where a log names its grader, `grader` must be that one (one line otherwise). Several grader
 models for one score are refused (their grades were combined: no single reviewer).
 
 What reading costs is bounded by the upload (every log of one conversion together), not only by
@@ -74,10 +85,15 @@ from __future__ import annotations
 import io
 import json
 import re
-import zipfile
 import zlib
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+# Python 3.14's zipfile and zstd, for 3.11: inspect-ai writes every member with Zstandard (zip
+# method 93), which the standard library's zipfile of 3.11 cannot read.
+from backports import zstd
+from backports.zstd import zipfile
 
 from content.bundle import FORMAT_2, MAX_JSON_VALUES, json_values_at_least
 from content.importers.common import (
@@ -96,7 +112,17 @@ from content.truth import COPY_TRUTHS
 MAX_MEMBERS = 20_000
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
-MAX_RATIO = 200  # JSON compresses 5-20x; a bomb 1000x and more
+MAX_RATIO = 200  # JSON compresses 5-20x under deflate; a bomb 1000x (deflate's most)
+# Zstandard (zip method 93, what inspect-ai writes since 0.3.x of early 2026) compresses far
+# harder: its window is megabytes where deflate's is 32 KB. Measured: inspect's logs 4-11:1 and
+# seed000's reviews 26:1 (deflate about the same), but one 40 KB text repeated with small changes
+# 100 times (an agent re-reading a file it edits) 437:1 (deflate 6:1), linearly more with more
+# repeats; a run of one byte costs zstd a few bytes per 128 KB block, so its bombs reach 32,000:1
+# (64 MB of spaces; deflate's most is 1,000:1). A member is refused once it has given more than
+# this many bytes per compressed byte: 1 GiB of spaces (32 KB compressed) stops at 64 MB read. A
+# bomb kept under the ratio stops at MAX_MEMBER_BYTES, MAX_TOTAL_BYTES and the child process's
+# memory limit (judging.importing), like any large log.
+MAX_ZSTD_RATIO = 2000
 RATIO_FLOOR = 1024 * 1024  # below this, a member's ratio costs nothing worth refusing
 CHUNK = 1024 * 1024
 # Every text built from one upload's logs (statements, copies, review reasons: `attachment://`
@@ -220,13 +246,52 @@ def _loads(raw: bytes, where: str, reading: _Reading):
     raise _Refused
 
 
+class _ZstdFrames:
+    """A Zstandard decompressor that reads on across frames: inspect-ai ends a frame every 200 MiB
+    of a member's input (inspect_ai/_util/zipfile.py, for its viewer's decoder), and the zipfile's
+    own decompressor stops at the end of the first, so a member past 200 MiB would be cut there
+    (and refused by its CRC). Each call decompresses at most `max_length` bytes, as the zipfile
+    asks, so a member is streamed in bounded pieces whatever it expands to."""
+
+    eof = False  # the member's end is where its compressed bytes end (the zipfile's count)
+
+    def __init__(self):
+        self._frame = zstd.ZstdDecompressor()
+
+    @property
+    def needs_input(self) -> bool:
+        if self._frame.eof:
+            return not self._frame.unused_data
+        return self._frame.needs_input
+
+    def decompress(self, data: bytes, max_length: int = -1) -> bytes:
+        if self._frame.eof:  # the next frame starts with what the last one left over
+            data = self._frame.unused_data + data
+            self._frame = zstd.ZstdDecompressor()
+            if not data:
+                return b""
+        return self._frame.decompress(data, max_length)
+
+
+# A damaged member or zip: a bad CRC, a corrupt deflate or zstd stream, an unknown method or
+# encryption, a truncated file.
+_ZIP_FAULTS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, zstd.ZstdError,
+               NotImplementedError, RuntimeError, OSError, EOFError, ValueError, OverflowError)
+
+
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget: list[int],
                  problems: Problems) -> bytes:
-    """The member's bytes, streamed and cut off at its caps whatever its header claims."""
+    """The member's bytes, streamed and cut off at its caps whatever its header claims: every
+    read decompresses at most CHUNK bytes (deflate and zstd alike), and the member is refused
+    once it passes its size cap, what is left of the log's, or its method's ratio."""
     limit = min(MAX_MEMBER_BYTES, budget[0])
+    zstandard = info.compress_type == zipfile.ZIP_ZSTANDARD
+    ratio = MAX_ZSTD_RATIO if zstandard else MAX_RATIO
     out = bytearray()
     try:
         with zf.open(info) as stream:
+            if zstandard:
+                stream._decompressor = _ZstdFrames()  # the zipfile's own stops at a frame's end
             while True:
                 chunk = stream.read(CHUNK)
                 if not chunk:
@@ -236,19 +301,70 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget:
                     problems.add(where, f"more than {limit:,} bytes uncompressed; refused "
                                  "(a log member this large is not read)")
                     raise _Refused
-                if len(out) > RATIO_FLOOR and len(out) > MAX_RATIO * max(info.compress_size, 1):
-                    problems.add(where, f"compressed more than {MAX_RATIO}:1; refused as a "
+                if len(out) > RATIO_FLOOR and len(out) > ratio * max(info.compress_size, 1):
+                    problems.add(where, f"compressed more than {ratio}:1; refused as a "
                                  "possible zip bomb")
                     raise _Refused
     except _Refused:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, NotImplementedError,
-            RuntimeError, OSError, EOFError, ValueError, OverflowError) as exc:
-        # A damaged member (bad CRC, corrupt deflate stream, unknown method or encryption).
+    except _ZIP_FAULTS as exc:
         problems.add(where, f"cannot be read from the zip: {exc}")
         raise _Refused from None
     budget[0] -= len(out)
     return bytes(out)
+
+
+# inspect's chunked sample layout (inspect_ai/log/_recorders/chunked/format.py): a sample is a
+# folder `samples/<id>_epoch_<n>/` holding its shell `sample.json` (the sample without its
+# messages, events, attachments and metadata: id, epoch, input, target, output, scores, error),
+# and flat sequences of JSON lists named by the index of their first item, `messages/<start>.json`,
+# `events/<start>.json`, `calls/<start>.json`, `attachments/<start>.json` (bare strings, referred to
+# as `attachment://<index>`), beside `skeleton.json`, `metadata.json`, `events/stats.json` and
+# `events/uuids.json`. One log may mix it with the one-member `samples/<id>_epoch_<n>.json`.
+# Read here: the shell, its attachments (texts the shell refers to) and, for the review scorer's
+# grader, its events; the rest is not needed.
+SHELL = "sample.json"
+_UNREAD = object()  # a member refused (its problem added): read on without it
+_SEQUENCE_CHUNK = re.compile(r"^(attachments|events)/(\d+)\.json$")
+
+
+@dataclass
+class _Chunked:
+    """One chunked sample's members: its shell and the chunks read (by their first index)."""
+
+    prefix: str  # samples/<id>_epoch_<n>
+    attachments: list[tuple[int, str]] = field(default_factory=list)
+    events: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _sample_members(names) -> tuple[list[str], list[_Chunked], list[str]]:
+    """The log's samples by layout: one-member samples, chunked samples, and members under
+    `samples/` in neither layout (a folder without its shell)."""
+    monolith, folders = [], defaultdict(list)
+    for member in names:
+        if not (member.startswith("samples/") and member.endswith(".json")):
+            continue
+        rest = member[len("samples/"):]
+        if "/" not in rest:
+            monolith.append(member)
+        else:
+            folder, _, inner = rest.partition("/")
+            folders[folder].append(inner)
+    chunked, unknown = [], []
+    for folder, inner in folders.items():
+        prefix = f"samples/{folder}"
+        if SHELL not in inner:
+            unknown.extend(f"{prefix}/{name}" for name in inner)
+            continue
+        sample = _Chunked(prefix)
+        for name in inner:
+            found = _SEQUENCE_CHUNK.match(name)
+            if found:
+                getattr(sample, found.group(1)).append((int(found.group(2)), f"{prefix}/{name}"))
+        sample.attachments.sort()
+        sample.events.sort()
+        chunked.append(sample)
+    return monolith, chunked, sorted(unknown)
 
 
 def _read_eval(source: Source, reading: _Reading) -> _Log:
@@ -256,8 +372,7 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
     try:
         zf = zipfile.ZipFile(io.BytesIO(source.data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
-            NotImplementedError, RuntimeError, OverflowError) as exc:
+    except _ZIP_FAULTS as exc:
         problems.add(name, f"not a readable .eval zip: {exc}")
         raise _Refused from None
     if len(infos) > MAX_MEMBERS:
@@ -271,6 +386,14 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
     if header_name not in by_name:
         problems.add(name, "no header.json (nor _journal/start.json): not an inspect .eval log")
         raise _Refused
+    monolith, chunked, unknown = _sample_members(by_name)
+    if unknown:
+        # One refusal for the log, never one confusing error per member.
+        problems.add(name, f"{len(unknown):,} members under samples/ in a layout this importer "
+                     f"does not read (the first: {unknown[0]}): neither a sample of its own "
+                     "(samples/<id>_epoch_<n>.json) nor a chunked sample's folder with its "
+                     "sample.json; nothing of this log was read")
+        raise _Refused
     header = _loads(_read_member(zf, by_name[header_name], f"{name}:{header_name}", budget,
                                  problems), f"{name}:{header_name}", reading)
     if not isinstance(header, dict):
@@ -278,24 +401,72 @@ def _read_eval(source: Source, reading: _Reading) -> _Log:
         raise _Refused
     log = _log_of(source, header, reading)
     del header
-    members = sorted((n for n in by_name if n.startswith("samples/") and n.endswith(".json")),
-                     key=_member_order)
-    _count_samples(source, len(members), reading)
-    for member in members:
+    samples = [(_member_order(member), member, None) for member in monolith]
+    samples += [(_member_order(f"{sample.prefix}.json"), f"{sample.prefix}/{SHELL}", sample)
+                for sample in chunked]
+    samples.sort(key=lambda item: item[:2])
+    _count_samples(source, len(samples), reading)
+
+    def member_json(member: str):
+        """The member parsed, or _UNREAD when it was refused (its problem added); _Refused once
+        the log's bytes are spent (nothing more of it is read)."""
         where = f"{name}:{member}"
         try:
-            data = _loads(_read_member(zf, by_name[member], where, budget, problems), where,
+            return _loads(_read_member(zf, by_name[member], where, budget, problems), where,
                           reading)
         except _Refused:
             if budget[0] <= 0:
                 raise
+            return _UNREAD
+
+    for _, member, folder in samples:
+        where = f"{name}:{member}"
+        data = member_json(member)
+        if data is _UNREAD:
             continue
         if not isinstance(data, dict):
             problems.add(where, "expected a JSON object (a sample)")
             continue
-        log.samples.append(_extract(log, data, where, reading))
+        if folder is None:
+            log.samples.append(_extract(log, data, where, reading))
+        else:
+            log.samples.append(_extract_chunked(log, data, where, folder, member_json, reading))
         del data  # one parsed sample at a time
     return log
+
+
+def _extract_chunked(log: _Log, shell: dict, where: str, folder: _Chunked, member_json,
+                     reading: _Reading) -> _Sample:
+    """A chunked sample: its shell, with the texts it refers to from its attachments sequence and,
+    for the review scorer's grader, the models of its events sequence."""
+    wanted = shell.get("epoch", 1) == reading.epoch and not shell.get("error")
+    attachments = {}
+    if wanted:
+        for start, member in folder.attachments:
+            texts = member_json(member)
+            if texts is _UNREAD:
+                continue
+            if not isinstance(texts, list):
+                reading.problems.add(f"{log.source.name}:{member}",
+                                     "expected a JSON list (of attachments)")
+                continue
+            for index, text in enumerate(texts, start=start):
+                attachments[str(index)] = text
+            del texts
+    sample = _extract(log, {**shell, "attachments": attachments, "events": None}, where, reading)
+    if wanted and reading.review_scorer and not (log.declared_graders or log.role_graders):
+        def chunks() -> Iterator[list]:
+            for _, member in folder.events:
+                events = member_json(member)
+                if events is _UNREAD:
+                    continue
+                if isinstance(events, list):
+                    yield events
+                else:
+                    reading.problems.add(f"{log.source.name}:{member}",
+                                         "expected a JSON list (of events)")
+        sample.event_graders = _event_graders(chunks(), reading.review_scorer)
+    return sample
 
 
 def _member_order(member: str):
@@ -430,7 +601,7 @@ def _extract(log: _Log, data: dict, where: str, reading: _Reading) -> _Sample:
                              "than a run may hold; split the logs into several imports")
         raise _Stop from None
     if reading.review_scorer and isinstance(data.get("events"), list):
-        sample.event_graders = _event_graders(data["events"], reading.review_scorer)
+        sample.event_graders = _event_graders([data["events"]], reading.review_scorer)
     return sample
 
 
@@ -474,10 +645,11 @@ def _scores(scores: dict, attachments: dict, reading: _Reading) -> dict:
     return out
 
 
-def _event_graders(events: list, scorer: str) -> list[str]:
-    """The models of the `model` events inside the scorer's span (or step)."""
+def _event_graders(chunks: Iterable[list], scorer: str) -> list[str]:
+    """The models of the `model` events inside the scorer's span (or step); the events come in
+    order, in one list (a sample of its own) or several (a chunked sample's events sequence)."""
     models, inside, span = set(), False, None
-    for event in events:
+    for event in (event for events in chunks for event in events):
         if not isinstance(event, dict):
             continue
         kind = event.get("event")
@@ -688,6 +860,28 @@ def _grader(log: _Log, sample: _Sample, score: dict) -> list[str]:
 
 # --- conversion ----------------------------------------------------------------------------------
 
+def _grader_problems(problems: Problems, scorer: str | None, grader: str | None,
+                     ungraded: Counter[str], contradicted: Counter[str]) -> None:
+    """One line for every review score whose grader the logs do not name, one for those whose
+    grader they name otherwise than --grader: a real log of 136 samples in four models' logs said
+    it 544 times."""
+    if ungraded:
+        logs = list(ungraded)
+        where = ", ".join(logs[:3]) + (f" and {len(logs) - 3} other logs" if len(logs) > 3 else "")
+        samples = sum(ungraded.values())
+        problems.add(f"{where}: scores.{scorer}",
+                     f"the {'log does' if len(logs) == 1 else 'logs do'} not name the grader "
+                     f"model of {samples:,} sample{'s' if samples > 1 else ''} (no model option "
+                     "in eval.scorers, no grader in eval.model_roles, no model event in the "
+                     "scorer's events, no model in metadata.grading); name it with --grader "
+                     "MODEL (and its organisation with --family MODEL=ORG if it is not a known "
+                     "model), or re-run inspect with --model-role grader=MODEL")
+    for named, samples in sorted(contradicted.items()):
+        problems.add("--grader", f"the logs name {named} as the grader of {samples:,} "
+                     f"sample{'s' if samples > 1 else ''}' {scorer} scores, not {grader}: "
+                     "--grader names the grader only where the logs do not; leave it out")
+
+
 def _sample_id(sample: _Sample, problems: Problems):
     sample_id = sample.id
     if isinstance(sample_id, bool) or not isinstance(sample_id, (str, int)) or sample_id == "":
@@ -698,13 +892,14 @@ def _sample_id(sample: _Sample, problems: Problems):
 
 def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[str, str] | None,
             review_scorer: str | None, epoch: int = 1, families: Families,
-            run_name: str = "", max_built_chars: int = MAX_BUILT_CHARS) -> Imported:
+            run_name: str = "", max_built_chars: int = MAX_BUILT_CHARS,
+            grader: str | None = None) -> Imported:
     """The logs as a run/2 bundle; `max_built_chars` bounds every text built from them together
-    (MAX_BUILT_CHARS)."""
+    (MAX_BUILT_CHARS); `grader` is the review scorer's grader model where the logs name none."""
     try:
         return _convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
                         review_scorer=review_scorer, epoch=epoch, families=families,
-                        run_name=run_name, max_built_chars=max_built_chars)
+                        run_name=run_name, max_built_chars=max_built_chars, grader=grader)
     except ConversionError:
         raise
     except Exception as exc:  # noqa: BLE001 - the contract: nothing but ConversionError leaves
@@ -713,11 +908,14 @@ def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[
 
 
 def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families, run_name,
-             max_built_chars):
+             max_built_chars, grader):
     problems = Problems()
     if not logs:
         problems.add("logs", "no log given")
         problems.raise_if_any()
+    given_grader = grader.strip() if isinstance(grader, str) and grader.strip() else None
+    if given_grader and not review_scorer:
+        problems.add("--grader", "given without a review scorer; name one with --review-scorer")
     if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
         problems.add("epoch", f"{epoch!r} is not an epoch (1, 2, …)")
     truth_map = _truth_map(truth_values, problems)
@@ -789,6 +987,10 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
     reviewers: dict[str, dict] = {}
     truth_unmapped: Counter[str] = Counter()
     truth_unscored = 0
+    # The review scores whose grader the logs do not name, by log; those whose grader the logs
+    # name otherwise than --grader, by the models named: each said once, never once per sample.
+    ungraded: Counter[str] = Counter()
+    contradicted: Counter[str] = Counter()
     places: dict[str, str] = {}  # Imported.places: a sample's place is `log: samples[i]` or
     # `file.eval:samples/<id>_epoch_<n>.json`
     for task, sample_id, by_model in kept:
@@ -836,12 +1038,13 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
                     skipped["copy not scored by the review scorer"] += 1
                     continue
                 graders = _grader(log, sample, score)
-                if not graders:
-                    problems.add(f"{sample.where}: scores.{review_scorer}",
-                                 "the log does not name the grader model (no model option in "
-                                 "eval.scorers, no grader in eval.model_roles, no model event in "
-                                 "the scorer's events, no model in metadata.grading); run "
-                                 "inspect with --model-role grader=MODEL or keep sample events")
+                if not graders and given_grader:
+                    graders = [given_grader]  # the host's word for a finished log
+                elif not graders:
+                    ungraded[log.source.name] += 1
+                    continue
+                elif given_grader and graders != [given_grader]:
+                    contradicted[", ".join(graders)] += 1
                     continue
                 if len(graders) > 1:
                     problems.add(f"{sample.where}: scores.{review_scorer}",
@@ -865,6 +1068,8 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
             places[f"tasks[{len(tasks)}].statement"] = f"{statement_where}: input"
             tasks.append({"id": task_id, "statement": statement, "format": "text",
                           "title": f"{task} #{sample_id}", "cluster": task})
+    ungraded = Counter({s.name: ungraded[s.name] for s in logs if s.name in ungraded})  # given order
+    _grader_problems(problems, review_scorer, given_grader, ungraded, contradicted)
     families.check(problems)
     problems.raise_if_any()
 

@@ -109,6 +109,7 @@ def _converted(data):
         empty_patch=data.get("empty_patch") or "fail",
         truth_scorer=text("truth_scorer") or None,
         truth_values=text("truth_values"), review_scorer=text("review_scorer") or None,
+        grader=text("grader") or None,
         epoch=data.get("epoch") or 1,
         families=[line.strip() for line in text("families").splitlines() if line.strip()],
         name=text("name"), truth_equals=text("truth_equals") if table else "",

@@ -37,10 +37,10 @@ def real(name: str) -> Source:
 
 
 def run(logs, *, truth_scorer=None, truth_values=None, review_scorer=None, epoch=1,
-        families=None):
+        families=None, grader=None):
     return convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
                    review_scorer=review_scorer, epoch=epoch,
-                   families=families or Families(), run_name="")
+                   families=families or Families(), run_name="", grader=grader)
 
 
 def refused(logs, **kwargs) -> list[str]:
@@ -159,16 +159,74 @@ def test_review_verdicts_pass_fail_abstain():
     assert [r["verdict"] for r in data["reviews"]] == ["pass", "fail", "abstain"]
 
 
-def test_grader_not_named_is_refused_with_how_to_name_it():
-    def anonymous(log):
-        for sample in log["samples"]:
-            sample["events"] = []
-            sample["scores"]["model_graded_fact"].pop("metadata", None)
+def anonymous(log):
+    """The grader evidence of a real log removed: no scorer events, no grading messages (what a
+    finished log written without them holds; the 544-line refusal of issue 27 item 8)."""
+    for sample in log["samples"]:
+        sample["events"] = []
+        sample["scores"]["model_graded_fact"].pop("metadata", None)
+
+
+def anonymous_eval() -> Source:
+    members = eval_members(INPUT_TASK_EVAL)
+    for member in [m for m in members if m.startswith("samples/")]:
+        sample = json.loads(members[member])
+        sample["events"] = []
+        sample["scores"]["model_graded_fact"].pop("metadata", None)
+        members[member] = json.dumps(sample).encode()
+    return rezip(INPUT_TASK_EVAL, members)
+
+
+def test_grader_not_named_is_refused_once_with_how_to_name_it():
+    """Once for every sample, never once per sample: the real logs of issue 27 said it 544
+    times."""
     errors = refused([json_log(SECURITY_JSON, anonymous)], review_scorer="model_graded_fact")
-    assert len(errors) == 3
-    assert errors[0].startswith(f"{SECURITY_JSON}: samples[0]: scores.model_graded_fact: the log "
-                                "does not name the grader model")
-    assert "--model-role grader=MODEL" in errors[0]
+    assert errors == [
+        f"{SECURITY_JSON}: scores.model_graded_fact: the log does not name the grader model of 3 "
+        "samples (no model option in eval.scorers, no grader in eval.model_roles, no model event "
+        "in the scorer's events, no model in metadata.grading); name it with --grader MODEL (and "
+        "its organisation with --family MODEL=ORG if it is not a known model), or re-run inspect "
+        "with --model-role grader=MODEL"]
+    errors = refused([json_log(SECURITY_JSON, anonymous), anonymous_eval()],
+                     review_scorer="model_graded_fact")
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{SECURITY_JSON}, {INPUT_TASK_EVAL}: scores.model_graded_fact: "
+                                "the logs do not name the grader model of 4 samples (")
+
+
+def test_grader_given_for_logs_that_do_not_name_it_reviews_by_that_model():
+    logs = [json_log(SECURITY_JSON, anonymous), anonymous_eval()]
+    result = run(logs, review_scorer="model_graded_fact", grader="anthropic/claude-3-5-haiku")
+    data = valid(result.bundle)
+    assert data["reviewers"] == [{"id": "anthropic/claude-3-5-haiku",
+                                  "model": "anthropic/claude-3-5-haiku", "family": "Anthropic"}]
+    assert [r["reviewer"] for r in data["reviews"]] == ["anthropic/claude-3-5-haiku"] * 4
+    assert result.summary["reviews"] == {"anthropic/claude-3-5-haiku / clean": 4}
+    # A model the table does not know needs its family, as any model does.
+    errors = refused(logs, review_scorer="model_graded_fact", grader="house-grader-7")
+    assert errors == ["families: no known family for house-grader-7; say which organisation "
+                      "trained each with --family MODEL=ORG"]
+    data = valid(run(logs, review_scorer="model_graded_fact", grader="house-grader-7",
+                     families=Families({"house-grader-7": "House"})).bundle)
+    assert data["reviewers"][0]["family"] == "House"
+
+
+def test_grader_given_where_the_log_names_another_is_refused_once():
+    errors = refused([real(SECURITY_JSON), real(INPUT_TASK_EVAL)],
+                     review_scorer="model_graded_fact", grader="anthropic/claude-3-5-haiku")
+    assert errors == [
+        "--grader: the logs name openai/gpt-4o-mini as the grader of 4 samples' model_graded_fact "
+        "scores, not anthropic/claude-3-5-haiku: --grader names the grader only where the logs "
+        "do not; leave it out"]
+    # The one the log names is no contradiction.
+    same = run([real(SECURITY_JSON)], review_scorer="model_graded_fact",
+               grader="openai/gpt-4o-mini")
+    assert same.bundle == run([real(SECURITY_JSON)], review_scorer="model_graded_fact").bundle
+
+
+def test_grader_without_a_review_scorer_is_refused():
+    errors = refused([real(SECURITY_JSON)], grader="openai/gpt-4o")
+    assert errors == ["--grader: given without a review scorer; name one with --review-scorer"]
 
 
 # --- epochs and truth ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@ uploaded through the page with the options `import_run --from` takes; the summar
 the import; every refusal, the converter's or the validator's, listed on the form with nothing
 written and the typed options kept."""
 
+import json
 import re
 from pathlib import Path
 
@@ -159,6 +160,31 @@ def test_an_inspect_log_without_samples_epoch_is_refused_on_the_form(alice, host
     assert response.status_code == 400 and errors_listed(response)
     assert 'name="epoch" value="3"' in page(response) or 'value="3"' in page(response)
     assert nothing_written()
+
+
+@pytest.mark.django_db
+def test_an_inspect_log_without_its_grader_imports_with_the_grader_field(alice, host):
+    """The grader field, shown beside the review scorer, names the grader of a finished log that
+    does not record it (here a real log with its grader evidence removed)."""
+    name = "2025-05-12T20-28-26-04-00_security-guide.json"
+    data = json.loads((INSPECT / name).read_bytes())
+    for sample in data["samples"]:
+        sample["events"] = []
+        sample["scores"]["model_graded_fact"].pop("metadata", None)
+    fields = {"source": "inspect", "logs": [file(name, json.dumps(data).encode())],
+              "review_scorer": "model_graded_fact"}
+    response = alice.post(url("run_import"), fields)
+    assert response.status_code == 400 and nothing_written()
+    listed = errors_listed(response)
+    assert len(listed) == 1 and "does not name the grader model of 3 samples" in listed[0]
+    assert 'name="grader"' in page(response)
+    fields["logs"] = [file(name, json.dumps(data).encode())]
+    response = alice.post(url("run_import"), {**fields, "grader": "anthropic/claude-3-5-haiku"},
+                          follow=True)
+    run = Run.objects.get()
+    assert list(run.reviewers.values_list("bundle_id", "family")) == [
+        ("anthropic/claude-3-5-haiku", "Anthropic")]
+    assert "anthropic/claude-3-5-haiku / clean: 3" in page(response)
 
 
 SWEBENCH = Path(__file__).resolve().parents[1] / "data" / "swebench"

@@ -349,3 +349,48 @@ def test_swebench_instance_ids_and_the_empty_patch_rule_through_the_command(host
                        "astropy__astropy-99999 (no prediction from qwen-mini, qwen-mini-graphrag)")
     assert refused("import_run", "--from", "swebench", "--host", "alice", "--run-dir",
                    str(tmp_path)) == f"--run-dir: {tmp_path} holds no preds.json or all_preds.jsonl"
+
+
+# --- current inspect logs and graders the log does not record (issue 27 items 1, 8) -------------
+
+CURRENT = SEED.parent / "inspect" / "current"
+
+
+def test_current_inspect_logs_zstd_and_chunked_import_through_the_command(host):
+    """inspect-ai's logs as it writes them today (Zstandard members, one of them in the chunked
+    sample layout) were refused: `header.json: cannot be read from the zip`."""
+    result = call_json("import_run", "--from", "inspect", "--host", "alice",
+                       "--log", str(CURRENT / "arithmetic_alpha.eval"),
+                       str(CURRENT / "arithmetic_beta_chunked.eval"),
+                       "--truth-scorer", "match", "--review-scorer", "model_graded_fact",
+                       "--family", "mockllm/alpha=Mock Labs", "--family", "mockllm/beta=Mock Labs")
+    run = Run.objects.get(pk=result["run"])
+    assert run.tasks.count() == 4 and run.copies.count() == 8
+    assert result["summary"]["copies_by_truth"] == {"tests_pass": 6, "tests_fail": 2}
+    assert run.reviews.count() == 8
+
+
+def test_a_log_that_does_not_name_its_grader_is_refused_once_then_imports_with_grader(host, tmp_path):
+    """A real log with its grader evidence removed (no scorer events, no grading messages): one
+    refusal line for all its samples, not one per sample; `--grader` names the grader of a
+    finished log, its family as any model's."""
+    name = "2025-05-12T20-28-26-04-00_security-guide.json"
+    data = json.loads((SEED.parent / "inspect" / name).read_bytes())
+    for sample in data["samples"]:
+        sample["events"] = []
+        sample["scores"]["model_graded_fact"].pop("metadata", None)
+    log = tmp_path / name
+    log.write_text(json.dumps(data))
+    args = ["import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
+            "--review-scorer", "model_graded_fact"]
+    lines = refused(*args).splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{log}: scores.model_graded_fact: the log does not name the grader "
+                               "model of 3 samples (")
+    assert "name it with --grader MODEL" in lines[0]
+    assert nothing_written()
+    result = call_json(*args, "--grader", "house-grader-7", "--family", "house-grader-7=House Labs")
+    run = Run.objects.get(pk=result["run"])
+    assert list(run.reviewers.values_list("bundle_id", "family")) == [("house-grader-7", "House Labs")]
+    assert set(run.reviews.values_list("reviewer__bundle_id", flat=True)) == {"house-grader-7"}
+    assert run.reviews.count() == 3

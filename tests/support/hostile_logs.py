@@ -1,7 +1,8 @@
 """inspect-ai logs built in memory to cost a converter what issue 25 item 2 found (never committed
 as files): small `.eval` zips whose samples name one attachment thousands of times, and a large
-log that is legal. Used by tests/content/test_import_inspect.py, tests/judging/test_import_limits.py
-and bench/worst_case.py `inputs`.
+log that is legal; and Zstandard zip bombs (issue 27 item 1), members as inspect-ai writes them
+today (zip method 93). Used by tests/content/test_import_inspect.py,
+tests/judging/test_import_limits.py and bench/worst_case.py `inputs`.
 """
 
 import io
@@ -9,6 +10,8 @@ import json
 import random
 import string
 import zipfile
+
+from backports.zstd import zipfile as zstd_zipfile
 
 TASK = "bomb"
 MODEL = "openai/gpt-4o-mini"
@@ -65,3 +68,23 @@ def large_legal_log(samples: int = 2_000, statement_kb: int = 4, task: str = "la
         sample["scores"] = {"match": {"value": "C" if i % 3 else "I"}}
         rows.append(sample)
     return eval_log(rows, task=task, model=model)
+
+
+def zstd_bomb(megabytes: int, noise_per_mb: int = 0) -> bytes:
+    """A `.eval` log of Zstandard members whose one sample expands to `megabytes` MiB: spaces
+    inside a JSON string (about 32,000:1, zstd's most), or with `noise_per_mb` random letters in
+    each MiB to bring its ratio down (900: about 1,770:1, under the importer's zstd ratio, so that
+    only the byte caps stop it). Written in pieces, so building it costs little memory."""
+    rng = random.Random(1)
+    buffer = io.BytesIO()
+    with zstd_zipfile.ZipFile(buffer, "w", zstd_zipfile.ZIP_ZSTANDARD) as zf:
+        zf.writestr("header.json", json.dumps(_header()))
+        with zf.open("samples/1_epoch_1.json", "w", force_zip64=True) as member:
+            member.write(b'{"id": 1, "epoch": 1, "input": "')
+            for _ in range(megabytes):
+                noise = rng.randbytes(noise_per_mb).translate(_LETTERS)
+                member.write(noise + b" " * (1024 * 1024 - noise_per_mb))
+            member.write(b'", "output": {"completion": "x"}, "scores": {"match": {"value": "C"}}}')
+        # An ordinary sample beside it: the log is refused for the bomb alone.
+        zf.writestr("samples/2_epoch_1.json", json.dumps(_sample(2, 1, "a statement")))
+    return buffer.getvalue()

@@ -56,6 +56,9 @@ class Command(HostCommand):
         inspect.add_argument("--truth-scorer")
         inspect.add_argument("--truth-values", default="", metavar="C=tests_pass,I=tests_fail")
         inspect.add_argument("--review-scorer")
+        inspect.add_argument("--grader", metavar="MODEL",
+                             help="the review scorer's grader model, for finished logs that do not "
+                                  "record it (its family: the built-in table or --family)")
         inspect.add_argument("--epoch", type=int, default=1)
         tables = parser.add_argument_group("--from jsonl|csv")
         tables.add_argument("--map", default="", metavar="TARGET=COLUMN,…")
@@ -134,7 +137,8 @@ def _convert(source_format: str, outputs: str | None, options: dict):
         empty_patch=options.get("empty_patch") or "fail",
         trajectories=sources(found["trajectories"]),
         truth_scorer=options.get("truth_scorer"), truth_values=options["truth_values"],
-        review_scorer=options.get("review_scorer"), epoch=options["epoch"],
+        review_scorer=options.get("review_scorer"), grader=options.get("grader"),
+        epoch=options["epoch"],
         families=options["family"], name=options["name"], truth_equals=options["truth_equals"],
         cluster=options["cluster"],
         outputs_per_builder=sources(path for _, path in per_builder),
