@@ -139,8 +139,9 @@ EACH_TASK = ("task", "none")
 
 
 def _cluster_choice(request: ImportRequest, problems: Problems) -> str:
-    """The request's --cluster, checked against its format: "keep" (the importer's own
-    grouping: a table's cluster column, SWE-bench's repo, inspect's eval), or "task"."""
+    """The request's --cluster, checked against its format: "keep" (the importer's grouping:
+    a table's cluster column, SWE-bench's repository or a dataset COLUMN, inspect's eval task or a
+    sample metadata KEY), or "task"."""
     choice = request.cluster.strip()
     table_format = request.format in ("jsonl", "csv")
     if not choice:
@@ -149,18 +150,23 @@ def _cluster_choice(request: ImportRequest, problems: Problems) -> str:
         return "keep" if table_format else "task"
     if choice in EACH_TASK:
         return "task"
-    if choice == FORMAT_CLUSTERS.get(request.format):
-        return "keep"
     if table_format:
         mapped = table.parse_map(request.column_map).get("cluster") if request.column_map else None
         if mapped and mapped != choice:
             problems.add("--cluster", f'"{choice}", but --map reads the cluster from column '
                          f'"{mapped}": give one')
-        return "keep"
-    own = FORMAT_CLUSTERS.get(request.format)
-    problems.add("--cluster", f'"{choice}" is not one of task, none' + (f", {own}" if own else "")
-                 + (" (a column is read from tables only)" if own else ""))
-    return "task"
+    # The format's own grouping, or a column (a table's, a SWE-bench dataset's) or a sample
+    # metadata key (inspect), which the importer reads (_cluster_column).
+    return "keep"
+
+
+def _cluster_column(request: ImportRequest) -> str | None:
+    """The column or key --cluster names for the importer to read; None for the importer's own
+    grouping or each task alone."""
+    choice = request.cluster.strip()
+    if not choice or choice in EACH_TASK or choice == FORMAT_CLUSTERS.get(request.format):
+        return None
+    return choice
 
 
 def _group_tasks(imported: Imported, choice: str) -> None:
@@ -186,6 +192,7 @@ def _converted(request: ImportRequest, max_bundle_bytes: int | None) -> Imported
         swebench = _importer("swebench")
         return swebench.convert(predictions=request.predictions, reports=request.reports,
                                 dataset=request.dataset, instances=request.instances,
+                                cluster_column=_cluster_column(request),
                                 seed=request.seed, families=families, run_name=request.name,
                                 instance_ids=request.instance_ids,
                                 instances_file=request.instances_file,
@@ -197,7 +204,7 @@ def _converted(request: ImportRequest, max_bundle_bytes: int | None) -> Imported
                                     truth_values=_truth_values(request.truth_values),
                                     review_scorer=request.review_scorer, epoch=request.epoch,
                                     families=families, run_name=request.name,
-                                    grader=request.grader,
+                                    grader=request.grader, cluster_key=_cluster_column(request),
                                     **({"max_built_chars": max_bundle_bytes}
                                        if max_bundle_bytes else {}))
     raise ConversionError([f'--from: "{request.format}" is not one of {", ".join(FORMATS)}'])

@@ -188,6 +188,7 @@ class _Sample:
     content: str | None = None  # the output's text (None: no completion; _MISSING: no output)
     scores: dict | str | None = None  # {named scorer: _BAD or {value, reason, grading}}, _BAD
     event_graders: list[str] = field(default_factory=list)  # models in the review scorer's events
+    group: str | None = None  # metadata[--cluster KEY] as text; None: the sample has no such key
 
 
 @dataclass
@@ -214,6 +215,7 @@ class _Reading:
     values: int = 0
     samples: int = 0
     statements: dict = field(default_factory=dict)  # (task, sample id) -> the statements held
+    cluster_key: str | None = None  # --cluster KEY: a sample metadata key grouping the tasks
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -573,6 +575,11 @@ def _extract(log: _Log, data: dict, where: str, reading: _Reading) -> _Sample:
         log.scorers.update(k for k in scores if isinstance(k, str))
     if sample.epoch != reading.epoch or sample.error:
         return sample  # counted, never shown: nothing more is read
+    if reading.cluster_key:
+        metadata = data.get("metadata")
+        value = metadata.get(reading.cluster_key) if isinstance(metadata, dict) else None
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            sample.group = str(value)
     attachments = data.get("attachments")
     attachments = attachments if isinstance(attachments, dict) else {}
     budget = reading.budget
@@ -893,13 +900,14 @@ def _sample_id(sample: _Sample, problems: Problems):
 def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[str, str] | None,
             review_scorer: str | None, epoch: int = 1, families: Families,
             run_name: str = "", max_built_chars: int = MAX_BUILT_CHARS,
-            grader: str | None = None) -> Imported:
+            grader: str | None = None, cluster_key: str | None = None) -> Imported:
     """The logs as a run/2 bundle; `max_built_chars` bounds every text built from them together
     (MAX_BUILT_CHARS); `grader` is the review scorer's grader model where the logs name none."""
     try:
         return _convert(logs=logs, truth_scorer=truth_scorer, truth_values=truth_values,
                         review_scorer=review_scorer, epoch=epoch, families=families,
-                        run_name=run_name, max_built_chars=max_built_chars, grader=grader)
+                        run_name=run_name, max_built_chars=max_built_chars, grader=grader,
+                        cluster_key=cluster_key)
     except ConversionError:
         raise
     except Exception as exc:  # noqa: BLE001 - the contract: nothing but ConversionError leaves
@@ -908,7 +916,7 @@ def convert(*, logs: list[Source], truth_scorer: str | None, truth_values: dict[
 
 
 def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families, run_name,
-             max_built_chars, grader):
+             max_built_chars, grader, cluster_key=None):
     problems = Problems()
     if not logs:
         problems.add("logs", "no log given")
@@ -922,7 +930,9 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
     if truth_values and not truth_scorer:
         problems.add("truth_values", "given without a truth scorer; name one")
 
-    reading = _Reading(problems, epoch, truth_scorer, review_scorer, _Budget(max_built_chars))
+    reading = _Reading(problems, epoch, truth_scorer, review_scorer, _Budget(max_built_chars),
+                       cluster_key=cluster_key)
+    ungrouped = 0  # samples kept whose metadata has no --cluster key
     read: list[_Log] = []
     for source in logs:
         try:
@@ -997,10 +1007,12 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
         task_id = f"{task}#{sample_id}"
         statement = None
         statement_where = None
+        group = None
         for model in sorted(by_model):
             log, sample = by_model[model]
             if statement is None:
                 statement, statement_where = sample.statement, sample.where
+                group = sample.group
                 if statement is None:
                     problems.add(f"{sample.where}: input",
                                  "missing or not a string or a list of chat messages")
@@ -1066,10 +1078,16 @@ def _convert(*, logs, truth_scorer, truth_values, review_scorer, epoch, families
         if statement:
             places[f"tasks[{len(tasks)}]"] = statement_where
             places[f"tasks[{len(tasks)}].statement"] = f"{statement_where}: input"
+            if cluster_key and group is None:
+                ungrouped += 1
             tasks.append({"id": task_id, "statement": statement, "format": "text",
-                          "title": f"{task} #{sample_id}", "cluster": task})
+                          "title": f"{task} #{sample_id}",
+                          "cluster": (group or "") if cluster_key else task})
     ungraded = Counter({s.name: ungraded[s.name] for s in logs if s.name in ungraded})  # given order
     _grader_problems(problems, review_scorer, given_grader, ungraded, contradicted)
+    if ungrouped:
+        problems.add("--cluster", f'{ungrouped} samples have no metadata "{cluster_key}" (a '
+                     "sample metadata key, or task, none or eval)")
     families.check(problems)
     problems.raise_if_any()
 

@@ -114,11 +114,13 @@ def convert(*, predictions: list[Source], reports: list[Source], dataset: Source
             instances: int | None = None, seed: str = "0", families: Families,
             run_name: str = "", instance_ids: list[str] | None = None,
             instances_file: Source | None = None, empty_patch: str = "fail",
-            trajectories: list[Source] | None = None) -> Imported:
+            trajectories: list[Source] | None = None, cluster_column: str | None = None) -> Imported:
+    """`cluster_column`: the dataset column whose value is each task's cluster (`--cluster
+    COLUMN`); by default the task's cluster is its repository (`repo`)."""
     try:
         return _convert(predictions, reports, dataset, instances, seed, families, run_name,
                         list(instance_ids or []), instances_file, empty_patch,
-                        list(trajectories or []))
+                        list(trajectories or []), cluster_column or "repo")
     except ConversionError:
         raise
     except Exception as error:  # noqa: BLE001 - the contract: nothing but ConversionError leaves
@@ -127,7 +129,7 @@ def convert(*, predictions: list[Source], reports: list[Source], dataset: Source
 
 
 def _convert(predictions, reports, dataset, instances, seed, families, run_name, instance_ids,
-             instances_file, empty_patch, trajectories) -> Imported:
+             instances_file, empty_patch, trajectories, cluster_column) -> Imported:
     problems = Problems()
     if not predictions:
         problems.add("predictions", "no predictions file given")
@@ -246,7 +248,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name,
                                f"({len(preds)} models); nothing to import"])
 
     # --- the dataset: a statement for every instance imported --------------------------------
-    statements = _statements(dataset, set(chosen), problems)
+    statements = _statements(dataset, set(chosen), problems, cluster_column)
     for iid in chosen if statements is not None else []:
         if iid not in statements:
             for model in sorted(preds):
@@ -274,6 +276,7 @@ def _convert(predictions, reports, dataset, instances, seed, families, run_name,
                 "format": "text"}
         if repo:
             task["cluster"] = repo
+            places[f"tasks[{len(tasks)}].cluster"] = f"{where}: {cluster_column}"
         tasks.append(task)
     copies = []
     by_truth = Counter()
@@ -586,14 +589,17 @@ def _trajectories(trajectories, preds, folder_of, chosen, problems) -> dict:
     return {m: dict(sorted(c.items())) for m, c in sorted(counts.items())}
 
 
-def _statements(dataset: Source | None, chosen: set[str], problems: Problems) -> dict | None:
-    """instance id -> (statement, repo, where), for the imported instances; None when the file
-    itself was refused (its problem is listed, not one per instance)."""
+def _statements(dataset: Source | None, chosen: set[str], problems: Problems,
+                cluster_column: str = "repo") -> dict | None:
+    """instance id -> (statement, cluster, where), for the imported instances; None when the
+    file itself was refused (its problem is listed, not one per instance). The cluster is the
+    row's `cluster_column` (its repository unless the host named another column), as text."""
     statements: dict[str, tuple[str, str, str]] = {}
     if dataset is None:
         return statements
-    rows = _parquet_rows(dataset, problems) if _is_parquet(dataset) else \
+    rows = _parquet_rows(dataset, problems, cluster_column) if _is_parquet(dataset) else \
         _rows(dataset, problems, keyed_field="instance_id")
+    lacking = 0
     seen = set()
     before = len(problems.items) + problems.more
     read = 0
@@ -609,12 +615,21 @@ def _statements(dataset: Source | None, chosen: set[str], problems: Problems) ->
         if iid not in chosen:
             continue  # only what is imported is checked
         statement = _text(row, "problem_statement", where, problems)
-        repo = row.get("repo", "")
-        if not isinstance(repo, str):
-            problems.add(f"{where}: repo", f"must be text, not {_kind(repo)}")
-            repo = ""
+        cluster = row.get(cluster_column, "")
+        if cluster_column != "repo" and cluster_column not in row:
+            lacking += 1
+        if isinstance(cluster, int | float) and not isinstance(cluster, bool):
+            cluster = str(cluster)  # a dataset's `version` column may be read as a number
+        if cluster is None:
+            cluster = ""
+        if not isinstance(cluster, str):
+            problems.add(f"{where}: {cluster_column}", f"must be text, not {_kind(cluster)}")
+            cluster = ""
         if statement is not None:
-            statements[iid] = (statement, repo, where)
+            statements[iid] = (statement, cluster, where)
+    if lacking:
+        problems.add(place(dataset), f'{lacking} of the imported instances\' rows have no column '
+                     f'"{cluster_column}" (named by --cluster)')
     if not read and len(problems.items) + problems.more > before:
         return None
     return statements
@@ -626,7 +641,7 @@ def _is_parquet(source) -> bool:
         and data[-4:] == b"PAR1"
 
 
-def _parquet_rows(source: Source, problems: Problems):
+def _parquet_rows(source: Source, problems: Problems, cluster_column: str = "repo"):
     """(where, row) for each row of a Parquet dataset (the file the Hugging Face dataset
     ships), reading only the columns used, after checking their uncompressed size in the
     file's own metadata."""
@@ -648,7 +663,8 @@ def _parquet_rows(source: Source, problems: Problems):
             problems.add(place(source), f"no column {' or '.join(missing)} (a SWE-bench dataset "
                          f"has {', '.join(DATASET_COLUMNS)})")
             return
-        columns = [c for c in DATASET_COLUMNS if c in names]
+        columns = [c for c in (*DATASET_COLUMNS, cluster_column) if c in names]
+        columns = list(dict.fromkeys(columns))
         metadata = parquet.metadata
         wanted = {parquet.schema_arrow.get_field_index(c) for c in columns}
         size = sum(metadata.row_group(g).column(c).total_uncompressed_size

@@ -582,7 +582,7 @@ def test_a_sample_keeps_only_what_the_conversion_reads():
     log = inspect_logs._read_log(real(POPULARITY_EVAL), reading)
     sample = log.samples[0]
     assert set(vars(sample)) == {"where", "id", "epoch", "error", "statement", "content",
-                                 "scores", "event_graders"}
+                                 "scores", "event_graders", "group"}
     assert isinstance(sample.statement, str) and isinstance(sample.content, str)
     assert set(sample.scores) == {"match"} and set(sample.scores["match"]) == {
         "value", "reason", "grading"}

@@ -279,7 +279,38 @@ def test_swebench_tasks_are_their_own_units_unless_the_host_groups_them_by_repos
         "astropy/astropy"}
     assert refused("import_run", "--from", "swebench", "--host", "alice", *swebench_files(data),
                    "--cluster", "eval") == (
-        '--cluster: "eval" is not one of task, none, repo (a column is read from tables only)')
+        f'{data / "dataset.jsonl"}: 3 of the imported instances\' rows have no column "eval" '
+        "(named by --cluster)")
+
+
+def test_swebench_tasks_group_by_a_dataset_column_the_host_names(host, tmp_path):
+    """SWE-bench Verified's rows carry `version`; the excerpt's three rows are given one here."""
+    data = SEED.parent / "swebench"
+    rows = [json.loads(line) for line in (data / "dataset.jsonl").read_text().splitlines()]
+    for row, version in zip(rows, ("4.3", "4.3", "5.0"), strict=True):
+        row["version"] = version
+    dataset = tmp_path / "dataset.jsonl"
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    files = [*swebench_files(data)[:-1], str(dataset)]
+    result = call_json("import_run", "--from", "swebench", "--host", "alice", *files,
+                       "--cluster", "version")
+    assert result["summary"]["units"] == {"by": "cluster", "count": 2}
+    assert sorted(Task.objects.filter(run_id=result["run"]).values_list("cluster", flat=True)) == [
+        "4.3", "4.3", "5.0"]
+
+
+def test_inspect_samples_group_by_a_metadata_key_the_host_names(host, tmp_path):
+    def topic(member, sample):
+        sample["metadata"]["topic"] = "even" if sample["id"] % 2 == 0 else "odd"
+    log = edited_eval(tmp_path, topic)
+    args = ["import_run", "--from", "inspect", "--host", "alice", "--log", str(log),
+            "--truth-scorer", "match", "--cluster"]
+    assert call_json(*args, "topic")["summary"]["units"] == {"by": "cluster", "count": 2}
+    # label_confidence, the key the real samples carry, is a number: read as its text.
+    assert call_json(*args, "label_confidence", "--again")["summary"]["units"]["count"] == 10
+    assert refused(*args, "colour", "--again") == (
+        '--cluster: 10 samples have no metadata "colour" (a sample metadata key, or task, none or '
+        "eval)")
 
 
 def test_inspect_samples_are_their_own_units_unless_grouped_by_their_eval(host):
