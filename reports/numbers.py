@@ -1,12 +1,14 @@
 """How the HTML report writes its numbers, for people: proportions as percentages, differences
-between proportions as percentage points, p-values to two significant figures; a missing value
-reads "—", never "None" or "nan".
+between proportions as percentage points, p-values by one rule (three decimals from 0.001 up,
+below that two significant figures in powers of ten); a missing value reads "—", never "None" or
+"nan".
 
     percent(0.5111)                          -> "51%"
     rate_text({"k": 46, "n": 90, ...})       -> "51% (46/90) [41–61%]"
     estimate_text({"value": .74, ...})       -> "74% [54–92%]"
     points(0.16)                             -> "+16 pp"
     difference_text({"value": .16, ...})     -> "+16 pp [−40 to +64 pp]"
+    p_text(0.14599) -> "0.146"    p_text(2.98e-6) -> "3.0 × 10⁻⁶"    p_text(1.0) -> "1.000"
 
 Percentages are rounded to whole numbers, halves away from zero, except that a value strictly
 between 0 and 1% reads "<1%" and one strictly between 99% and 100% reads ">99%" (a rate is never
@@ -93,12 +95,23 @@ def difference_text(value) -> str:
     return f"{points(value['value'])} [{signed_whole(low)} to {signed_whole(high)} pp]"
 
 
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
 def p_text(value) -> str:
-    """A p-value to two significant figures: "0.013", "3.1e-06", "1"."""
+    """A p-value by the report's one rule, wherever it is printed: from 0.001 up to three
+    decimals ("0.146", "0.125", "0.020", "1.000"); below 0.001 to two significant figures in
+    powers of ten ("3.0 × 10⁻⁶", "1.5 × 10⁻¹⁰"). Two significant figures throughout would read
+    0.146 as 0.15 and 0.125 as 0.12; three decimals alone would read every small p as 0.000.
+    The JSON keeps the exact value."""
     if missing(value):
         return MISSING
-    text = f"{value:.2g}"
-    return text.replace("-", MINUS) if "e" in text else text
+    if value >= 0.001:
+        return f"{value:.3f}"
+    if value <= 0:
+        return "0"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
 
 
 def decimal(value, places: int = 2) -> str:

@@ -38,7 +38,7 @@ from itertools import combinations
 import numpy as np
 
 from content.scoring import rate, scored_verdict
-from reports import stats
+from reports import numbers, stats
 from reports.loading import ReportData
 from reports.scoring import GROUPS
 from reports.sections.common import finite
@@ -367,10 +367,11 @@ def _ranking(primary, entries, differences, not_compared, human_not_compared, co
             lo, hi = sorted((sign * low, sign * high))
             ranking["supported"].append([above, below])
             statements.append(f"{above} above {below}: difference {sign * value:+.3f} "
-                              f"[{lo:+.3f}, {hi:+.3f}], Holm-adjusted p {p:.2g}, {tasks}.")
+                              f"[{lo:+.3f}, {hi:+.3f}], Holm-adjusted p {numbers.p_text(p)}, "
+                              f"{tasks}.")
         else:
             interval = f"[{low:+.3f}, {high:+.3f}]" if low is not None else "(no interval)"
-            holm = f"{p:.2g}" if p is not None else "—"
+            holm = numbers.p_text(p)
             statements.append(f"{a} and {b} not distinguished: difference {value:+.3f} {interval}, "
                               f"Holm-adjusted p {holm}, {tasks}.")
     if ranking["supported"]:

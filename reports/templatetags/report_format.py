@@ -29,10 +29,8 @@ def signed(value, decimals=3):
 
 @register.filter
 def pvalue(value):
-    """A p-value to two significant figures (3.1e-06, 0.013, 1)."""
-    if value is None:
-        return MISSING
-    return f"{value:.2g}"
+    """A p-value by the report's one rule (reports.numbers.p_text)."""
+    return numbers.p_text(value)
 
 
 @register.filter

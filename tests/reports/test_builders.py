@@ -358,14 +358,14 @@ def test_one_builder_known_better_the_ranking_says_so(better):
             "Ranked on the primary comparison, the invited judges' phase-1 pass rate, only where "
             "the Holm-adjusted p is below 0.05 and the 95% interval excludes 0.",
             f"b1 above b2: difference {19 / 27:+.3f} [{low:+.3f}, {high:+.3f}], Holm-adjusted "
-            f"p {1 / 128:.2g}, 9 tasks.",
+            "p 0.008, 9 tasks.",  # 1/128 at three decimals (issue 28 item 5)
         ]}
     page = html.unescape(to_html(better["report"]))
     assert '<h2 id="builders-compared">' in page
     # The page opens with it, models named, the difference in percentage points (19/27 = 70 pp).
     assert (f"<li>gpt-4o-2024-08-06 passed more often than claude-3-5-sonnet-20241022: +70 pp "
             f"[{numbers.signed_whole(low)} to {numbers.signed_whole(high)} pp], Holm-adjusted p = "
-            f"{1 / 128:.2g}, over 9 tasks.</li>") in page
+            "0.008, over 9 tasks.</li>") in page
 
 
 @pytest.mark.django_db
@@ -409,7 +409,7 @@ def test_the_preregistration_names_the_primary_comparison(host):
         "(condition clean).")
     assert s["ranking"]["statements"][1].startswith(
         f"b1 and b2 not distinguished: difference {5 / 9:+.3f} [{r1['difference']['low']:+.3f}, ")
-    assert s["ranking"]["statements"][1].endswith(", Holm-adjusted p 0.12, 9 tasks.")
+    assert s["ranking"]["statements"][1].endswith(", Holm-adjusted p 0.125, 9 tasks.")
 
 
 @pytest.mark.django_db
@@ -504,7 +504,7 @@ def test_three_builders_holm_over_three_pairs_by_hand(host, schema):
         ranking["statements"][2], ranking["statements"][3]]
     assert ranking["statements"][2].startswith("b1 and b3 not distinguished: difference +0.571 [")
     assert ranking["statements"][3].startswith("b2 and b3 not distinguished: difference -0.429 [")
-    assert ranking["statements"][3].endswith("Holm-adjusted p 0.25, 7 tasks.")
+    assert ranking["statements"][3].endswith("Holm-adjusted p 0.250, 7 tasks.")
     assert schema_errors(schema, exported(report)) == []
 
 

@@ -157,7 +157,7 @@ def test_what_was_found_states_the_scripted_figures_worked_out_by_hand(scripted)
         "No two builders are distinguished: a difference counts only where its Holm-adjusted p "
         "is below 0.05 and its 95% interval excludes 0. The largest, gpt-4o-2024-08-06 − "
         "gemini-1.5-pro, is +44 pp [")
-    assert builders[1].endswith("(Holm-adjusted p = 1, 1 task).")
+    assert builders[1].endswith("(Holm-adjusted p = 1.000, 1 task).")
     humans = topics["humans-and-models"]
     # Pooled invited, phase 1: defective 6 of 12 caught, good 9 of 12 passed, 24 pairs. r1
     # (Alibaba, no builder's family): defective d1 F d2 F d3 P d4 P, good g1 P g2 P g3 F g4 P.
@@ -325,7 +325,12 @@ def test_numbers():
     assert numbers.points(0.004) == "0 pp" and numbers.points(-0.125) == "−13 pp"
     assert numbers.difference_text({"value": 0.16, "low": -0.4, "high": 0.64}) == "+16 pp [−40 to +64 pp]"
     assert numbers.difference_text({"value": 0.0, "low": None, "high": None}) == "0 pp"
-    assert numbers.p_text(0.0074697) == "0.0075" and numbers.p_text(3.1e-06) == "3.1e−06"
+    # One rule for p (issue 28 item 5): three decimals from 0.001 up, two significant figures in
+    # powers of ten below; the issue's own test vectors.
+    assert [numbers.p_text(p) for p in (0.14599, 0.125, 0.0204, 2.98e-6, 1.52e-10, 1.0)] == [
+        "0.146", "0.125", "0.020", "3.0 × 10⁻⁶", "1.5 × 10⁻¹⁰", "1.000"]
+    assert numbers.p_text(0.0074697) == "0.007" and numbers.p_text(0.00099) == "9.9 × 10⁻⁴"
+    assert numbers.p_text(None) == "—"
     assert numbers.decimal(-0.1666, 3) == "−0.167" and numbers.decimal(-0.0001, 2) == "0.00"
 
 

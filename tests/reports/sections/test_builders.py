@@ -185,7 +185,7 @@ def test_the_ranking_on_the_default_primary_comparison():
         "The builders are not distinguished on the primary comparison, the invited judges' phase-1 "
         "pass rate.",
         f"b1 and b2 not distinguished: difference +0.467 [{invited['low']:+.3f}, {invited['high']:+.3f}], "
-        "Holm-adjusted p 0.5, 3 tasks."]
+        "Holm-adjusted p 0.500, 3 tasks."]
 
 
 def test_six_tasks_all_one_way_rank_the_builders_on_truth():
