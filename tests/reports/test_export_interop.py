@@ -12,6 +12,7 @@ the code under test.
 import hashlib
 import io
 import json
+import math
 import shutil
 import zipfile
 from datetime import datetime
@@ -370,3 +371,47 @@ def test_swebench_jsonl_of_an_inspect_run_is_refused(host, tmp_path):
     assert message == (f"run {session.run_id} was not imported from SWE-bench: copy "
                        f"popularity#1/{MODEL} is not named <builder>-<instance_id>")
     assert not (tmp_path / "v.jsonl").exists()
+
+
+SECURITY_JSON = "2025-05-12T20-28-26-04-00_security-guide.json"
+INPUT_TASK_EVAL = "2024-11-05T13-32-37-05-00_input-task_hxs4q9azL3ySGkjJirypKZ.eval"
+
+
+def test_a_json_log_and_an_eval_log_each_get_their_copies_and_unknown_truth_is_unscored(
+        host, tmp_path):
+    """inspect's two log forms in one run, graded by a model the log's events name: the .json log
+    is written again as .json, the .eval as .eval, each with its own copies' scores; a copy of
+    unknown truth gets a NaN truth score (inspect's "unscored": left out of its metrics)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in (SECURITY_JSON, INPUT_TASK_EVAL):
+        shutil.copy(INSPECT / name, logs / name)
+    imported = call_json("import_run", "--from", "inspect", "--host", "alice", "--log",
+                         str(logs / SECURITY_JSON), str(logs / INPUT_TASK_EVAL),
+                         "--review-scorer", "model_graded_fact")
+    run = Run.objects.get(pk=imported["run"])
+    call("correct_truth", str(run.pk), f"security_guide#1/{MODEL}", "tests_fail", "--note", "n")
+    call("correct_truth", str(run.pk), f"security_guide#2/{MODEL}", "tests_pass", "--note", "n")
+    session = advance(judged_session(run), SessionState.REVEALED)
+    result = export(session, "--log-dir", str(logs))
+    written = {Path(log["from"]).name: (Path(log["file"]), log["copies"]) for log in result["logs"]}
+    assert {name: (path.name, copies) for name, (path, copies) in written.items()} == {
+        SECURITY_JSON: (SECURITY_JSON.replace(".json", f".blindjudge-s{session.pk}.json"), 3),
+        INPUT_TASK_EVAL: (INPUT_TASK_EVAL.replace(".eval", f".blindjudge-s{session.pk}.eval"), 1)}
+    read = read_with_inspect(*(path for path, _ in written.values()))
+    truths = {}
+    for path, _ in written.values():
+        for sample in read[str(path)]["samples"]:
+            scores = sample["scores"]
+            assert {"model_graded_fact", "blindjudge/truth", J01_1, J01_2, J02_1} <= set(scores)
+            truths[(read[str(path)]["task"], sample["id"])] = scores["blindjudge/truth"]["value"]
+            assert scores["blindjudge/truth"]["history"][0]["provenance"]["metadata"][
+                "report_sha256"] == result["report_sha256"]
+    assert truths.pop(("security_guide", 1)) == "I" and truths.pop(("security_guide", 2)) == "C"
+    assert len(truths) == 2 and all(math.isnan(value) for value in truths.values())
+    # the one model reviewer (named by the scorer's events), calibrated on the two known copies:
+    # it passed every copy, so it caught 0 of the 1 defective and passed the 1 good one
+    [reviewer] = read[str(written[SECURITY_JSON][0])]["metadata"]["blindjudge"]["model_reviewers"]
+    main = reviewer["groups"]["same_family"]["current"]
+    assert reviewer["model"] == MODEL
+    assert (main["recall"]["k"], main["recall"]["n"], main["tnr"]["k"], main["tnr"]["n"]) == (0, 1, 1, 1)

@@ -144,7 +144,8 @@ class Command(HostCommand):
                      f"{checked} of them checked against the imported copy's hash")
         if result["not_found"]:
             lines.append(f"{len(result['not_found'])} copies of the run are in none of the logs:")
-            lines += [f"  not found: {copy}" for copy in capped(result["not_found"])]
+            shown = capped([f"  not found: {copy}" for copy in result["not_found"]])
+            lines += [line if line.startswith("  ") else f"  {line}" for line in shown]
         lines += [f"left as it was (no copy of the run): {name}"
                   for name in result["logs_without_copies"]]
         lines += [f"not read: {line}" for line in result["unreadable"]]
