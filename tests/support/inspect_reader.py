@@ -76,3 +76,11 @@ def read_with_inspect(*paths: Path) -> dict:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"inspect-ai could not read {paths}:\n{done.stderr[-4000:]}"
     return json.loads(done.stdout)
+
+
+def run_with_inspect(code: str) -> str:
+    """Python code run in the inspect-ai venv (a snippet of the docs); what it printed."""
+    done = subprocess.run([str(inspect_python()), "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"the code failed in the inspect-ai venv:\n{done.stderr[-4000:]}"
+    return done.stdout
