@@ -21,7 +21,7 @@ from pathlib import Path
 from judging.enums import SessionState
 from judging.models import Run
 from tests.judging.test_commands import call, call_json, refused
-from tests.support.inspect_reader import read_with_inspect, run_with_inspect
+from tests.support.inspect_reader import read_with_inspect
 from tests.support.verdicts import verdict_record
 from tests.worlds import a_session, advance, answer_all, codes, invite_and_join
 
@@ -98,7 +98,12 @@ def test_the_verdicts_and_the_truth_read_back_in_inspect_ai_with_their_provenanc
     report = json.loads(report_path.read_text())
     assert report["session"]["id"] == session.pk and report["session"]["state"] == "revealed"
 
-    read = read_with_inspect(exported)[str(exported)]
+    # The snippet docs/importing.md gives hosts runs as written there, on this export.
+    snippet = DOCS.read_text().split("Read them with inspect-ai itself:\n\n```python\n")[1]
+    snippet = snippet.split("```")[0].replace(
+        "logs/" + POPULARITY.replace(".eval", ".blindjudge-s3.eval"), str(exported))
+    assert str(exported) in snippet
+    read = read_with_inspect(exported, then=snippet)[str(exported)]
     assert (read["task"], read["model"], read["status"]) == ("popularity", MODEL, "success")
     before = original_samples()
     assert sorted(s["id"] for s in read["samples"]) == sorted(before) == list(range(1, 11))
@@ -156,13 +161,6 @@ def test_the_verdicts_and_the_truth_read_back_in_inspect_ai_with_their_provenanc
     phase1 = meta["judges"][0]["phases"]["1"]["current"]
     assert (phase1["tnr"]["k"], phase1["tnr"]["n"], phase1["recall"]["k"], phase1["recall"]["n"]) == \
         (9, 9, 0, 1)
-
-    # The snippet docs/importing.md gives hosts runs as written there, on this export.
-    snippet = DOCS.read_text().split("Read them with inspect-ai itself:\n\n```python\n")[1]
-    snippet = snippet.split("```")[0].replace(
-        "logs/" + POPULARITY.replace(".eval", ".blindjudge-s3.eval"), str(exported))
-    assert str(exported) in snippet
-    run_with_inspect(snippet)
 
     # Every other member of the log is the original's, and a sample less its additions is too.
     old, new = members(INSPECT / POPULARITY), members(exported)

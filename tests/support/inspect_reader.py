@@ -70,17 +70,12 @@ def inspect_python() -> Path:
     return python
 
 
-def read_with_inspect(*paths: Path) -> dict:
-    """What inspect-ai's own reader sees in each log: {path: {task, model, metadata, samples…}}."""
-    done = subprocess.run([str(inspect_python()), "-c", READER, *map(str, paths)],
+def read_with_inspect(*paths: Path, then: str = "") -> dict:
+    """What inspect-ai's own reader sees in each log: {path: {task, model, metadata, samples…}};
+    `then`: more code run after it in the same process (a snippet of the docs; inspect-ai takes
+    seconds to import), which must print nothing."""
+    done = subprocess.run([str(inspect_python()), "-c", READER + "\n" + then, *map(str, paths)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"inspect-ai could not read {paths}:\n{done.stderr[-4000:]}"
     return json.loads(done.stdout)
 
-
-def run_with_inspect(code: str) -> str:
-    """Python code run in the inspect-ai venv (a snippet of the docs); what it printed."""
-    done = subprocess.run([str(inspect_python()), "-c", code], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, f"the code failed in the inspect-ai venv:\n{done.stderr[-4000:]}"
-    return done.stdout
