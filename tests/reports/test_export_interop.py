@@ -78,7 +78,7 @@ def export(session, *args) -> dict:
 
 
 def test_the_verdicts_and_the_truth_read_back_in_inspect_ai_with_their_provenance(host, tmp_path):
-    originals = {path: sha256(path) for path in INSPECT.iterdir()}
+    originals = {path: sha256(path) for path in INSPECT.rglob("*") if path.is_file()}
     session = advance(judged_session(popularity_run()), SessionState.REVEALED)
     result = export(session, "--log-dir", str(INSPECT), "--output", str(tmp_path))
 
@@ -92,7 +92,7 @@ def test_the_verdicts_and_the_truth_read_back_in_inspect_ai_with_their_provenanc
         "2025-05-12T20-28-13-04-00_no-samples.json", "2025-05-12T20-28-26-04-00_security-guide.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([exported.name, report_path.name])
     # The originals are untouched, byte for byte, and nothing was added beside them.
-    assert {path: sha256(path) for path in INSPECT.iterdir()} == originals
+    assert {path: sha256(path) for path in INSPECT.rglob("*") if path.is_file()} == originals
     report_sha = sha256(report_path)
     assert result["report_sha256"] == report_sha
     report = json.loads(report_path.read_text())
@@ -343,7 +343,8 @@ def test_swebench_verdicts_are_one_row_per_instance_and_model(host, tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
 
     # The truth by hand from the harness reports and the predictions: resolved -> tests_pass,
-    # unresolved -> tests_fail, anything else (or an empty patch) unknown.
+    # unresolved or an empty patch -> tests_fail (SWE-bench's rule, the importer's default),
+    # anything else unknown.
     expected = {}
     for preds, report in (("qwen-mini.preds.jsonl", "qwen-mini.vanilla.json"),
                           ("qwen-mini-graphrag.preds.jsonl", "qwen-mini-graphrag.graphrag_tdd.json")):
@@ -353,7 +354,7 @@ def test_swebench_verdicts_are_one_row_per_instance_and_model(host, tmp_path):
             iid = p["instance_id"]
             truth = ("tests_pass" if iid in outcome["resolved_ids"] else "tests_fail"
                      if iid in outcome["unresolved_ids"] else "unknown")
-            expected[(iid, p["model_name_or_path"])] = "unknown" if not p["model_patch"].strip() \
+            expected[(iid, p["model_name_or_path"])] = "tests_fail" if not p["model_patch"].strip() \
                 else truth
     got = {(r["instance_id"], r["model_name_or_path"]): r for r in rows}
     assert len(rows) == len(got) == run.copies.count()
