@@ -5,9 +5,11 @@ scores say (from the revealed report) and which samples they go to; this module 
 samples and writes a NEW log, the original's bytes never touched.
 
 Reading (`read_log`): a `.eval` log (a zip: `header.json`, one `samples/<id>_epoch_<n>.json` per
-sample, `summaries.json`, `reductions.json`, `_journal/…`) or a `.json` log (one EvalLog object
-with its `samples`), as content/importers/inspect_logs.py reads them, with the same zip caps (each
-member streamed and cut off at its caps, whatever the zip's directory claims). What is kept of a
+sample, `summaries.json`, `reductions.json`, `_journal/…`; deflated, or Zstandard as current
+inspect-ai writes it) or a `.json` log (one EvalLog object with its `samples`), each member read by
+content/importers/inspect_logs.py's own reader and caps (streamed and cut off at its caps,
+whatever the zip's directory claims). A log in inspect's chunked sample layout is refused by name
+(CHUNKED). What is kept of a
 sample: its id, epoch, place, and its output text where it is plain (`plain_output`: the
 completion, or the first choice's message content when it is one string and carries no tool
 call; an `attachment://` reference resolved), for the caller to check it is the copy imported.
@@ -18,7 +20,8 @@ scores (each a Score object as inspect-ai writes one: value, answer, explanation
 records a score added after the run) and, after the sample's events, one `score_edit` event per
 added score (what `edit_score` appends); the same scores in the sample's entry of
 `summaries.json` (what inspect's log viewer lists); and `eval.metadata[METADATA_KEY]` in the
-header. Every other member is written back with the same bytes (recompressed with deflate); a
+header. Every other member is written back with the same bytes (compressed with deflate, which
+every inspect-ai reads, whatever the original used); a
 sample not named is left exactly as it was. A score name already present in a sample is refused,
 never overwritten.
 """
@@ -28,17 +31,23 @@ from __future__ import annotations
 import io
 import json
 import math
-import zipfile
-import zlib
+import re
 from dataclasses import dataclass, field
 
+# Python 3.14's zipfile, for 3.11: current inspect-ai writes every member with Zstandard (zip
+# method 93), which the standard library's zipfile of 3.11 cannot read.
+from backports.zstd import zipfile
+
+from content.importers.common import Problems
+
+# The importer's member reader, so both read a log's members the one way: Zstandard across
+# frames, each member streamed and cut off at the same caps (size, the log's total, its method's
+# ratio), a damaged member refused.
 from content.importers.inspect_logs import (
-    CHUNK,
-    MAX_MEMBER_BYTES,
     MAX_MEMBERS,
-    MAX_RATIO,
     MAX_TOTAL_BYTES,
-    RATIO_FLOOR,
+    _read_member,
+    _Refused,
 )
 
 METADATA_KEY = "blindjudge"  # the header's eval.metadata key the export writes under
@@ -81,28 +90,19 @@ class ReadLog:
 # --- reading -------------------------------------------------------------------------------------
 
 def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget: list[int]) -> bytes:
-    """A member's bytes, streamed and cut off at the importer's caps."""
-    limit = min(MAX_MEMBER_BYTES, budget[0])
-    out = bytearray()
+    """A member's bytes, read as the importer reads them (with its caps); ExportError if refused."""
+    problems = Problems()
     try:
-        with zf.open(info) as stream:
-            while chunk := stream.read(CHUNK):
-                out += chunk
-                if len(out) > limit:
-                    raise ExportError([f"{where}: more than {limit:,} bytes uncompressed; not read"])
-                if len(out) > RATIO_FLOOR and len(out) > MAX_RATIO * max(info.compress_size, 1):
-                    raise ExportError([f"{where}: compressed more than {MAX_RATIO}:1; not read "
-                                       "(a possible zip bomb)"])
-    except ExportError:
-        raise
-    except NotImplementedError as exc:
-        raise ExportError([f"{where}: cannot be read from the zip ({exc}); logs written with "
-                           "Zstandard (zip method 93) are not read by this Python"]) from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, OSError, EOFError,
-            ValueError, OverflowError) as exc:
-        raise ExportError([f"{where}: cannot be read from the zip ({exc})"]) from None
-    budget[0] -= len(out)
-    return bytes(out)
+        return _read_member(zf, info, where, budget, problems)
+    except _Refused:
+        raise ExportError(problems.items) from None
+
+
+# inspect's chunked sample layout (a folder `samples/<id>_epoch_<n>/` per sample: its shell
+# `sample.json`, and its events, messages and attachments in sequences of chunks): read by the
+# importer, not written by this export, which would have to add its score_edit events to the
+# chunked event sequences and their index. Refused by name, never half written.
+CHUNKED = re.compile(r"^samples/[^/]+/")
 
 
 def _json(raw: bytes, where: str):
@@ -180,6 +180,9 @@ def read_log(name: str, data: bytes) -> ReadLog:
     if data[:4] == b"PK\x03\x04" or name.lower().endswith(".eval"):
         zf = _open_zip(name, data)
         members = {info.filename: info for info in zf.infolist()}
+        if any(CHUNKED.match(member) for member in members):
+            raise ExportError([f"{name}: samples in inspect's chunked layout "
+                               "(samples/<id>_epoch_<n>/…), which this export does not write"])
         if "header.json" not in members:
             raise ExportError([f"{name}: no header.json: not a finished inspect .eval log"])
         budget = [MAX_TOTAL_BYTES]

@@ -422,3 +422,48 @@ def test_a_json_log_and_an_eval_log_each_get_their_copies_and_unknown_truth_is_u
     main = reviewer["groups"]["same_family"]["current"]
     assert reviewer["model"] == MODEL
     assert (main["recall"]["k"], main["recall"]["n"], main["tnr"]["k"], main["tnr"]["n"]) == (0, 1, 1, 1)
+
+
+CURRENT = INSPECT / "current"
+ALPHA, BETA, BETA_CHUNKED = ("arithmetic_alpha.eval", "arithmetic_beta.eval",
+                             "arithmetic_beta_chunked.eval")
+
+
+def test_current_zstd_logs_export_and_a_chunked_one_is_named_not_read(host, tmp_path):
+    """Logs as inspect-ai writes them today (every member Zstandard, zip method 93) are read and
+    written again (deflated, which every inspect-ai reads); a log in the chunked sample layout is
+    named as not read, its copies listed as not found."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in (ALPHA, BETA):
+        shutil.copy(CURRENT / name, logs / name)
+    imported = call_json("import_run", "--from", "inspect", "--host", "alice", "--log",
+                         str(logs / ALPHA), str(logs / BETA), "--truth-scorer", "match",
+                         "--review-scorer", "model_graded_fact",
+                         "--family", "mockllm/alpha=Mock Labs", "--family", "mockllm/beta=Mock Labs")
+    session = advance(judged_session(Run.objects.get(pk=imported["run"])), SessionState.REVEALED)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = export(session, "--log-dir", str(logs), "--output", str(out))
+    assert sorted((log["from"], log["copies"]) for log in result["logs"]) == [(ALPHA, 4), (BETA, 4)]
+    assert (result["copies_matched"], result["copies_unchecked"]) == (8, 0)
+    beta = out / BETA.replace(".eval", f".blindjudge-s{session.pk}.eval")
+    read = read_with_inspect(beta)[str(beta)]
+    truth = {s["id"]: s["scores"]["blindjudge/truth"]["value"] for s in read["samples"]}
+    assert truth == {1: "C", 2: "I", 3: "C", 4: "I"}  # beta answers 41 and 19 (the log's match)
+    assert all({"match", "model_graded_fact", J01_1, J01_2, J02_1} <= set(s["scores"])
+               for s in read["samples"])
+    [alpha_grader, beta_grader] = read["metadata"]["blindjudge"]["model_reviewers"]
+    assert (alpha_grader["model"], beta_grader["model"]) == ("mockllm/alpha", "mockllm/beta")
+
+    # The same run, beta's log given in the chunked layout instead.
+    (logs / BETA).unlink()
+    shutil.copy(CURRENT / BETA_CHUNKED, logs / BETA_CHUNKED)
+    printed = call("export_report", str(session.pk), "--format", "inspect", "--log-dir", str(logs))
+    assert (f"not read: {BETA_CHUNKED}: samples in inspect's chunked layout "
+            "(samples/<id>_epoch_<n>/…), which this export does not write") in printed
+    assert "4 copies of the run are in none of the logs:\n" + "\n".join(
+        f"  not found: arithmetic#{n}/mockllm/beta" for n in range(1, 5)) in printed
+    assert sorted(p.name for p in logs.iterdir()) == sorted([
+        ALPHA, BETA_CHUNKED, ALPHA.replace(".eval", f".blindjudge-s{session.pk}.eval"),
+        f"blindjudge-s{session.pk}.report.json"])
