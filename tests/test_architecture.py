@@ -50,6 +50,7 @@ VIOLATIONS = [
     ("The project package imports no app but from its wiring", "blindjudge/settings.py",
      "accounts.guards"),
     ("pandas, datasets and pyarrow are for tests only", "reports/export.py", "pandas"),
+    ("inspect-ai is for tests only", "reports/interop.py", "inspect_ai.log"),
 ]
 
 
