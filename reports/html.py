@@ -162,6 +162,24 @@ def _judge_label(judges: dict, pseudonym: str) -> tuple[str, str]:
     return pseudonym, (name if name and name != pseudonym else "")
 
 
+def test_text(difference: dict) -> str:
+    """Which test gave a difference's p, with what it rests on: the discordant tasks, the
+    smallest p they could give when the p is large, McNemar beside a cluster sign-flip."""
+    test, discordant = difference.get("test"), difference.get("discordant")
+    if not test:
+        return ""
+    if discordant is None:
+        return test
+    text = f"{test}, {discordant[0]} vs {discordant[1]} discordant tasks"
+    p_value, smallest = difference.get("p_value"), difference.get("smallest_p")
+    if p_value is not None and p_value >= 0.05 and smallest is not None:
+        text += f" (the smallest p they could give: {numbers.p_text(smallest)})"
+    if test == "cluster sign-flip":
+        text += (f"; McNemar, tasks treated as independent: p = "
+                 f"{numbers.p_text(difference.get('mcnemar_p'))}")
+    return text
+
+
 def rate_cell(value):
     """A rate for a table cell: "64% (32/50)" and "[50–76%]", each kept on one line, the two
     free to wrap apart in a narrow column."""
@@ -252,7 +270,8 @@ def builders_context(report: dict) -> dict:
         differences.append({**d, "label": label(d["source"], d["group"], d["reviewer"]),
                             "pair": f"{a} − {b}", "text": difference_cell(d["difference"]),
                             "rates": [rate_cell(r) for r in d["pass_rates"]],
-                            "p": numbers.p_text(d["p_value"]), "holm": numbers.p_text(d["p_holm"])})
+                            "p": numbers.p_text(d["p_value"]), "holm": numbers.p_text(d["p_holm"]),
+                            "test_text": test_text(d)})
     chosen = [d for d in section["differences"] if d["primary"] and d["difference"]["value"] is not None]
     diff_rows = []
     for d in chosen:

@@ -90,9 +90,20 @@ DEFINITIONS = {
                   "judges, one judge)",
     "interval_caution": "with few tasks (or clusters) a percentile bootstrap interval is too "
                         "narrow; the sign-flip p is exact there, which is why a ranking needs both",
-    "p_value": "two-sided sign-flip (paired permutation) test of the per-task differences, "
-               "summed within each resampling unit: exact over every sign assignment up to 16 "
-               "units, else 20,000 random ones; null when no task is paired",
+    "p_value": "the test named in `test`. McNemar exact: where each builder has one pass or "
+               "fail per task and the tasks are the units, the two-sided exact binomial test "
+               "on the discordant tasks, at any number of tasks. Cluster sign-flip: the same "
+               "design with tasks in declared clusters, the per-task differences summed within "
+               "each cluster and their signs flipped (exact up to 16 clusters, else 20,000 "
+               "random flips). Sign-flip: otherwise (several verdicts per task), the same over "
+               "the resampling units. Null when no task is paired",
+    "test": "which test gave p_value: McNemar exact, cluster sign-flip or sign-flip",
+    "discordant": "for a one-pass-or-fail-per-task design: [tasks a passed and b failed, tasks "
+                  "b passed and a failed]; null otherwise",
+    "mcnemar_p": "McNemar's exact p on those discordant tasks (beside a cluster sign-flip, as if "
+                 "the tasks were independent); null when the design is not one label per task",
+    "smallest_p": "the smallest two-sided p those discordant tasks could give, 2^(1−G) for G "
+                  "discordant tasks: a large p on few discordant tasks says little",
     "p_holm": "Holm's step-down adjustment of p_value over the pairs of the same source (one "
               "family per source, judge group and phase, or reviewer)",
     "primary": "the comparison the preregistration names (the protocol's primary_comparison), "
@@ -271,7 +282,9 @@ def _family(source, group, reviewer, k, n, labels, scoped, builders, unit_word, 
             "tasks": result["tasks"], "units": result["units"],
             "pass_rates": [rate(result["k_a"], result["n_a"]), rate(result["k_b"], result["n_b"])],
             "difference": {"value": result["value"], "low": result["low"], "high": result["high"]},
-            "p_value": result["p_value"], "p_holm": None,
+            "p_value": result["p_value"], "p_holm": None, "test": result["test"],
+            "discordant": result["discordant"], "mcnemar_p": result["mcnemar_p"],
+            "smallest_p": result["smallest_p"],
             "resampled": f"judges and {unit_word}" if source in JUDGE_SOURCES else unit_word,
             "primary": is_primary,
         })
@@ -446,7 +459,8 @@ def paired_difference(k_a, n_a, k_b, n_b, units, *, resamples: int = RESAMPLES,
     if any(x.shape != arrays[0].shape for x in arrays) or arrays[0].shape[1] != len(units):
         raise ValueError("k_a, n_a, k_b, n_b must have one shape, with a unit label per task")
     result = {"tasks": 0, "units": 0, "judges": 0 if two_way else None, "k_a": 0, "n_a": 0,
-              "k_b": 0, "n_b": 0, "value": None, "low": None, "high": None, "p_value": None}
+              "k_b": 0, "n_b": 0, "value": None, "low": None, "high": None, "p_value": None,
+              "test": None, "discordant": None, "mcnemar_p": None, "smallest_p": None}
     paired = np.flatnonzero((arrays[1].sum(axis=0) > 0) & (arrays[3].sum(axis=0) > 0))
     if paired.size == 0:
         return result
@@ -468,7 +482,25 @@ def paired_difference(k_a, n_a, k_b, n_b, units, *, resamples: int = RESAMPLES,
         "value": totals[0] / totals[1] - totals[2] / totals[3],
         "p_value": stats.sign_flip_p(np.bincount(index, weights=d, minlength=len(numbers)),
                                      seed=seed),
+        "test": "sign-flip",
     })
+    if np.all(per_task[1] == 1) and np.all(per_task[3] == 1):
+        # One pass-or-fail per builder and task: a paired binary design, tested exactly on its
+        # discordant tasks (McNemar), at any number of tasks. Where tasks are nested in declared
+        # clusters, the clusters are the independent units: the cluster sign-flip stays the
+        # p-value, and McNemar is given beside it, as if the tasks were independent.
+        a_only = int(np.sum((per_task[0] == 1) & (per_task[2] == 0)))
+        b_only = int(np.sum((per_task[0] == 0) & (per_task[2] == 1)))
+        mcnemar = stats.mcnemar_exact(a_only, b_only)
+        clustered = len(numbers) < paired.size
+        result.update({
+            "discordant": [a_only, b_only], "mcnemar_p": mcnemar,
+            # The smallest two-sided p these discordant tasks could give: 2^(1−G).
+            "smallest_p": min(1.0, 2.0 ** (1 - (a_only + b_only))),
+            "test": "cluster sign-flip" if clustered else "McNemar exact",
+        })
+        if not clustered:
+            result["p_value"] = mcnemar
     # The draws give every task of a unit the unit's weight, so each resampled sum is a sum over
     # units of (draws of the unit) × (the unit's total): summed per unit first, the products
     # shrink from tasks to units (25 times at 300 tasks in 12 clusters). Every term is a whole

@@ -11,8 +11,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from scipy.stats import binomtest
 
-from reports.sections.builders import FINDINGS_REASON, NO_JUDGES_REASON, builders_compared
+from reports.sections.builders import (
+    FINDINGS_REASON,
+    NO_JUDGES_REASON,
+    builders_compared,
+    paired_difference,
+)
 from tests.reports.sections.arrays import (
     a_run,
     a_session,
@@ -259,3 +265,53 @@ def test_nothing_compared(case, reason):
     section = builders_compared(report_data(b))
     assert (section["compared"], section["not_compared"], section["differences"]) == (False, reason, [])
     assert section["ranking"]["statements"] == [f"Not compared: {reason}."]
+
+
+# --- exact paired tests (issue 28 item 2) --------------------------------------------------------------
+
+def one_label_per_task(a_only: int, b_only: int, both: int, neither: int):
+    """Truth of two builders over the same tasks, one pass or fail each: a passes alone on
+    a_only tasks, b alone on b_only, both on both, neither on neither."""
+    a = [1] * a_only + [0] * b_only + [1] * both + [0] * neither
+    b = [0] * a_only + [1] * b_only + [1] * both + [0] * neither
+    ones = [1] * len(a)
+    return np.array(a), np.array(ones), np.array(b), np.array(ones)
+
+
+def test_a_paired_binary_comparison_is_mcnemar_exact_at_any_number_of_tasks():
+    """The issue's real case: o4-mini 121/136, gpt-3.5-turbo 80/136 on the same samples, split 45
+    to 4. A sign-flip over 136 tasks drawn 20,000 times cannot go below about 1/20,001; McNemar's
+    exact test on the 49 discordant tasks is about 8 × 10⁻¹⁰."""
+    ka, na, kb, nb = one_label_per_task(45, 4, 76, 11)
+    assert (ka.sum(), kb.sum(), len(ka)) == (121, 80, 136)
+    result = paired_difference(ka, na, kb, nb, list(range(136)))
+    expected = binomtest(4, 49, 0.5).pvalue
+    assert 7e-10 < expected < 9e-10
+    assert result["test"] == "McNemar exact" and result["discordant"] == [45, 4]
+    assert result["p_value"] == pytest.approx(expected, rel=1e-9)
+    assert result["mcnemar_p"] == result["p_value"]
+    assert result["smallest_p"] == 2.0 ** -48
+    assert result["value"] == pytest.approx((121 - 80) / 136)
+    # Two discordant tasks at most: the smallest p they could give is 0.5, said beside it.
+    small = paired_difference(*one_label_per_task(2, 0, 3, 1), list(range(6)))
+    assert small["p_value"] == pytest.approx(binomtest(0, 2, 0.5).pvalue) == pytest.approx(0.5)
+    assert small["smallest_p"] == 0.5
+
+
+def test_with_declared_clusters_the_cluster_sign_flip_is_the_p_and_mcnemar_stands_beside_it():
+    ka, na, kb, nb = one_label_per_task(10, 2, 6, 2)
+    clusters = ["astropy", "django"] * 10
+    result = paired_difference(ka, na, kb, nb, clusters)
+    assert result["test"] == "cluster sign-flip" and result["units"] == 2
+    # Each cluster sums to +4 (five tasks a alone, one b alone): of the four sign assignments,
+    # +8 and −8 are as extreme as the observed +8, so p = 2/4, whatever McNemar says.
+    assert result["p_value"] == pytest.approx(0.5)
+    assert result["mcnemar_p"] == pytest.approx(binomtest(2, 12, 0.5).pvalue)
+
+
+def test_several_verdicts_per_task_keep_the_sign_flip():
+    ka, na, kb, nb = (np.array([2, 1, 2]), np.array([2, 2, 2]), np.array([1, 0, 1]),
+                      np.array([2, 2, 2]))
+    result = paired_difference(ka, na, kb, nb, [0, 1, 2])
+    assert result["test"] == "sign-flip" and result["discordant"] is None
+    assert result["mcnemar_p"] is None and result["smallest_p"] is None
