@@ -687,13 +687,17 @@ def is_github_authorize(value: str, path: str) -> bool:
             and set(query) == {"client_id", "redirect_uri", "scope", "response_type", "state"})
 
 
-def link_problems(persona, path, response, world) -> list[str]:
+def link_problems(persona, path, response, world, *, urls=None, own_codes=None) -> list[str]:
     """Every URL in a judge page or a redirect: on this site, no digits-only path segment (no
     sequential id), and resolving to a judge page with only the judge's own URL id and codes
-    (or to a static file, or to the hosts' sign-in page from the front page)."""
+    (or to a static file, or to the hosts' sign-in page from the front page). `urls` (the page's,
+    `page_urls`) and `own_codes` (the persona's, `codes_of`), where the caller has them already."""
     problems = []
-    own_codes = set(codes_of(persona.judge_pk)) if persona.judge_pk else set()
-    urls = [value for _, _, value in page_urls(body_of(response))]
+    if own_codes is None:
+        own_codes = set(codes_of(persona.judge_pk)) if persona.judge_pk else set()
+    if urls is None:
+        urls = page_urls(body_of(response))
+    urls = [value for _, _, value in urls]
     if response.get("Location"):
         urls.append(response["Location"])
     for value in urls:
@@ -732,8 +736,8 @@ def link_problems(persona, path, response, world) -> list[str]:
     return problems
 
 
-def static_urls(response) -> set[str]:
-    return {value for _, _, value in page_urls(body_of(response))
+def static_urls(response, urls=None) -> set[str]:
+    return {value for _, _, value in (page_urls(body_of(response)) if urls is None else urls)
             if urlsplit(value).path.startswith(settings.STATIC_URL) and not urlsplit(value).netloc}
 
 
@@ -830,9 +834,18 @@ def crawl_world(world, *, expect_2xx: set[str]):
         for label in labels:
             persona = world.personas[label]
             crawl.run(persona)
+            # Each page parsed once for both checks; each visitor's codes read once (no request
+            # is made while the pages are checked, so nothing changes in between).
+            codes = {}
             for page_persona, path, response in crawl.pages:
-                problems.extend(f"[{state}] {p}" for p in link_problems(page_persona, path, response, world))
-                crawl.static |= static_urls(response)
+                urls = page_urls(body_of(response))
+                if page_persona.judge_pk not in codes:
+                    codes[page_persona.judge_pk] = (set(codes_of(page_persona.judge_pk))
+                                                    if page_persona.judge_pk else set())
+                problems.extend(f"[{state}] {p}" for p in link_problems(
+                    page_persona, path, response, world, urls=urls,
+                    own_codes=codes[page_persona.judge_pk]))
+                crawl.static |= static_urls(response, urls)
             # Case 10: parameters naming hidden fields change nothing, byte for byte.
             for path, plain in crawl.plain.items():
                 hidden = persona.client.get(path + HIDDEN_QUERY)
@@ -1029,15 +1042,24 @@ def twin_transcript(host, bundle, standin, **options) -> tuple[list, World]:
     transcript = []
 
     def on_response(persona, method, path, response):
-        normalise.refresh()
+        # What the normaliser replaces changes only with a POST (a join, a resume, a guest code)
+        # or between states (the driver's own steps refresh it below); a value it missed would
+        # make the twins differ, never hide a difference.
+        if method == "POST":
+            normalise.refresh()
         headers = tuple((k, "<TIME>" if k.lower() == "expires" else
                          normalise(v.encode("latin-1")).decode("latin-1"))
                         for k, v in sorted(response.items()) if k.lower() != "set-cookie")
         transcript.append((persona.label, method, normalise(path.encode()).decode(),
                            response.status_code, headers, normalise(body_of(response))))
 
+    def on_driver_response(persona, method, path, response):
+        normalise.refresh()  # the driver changes state between requests (service calls)
+        on_response(persona, method, path, response)
+
     crawl = Crawl(world, on_response)
-    for _state, labels in drive(world, on_response):
+    for _state, labels in drive(world, on_driver_response):
+        normalise.refresh()
         for label in labels:
             if label != "R":  # a removed judge gets 404s from the guard, whatever the bundle
                 crawl.run(world.personas[label])

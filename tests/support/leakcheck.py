@@ -31,6 +31,7 @@ import html
 import re
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from html.parser import HTMLParser
 from urllib.parse import quote, unquote_to_bytes
 
@@ -129,17 +130,24 @@ _B64_RUN = re.compile(rb"[A-Za-z0-9+/_\-]{8,}")
 _HEX_RUN = re.compile(rb"[0-9a-fA-F]{12,}")
 
 
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
 def _base64_decodings(data: bytes) -> bytes:
-    """Every run of base64 characters, decoded from each of its first four offsets."""
+    """Every run of base64 characters, decoded from each of its first four offsets, in both
+    alphabets (as `base64.b64decode` and `base64.urlsafe_b64decode` decode, without their
+    wrappers). A run without `-` or `_` decodes the same in both (the URL-safe alphabet only
+    translates those two), so it is decoded once: what is looked for here is whether a digit run
+    occurs at all, never how often."""
     out = []
     for run in _B64_RUN.findall(data):
+        runs = (run, run.translate(_URLSAFE)) if b"-" in run or b"_" in run else (run,)
         for offset in range(4):
-            chunk = run[offset:]
-            chunk = chunk[:len(chunk) // 4 * 4]
-            for decode in (base64.b64decode, base64.urlsafe_b64decode):
+            for alphabet in runs:
+                chunk = alphabet[offset:]
                 try:
-                    out.append(decode(chunk))
-                except (binascii.Error, ValueError):
+                    out.append(binascii.a2b_base64(chunk[:len(chunk) // 4 * 4]))
+                except binascii.Error:
                     pass
     return b"\n".join(out)
 
@@ -151,6 +159,44 @@ def _hex_decodings(data: bytes) -> bytes:
             chunk = run[offset:]
             out.append(binascii.unhexlify(chunk[:len(chunk) // 2 * 2]))
     return b"\n".join(out)
+
+
+def _any_of(needles) -> re.Pattern | None:
+    """One pattern matching wherever any of `needles` occurs (None for no needles): a gate, so
+    that the needles are counted one by one only where one of them is there at all."""
+    needles = sorted(set(needles), key=lambda needle: (-len(needle), needle))  # one text per set
+    return re.compile(b"|".join(map(re.escape, needles))) if needles else None
+
+
+@lru_cache(maxsize=16)
+def _haystacks(data: bytes, tokens: bool) -> tuple[bytes, dict[str, bytes]]:
+    """`data` lowered, and each decoding of it that differs from that (lowered): what every
+    scanner looks in. Cached, so the scanners of one response (the canaries, the phase-2 probe,
+    the defect-note probe) decode it once."""
+    lowered = data.lower()
+    text = data.decode("utf-8", errors="replace")
+    decoded = {
+        "url": _url_unescape(data, plus=False).lower(),
+        "url+": _url_unescape(data, plus=True).lower(),
+        "html": html.unescape(text).encode("utf-8").lower(),
+        "json": _json_unescape(text).encode("utf-8", errors="surrogatepass").lower(),
+    }
+    if tokens:
+        decoded["token"] = _decoded_tokens(data).lower()
+    return lowered, {form: haystack for form, haystack in decoded.items() if haystack != lowered}
+
+
+@lru_cache(maxsize=16)
+def _digit_runs(data: bytes, tokens: bool) -> tuple[list, dict[str, list], dict[str, list]]:
+    """The digit runs of `data` (raw), of each of its decodings, and of the decodings of its
+    parts (base64 and hex runs), for the canaries that are database ids."""
+    raw_runs = _DIGITS.findall(data)
+    variants = {"raw": raw_runs}
+    for form, haystack in _haystacks(data, tokens)[1].items():
+        variants[form.rstrip("+")] = _DIGITS.findall(haystack)
+    separate = {"base64": _DIGITS.findall(_base64_decodings(data)),
+                "hex": _DIGITS.findall(_hex_decodings(data))}
+    return raw_runs, variants, separate
 
 
 class Scanner:
@@ -181,45 +227,42 @@ class Scanner:
                 self._core[label] = core.encode("ascii").lower()
             self._b64[label] = base64_needles(data)
             self._hex[label] = data.hex().encode("ascii")
+        # Every base64 needle of every canary in one pattern: where none of them occurs anywhere
+        # (nearly every response), no canary needs its needles looked for one by one.
+        self._b64_any = _any_of(n for ns in self._b64.values() for n in ns)
+        # Likewise what the lowered haystack and its decodings are searched for: a canary can be
+        # found in a form only where one of these occurs.
+        self._lowered_any = _any_of([*self._raw.values(), *self._core.values(), *self._hex.values()])
+        self._decoded_any = _any_of(self._raw.values())
 
     def scan_bytes(self, data: bytes, where: str, url: str = "", *, tokens: bool = False) -> list[Hit]:
         found: dict[str, set[str]] = {}
-        lowered = data.lower()
-        text = data.decode("utf-8", errors="replace")
-        decoded = {
-            "url": _url_unescape(data, plus=False).lower(),
-            "url+": _url_unescape(data, plus=True).lower(),
-            "html": html.unescape(text).encode("utf-8").lower(),
-            "json": _json_unescape(text).encode("utf-8", errors="surrogatepass").lower(),
-        }
-        if tokens:
-            decoded["token"] = _decoded_tokens(data).lower()
-        decoded = {form: haystack for form, haystack in decoded.items() if haystack != lowered}
-        for label, raw in self._raw.items():
-            forms = set()
-            raw_count = lowered.count(raw)
-            if raw_count:
-                forms.add("raw")
-            core = self._core.get(label)
-            if core and lowered.count(core) > raw_count:
-                forms.add("core")
-            if any(needle in data for needle in self._b64[label]):
-                forms.add("base64")
-            if self._hex[label] in lowered:
-                forms.add("hex")
-            for form, haystack in decoded.items():
-                if haystack.count(raw) > raw_count:
-                    forms.add(form.rstrip("+"))
-            if forms:
-                found[label] = forms
+        lowered, decoded = _haystacks(data, tokens)
+        any_base64 = self._b64_any is not None and self._b64_any.search(data) is not None
+        if (any_base64 or self._lowered_any is not None and self._lowered_any.search(lowered)
+                or self._decoded_any is not None
+                and any(self._decoded_any.search(haystack) for haystack in decoded.values())):
+            for label, raw in self._raw.items():
+                forms = set()
+                raw_count = lowered.count(raw)
+                if raw_count:
+                    forms.add("raw")
+                core = self._core.get(label)
+                if core and lowered.count(core) > raw_count:
+                    forms.add("core")
+                if any_base64 and any(needle in data for needle in self._b64[label]):
+                    forms.add("base64")
+                if self._hex[label] in lowered:
+                    forms.add("hex")
+                for form, haystack in decoded.items():
+                    if haystack.count(raw) > raw_count:
+                        forms.add(form.rstrip("+"))
+                if forms:
+                    found[label] = forms
         if self._numbers:
-            raw_runs = _DIGITS.findall(data)
-            variants = {"raw": raw_runs}
-            for form, haystack in decoded.items():
-                variants[form.rstrip("+")] = _DIGITS.findall(haystack)
-            # Decodings of the haystack's parts, never holding its raw text: any run counts.
-            separate = {"base64": _DIGITS.findall(_base64_decodings(data)),
-                        "hex": _DIGITS.findall(_hex_decodings(data))}
+            # The decodings of the haystack's parts (`separate`) never hold its raw text: any
+            # run counts there.
+            raw_runs, variants, separate = _digit_runs(data, tokens)
             for form, runs in [*variants.items(), *separate.items()]:
                 for run in runs:
                     if run in self._numbers and (form in ("raw", "base64", "hex")
