@@ -291,14 +291,19 @@ def is_saved_reply(reply: dict) -> bool:
 
 def children_running(module: str) -> list[int]:
     """The processes this (test) process started, by any of its threads, that still run
-    `python -m module` (or name it on their command line)."""
-    pids = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        try:  # a thread (or a child) may end while we read
-            for child in (task / "children").read_text().split():
-                if module.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
-                    pids.append(int(child))
-        except FileNotFoundError:
+    `python -m module` (or name it on their command line). Read from every process's parent in
+    /proc/<pid>/stat: /proc/self/task/*/children is only reliable while the children are
+    stopped, and under load it missed an opening process that was running."""
+    pids, me = [], os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:  # a process may end while we read
+            stat = (entry / "stat").read_text()
+            parent = int(stat[stat.rindex(")") + 2:].split()[1])
+            if parent == me and module.encode() in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
             continue
     return pids
 
