@@ -162,6 +162,11 @@ def _judge_label(judges: dict, pseudonym: str) -> tuple[str, str]:
     return pseudonym, (name if name and name != pseudonym else "")
 
 
+def _counted(value: dict) -> dict:
+    """A rate without its count of replies with no verdict (for a plot's short labels)."""
+    return {k: v for k, v in value.items() if k != "no_verdict"}
+
+
 def test_text(difference: dict) -> str:
     """Which test gave a difference's p, with what it rests on: the discordant tasks, the
     smallest p they could give when the p is large, McNemar beside a cluster sign-flip."""
@@ -470,14 +475,36 @@ def reviewers_context(report: dict) -> dict:
         family = models.get(reviewer, {}).get("family", "")
         for group, versions in entry["groups"].items():
             score = versions["current"]
+            # The plot's labels stay short; the table below it says how many replies with no
+            # verdict each rate holds.
             row = Row(names_r.get(reviewer, reviewer),
                       ", ".join(x for x in (family, REVIEW_GROUPS.get(group, group)
                                             if group != "main" else "") if x),
                       [_triple(score["recall"]), _triple(score["tnr"])],
-                      [numbers.rate_text(score["recall"]), numbers.rate_text(score["tnr"])])
+                      [numbers.rate_text(_counted(score["recall"])),
+                       numbers.rate_text(_counted(score["tnr"]))])
             rows.append(row)
             if group == "main":
                 side.append(row)
+            without = score.get("without_abstentions")
+            if without:
+                # More than a tenth of its replies gave no verdict: the same rates without them.
+                rows.append(Row(names_r.get(reviewer, reviewer),
+                                ", ".join(x for x in (family, REVIEW_GROUPS.get(group, group)
+                                                      if group != "main" else "",
+                                                      "replies with no verdict left out") if x),
+                                [_triple(without["recall"]), _triple(without["tnr"])],
+                                [numbers.rate_text(without["recall"]),
+                                 numbers.rate_text(without["tnr"])]))
+    table = [{"name": names_r.get(e["reviewer"], e["reviewer"]), "group": REVIEW_GROUPS.get(g, g),
+              "recall": numbers.rate_text(v["current"]["recall"]),
+              "tnr": numbers.rate_text(v["current"]["tnr"]),
+              "without": v["current"].get("without_abstentions")}
+             for e in report["scores"]["reviewers"] for g, v in e["groups"].items()]
+    for row in table:
+        if row["without"]:
+            row["without"] = (f"{numbers.rate_text(row['without']['recall'])}; "
+                              f"{numbers.rate_text(row['without']['tnr'])}")
     condition = report["run"]["default_condition"]
     plot = dot_plot(
         plot_id="plot-reviewers", label_header="Reviewer", series=[RECALL, TNR], rows=rows,
@@ -491,7 +518,7 @@ def reviewers_context(report: dict) -> dict:
         caption="The judges alone beside each model reviewer: recall and true-negative rate. The "
                 "judges' bars are 95% bootstrap intervals over judges and items, the reviewers' "
                 "Wilson's; no test sets the two against each other.") if pooled and len(side) > 1 else None
-    return {"names": names_r, "plot": plot, "side_plot": side_plot,
+    return {"names": names_r, "plot": plot, "side_plot": side_plot, "table": table,
             "rows": [{**e, "name": names_r.get(e["reviewer"], e["reviewer"]), "id": e["reviewer"],
                       "family": models.get(e["reviewer"], {}).get("family", ""),
                       "groups": [{"group": REVIEW_GROUPS.get(g, g),
@@ -613,6 +640,7 @@ def copies_table(report: dict) -> dict:
     names_b, names_r = builder_names(report), reviewer_names(report)
     findings = report["session"]["kind"] == "findings"
     default = report["run"]["default_condition"]
+    abstain_scoring = report["run"]["abstain_scoring"]
     copies = {c["id"]: c for c in report["copies"]}
     removed = {j["pseudonym"] for j in report["judges"] if j["group"] == "removed"}
     by_item: dict = {}
@@ -634,7 +662,11 @@ def copies_table(report: dict) -> dict:
         mark = "" if r["correct"] is None else (" ✓" if r["correct"] else " ✗")
         cls = "" if r["correct"] is None else ("right" if r["correct"] else "wrong")
         seal = " (seal failed)" if r["seal"] == "failed" else ""
-        return format_html('<td class="{}">{}{}{}</td>', cls, r["verdict"], mark, seal)
+        verdict = r["verdict"]
+        if verdict == "abstain":
+            verdict = ("no verdict (scored as pass)" if abstain_scoring == "not_flagged"
+                       else "no verdict (left out)")
+        return format_html('<td class="{}">{}{}{}</td>', cls, verdict, mark, seal)
 
     def finding_cells(finding):
         raised = ", ".join(names_r.get(x["reviewer"], x["reviewer"])

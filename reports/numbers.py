@@ -54,11 +54,16 @@ def interval(low, high) -> str:
 
 
 def rate_text(value) -> str:
-    """One of the report's rate objects ({k, n, rate, low, high}): "51% (46/90) [41–61%]"."""
+    """One of the report's rate objects ({k, n, rate, low, high}): "51% (46/90) [41–61%]". A
+    model reviewer's rate that holds replies with no verdict (scored as not flagged, the run's
+    rule) says how many: "99% (89/90; 46 no verdict, scored as not flagged) [94–100%]"."""
     if not value or not value.get("n"):
         return f"{MISSING} (0/0)"
     bounds = interval(value.get("low"), value.get("high"))
-    return f"{percent(value['rate'])} ({value['k']}/{value['n']})" + (f" {bounds}" if bounds else "")
+    held = value.get("no_verdict")
+    counts = f"{value['k']}/{value['n']}" + (
+        f"; {held} no verdict, scored as not flagged" if held else "")
+    return f"{percent(value['rate'])} ({counts})" + (f" {bounds}" if bounds else "")
 
 
 def estimate_text(value) -> str:

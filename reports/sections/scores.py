@@ -52,6 +52,12 @@ def scores(data: ReportData) -> dict:
         "truth_versions": "current = after corrections; imported = as the bundle gave "
                           "it (present only when a label was corrected)",
         "resampled": RESAMPLED_DEFINITION,
+        "no_verdict": "a model reviewer's rate only: how many of its n are replies with no "
+                      "verdict, scored as the run's abstain_scoring declares (not_flagged: a "
+                      "pass, so inside tnr's k and outside recall's)",
+        "without_abstentions": "a model reviewer that gave no verdict to more than a tenth of its "
+                               "reviews, under not_flagged: the same rates with those replies "
+                               "left out, beside the declared ones",
     }
     return {"definitions": definitions, "judges": judge_scores(data), "reviewers": reviewer_scores(data)}
 
@@ -126,26 +132,43 @@ def grouped_scores(review_lists, bundle, versions, rule) -> list[dict]:
     recall and true-negative rate, each review scored as `scored_verdict` says (excluded
     abstentions left out), with each its interval resampled over the units of the run's copies —
     every list in one resampling, over the same draws."""
-    grouped = []
+    grouped, abstained = [], []
     for reviews in review_lists:
-        groups = defaultdict(list)
+        groups, held = defaultdict(list), defaultdict(list)
         for review in reviews:
             verdict = scored_verdict(review.verdict, rule)
             if verdict is not None:
                 groups[review_group(review, bundle)].append(
                     (verdict, bundle.copy_by_pk[review.copy_id]))
+                held[review_group(review, bundle)].append(review.verdict == "abstain")
         grouped.append(dict(sorted(groups.items())))
+        abstained.append(held)
+    # A reviewer that gave no verdict to more than a tenth of its reviews is scored a second
+    # time with those left out, beside its rates as the run declares them (issue 28 item 6).
+    many_abstentions = [rule == "not_flagged" and sum(len(v) for v in held.values()) > 0
+                        and sum(sum(v) for v in held.values())
+                        > sum(len(v) for v in held.values()) / 10 for held in abstained]
     keys = [(n, group, version) for n, groups in enumerate(grouped) for group in groups
             for version in versions]
     resampled = reviews_resampled([grouped[n][group] for n, group, _ in keys],
                                   [version for *_, version in keys], bundle)
     scored = [defaultdict(dict) for _ in grouped]
     for (n, group, version), extra in zip(keys, resampled, strict=True):
-        scored[n][group][version] = {
-            **score((verdict, c.imported_truth if version == "imported" else c.truth)
-                    for verdict, c in grouped[n][group]),
-            "resampled": extra,
-        }
+        pairs = [(verdict, c.imported_truth if version == "imported" else c.truth)
+                 for verdict, c in grouped[n][group]]
+        block = {**score(pairs), "resampled": extra}
+        # How many replies without a verdict each rate holds, scored as the run declares (said
+        # where there are any).
+        for key, cls in (("recall", "defective"), ("tnr", "good")):
+            held_here = sum(1 for (_, truth), held in zip(pairs, abstained[n][group], strict=True)
+                            if held and truth_class(truth) == cls)
+            if held_here:
+                block[key] = {**block[key], "no_verdict": held_here}
+        if many_abstentions[n] and any(abstained[n][group]):
+            without = score(pair for pair, held in zip(pairs, abstained[n][group], strict=True)
+                            if not held)
+            block["without_abstentions"] = {"recall": without["recall"], "tnr": without["tnr"]}
+        scored[n][group][version] = block
     return [dict(entry) for entry in scored]
 
 

@@ -539,3 +539,39 @@ def test_one_task_and_no_clusters_gives_no_interval(host, schema):
     defective = r2["by_class"]["defective"]
     assert (defective["own"]["n"], defective["others"]["k"], defective["others"]["n"]) == (0, 0, 1)
     valid_everywhere(report, schema)
+
+
+@pytest.mark.django_db
+def test_seed_000_every_rate_says_how_many_replies_without_a_verdict_it_holds(host, schema):
+    """Qwen2.5-Coder-1.5B "passed 99% (89/90) of good ones": 46 of those 89 were replies with no
+    verdict (83 of its 180 clean replies), scored as the run declares (not flagged). Each rate
+    says so, and a reviewer past a tenth of abstentions is also scored without them (issue 28
+    item 6). Figures from the article's summary-v1.json, worked out by hand."""
+    report = revealed_report(host, seed_import().bundle)
+    reviewers = {r["id"]: r["model"] for r in report["reviewers"]}
+    scores = {reviewers[e["reviewer"]]: e for e in report["scores"]["reviewers"]}
+    for model, published in SUMMARY["models"].items():
+        current = scores[model]["groups"]["main"]["current"]
+        buggy, correct = (published["conditions"][f"{label}/clean"] for label in ("buggy", "correct"))
+        # (the count is said where there is one)
+        recall, tnr = current["recall"], current["tnr"]
+        assert (recall["k"], recall["n"], recall.get("no_verdict", 0)) == (
+            buggy["flagged"], buggy["n"], buggy["noVerdict"])
+        assert (tnr["k"], tnr["n"], tnr.get("no_verdict", 0)) == (
+            correct["n"] - correct["flagged"], correct["n"], correct["noVerdict"])
+        abstained = buggy["noVerdict"] + correct["noVerdict"]
+        if abstained > 180 / 10:
+            without = current["without_abstentions"]
+            assert (without["recall"]["k"], without["recall"]["n"]) == (
+                buggy["flagged"], buggy["n"] - buggy["noVerdict"])
+            assert (without["tnr"]["k"], without["tnr"]["n"]) == (
+                correct["n"] - correct["flagged"] - correct["noVerdict"],
+                correct["n"] - correct["noVerdict"])
+        else:
+            assert "without_abstentions" not in current
+    coder = scores["Qwen/Qwen2.5-Coder-1.5B-Instruct"]["groups"]["main"]["current"]
+    assert (coder["tnr"]["k"], coder["tnr"]["n"], coder["tnr"]["no_verdict"]) == (89, 90, 46)
+    assert coder["without_abstentions"]["tnr"]["k"] == 43
+    page = html.unescape(valid_everywhere(report, schema))
+    assert "99% (89/90; 46 no verdict, scored as not flagged)" in page
+    assert "no verdict (scored as pass)" in page and ">abstain" not in page

@@ -17,6 +17,7 @@ import json
 import pytest
 
 from content.canonical import canonical_sha256
+from content.scoring import rate
 from judging.models import Session
 from judging.services import phase_lock, session_create, session_open
 from reports.build import build_report
@@ -51,6 +52,25 @@ REVIEWS = [
 # r1 clean: defective c2 fail (caught), c3 abstain, c5 abstain; good c1 pass, c4 pass, c6 fail.
 # r2 clean: defective c2 abstain, c3 fail, c5 fail; good c1 pass, c4 fail, c6 pass.
 # r1 told_pass: defective c2 pass, c3 abstain, c5 fail; good c1 pass, c4 pass, c6 abstain.
+# not_flagged only: the replies with no verdict inside each rate (recall's, tnr's), by hand from
+# REVIEWS: r1 clean c3 c5 (defective); r2 clean c2 (defective); r1 told_pass c3 (defective), c6
+# (good). Each reviewer gave no verdict to more than a tenth of its six replies, so its rates
+# without them stand beside: the excluded rule's figures (issue 28 item 6).
+NO_VERDICT = {"r1": (2, 0), "r2": (1, 0), "r1 told_pass": (1, 1)}
+
+
+def reviewer_score(rule: str, key: str):
+    recall, tnr = EXPECTED[rule][key]
+    block = expected_score(recall, tnr, 0)
+    if rule == "not_flagged":
+        for rate_key, held in zip(("recall", "tnr"), NO_VERDICT[key], strict=True):
+            if held:
+                block[rate_key] = {**block[rate_key], "no_verdict": held}
+        without = EXPECTED["excluded"][key]
+        block["without_abstentions"] = {"recall": rate(*without[0]), "tnr": rate(*without[1])}
+    return block
+
+
 EXPECTED = {
     "not_flagged": {
         "r1": ((1, 3), (2, 3)), "r2": ((2, 3), (2, 3)), "r1 told_pass": ((1, 3), (3, 3)),
@@ -144,9 +164,8 @@ def test_a_run2_session_is_scored_on_the_default_condition_by_the_abstention_rul
 
     reviewers = {e["reviewer"]: e for e in report["scores"]["reviewers"]}
     for reviewer in ("r1", "r2"):
-        recall, tnr = expected[reviewer]
         assert reviewers[reviewer]["groups"] == {
-            "main": {"current": expected_score(recall, tnr, 0)}}, reviewer
+            "main": {"current": reviewer_score(rule, reviewer)}}, reviewer
         assert reviewers[reviewer]["reviews"] == 6
         assert reviewers[reviewer]["excluded"] == expected["excluded"][reviewer]
     assert (reviewers["r1"]["abstained"], reviewers["r2"]["abstained"]) == (2, 1)
@@ -159,10 +178,9 @@ def test_a_run2_session_is_scored_on_the_default_condition_by_the_abstention_rul
     assert (other["default_condition"], other["abstain_scoring"]) == ("clean", rule)
     assert "never pooled with the default condition" in other["label"]
     [told] = other["reviewers"]
-    recall, tnr = expected["r1 told_pass"]
     assert told == {"reviewer": "r1", "condition": "told_pass", "reviews": 6, "flagged": 1,
                     "abstained": 2, "excluded": expected["excluded"]["r1 told_pass"],
-                    "groups": {"main": {"current": expected_score(recall, tnr, 0)}}}
+                    "groups": {"main": {"current": reviewer_score(rule, "r1 told_pass")}}}
 
     # Cells (r1, clean), (r1, told_pass), (r2, clean): three pairs, one of two models under one
     # condition (test_report_pairs_resampled.py checks the others).

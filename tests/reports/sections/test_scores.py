@@ -158,9 +158,18 @@ def reviewer_world(rule, tasks=1):
                               run=a_run(abstain_scoring=rule)))
 
 
-def scored(recall, tnr, unknown=0, resampled=None):
-    return {"current": {"recall": approx(recall), "tnr": approx(tnr), "unknown_truth": unknown,
-                        "resampled": resampled}}
+def scored(recall, tnr, unknown=0, resampled=None, *, no_verdict=(0, 0), without=None):
+    """A score block as expected; `no_verdict`: (recall's, tnr's) replies with no verdict inside
+    the rates; `without`: (recall, tnr) with them left out, for a reviewer past a tenth."""
+    block = {"recall": approx(recall), "tnr": approx(tnr), "unknown_truth": unknown,
+             "resampled": resampled}
+    for key, held in zip(("recall", "tnr"), no_verdict, strict=True):
+        if held:
+            block[key] = approx({**recall, "no_verdict": held} if key == "recall"
+                                else {**tnr, "no_verdict": held})
+    if without is not None:
+        block["without_abstentions"] = {"recall": approx(without[0]), "tnr": approx(without[1])}
+    return {"current": block}
 
 
 def test_reviewers_scored_by_group_abstaining_as_not_flagged():
@@ -172,14 +181,18 @@ def test_reviewers_scored_by_group_abstaining_as_not_flagged():
         "seals": {"sealed": 3, "verdict_in_content": 0, "failed": 1, "absent": 0}}
     # main: the abstention on c2 counts as a pass, right on a good copy. same_family: c1 caught,
     # c4 of unknown truth counted apart. seal_failed: c3 caught, whatever the family.
-    assert r1["groups"] == {"main": scored(wilson(0, 0), wilson(1, 1)),
+    # r1 gave no verdict to 1 of its 4 reviews, past a tenth: where that reply sits (main), the
+    # rates without it stand beside (issue 28 item 6).
+    assert r1["groups"] == {"main": scored(wilson(0, 0), wilson(1, 1), no_verdict=(0, 1),
+                                           without=(wilson(0, 0), wilson(0, 0))),
                             "same_family": scored(wilson(1, 1), wilson(0, 0), unknown=1),
                             "seal_failed": scored(wilson(1, 1), wilson(0, 0))}
     # r2 under the default condition only (its told_pass reviews are other_conditions'): c1 with a
     # verdict in the request's content set apart; main: c2 passed, c3's abstention a pass, missed.
     assert (r2["reviews"], r2["abstained"], r2["abstentions_by_condition"]) == (
         3, 1, {"clean": 1, "told_pass": 1})
-    assert r2["groups"] == {"main": scored(wilson(0, 1), wilson(1, 1)),
+    assert r2["groups"] == {"main": scored(wilson(0, 1), wilson(1, 1), no_verdict=(1, 0),
+                                           without=(wilson(0, 0), wilson(1, 1))),
                             "verdict_in_content": scored(wilson(0, 1), wilson(0, 0))}
 
 
@@ -212,8 +225,10 @@ def test_other_conditions_are_scored_apart():
     assert section["reviewers"] == [{
         "reviewer": "r2", "condition": "told_pass", "reviews": 2, "flagged": 1, "abstained": 1,
         "excluded": 0,
-        # c1 caught; c2's abstention a pass, right on a good copy.
-        "groups": {"main": scored(wilson(1, 1), wilson(1, 1))}}]
+        # c1 caught; c2's abstention a pass, right on a good copy (1 of 2 replies without a
+        # verdict: the rates without it beside).
+        "groups": {"main": scored(wilson(1, 1), wilson(1, 1), no_verdict=(0, 1),
+                                  without=(wilson(1, 1), wilson(0, 0)))}}]
     excluded = other_conditions(reviewer_world("excluded"))["reviewers"][0]
     assert (excluded["excluded"], excluded["groups"]) == (1, {"main": scored(wilson(1, 1), wilson(0, 0))})
 
