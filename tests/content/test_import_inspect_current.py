@@ -10,21 +10,19 @@ import sys
 import zipfile as stdlib_zipfile
 from pathlib import Path
 
-import jsonschema
 import pytest
 from backports import zstd
 from backports.zstd import zipfile
 
-from content.bundle import validate_bundle
 from content.importers import inspect_logs
 from content.importers.common import ConversionError, Families, Source
 from content.importers.inspect_logs import MAX_RATIO, MAX_ZSTD_RATIO, convert
+from tests.content.test_import_inspect import valid
 
 pytestmark = pytest.mark.pure
 
 ROOT = Path(__file__).resolve().parents[2]
 CURRENT = ROOT / "tests" / "data" / "inspect" / "current"
-SCHEMA = json.loads((ROOT / "content" / "schemas" / "run-bundle-2.schema.json").read_text())
 ALPHA, BETA, BETA_CHUNKED = "arithmetic_alpha.eval", "arithmetic_beta.eval", "arithmetic_beta_chunked.eval"
 # mockllm is no organisation's: the host says whose, as for any model the table does not know.
 MOCK = {"mockllm/alpha": "Mock Labs", "mockllm/beta": "Mock Labs"}
@@ -43,12 +41,6 @@ def refused(logs, **kwargs) -> list[str]:
     with pytest.raises(ConversionError) as caught:
         run(logs, **kwargs)
     return caught.value.errors
-
-
-def valid(bundle: dict) -> dict:
-    jsonschema.Draft202012Validator(SCHEMA).validate(bundle)
-    raw = json.dumps(bundle, ensure_ascii=False).encode()
-    return validate_bundle(raw, max_bundle_bytes=50_000_000, max_copy_bytes=5_000_000).data
 
 
 def members_of(name: str) -> dict[str, bytes]:
