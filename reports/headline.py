@@ -299,6 +299,54 @@ def _humans_and_models(report: dict) -> dict:
     return entry
 
 
+CLASS_WORDS = {"defective": "defective copies", "good": "correct ones"}
+
+
+def _conditions(report: dict) -> dict | None:
+    """Where the run asked its reviewers under several conditions (what it was run for), the
+    opening says first what each condition did: a reviewer that cannot tell defective from correct
+    copies under the default condition first, its shifts not interpretable; then each other
+    reviewer's flag rate under the default condition and under each other one, with the
+    discordant copies and McNemar's exact p."""
+    section = report["reviewer_conditions"]
+    with_conditions = [r for r in section["reviewers"] if r["comparisons"]]
+    if not with_conditions:
+        return None
+    names = reviewer_names(report)
+    default = section["default_condition"]
+    entry = {"key": "conditions", "title": "What the conditions did",
+             "sentences": [], "section": "reviewer-conditions",
+             "section_title": "Reviewers under other conditions",
+             "figures": ["reviewer_conditions.reviewers[].conditions[].by_class",
+                         "reviewer_conditions.reviewers[].comparisons",
+                         "reviewer_conditions.reviewers[].discrimination"]}
+    sentences = entry["sentences"]
+    ordered = sorted(with_conditions, key=lambda r: bool((r["discrimination"] or {}).get("discriminates")))
+    for r in ordered:
+        name = names.get(r["reviewer"], r["reviewer"])
+        check = r["discrimination"]
+        if check is not None and not check["discriminates"]:
+            sentences.append(
+                f"{name} flagged {numbers.percent(check['recall'])} of defective copies and "
+                f"{numbers.percent(check['false_alarm_rate'])} of correct ones under the default "
+                f"condition ({default}; one-sided exact p = {numbers.p_text(check['p_value'])}): "
+                "its shifts under the other conditions are not interpretable: the reviewer does "
+                "not tell defective from correct copies.")
+            continue
+        rates = {c["condition"]: c["by_class"] for c in r["conditions"]}
+        parts = []
+        for c in r["comparisons"]:
+            cls = c["truth_class"]
+            before, after = rates[default][cls]["rate"], rates[c["condition"]][cls]["rate"]
+            parts.append(
+                f"under {c['condition']} it flagged {numbers.percent(after)} of {CLASS_WORDS[cls]} "
+                f"against {numbers.percent(before)} under {default} ({c['only_default']} flagged "
+                f"under {default} only, {c['only_condition']} under {c['condition']} only, p = "
+                f"{numbers.p_text(c['p_value'])})")
+        sentences.append(f"{name}: {'; '.join(parts)}.")
+    return entry
+
+
 def _phase_shift(report: dict) -> dict:
     pooled = report["phase_shift"]["pooled"].get("invited") or {}
     effects = pooled.get("effects")
@@ -430,5 +478,6 @@ def _blinding(report: dict) -> dict:
 
 def headline(report: dict) -> list[dict]:
     """The opening section's topics, each {key, title, sentences, section, section_title, figures}."""
-    return [_sample(report), _builders(report), _humans_and_models(report), _phase_shift(report),
-            _rules(report), _blinding(report)]
+    conditions = _conditions(report)
+    return [*([conditions] if conditions else []), _sample(report), _builders(report),
+            _humans_and_models(report), _phase_shift(report), _rules(report), _blinding(report)]

@@ -19,6 +19,8 @@ Truth is the current one (after corrections)."""
 
 from collections import defaultdict
 
+from scipy.stats import fisher_exact
+
 from content.scoring import rate, scored_verdict
 from content.truth import truth_class
 from reports import stats
@@ -26,6 +28,7 @@ from reports.loading import ReportData
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
 CLASSES = ("defective", "good")
+ALPHA = 0.05  # the bar of the report's other tests (reports.sections.builders.ALPHA)
 
 ABSTAIN_RULES = {
     "not_flagged": "an abstention (a reply with no verdict) counts as not flagged: it stays in n "
@@ -67,10 +70,12 @@ def reviewer_conditions(data: ReportData) -> dict:
     for reviewer in bundle.reviewers:
         mine = reviews[reviewer.pk]
         names = sorted(mine, key=lambda c: (c != default, c))
+        conditions = [condition_entry(c, c == default, mine[c], classes, rule) for c in names]
         entries.append({
             "reviewer": reviewer.bundle_id, "model": reviewer.model, "family": reviewer.family,
-            "conditions": [condition_entry(c, c == default, mine[c], classes, rule)
-                           for c in names],
+            "conditions": conditions,
+            "discrimination": discrimination(conditions[0] if conditions and conditions[0]["default"]
+                                             else None),
             "comparisons": [] if len(names) < 2 else [
                 comparison(c, default, cls, mine.get(default, {}), mine[c], classes, rule,
                            bundle.resampling_by, bundle.unit_of_copy)
@@ -101,6 +106,13 @@ def reviewer_conditions(data: ReportData) -> dict:
                         "tasks) agrees with it to resampling noise, not to the digit",
             "scope": "every review of the reviewer, whatever its seal and the copy's builder: "
                      "the comparison is within one reviewer on the same copies",
+            "discrimination": "whether the reviewer tells defective from good copies under the "
+                              "default condition: its flag rate on defective copies against its "
+                              "flag rate on good ones (false alarms), Fisher's exact test, "
+                              f"one-sided (greater), at {ALPHA}; a reviewer that does not has "
+                              "condition shifts that say nothing about anchoring: it cannot do "
+                              "the review in the first place; null without reviews of both "
+                              "classes under the default condition",
         },
         "default_condition": default,
         "abstain_scoring": rule,
@@ -110,6 +122,22 @@ def reviewer_conditions(data: ReportData) -> dict:
                                  "clustered_ratio"),
         "reviewers": entries,
     }
+
+
+def discrimination(default_entry: dict | None) -> dict | None:
+    """Whether a reviewer's default-condition flags tell defective copies from good ones: the
+    one-sided exact test (Fisher's) of its flag rate on defective copies above its rate on good
+    ones. "Before you measure anchoring, measure that the reviewer can do the review" (seed 000)."""
+    if default_entry is None:
+        return None
+    defective, good = (default_entry["by_class"][cls] for cls in CLASSES)
+    if not defective["n"] or not good["n"]:
+        return None
+    table = [[defective["flagged"], defective["n"] - defective["flagged"]],
+             [good["flagged"], good["n"] - good["flagged"]]]
+    p_value = float(fisher_exact(table, alternative="greater").pvalue)
+    return {"recall": defective["rate"], "false_alarm_rate": good["rate"], "p_value": p_value,
+            "discriminates": p_value < ALPHA}
 
 
 def condition_entry(condition, is_default, reviews: dict, classes: dict, rule: str) -> dict:

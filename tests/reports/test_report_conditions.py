@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, fisher_exact
 
 from reports.build import build_report
 from reports.export import anonymise
@@ -575,3 +575,38 @@ def test_seed_000_every_rate_says_how_many_replies_without_a_verdict_it_holds(ho
     page = html.unescape(valid_everywhere(report, schema))
     assert "99% (89/90; 46 no verdict, scored as not flagged)" in page
     assert "no verdict (scored as pass)" in page and ">abstain" not in page
+
+
+@pytest.mark.django_db
+def test_seed_000_the_opening_states_what_the_conditions_did_and_who_cannot_review(host, schema):
+    """The run was made to measure anchoring, so the report opens with it (issue 28 item 4). The
+    article's lesson first: "before you measure anchoring, measure that the reviewer can do the
+    review" — its 1.5B model flagged 1 of 90 defective and 1 of 90 correct copies clean, so its
+    shifts are marked not interpretable; Qwen3-1.7B (46/90 against 4/90) discriminates, and its
+    shifts are stated with the article's own figures (23 vs 1; 38 vs 1)."""
+    report = revealed_report(host, seed_import().bundle)
+    checks = {r["model"]: r["discrimination"] for r in report["reviewer_conditions"]["reviewers"]}
+    for model, published in SUMMARY["models"].items():
+        buggy, correct = (published["conditions"][f"{label}/clean"] for label in ("buggy", "correct"))
+        expected = fisher_exact([[buggy["flagged"], buggy["n"] - buggy["flagged"]],
+                                 [correct["flagged"], correct["n"] - correct["flagged"]]],
+                                alternative="greater").pvalue
+        assert checks[model]["p_value"] == pytest.approx(expected, rel=1e-9)
+        assert checks[model]["discriminates"] == (expected < 0.05)
+    assert not checks["Qwen/Qwen2.5-Coder-1.5B-Instruct"]["discriminates"]
+    assert checks["Qwen/Qwen3-1.7B"]["discriminates"]
+    page = html.unescape(valid_everywhere(report, schema))
+    found = page[page.index('id="findings"'):]
+    opening = found[:found.index("</section>")]
+    # The conditions lead the opening, before who judged what.
+    assert opening.index("What the conditions did") < opening.index("Qwen2.5-Coder") < (
+        opening.index("</ul>"))
+    first = opening.index("Qwen2.5-Coder-1.5B-Instruct flagged 1% of defective copies and 1% of "
+                          "correct ones under the default condition (clean; one-sided exact p = ")
+    assert "its shifts under the other conditions are not interpretable" in opening[first:]
+    qwen3 = opening.index("Qwen3-1.7B: under anchored-fail")
+    assert first < qwen3
+    assert ("under anchored-pass it flagged 27% of defective copies against 51% under clean (23 "
+            "flagged under clean only, 1 under anchored-pass only, p = 3.0 × 10⁻⁶)") in opening
+    assert ("under anchored-fail it flagged 46% of correct ones against 4% under clean (1 flagged "
+            "under clean only, 38 under anchored-fail only, p = 1.5 × 10⁻¹⁰)") in opening
