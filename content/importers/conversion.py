@@ -121,11 +121,8 @@ def request_message(request: ImportRequest, max_bundle_bytes: int) -> tuple[byte
 def convert_in_process(request: ImportRequest, max_bundle_bytes: int | None = None) -> Imported:
     """The run/2 bundle for the request, converted here, or ConversionError listing every
     problem (what the child runs; `max_bundle_bytes` bounds the texts built from inspect logs)."""
-    problems = Problems()
-    choice = _cluster_choice(request, problems)
-    problems.raise_if_any()
     imported = _converted(request, max_bundle_bytes)
-    _group_tasks(imported, choice)
+    _group_tasks(imported, _cluster_choice(request))
     # What every importer may have let through, counted once here: copies with nothing in them
     # (an empty output is a builder's answer, imported as a blank copy, and the host is told).
     imported.summary["empty_copies"] = sum(
@@ -138,26 +135,16 @@ FORMAT_CLUSTERS = {"swebench": "repo", "inspect": "eval"}
 EACH_TASK = ("task", "none")
 
 
-def _cluster_choice(request: ImportRequest, problems: Problems) -> str:
-    """The request's --cluster, checked against its format: "keep" (the importer's grouping:
-    a table's cluster column, SWE-bench's repository or a dataset COLUMN, inspect's eval task or a
-    sample metadata KEY), or "task"."""
+def _cluster_choice(request: ImportRequest) -> str:
+    """What --cluster does to the converted tasks: "keep" the importer's grouping (a table's
+    cluster column, SWE-bench's repository or a dataset COLUMN, inspect's eval task or a sample
+    metadata KEY, which the importer reads: _cluster_column), or make each "task" its own unit."""
     choice = request.cluster.strip()
-    table_format = request.format in ("jsonl", "csv")
     if not choice:
         # A table's cluster column is the host's own data; the other formats' groupings are few
         # and large (one repository, one eval task), too few units to resample (issue 28).
-        return "keep" if table_format else "task"
-    if choice in EACH_TASK:
-        return "task"
-    if table_format:
-        mapped = table.parse_map(request.column_map).get("cluster") if request.column_map else None
-        if mapped and mapped != choice:
-            problems.add("--cluster", f'"{choice}", but --map reads the cluster from column '
-                         f'"{mapped}": give one')
-    # The format's own grouping, or a column (a table's, a SWE-bench dataset's) or a sample
-    # metadata key (inspect), which the importer reads (_cluster_column).
-    return "keep"
+        return "keep" if request.format in ("jsonl", "csv") else "task"
+    return "task" if choice in EACH_TASK else "keep"
 
 
 def _cluster_column(request: ImportRequest) -> str | None:
@@ -274,9 +261,12 @@ def _table(request: ImportRequest, families: Families) -> Imported:
                          "column names)")
         else:
             truth_equals = (pred.strip(), answer.strip())
-    choice = request.cluster.strip()
-    if choice and choice not in EACH_TASK:
-        maps["map"].setdefault("cluster", choice)  # --cluster COLUMN: the column it names
+    column = _cluster_column(request)
+    if column and "map" in maps:  # --cluster COLUMN: the column it names, unless mapped otherwise
+        mapped = maps["map"].setdefault("cluster", column)
+        if mapped != column:
+            problems.add("--cluster", f'"{column}", but --map reads the cluster from column '
+                         f'"{mapped}": give one')
     problems.raise_if_any()
     return table.convert(outputs=request.outputs, table_format=request.format,
                          truth_equals=truth_equals,

@@ -339,6 +339,9 @@ def test_a_tables_cluster_column_is_kept_chosen_or_dropped_as_the_host_says(host
     assert clusters(call_json(*by_year)) == ["2024", "2025", "2025"]
     assert refused(*args, "--cluster", "year", "--again") == (
         '--cluster: "year", but --map reads the cluster from column "topic": give one')
+    # A map that does not parse is said as such, whatever --cluster names.
+    assert refused(*args[:-1], "task", "--cluster", "year", "--again") == (
+        '--map: "task" is not TARGET=COLUMN')
 
 
 # --- the SWE-bench layouts, whole run folders and subsets by id (issue 27 items 6, 7) ---------
