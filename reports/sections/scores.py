@@ -132,22 +132,22 @@ def grouped_scores(review_lists, bundle, versions, rule) -> list[dict]:
     recall and true-negative rate, each review scored as `scored_verdict` says (excluded
     abstentions left out), with each its interval resampled over the units of the run's copies —
     every list in one resampling, over the same draws."""
-    grouped, abstained = [], []
+    grouped, abstained = [], []  # abstained mirrors grouped: whether each scored review gave none
     for reviews in review_lists:
-        groups, held = defaultdict(list), defaultdict(list)
+        groups, gave_none = defaultdict(list), defaultdict(list)
         for review in reviews:
             verdict = scored_verdict(review.verdict, rule)
             if verdict is not None:
-                groups[review_group(review, bundle)].append(
-                    (verdict, bundle.copy_by_pk[review.copy_id]))
-                held[review_group(review, bundle)].append(review.verdict == "abstain")
+                group = review_group(review, bundle)
+                groups[group].append((verdict, bundle.copy_by_pk[review.copy_id]))
+                gave_none[group].append(review.verdict == "abstain")
         grouped.append(dict(sorted(groups.items())))
-        abstained.append(held)
+        abstained.append(gave_none)
     # A reviewer that gave no verdict to more than a tenth of its reviews is scored a second
     # time with those left out, beside its rates as the run declares them (issue 28 item 6).
-    many_abstentions = [rule == "not_flagged" and sum(len(v) for v in held.values()) > 0
-                        and sum(sum(v) for v in held.values())
-                        > sum(len(v) for v in held.values()) / 10 for held in abstained]
+    many_abstentions = [rule == "not_flagged"
+                        and 10 * sum(r.verdict == "abstain" for r in reviews) > len(reviews)
+                        for reviews in review_lists]
     keys = [(n, group, version) for n, groups in enumerate(grouped) for group in groups
             for version in versions]
     resampled = reviews_resampled([grouped[n][group] for n, group, _ in keys],
@@ -160,13 +160,13 @@ def grouped_scores(review_lists, bundle, versions, rule) -> list[dict]:
         # How many replies without a verdict each rate holds, scored as the run declares (said
         # where there are any).
         for key, cls in (("recall", "defective"), ("tnr", "good")):
-            held_here = sum(1 for (_, truth), held in zip(pairs, abstained[n][group], strict=True)
-                            if held and truth_class(truth) == cls)
-            if held_here:
-                block[key] = {**block[key], "no_verdict": held_here}
+            held = sum(1 for (_, truth), none in zip(pairs, abstained[n][group], strict=True)
+                       if none and truth_class(truth) == cls)
+            if held:
+                block[key] = {**block[key], "no_verdict": held}
         if many_abstentions[n] and any(abstained[n][group]):
-            without = score(pair for pair, held in zip(pairs, abstained[n][group], strict=True)
-                            if not held)
+            without = score(pair for pair, none in zip(pairs, abstained[n][group], strict=True)
+                            if not none)
             block["without_abstentions"] = {"recall": without["recall"], "tnr": without["tnr"]}
         scored[n][group][version] = block
     return [dict(entry) for entry in scored]
