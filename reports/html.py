@@ -162,6 +162,22 @@ def _judge_label(judges: dict, pseudonym: str) -> tuple[str, str]:
     return pseudonym, (name if name and name != pseudonym else "")
 
 
+def _reviewer_plot_row(name: str, where: list[str], rates: dict) -> Row:
+    """A reviewer's recall and true-negative rate as a plot row. The labels stay short: the table
+    below the plot says how many replies with no verdict each rate holds."""
+    return Row(name, ", ".join(x for x in where if x),
+               [_triple(rates["recall"]), _triple(rates["tnr"])],
+               [numbers.rate_text(_counted(rates["recall"])), numbers.rate_text(_counted(rates["tnr"]))])
+
+
+def _without_text(score: dict) -> str:
+    """A reviewer's rates with its replies with no verdict left out, where the report gives them."""
+    without = score.get("without_abstentions")
+    if not without:
+        return ""
+    return f"{numbers.rate_text(without['recall'])}; {numbers.rate_text(without['tnr'])}"
+
+
 def _counted(value: dict) -> dict:
     """A rate without its count of replies with no verdict (for a plot's short labels)."""
     return {k: v for k, v in value.items() if k != "no_verdict"}
@@ -475,36 +491,15 @@ def reviewers_context(report: dict) -> dict:
         family = models.get(reviewer, {}).get("family", "")
         for group, versions in entry["groups"].items():
             score = versions["current"]
-            # The plot's labels stay short; the table below it says how many replies with no
-            # verdict each rate holds.
-            row = Row(names_r.get(reviewer, reviewer),
-                      ", ".join(x for x in (family, REVIEW_GROUPS.get(group, group)
-                                            if group != "main" else "") if x),
-                      [_triple(score["recall"]), _triple(score["tnr"])],
-                      [numbers.rate_text(_counted(score["recall"])),
-                       numbers.rate_text(_counted(score["tnr"]))])
-            rows.append(row)
+            name = names_r.get(reviewer, reviewer)
+            where = [family, REVIEW_GROUPS.get(group, group) if group != "main" else ""]
+            rows.append(_reviewer_plot_row(name, where, score))
             if group == "main":
-                side.append(row)
-            without = score.get("without_abstentions")
-            if without:
+                side.append(rows[-1])
+            if score.get("without_abstentions"):
                 # More than a tenth of its replies gave no verdict: the same rates without them.
-                rows.append(Row(names_r.get(reviewer, reviewer),
-                                ", ".join(x for x in (family, REVIEW_GROUPS.get(group, group)
-                                                      if group != "main" else "",
-                                                      "replies with no verdict left out") if x),
-                                [_triple(without["recall"]), _triple(without["tnr"])],
-                                [numbers.rate_text(without["recall"]),
-                                 numbers.rate_text(without["tnr"])]))
-    table = [{"name": names_r.get(e["reviewer"], e["reviewer"]), "group": REVIEW_GROUPS.get(g, g),
-              "recall": numbers.rate_text(v["current"]["recall"]),
-              "tnr": numbers.rate_text(v["current"]["tnr"]),
-              "without": v["current"].get("without_abstentions")}
-             for e in report["scores"]["reviewers"] for g, v in e["groups"].items()]
-    for row in table:
-        if row["without"]:
-            row["without"] = (f"{numbers.rate_text(row['without']['recall'])}; "
-                              f"{numbers.rate_text(row['without']['tnr'])}")
+                rows.append(_reviewer_plot_row(name, [*where, "replies with no verdict left out"],
+                                               score["without_abstentions"]))
     condition = report["run"]["default_condition"]
     plot = dot_plot(
         plot_id="plot-reviewers", label_header="Reviewer", series=[RECALL, TNR], rows=rows,
@@ -518,12 +513,13 @@ def reviewers_context(report: dict) -> dict:
         caption="The judges alone beside each model reviewer: recall and true-negative rate. The "
                 "judges' bars are 95% bootstrap intervals over judges and items, the reviewers' "
                 "Wilson's; no test sets the two against each other.") if pooled and len(side) > 1 else None
-    return {"names": names_r, "plot": plot, "side_plot": side_plot, "table": table,
+    return {"names": names_r, "plot": plot, "side_plot": side_plot,
             "rows": [{**e, "name": names_r.get(e["reviewer"], e["reviewer"]), "id": e["reviewer"],
                       "family": models.get(e["reviewer"], {}).get("family", ""),
                       "groups": [{"group": REVIEW_GROUPS.get(g, g),
                                   "recall": numbers.rate_text(v["current"]["recall"]),
-                                  "tnr": numbers.rate_text(v["current"]["tnr"])}
+                                  "tnr": numbers.rate_text(v["current"]["tnr"]),
+                                  "without": _without_text(v["current"])}
                                  for g, v in e["groups"].items()]}
                      for e in report["scores"]["reviewers"]],
             "authorship": [{**g, "name": names_r.get(g["reviewer"], g["reviewer"]),
