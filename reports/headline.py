@@ -337,7 +337,9 @@ def _conditions(report: dict) -> dict | None:
         parts = []
         for c in r["comparisons"]:
             cls = c["truth_class"]
-            before, after = rates[default][cls]["rate"], rates[c["condition"]][cls]["rate"]
+            # (a reviewer may have no review under the default condition: its rate is missing)
+            before = rates.get(default, {}).get(cls, {}).get("rate")
+            after = rates[c["condition"]][cls]["rate"]
             parts.append(
                 f"under {c['condition']} it flagged {numbers.percent(after)} of {CLASS_WORDS[cls]} "
                 f"against {numbers.percent(before)} under {default} ({c['only_default']} flagged "

@@ -21,7 +21,7 @@ from judging.services import phase_lock
 from reports import numbers
 from reports.build import build_report
 from reports.export import anonymise
-from reports.headline import headline
+from reports.headline import _conditions, headline
 from reports.html import REPORT_CSP, REPORT_META_CSP, to_html
 from reports.plots import PERCENT, Scale, points_scale
 from tests.reports.matrix_world import JUDGES, build_matrix
@@ -381,3 +381,22 @@ def test_a_findings_session_reads_as_findings_and_sets_no_judge_beside_a_model(h
             '</td><td>false_alarm</td><td>no type checks</td><td class="n">2 false_alarm</td>'
             '<td class="n">2 real</td><td class="n">2/2 → 0/2</td><td>confirmed</td>'
             '<td>qwen3-1.7b</td></tr>') in section
+
+
+def test_the_opening_on_conditions_holds_for_a_reviewer_with_no_default_condition_review():
+    """A reviewer asked only under two other conditions is compared against an empty default: its
+    default rate reads as missing, never a failure to build the page."""
+    no_reviews = {"n": 0, "flagged": 0, "rate": None, "low": None, "high": None, "no_verdict": 0}
+    shifted = {"n": 2, "flagged": 1, "rate": 0.5, "low": 0.09, "high": 0.91, "no_verdict": 0}
+    report = {"reviewers": [{"id": "r1", "model": "m1"}], "reviewer_conditions": {
+        "default_condition": "clean",
+        "reviewers": [{"reviewer": "r1", "discrimination": None,
+                       "conditions": [{"condition": "told_fail",
+                                       "by_class": {"defective": shifted, "good": shifted}},
+                                      {"condition": "told_pass",
+                                       "by_class": {"defective": no_reviews, "good": no_reviews}}],
+                       "comparisons": [{"condition": "told_fail", "truth_class": "defective",
+                                        "only_default": 0, "only_condition": 0, "p_value": None}]}]}}
+    [sentence] = _conditions(report)["sentences"]
+    assert sentence == ("m1: under told_fail it flagged 50% of defective copies against — under "
+                        "clean (0 flagged under clean only, 0 under told_fail only, p = —).")
