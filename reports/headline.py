@@ -138,9 +138,15 @@ def oriented(d: dict, first: str) -> dict:
 
 
 def _tasks_words(d: dict) -> str:
+    """"over 9 tasks", with what the interval rests on where that matters: the clusters, no
+    interval at this size, judges held fixed."""
     tasks = plural(d["tasks"], "task")
     if d.get("units") and d["units"] != d["tasks"]:
-        return f"{tasks} in {plural(d['units'], 'cluster')}"
+        tasks = f"{tasks} in {plural(d['units'], 'cluster')}"
+    if d.get("no_interval") and d["difference"]["value"] is not None:
+        tasks += "; no interval is valid at so few units with several verdicts per task"
+    if d.get("conditional_on_judges"):
+        tasks += f"; {numbers.conditional_on_judges(d['judges'])}"
     return tasks
 
 
@@ -186,7 +192,8 @@ def _builders(report: dict) -> dict:
                 f"The other {plural(len(others), 'pair')} {'is' if len(others) == 1 else 'are'}")
         sentences.append(
             f"{lead} distinguished: a difference counts only where its Holm-adjusted p is below "
-            f"{ALPHA:g} and its 95% interval excludes 0. The largest{' of them' if supported else ''}, "
+            f"{ALPHA:g} and its 95% interval, where one is valid, excludes 0. "
+            f"The largest{' of them' if supported else ''}, "
             f"{a} − {b}, is {numbers.difference_text(o)} (Holm-adjusted p = "
             f"{numbers.p_text(largest['p_holm'])}, {_tasks_words(largest)}).")
     if primary["source"] != "truth" and any(b["truth"]["pass_rate"]["n"] for b in section["builders"]):

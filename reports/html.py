@@ -201,6 +201,28 @@ def test_text(difference: dict) -> str:
     return text
 
 
+def interval_text(difference: dict) -> str:
+    """What a difference's interval is (issue 28 item 3): its kind, the units (and judges) it
+    rests on, "conditional on these judges" where it holds fewer than ten fixed, or why there is
+    none."""
+    kind = difference.get("interval")
+    if not kind:
+        reason = difference.get("no_interval")
+        return f"none: {reason}" if reason else ""
+    units, judges = difference.get("units"), difference.get("judges")
+    unit = "clusters" if difference.get("resampled", "") and "clusters" in difference["resampled"] \
+        else "tasks"
+    if kind == "two-way bootstrap":
+        text = f"two-way bootstrap over {judges} judges and {units} {unit}"
+    elif kind == "bootstrap":
+        text = f"bootstrap over {units} {unit}"
+    else:
+        text = kind
+    if difference.get("conditional_on_judges"):
+        text += f"; {numbers.conditional_on_judges(judges)}"
+    return text
+
+
 def rate_cell(value):
     """A rate for a table cell: "64% (32/50)" and "[50–76%]", each kept on one line, the two
     free to wrap apart in a narrow column."""
@@ -292,7 +314,7 @@ def builders_context(report: dict) -> dict:
                             "pair": f"{a} − {b}", "text": difference_cell(d["difference"]),
                             "rates": [rate_cell(r) for r in d["pass_rates"]],
                             "p": numbers.p_text(d["p_value"]), "holm": numbers.p_text(d["p_holm"]),
-                            "test_text": test_text(d)})
+                            "test_text": test_text(d), "interval_text": interval_text(d)})
     chosen = [d for d in section["differences"] if d["primary"] and d["difference"]["value"] is not None]
     diff_rows = []
     for d in chosen:
@@ -371,11 +393,12 @@ def judges_context(report: dict) -> dict:
 
 
 def _resampled_text(value) -> str:
-    """value [low, high] of a resampled rate; the value alone where its items lie in one unit."""
+    """value [low, high] of a resampled rate; the value alone where its items lie in fewer
+    units than a bootstrap needs."""
     if value["value"] is None:
         return numbers.MISSING
     if value["low"] is None or value["high"] is None:
-        return f"{numbers.percent(value['value'])} (one unit: no interval)"
+        return f"{numbers.percent(value['value'])} (under 20 units: no bootstrap interval)"
     return numbers.estimate_text(value)
 
 

@@ -100,6 +100,11 @@ def difference_text(value) -> str:
     return f"{points(value['value'])} [{signed_whole(low)} to {signed_whole(high)} pp]"
 
 
+def conditional_on_judges(judges: int) -> str:
+    """The label of an interval that holds its (fewer than ten) judges fixed (issue 28 item 3)."""
+    return "conditional on this judge" if judges == 1 else f"conditional on these {judges} judges"
+
+
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 

@@ -18,16 +18,19 @@ Per builder, each a k/n with its Wilson 95% interval (reports.scoring.rate):
 
 Between each pair of builders (a, b), within each source (truth; each judge group and phase; each
 reviewer), the difference a − b in pass rate, paired by task (`paired_difference`): over the tasks
-where both have something scored, Σ passes / Σ scored of a minus the same of b; its 95% percentile
-interval from a bootstrap that resamples tasks (clusters of tasks where the bundle gives clusters:
-data.bundle.unit_of_copy) and, for human verdicts, judges as well (reports.stats.
-judges_clusters_weights); a two-sided sign-flip p (reports.stats.sign_flip_p) on the per-task
-differences, summed within each resampling unit; and the Holm-adjusted p within the source
+where both have something scored, Σ passes / Σ scored of a minus the same of b; its 95% interval
+(Newcombe's hybrid score for the paired 2×2 design of one pass or fail per builder and task, at
+any size; otherwise a bootstrap that resamples tasks, or clusters of tasks where the bundle gives
+clusters: data.bundle.unit_of_copy, only at 20 units or more, and for human verdicts of 10 judges
+or more judges as well: reports.stats.judges_clusters_weights); its p (McNemar's exact test, a
+cluster sign-flip or a sign-flip on the per-task differences summed within each resampling unit:
+`test` names it); and the Holm-adjusted p within the source
 (reports.stats.holm_adjust over its pairs).
 
 The primary comparison is the preregistration's (the protocol's "primary_comparison"), else the
 invited judges' phase-1 pass rate. A builder is said to be above another only where the primary
-difference's Holm-adjusted p is below 0.05 and its interval excludes 0; otherwise the two are not
+difference's Holm-adjusted p is below 0.05 and its interval excludes 0 (the exact test alone where
+no interval is valid at the number of units); otherwise the two are not
 distinguished. With one builder, or one task and no judges, nothing is compared.
 
 Nothing here reaches a judge's scorecard (judging/selectors/scorecard.py reads none of the report).
@@ -85,11 +88,24 @@ DEFINITIONS = {
     "tasks": "tasks where both builders of the pair have a scored label or verdict",
     "units": "resampling units among those tasks: tasks, or clusters of tasks where the bundle "
              "gives clusters (a task whose copies fall in two clusters joins them)",
-    "difference": "a − b, pass rate; its 95% percentile interval from the bootstrap named in "
-                  "resampled (null where there is nothing to resample: one unit and, for "
-                  "judges, one judge)",
-    "interval_caution": "with few tasks (or clusters) a percentile bootstrap interval is too "
-                        "narrow; the sign-flip p is exact there, which is why a ranking needs both",
+    "difference": "a − b, pass rate, with its 95% interval of the kind named in `interval` "
+                  "(low and high null where there is none: no_interval says why)",
+    "interval": "Newcombe hybrid score: where each builder has one pass or fail per task (the "
+                "paired 2×2 design), Newcombe's (1998) method 10, valid at any number of tasks; "
+                "'tasks treated as independent' where the tasks lie in fewer than 20 declared "
+                "clusters. bootstrap: a 95% percentile interval over the units (20 or more), "
+                "judges held fixed for human verdicts; two-way bootstrap: judges and units drawn "
+                "independently (human verdicts of 10 or more judges). A bootstrap is never given "
+                "over fewer than 20 units: with fewer it is too narrow (docs/statistics.md)",
+    "no_interval": "why there is no interval: no paired task, or fewer than 20 units with more "
+                   "than one label per task (no interval is valid at that size)",
+    "resampled": "what the bootstrap drew (tasks, clusters, or judges and tasks); null where the "
+                 "interval is not a bootstrap",
+    "differences.judges": "for human verdicts: the judges with a verdict on the paired tasks "
+                          "(null for truth and reviewers)",
+    "conditional_on_judges": "for human verdicts: true where fewer than 10 judges gave them, so "
+                             "the interval holds the judges fixed and speaks for these judges "
+                             "only, not for judges like them",
     "p_value": "the test named in `test`. McNemar exact: where each builder has one pass or "
                "fail per task and the tasks are the units, the two-sided exact binomial test "
                "on the discordant tasks, at any number of tasks. Cluster sign-flip: the same "
@@ -110,7 +126,8 @@ DEFINITIONS = {
                "else the invited judges' phase-1 pass rate",
     "ranking": "order: builders by the primary pass rate, high first (descriptive); a builder "
                "is stated above another only where the primary difference's p_holm is below 0.05 "
-               "and its interval excludes 0 (supported); otherwise they are not distinguished",
+               "and its interval excludes 0 (supported; where no interval is valid at the "
+               "number of units, the exact test alone); otherwise they are not distinguished",
 }
 
 
@@ -178,10 +195,9 @@ def builders_compared(data: ReportData) -> dict:
                          for phase in (1, 2) for group in groups]
         families += [("reviewer", None, r.bundle_id, k, n)
                      for r, (k, n, _) in zip(bundle.reviewers, reviewer_sums, strict=True)]
-        unit_word = "clusters" if bundle.resampling_by == "cluster" else "tasks"
         for source, group, reviewer, k, n in families:
             differences += _family(source, group, reviewer, k, n, labels, scoped, builders,
-                                   unit_word, primary)
+                                   primary)
 
     return {
         "compared": not_compared is None,
@@ -191,9 +207,11 @@ def builders_compared(data: ReportData) -> dict:
         "scope": SCOPE_TEXT,
         "resampling": {
             "by": bundle.resampling_by, "resamples": RESAMPLES, "seed": BOOTSTRAP_SEED,
-            "method": "percentile bootstrap over the paired tasks (whole clusters of tasks where "
-                      "the bundle gives clusters); for judges' verdicts, judges and tasks drawn "
-                      "independently (a crossed two-way bootstrap); numpy default_rng(seed)",
+            "method": "where a difference's interval is a bootstrap: a percentile bootstrap over "
+                      "the paired tasks (whole clusters of tasks where the bundle gives "
+                      "clusters), only at 20 units or more; for judges' verdicts of 10 judges or "
+                      "more, judges and tasks drawn independently (a crossed two-way "
+                      "bootstrap), else judges held fixed; numpy default_rng(seed)",
         },
         "controls": [{"builder": b.bundle_id, "known_good": counts[i]["known_good"],
                       "seeded_defect": counts[i]["seeded_defect"]} for i, b in enumerate(builders)],
@@ -269,7 +287,7 @@ def _reviewer_sums(data: ReportData, builder_index: dict, task_index: dict) -> l
     return [sums[r.pk] for r in bundle.reviewers]
 
 
-def _family(source, group, reviewer, k, n, labels, scoped, builders, unit_word, primary) -> list:
+def _family(source, group, reviewer, k, n, labels, scoped, builders, primary) -> list:
     """The differences of every pair of builders in scope on one source, Holm within it."""
     is_primary = (source == primary["source"] and group == primary["group"]
                   and reviewer == primary["reviewer"])
@@ -284,8 +302,9 @@ def _family(source, group, reviewer, k, n, labels, scoped, builders, unit_word, 
             "difference": {"value": result["value"], "low": result["low"], "high": result["high"]},
             "p_value": result["p_value"], "p_holm": None, "test": result["test"],
             "discordant": result["discordant"], "mcnemar_p": result["mcnemar_p"],
-            "smallest_p": result["smallest_p"],
-            "resampled": f"judges and {unit_word}" if source in JUDGE_SOURCES else unit_word,
+            "smallest_p": result["smallest_p"], "interval": result["interval"],
+            "no_interval": result["no_interval"], "resampled": result["resampled"],
+            "judges": result["judges"], "conditional_on_judges": result["conditional_on_judges"],
             "primary": is_primary,
         })
     for entry, adjusted in zip(entries, stats.holm_adjust([e["p_value"] for e in entries]),
@@ -374,22 +393,29 @@ def _ranking(primary, entries, differences, not_compared, human_not_compared, co
         if value is None:
             statements.append(f"{a} and {b} not compared: no task where both have something scored.")
             continue
-        if p is not None and p < ALPHA and low is not None and (low > 0 or high < 0):
-            above, below = (a, b) if low > 0 else (b, a)
-            sign = 1 if low > 0 else -1
-            lo, hi = sorted((sign * low, sign * high))
+        judges = (f", {numbers.conditional_on_judges(d['judges'])}" if d["conditional_on_judges"]
+                  else "")
+        sized_out = low is None and d["interval"] is None  # no interval is valid at this size
+        if p is not None and p < ALPHA and (sized_out or low > 0 or high < 0):
+            sign = 1 if value > 0 else -1
+            above, below = (a, b) if sign > 0 else (b, a)
+            if sized_out:
+                interval = f"(no interval: {d['no_interval']})"
+            else:
+                lo, hi = sorted((sign * low, sign * high))
+                interval = f"[{lo:+.3f}, {hi:+.3f}]"
             ranking["supported"].append([above, below])
-            statements.append(f"{above} above {below}: difference {sign * value:+.3f} "
-                              f"[{lo:+.3f}, {hi:+.3f}], Holm-adjusted p {numbers.p_text(p)}, "
-                              f"{tasks}.")
+            statements.append(f"{above} above {below}: difference {sign * value:+.3f} {interval}, "
+                              f"Holm-adjusted p {numbers.p_text(p)}, {tasks}{judges}.")
         else:
-            interval = f"[{low:+.3f}, {high:+.3f}]" if low is not None else "(no interval)"
+            interval = (f"[{low:+.3f}, {high:+.3f}]" if low is not None
+                        else f"(no interval: {d['no_interval']})")
             holm = numbers.p_text(p)
             statements.append(f"{a} and {b} not distinguished: difference {value:+.3f} {interval}, "
-                              f"Holm-adjusted p {holm}, {tasks}.")
+                              f"Holm-adjusted p {holm}, {tasks}{judges}.")
     if ranking["supported"]:
         head = (f"Ranked on the primary comparison, {label}, only where the Holm-adjusted p is "
-                f"below {ALPHA:g} and the 95% interval excludes 0.")
+                f"below {ALPHA:g} and the 95% interval, where one is valid, excludes 0.")
     else:
         head = f"The builders are not distinguished on the primary comparison, {label}."
     ranking["statements"] = [head, *statements]
@@ -460,7 +486,9 @@ def paired_difference(k_a, n_a, k_b, n_b, units, *, resamples: int = RESAMPLES,
         raise ValueError("k_a, n_a, k_b, n_b must have one shape, with a unit label per task")
     result = {"tasks": 0, "units": 0, "judges": 0 if two_way else None, "k_a": 0, "n_a": 0,
               "k_b": 0, "n_b": 0, "value": None, "low": None, "high": None, "p_value": None,
-              "test": None, "discordant": None, "mcnemar_p": None, "smallest_p": None}
+              "test": None, "discordant": None, "mcnemar_p": None, "smallest_p": None,
+              "interval": None, "no_interval": "no task where both builders have something scored",
+              "resampled": None, "conditional_on_judges": None}
     paired = np.flatnonzero((arrays[1].sum(axis=0) > 0) & (arrays[3].sum(axis=0) > 0))
     if paired.size == 0:
         return result
@@ -501,27 +529,74 @@ def paired_difference(k_a, n_a, k_b, n_b, units, *, resamples: int = RESAMPLES,
         })
         if not clustered:
             result["p_value"] = mcnemar
+    result.update(_interval(arrays, per_task, index, labels, len(numbers), two_way, paired.size,
+                            resamples=resamples, seed=seed))
+    return result
+
+
+# What each interval is, as the report names it (`interval` in each difference).
+NEWCOMBE = "Newcombe hybrid score"
+NEWCOMBE_INDEPENDENT = "Newcombe hybrid score, tasks treated as independent"
+BOOTSTRAP = "bootstrap"
+TWO_WAY = "two-way bootstrap"
+
+
+def _interval(arrays, per_task, index, labels, n_units: int, two_way: bool, n_tasks: int, *,
+              resamples: int, seed: int) -> dict:
+    """The interval of a paired difference, and what it is (issue 28 item 3).
+
+    One binary outcome per builder and task (the paired 2×2 design): Newcombe's hybrid score
+    interval (reports.stats.newcombe_paired_interval), valid at any number of tasks — where the
+    tasks are the units; where they are nested in declared clusters it is given only below
+    MIN_BOOTSTRAP_UNITS clusters, labelled "tasks treated as independent", and a cluster bootstrap
+    at or above. Otherwise (several labels per task): a percentile bootstrap over the units only
+    at MIN_BOOTSTRAP_UNITS or more, else no interval and why. Human verdicts of fewer than
+    MIN_JUDGES_RESAMPLED judges hold the judges fixed (the interval is conditional on them); of
+    more, judges are resampled as well (a crossed two-way bootstrap)."""
+    ka, na, kb, nb = arrays
+    judges = ka.shape[0] if two_way else None
+    conditional = two_way and judges < stats.MIN_JUDGES_RESAMPLED
+    out = {"interval": None, "no_interval": None, "resampled": None,
+           "conditional_on_judges": conditional if two_way else None}
+    binary = bool(np.all(per_task[1] == 1) and np.all(per_task[3] == 1))
+    clustered = n_units < n_tasks
+    if binary and (not clustered or n_units < stats.MIN_BOOTSTRAP_UNITS):
+        a_pass, b_pass = per_task[0] == 1, per_task[2] == 1
+        _, low, high = stats.newcombe_paired_interval(
+            int(np.sum(a_pass & b_pass)), int(np.sum(a_pass & ~b_pass)),
+            int(np.sum(~a_pass & b_pass)), int(np.sum(~a_pass & ~b_pass)))
+        out.update(low=low, high=high, interval=NEWCOMBE_INDEPENDENT if clustered else NEWCOMBE)
+        return out
+    if n_units < stats.MIN_BOOTSTRAP_UNITS:
+        unit = ("cluster" if clustered else "task") + ("s" if n_units != 1 else "")
+        out.update(low=None, high=None, no_interval=(
+            f"{n_units} {unit}, fewer than {stats.MIN_BOOTSTRAP_UNITS}, and more than one label "
+            f"per task: no interval is valid at this size (a bootstrap over so few units is too "
+            f"narrow); the p-value's test is exact"))
+        return out
     # The draws give every task of a unit the unit's weight, so each resampled sum is a sum over
     # units of (draws of the unit) × (the unit's total): summed per unit first, the products
     # shrink from tasks to units (25 times at 300 tasks in 12 clusters). Every term is a whole
     # number far below 2**53, so the sums, and every figure, are exactly those over tasks.
     first = np.unique(index, return_index=True)[1]  # each unit's first task, in unit order
-    sums = None
-    if two_way and (len(numbers) >= 2 or ka.shape[0] >= 2):
+    unit_word = "clusters" if clustered else "tasks"
+    if two_way and not conditional:
         judge_weights, unit_weights = stats.judges_clusters_weights(
-            ka.shape[0], labels, resamples=resamples, seed=seed)
-        sums = stats.resampled_sums([_unit_sums(x, index, len(numbers)) for x in arrays],
+            judges, labels, resamples=resamples, seed=seed)
+        sums = stats.resampled_sums([_unit_sums(x, index, n_units) for x in arrays],
                                     judge_weights, unit_weights[:, first])
-    elif not two_way and len(numbers) >= 2:
+        out.update(interval=TWO_WAY, resampled=f"judges and {unit_word}")
+    else:
+        # Judges held fixed (or none): each array summed over its rows first.
         weights = stats.cluster_weights(labels, resamples=resamples, seed=seed)
-        by_unit = np.stack([_unit_sums(x, index, len(numbers))[0] for x in arrays], axis=1)
+        by_unit = np.stack([_unit_sums(x, index, n_units).sum(axis=0) for x in arrays], axis=1)
         sums = (weights[:, first] @ by_unit).T
-    if sums is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            estimates = sums[0] / sums[1] - sums[2] / sums[3]
-        low, high = stats.percentile_interval(estimates)
-        result.update({"low": finite(low), "high": finite(high)})
-    return result
+        out.update(interval=BOOTSTRAP, resampled=unit_word)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimates = sums[0] / sums[1] - sums[2] / sums[3]
+    low, high = stats.percentile_interval(estimates)
+    out.update(low=finite(low), high=finite(high))
+    return out
 
 
 def _unit_sums(matrix, index, n_units: int):

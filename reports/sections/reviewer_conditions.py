@@ -29,6 +29,7 @@ from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
 CLASSES = ("defective", "good")
 ALPHA = 0.05  # the bar of the report's other tests (reports.sections.builders.ALPHA)
+NEWCOMBE = "Newcombe hybrid score"
 
 ABSTAIN_RULES = {
     "not_flagged": "an abstention (a reply with no verdict) counts as not flagged: it stays in n "
@@ -98,12 +99,17 @@ def reviewer_conditions(data: ReportData) -> dict:
                           "condition minus under the default, on the same copies",
             "p_value": "McNemar's exact two-sided test on only_default and only_condition "
                        "(reports.stats.mcnemar_exact); null when there is no pair",
-            "interval": "95% bootstrap interval of the difference, resampling the run's units "
-                        "(see resampling); a percentile interval of the mean of (flag under this "
-                        "condition − flag under the default) over the drawn pairs. Ours: numpy, "
-                        f"seed {BOOTSTRAP_SEED}, {RESAMPLES} resamples; an author's own bootstrap "
-                        "(seed 000's article: Python's random module, 4,000 resamples of its 30 "
-                        "tasks) agrees with it to resampling noise, not to the digit",
+            "interval": "95% interval of the difference, of the kind named in its method. "
+                        f"bootstrap, at {stats.MIN_BOOTSTRAP_UNITS} units or more: resampling the "
+                        "run's units (see resampling); a percentile interval of the mean of (flag "
+                        "under this condition − flag under the default) over the drawn pairs. "
+                        f"Ours: numpy, seed {BOOTSTRAP_SEED}, {RESAMPLES} resamples; an author's "
+                        "own bootstrap (seed 000's article: Python's random module, 4,000 "
+                        "resamples of its 30 tasks) agrees with it to resampling noise, not to "
+                        "the digit. Newcombe hybrid score, below that: Newcombe's (1998) interval "
+                        "for paired proportions, valid at any number of pairs ('copies treated as "
+                        "independent' where several copies share a unit). units: how many units "
+                        "the pairs lie in",
             "scope": "every review of the reviewer, whatever its seal and the copy's builder: "
                      "the comparison is within one reviewer on the same copies",
             "discrimination": "whether the reviewer tells defective from good copies under the "
@@ -164,7 +170,7 @@ def condition_entry(condition, is_default, reviews: dict, classes: dict, rule: s
 
 def comparison(condition, default, cls, under_default: dict, under_condition: dict, classes,
                rule, resampling_by, unit_of_copy) -> dict:
-    values, labels, dropped = [], [], 0
+    values, flags, labels, dropped = [], [], [], 0
     for copy_pk in sorted(under_default.keys() & under_condition.keys()):  # import order
         if classes[copy_pk] != cls:
             continue
@@ -174,15 +180,28 @@ def comparison(condition, default, cls, under_default: dict, under_condition: di
             dropped += 1
             continue
         values.append((second == "fail") - (first == "fail"))
+        flags.append(second == "fail")
         if resampling_by is not None:
             labels.append(unit_of_copy[copy_pk])
     pairs = len(values)
     only_default, only_condition = values.count(-1), values.count(1)
     interval = None
-    if resampling_by is not None and len(set(labels)) >= 2:
+    # Without tasks or clusters to resample (one task), the copies of that task are one unit.
+    units = len(set(labels)) if resampling_by is not None else min(pairs, 1)
+    if units >= stats.MIN_BOOTSTRAP_UNITS:
         _, low, high = stats.clustered_ratio(values, [1] * pairs, labels,
                                              resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-        interval = {"low": low, "high": high}
+        interval = {"low": low, "high": high, "method": "bootstrap", "units": units}
+    elif pairs:
+        # Too few units for a bootstrap (issue 28 item 3): Newcombe's interval of the paired
+        # table, valid at any number of pairs; where the copies share units (several copies of a
+        # task) it takes them as independent, and says so.
+        flagged_both = sum(1 for v, f in zip(values, flags, strict=True) if v == 0 and f)
+        neither = pairs - only_default - only_condition - flagged_both
+        _, low, high = stats.newcombe_paired_interval(flagged_both, only_condition,
+                                                      only_default, neither)
+        method = NEWCOMBE if units >= pairs else NEWCOMBE + ", copies treated as independent"
+        interval = {"low": low, "high": high, "method": method, "units": units}
     return {
         "condition": condition, "against": default, "truth_class": cls,
         "pairs": pairs, "dropped_abstentions": dropped,

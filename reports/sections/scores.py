@@ -35,9 +35,9 @@ RESAMPLED_DEFINITION = (
     "span, all reviewers over one set of the units of the run's copies; a score's items are part "
     "of those units, and a resample counts them as often as their unit was drawn (domain "
     "estimation). The point is the Wilson rate's k/n; the bounds are null where the rate's items "
-    "lie in fewer than two units (one unit has no spread to resample); resampled is null where the "
-    "run has one task and no clusters. With few units (under about ten) a percentile bootstrap "
-    "interval is too narrow and moves in coarse steps: read it as the least the uncertainty is"
+    "lie in fewer than 20 units: with fewer a percentile bootstrap interval is too narrow and "
+    "moves in coarse steps (docs/statistics.md), so the Wilson interval stands alone, taking the "
+    "items as independent; resampled is null where the run has one task and no clusters"
 )
 
 
@@ -174,9 +174,10 @@ def grouped_scores(review_lists, bundle, versions, rule) -> list[dict]:
 
 def _resampled(by: str, units: int, recall: tuple, tnr: tuple) -> dict:
     """The "resampled" block of a score from (point, low, high, units holding the rate's items)
-    of each rate; an interval over fewer than two units has no spread to show and is left out."""
+    of each rate; an interval over fewer than MIN_BOOTSTRAP_UNITS units is too narrow to give
+    (issue 28 item 3) and is left out: the Wilson interval beside it stands alone."""
     def rate_estimate(point, low, high, held):
-        return estimate(point, low, high) if held >= 2 else estimate(point)
+        return estimate(point, low, high) if held >= stats.MIN_BOOTSTRAP_UNITS else estimate(point)
     return {"by": by, "units": int(units), "recall": rate_estimate(*recall),
             "tnr": rate_estimate(*tnr)}
 

@@ -55,9 +55,13 @@ def self_preference(data: ReportData) -> dict:
                    "reviewer's own family (families compared case-folded), with its Wilson 95% "
                    "interval",
             "others": "the same on copies built by every other family",
-            "difference": "own − others, with a 95% bootstrap interval resampling the run's units "
-                          "(see resampling); both rates recomputed on each resample; null where "
-                          "either rate has no review",
+            "interval": "what the difference's interval is: a percentile bootstrap over the run's "
+                        f"units at {stats.MIN_BOOTSTRAP_UNITS} or more, else Newcombe's (1998) "
+                        "interval for two independent proportions, which takes the copies as "
+                        "independent; null without both rates",
+            "difference": "own − others, with its 95% interval (see interval); a bootstrap "
+                          "resamples the run's units (see resampling), both rates recomputed on "
+                          "each resample; null where either rate has no review",
             "tasks": "tasks with a scored review of that truth class, own or others'",
             "tasks_with_both": "tasks with both an own-family and an other-family copy of that "
                                "class reviewed: the rates pool all tasks, not matched by task",
@@ -91,17 +95,25 @@ def by_class(data: ReportData, reviews, family: str, cls: str, rule: str) -> dic
     other_rows = [r for r in rows if not r[1]]
     own_rate = rate(sum(r[2] for r in own_rows), len(own_rows))
     others_rate = rate(sum(r[2] for r in other_rows), len(other_rows))
-    value = low = high = None
+    value = low = high = method = None
     if own_rows and other_rows:
         value = own_rate["rate"] - others_rate["rate"]
         labels = [bundle.unit_of_copy.get(r[0]) for r in rows]
-        if bundle.resampling_by is not None and len(set(labels)) >= 2:
+        if bundle.resampling_by is not None and len(set(labels)) >= stats.MIN_BOOTSTRAP_UNITS:
             _, low, high = stats.clustered_ratio_difference(
                 [int(r[1] and r[2]) for r in rows], [int(r[1]) for r in rows],
                 [int(not r[1] and r[2]) for r in rows], [int(not r[1]) for r in rows], labels,
                 resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+            method = "bootstrap"
+        else:
+            # Too few units for a bootstrap (issue 28 item 3): Newcombe's interval for two
+            # independent proportions, which takes the copies as independent, and says so.
+            _, low, high = stats.newcombe_independent_interval(
+                own_rate["k"], own_rate["n"], others_rate["k"], others_rate["n"])
+            method = "Newcombe hybrid score, copies treated as independent"
     return {
         "own": own_rate, "others": others_rate, "difference": estimate(value, low, high),
+        "interval": method,
         "tasks": len({r[3] for r in rows}),
         "tasks_with_both": len({r[3] for r in own_rows} & {r[3] for r in other_rows}),
     }

@@ -32,7 +32,7 @@ from judging.services import (
     session_create,
     session_open,
 )
-from reports import numbers, stats
+from reports import stats
 from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.html import to_html
@@ -230,6 +230,17 @@ EXPECTED_R1 = {
     "not_flagged": ((8, 9), (3, 9), ((8, 9), (3, 9), 9), F(5, 9), F(1, 8), 0, 0),
     "excluded": ((7, 8), (2, 8), ((7, 7), (1, 7), 7), F(6, 7), F(1, 32), 1, 1),
 }
+# The paired 2×2 table (both pass, b1 only, b2 only, neither) of each one-judge group, for its
+# Newcombe interval; None where judges gave several verdicts per task (no interval at 9 tasks).
+EXPECTED_HUMAN_INTERVAL = {
+    ("judges_phase1", "invited"): None, ("judges_phase2", "invited"): None,
+    # J04: b1 passes t1..t7, t9; b2 t7, t9: both t7 t9, b1 only t1..t6, neither t8.
+    ("judges_phase1", "guest"): (2, 6, 0, 1),
+    ("judges_phase1", "self_blinded_host"): (9, 0, 0, 0),  # J05 passes everything
+}
+# r1's table: not_flagged, paired t1..t9: both t7 t9, b1 only t1..t6, b2 only t8 (its
+# abstention, a pass), neither none; excluded, paired t1..t7: both t7, b1 only t1..t6.
+EXPECTED_R1_TABLE = {"not_flagged": (2, 6, 1, 0), "excluded": (1, 6, 0, 0)}
 # Per-task differences for the independent interval check: (b1 passes, b2 passes) per task of each
 # judge's plan, t1..t9.
 TASKS9 = [f"t{t}" for t in range(1, 10)]
@@ -290,7 +301,6 @@ def test_one_builder_known_better_every_difference_by_hand(better):
     for (source, group), (k1, k2, tasks, diff, p) in EXPECTED_HUMAN.items():
         d = difference(s, source, ["b1", "b2"], group=group)
         assert (d["tasks"], d["pass_rates"]) == (tasks, [rate(*k1), rate(*k2)]), (source, group)
-        assert d["resampled"] == "judges and tasks"
         assert d["primary"] == ((source, group) == ("judges_phase1", "invited"))
         if diff is None:
             assert d["difference"] == {"value": None, "low": None, "high": None}
@@ -299,51 +309,57 @@ def test_one_builder_known_better_every_difference_by_hand(better):
         assert d["difference"]["value"] == pytest.approx(float(diff), abs=1e-12)
         assert d["p_value"] == pytest.approx(float(p), abs=1e-12)
         assert d["p_holm"] == d["p_value"]
+        assert d["conditional_on_judges"] is True  # at most three judges in any group
+        interval = EXPECTED_HUMAN_INTERVAL[(source, group)]
+        if interval is None:
+            # Three judges' verdicts on each task: several labels per task and nine tasks.
+            assert (d["interval"], d["difference"]["low"], d["difference"]["high"]) == (None, None, None)
+            assert d["no_interval"].startswith("9 tasks, fewer than 20, and more than one label")
+        else:
+            # One judge: one verdict per builder and task, the paired 2×2 design.
+            assert d["interval"] == "Newcombe hybrid score"
+            assert (d["difference"]["low"], d["difference"]["high"]) == pytest.approx(
+                stats.newcombe_paired_interval(*interval)[1:], abs=1e-12)
     truth = difference(s, "truth", ["b1", "b2"])
-    assert (truth["tasks"], truth["units"], truth["resampled"]) == (8, 8, "tasks")
+    assert (truth["tasks"], truth["units"], truth["resampled"]) == (8, 8, None)
     assert truth["pass_rates"] == [rate(7, 8), rate(1, 8)]
     assert truth["difference"]["value"] == pytest.approx(0.75, abs=1e-12)
     assert (truth["p_value"], truth["p_holm"]) == (pytest.approx(1 / 32), pytest.approx(1 / 32))
+    # Truth, paired on t1..t8: both pass t7, b1 only t1..t6, neither t8.
+    assert (truth["interval"], truth["conditional_on_judges"]) == ("Newcombe hybrid score", None)
+    assert (truth["difference"]["low"], truth["difference"]["high"]) == pytest.approx(
+        stats.newcombe_paired_interval(1, 6, 0, 1)[1:], abs=1e-12)
     r1_b1, r1_b2, (p1, p2, tasks), diff, p, *_ = EXPECTED_R1[rule]
     r1 = difference(s, "reviewer", ["b1", "b2"], reviewer="r1")
     assert (r1["tasks"], r1["pass_rates"]) == (tasks, [rate(*p1), rate(*p2)])
     assert r1["difference"]["value"] == pytest.approx(float(diff), abs=1e-12)
     assert r1["p_value"] == pytest.approx(float(p), abs=1e-12) == r1["p_holm"]
+    assert r1["interval"] == "Newcombe hybrid score"
+    assert (r1["difference"]["low"], r1["difference"]["high"]) == pytest.approx(
+        stats.newcombe_paired_interval(*EXPECTED_R1_TABLE[rule])[1:], abs=1e-12)
     r2 = difference(s, "reviewer", ["b1", "b2"], reviewer="r2")
     assert (r2["tasks"], r2["p_value"], r2["p_holm"]) == (1, 1.0, 1.0)
-    assert r2["difference"] == {"value": 1.0, "low": None, "high": None}
+    # One task, b1 passed and b2 failed: Newcombe's interval of one pair, wide and across 0.
+    assert r2["difference"] == pytest.approx(dict(zip(
+        ("value", "low", "high"), stats.newcombe_paired_interval(0, 1, 0, 0), strict=True)))
+    assert r2["difference"]["low"] < 0
     assert len(s["differences"]) == 1 + 6 + 2  # truth, 3 groups × 2 phases, 2 reviewers
 
 
 @pytest.mark.django_db
-def test_the_primary_difference_interval_excludes_zero_and_matches_an_independent_loop(better):
-    """The invited phase-1 interval, recomputed by a plain loop over the draws the weights make:
-    judges J01..J03 first (3 per resample), then the 9 tasks, from default_rng(BOOTSTRAP_SEED)."""
+def test_the_primary_difference_has_no_interval_at_nine_tasks_and_says_so(better):
+    """The invited judges' phase-1 difference: three judges' verdicts on each of nine tasks. No
+    interval is valid at that size (a bootstrap over nine tasks and three judges is too narrow:
+    issue 28 item 3), so none is given, with why; the exact sign-flip p stands alone."""
     s = better["report"]["builders_compared"]
     primary = difference(s, "judges_phase1", ["b1", "b2"], group="invited")
-    passes = {b: np.array([per_task(p, b) for p in (PLAN_A1, PLAN_B1, PLAN_C1)]) for b in ("b1", "b2")}
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    judge_draws = rng.integers(0, 3, size=(RESAMPLES, 3))
-    task_draws = rng.integers(0, 9, size=(RESAMPLES, 9))
-    estimates = []
-    for judges, tasks in zip(judge_draws, task_draws, strict=True):
-        n = len(judges) * len(tasks)  # one copy per builder per task, every judge judged all
-        k1 = sum(passes["b1"][j, t] for j in judges for t in tasks)
-        k2 = sum(passes["b2"][j, t] for j in judges for t in tasks)
-        estimates.append(k1 / n - k2 / n)
-    low, high = np.quantile(estimates, [0.025, 0.975])
-    assert primary["difference"]["low"] == pytest.approx(low, abs=1e-9)
-    assert primary["difference"]["high"] == pytest.approx(high, abs=1e-9)
-    assert 0 < primary["difference"]["low"] < 19 / 27 < primary["difference"]["high"] <= 1
-    assert primary["p_holm"] < 0.05
-    # Truth: one copy per builder per task, so the difference is the mean of d_t over the 8 tasks
-    # with known truth, and its bootstrap over tasks is stats.clustered_ratio's.
-    d = [1, 1, 1, 1, 1, 1, 0, 0]
-    truth = difference(s, "truth", ["b1", "b2"])
-    value, low, high = stats.clustered_ratio(d, [1] * 8, [f"t{t}" for t in range(1, 9)],
-                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-    assert truth["difference"] == pytest.approx({"value": value, "low": low, "high": high})
-    assert truth["difference"]["low"] > 0
+    assert primary["difference"] == {"value": pytest.approx(19 / 27), "low": None, "high": None}
+    assert (primary["interval"], primary["resampled"]) == (None, None)
+    assert (primary["judges"], primary["conditional_on_judges"]) == (3, True)
+    assert primary["no_interval"] == (
+        "9 tasks, fewer than 20, and more than one label per task: no interval is valid at this "
+        "size (a bootstrap over so few units is too narrow); the p-value's test is exact")
+    assert primary["p_holm"] == pytest.approx(1 / 128)
 
 
 @pytest.mark.django_db
@@ -356,16 +372,20 @@ def test_one_builder_known_better_the_ranking_says_so(better):
         "order": ["b1", "b2"], "supported": [["b1", "b2"]],
         "statements": [
             "Ranked on the primary comparison, the invited judges' phase-1 pass rate, only where "
-            "the Holm-adjusted p is below 0.05 and the 95% interval excludes 0.",
-            f"b1 above b2: difference {19 / 27:+.3f} [{low:+.3f}, {high:+.3f}], Holm-adjusted "
-            "p 0.008, 9 tasks.",  # 1/128 at three decimals (issue 28 item 5)
+            "the Holm-adjusted p is below 0.05 and the 95% interval, where one is valid, excludes 0.",
+            f"b1 above b2: difference {19 / 27:+.3f} (no interval: {primary['no_interval']}), "
+            "Holm-adjusted p 0.008, 9 tasks, conditional on these 3 judges.",  # 1/128 (item 5)
         ]}
+    assert low is None and high is None
     page = html.unescape(to_html(better["report"]))
     assert '<h2 id="builders-compared">' in page
     # The page opens with it, models named, the difference in percentage points (19/27 = 70 pp).
-    assert (f"<li>gpt-4o-2024-08-06 passed more often than claude-3-5-sonnet-20241022: +70 pp "
-            f"[{numbers.signed_whole(low)} to {numbers.signed_whole(high)} pp], Holm-adjusted p = "
-            "0.008, over 9 tasks.</li>") in page
+    assert ("<li>gpt-4o-2024-08-06 passed more often than claude-3-5-sonnet-20241022: +70 pp, "
+            "Holm-adjusted p = 0.008, over 9 tasks; no interval is valid at so few units with "
+            "several verdicts per task; conditional on these 3 judges.</li>") in page
+    # The table says what each interval is.
+    assert "Newcombe hybrid score; conditional on this judge" in page  # the guest and the host
+    assert "none: 9 tasks, fewer than 20, and more than one label per task" in page
 
 
 @pytest.mark.django_db
@@ -493,18 +513,22 @@ def test_three_builders_holm_over_three_pairs_by_hand(host, schema):
             assert d["p_holm"] == pytest.approx(p_holm, abs=1e-12), (source, pair)
             assert d["tasks"] == 7
     assert stats.holm_adjust([1 / 64, 1 / 8, 1 / 4]) == pytest.approx([3 / 64, 1 / 4, 1 / 4])
-    # One judge: only tasks vary, every d of (b1, b2) is 1, so its interval is [1, 1].
+    # One judge, one verdict per builder and task: Newcombe's interval of the paired table, b1
+    # alone passing all seven (a bootstrap over tasks would give [1, 1] here: every d is 1).
     b1b2 = difference(s, "judges_phase1", ("b1", "b2"), group="invited")
-    assert b1b2["difference"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+    _, low, high = stats.newcombe_paired_interval(0, 7, 0, 0)
+    assert b1b2["difference"] == pytest.approx({"value": 1.0, "low": low, "high": high})
+    assert 0 < low < 1 == high
     ranking = s["ranking"]
     assert ranking["order"] == ["b1", "b3", "b2"]
     assert ranking["supported"] == [["b1", "b2"]]
     assert ranking["statements"][1:] == [
-        "b1 above b2: difference +1.000 [+1.000, +1.000], Holm-adjusted p 0.047, 7 tasks.",
+        f"b1 above b2: difference +1.000 [{low:+.3f}, +1.000], Holm-adjusted p 0.047, 7 tasks, "
+        "conditional on this judge.",
         ranking["statements"][2], ranking["statements"][3]]
     assert ranking["statements"][2].startswith("b1 and b3 not distinguished: difference +0.571 [")
     assert ranking["statements"][3].startswith("b2 and b3 not distinguished: difference -0.429 [")
-    assert ranking["statements"][3].endswith("Holm-adjusted p 0.250, 7 tasks.")
+    assert ranking["statements"][3].endswith("Holm-adjusted p 0.250, 7 tasks, conditional on this judge.")
     assert schema_errors(schema, exported(report)) == []
 
 
@@ -526,16 +550,17 @@ def test_tasks_in_clusters_are_resampled_and_tested_as_clusters(host, schema):
     # b1 6/6, b2 2/6: +2/3. Per task d = 1, 1, 1, 0, 1, 0; per cluster 2, 1, 1: of the 8 sign
     # assignments only ±(2 + 1 + 1) reach |Σ| = 4, p = 2/8 (per task it would be 2·2²/2^6 = 1/8).
     d_tasks = [1, 1, 1, 0, 1, 0]
-    for source, group, resampled in (("truth", None, "clusters"),
-                                     ("judges_phase1", "invited", "judges and clusters")):
+    # Three clusters, fewer than 20: no cluster bootstrap; Newcombe's interval on the tasks,
+    # labelled as treating them as independent, as McNemar beside the cluster sign-flip is.
+    assert sum(d_tasks) == 4  # b1 only on four tasks, both on two
+    _, low, high = stats.newcombe_paired_interval(2, 4, 0, 0)
+    for source, group in (("truth", None), ("judges_phase1", "invited")):
         d = difference(s, source, ["b1", "b2"], group=group)
-        assert (d["tasks"], d["units"], d["resampled"]) == (6, 3, resampled)
-        assert d["difference"]["value"] == pytest.approx(2 / 3)
+        assert (d["tasks"], d["units"], d["resampled"]) == (6, 3, None)
+        assert d["difference"] == pytest.approx({"value": 2 / 3, "low": low, "high": high})
+        assert d["interval"] == "Newcombe hybrid score, tasks treated as independent"
         assert d["p_value"] == pytest.approx(1 / 4) == d["p_holm"]
-    value, low, high = stats.clustered_ratio(d_tasks, [1] * 6, list(CLUSTERS.values()),
-                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-    truth = difference(s, "truth", ["b1", "b2"])
-    assert truth["difference"] == pytest.approx({"value": value, "low": low, "high": high})
+        assert (d["test"], d["mcnemar_p"]) == ("cluster sign-flip", pytest.approx(1 / 8))
     assert s["ranking"]["supported"] == []
     assert schema_errors(schema, exported(report)) == []
 
@@ -630,19 +655,51 @@ def test_paired_difference_of_counts_by_hand_and_against_scipy():
     assert (result["k_a"], result["n_a"], result["k_b"], result["n_b"]) == (3, 4, 1, 5)
     assert result["value"] == pytest.approx(3 / 4 - 1 / 5, abs=1e-15)
     assert result["p_value"] == pytest.approx(1 / 4)
+    assert result["test"] == "sign-flip"
     rates_a, rates_b = np.array([1, 1, 0, 1]), np.array([0, 0.5, 0, 0])
     scipy_p = permutation_test((rates_a, rates_b), lambda x, y: np.mean(x - y),
                                permutation_type="samples", n_resamples=np.inf).pvalue
     assert result["p_value"] == pytest.approx(scipy_p)
-    # The interval: stats.cluster_bootstrap over the paired tasks with the same draws.
-    rows = list(zip(k_a[:4], n_a[:4], k_b[:4], n_b[:4], strict=True))
+    # Two labels on t2 and four units: no small-sample interval fits, and a bootstrap over four
+    # tasks is too narrow, so there is none, and the report says why (issue 28 item 3).
+    assert (result["low"], result["high"], result["interval"], result["resampled"]) == (
+        None, None, None, None)
+    assert result["no_interval"].startswith("4 tasks, fewer than 20, and more than one label")
+    # The same tasks six times over (24 units): the bootstrap, checked against
+    # stats.cluster_bootstrap over the paired tasks with the same draws.
+    rows = list(zip(k_a[:4], n_a[:4], k_b[:4], n_b[:4], strict=True)) * 6
+    big = section.paired_difference(*(np.array(column) for column in zip(*rows, strict=True)),
+                                    [f"t{i}" for i in range(24)])
+    assert (big["interval"], big["resampled"], big["no_interval"]) == ("bootstrap", "tasks", None)
 
     def statistic(drawn):
         sums = np.sum(drawn, axis=0)
         return sums[0] / sums[1] - sums[2] / sums[3]
 
     point, low, high = stats.cluster_bootstrap(statistic, rows, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-    assert (result["value"], result["low"], result["high"]) == pytest.approx((point, low, high))
+    assert (big["value"], big["low"], big["high"]) == pytest.approx((point, low, high))
+
+
+def test_one_pass_or_fail_per_task_gets_newcombe_s_interval_at_any_size():
+    # The paired 2×2 design: a passes 5 of 6, b 1 of 6; both on t1, a only on t2..t5, neither t6.
+    result = section.paired_difference([1, 1, 1, 1, 1, 0], [1] * 6, [1, 0, 0, 0, 0, 0], [1] * 6,
+                                       [f"t{i}" for i in range(6)])
+    assert (result["test"], result["discordant"]) == ("McNemar exact", [4, 0])
+    assert result["interval"] == "Newcombe hybrid score"
+    assert (result["resampled"], result["no_interval"]) == (None, None)
+    assert (result["value"], result["low"], result["high"]) == pytest.approx(
+        stats.newcombe_paired_interval(1, 4, 0, 1), abs=1e-15)
+    # Also at 40 tasks: the design, not the size, chooses the interval.
+    many = section.paired_difference([1, 0] * 20, [1] * 40, [1, 1, 0, 0] * 10, [1] * 40,
+                                     [f"t{i}" for i in range(40)])
+    assert many["interval"] == "Newcombe hybrid score"
+    assert (many["low"], many["high"]) == pytest.approx(
+        stats.newcombe_paired_interval(10, 10, 10, 10)[1:], abs=1e-15)
+    # One task: still an interval (a wide one), never a null printed as a result.
+    one = section.paired_difference([1], [1], [0], [1], ["t1"])
+    assert (one["value"], one["p_value"], one["interval"]) == (1.0, 1.0, "Newcombe hybrid score")
+    assert (one["low"], one["high"]) == pytest.approx(stats.newcombe_paired_interval(0, 1, 0, 0)[1:])
+    assert one["low"] < 0
 
 
 def test_paired_difference_tests_and_resamples_whole_clusters():
@@ -652,15 +709,29 @@ def test_paired_difference_tests_and_resamples_whole_clusters():
                                        ["k1", "k1", "k2", "k2"])
     assert (result["tasks"], result["units"]) == (4, 2)
     assert result["p_value"] == pytest.approx(1 / 2)
-    value, low, high = stats.clustered_ratio([1, 1, 1, 0], [1] * 4, ["k1", "k1", "k2", "k2"],
-                                             resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-    assert (result["value"], result["low"], result["high"]) == pytest.approx((value, low, high))
-    # One unit: nothing to resample, no interval; the test has two assignments, p = 1.
-    one = section.paired_difference([1], [1], [0], [1], ["t1"])
-    assert (one["value"], one["low"], one["high"], one["p_value"]) == (1.0, None, None, 1.0)
+    # Two clusters, fewer than 20: Newcombe's interval on the tasks, labelled as such.
+    assert result["interval"] == "Newcombe hybrid score, tasks treated as independent"
+    assert (result["value"], result["low"], result["high"]) == pytest.approx(
+        stats.newcombe_paired_interval(1, 3, 0, 0))
+    # 40 tasks in 20 clusters of two: the cluster bootstrap, as stats.clustered_ratio draws it.
+    d = [1, 1, 1, 0] * 10
+    labels = [f"k{i // 2}" for i in range(40)]
+    wide = section.paired_difference([1] * 40, [1] * 40, [1 - x for x in d], [1] * 40, labels)
+    assert (wide["units"], wide["interval"], wide["resampled"]) == (20, "bootstrap", "clusters")
+    value, low, high = stats.clustered_ratio(d, [1] * 40, labels, resamples=RESAMPLES,
+                                             seed=BOOTSTRAP_SEED)
+    assert (wide["value"], wide["low"], wide["high"]) == pytest.approx((value, low, high))
     # Nothing paired: nothing at all.
     none = section.paired_difference([1, 0], [1, 0], [0, 1], [0, 1], ["t1", "t2"])
     assert (none["tasks"], none["value"], none["low"], none["p_value"]) == (0, None, None, None)
+    assert none["no_interval"] == "no task where both builders have something scored"
+
+
+def _verdicts(rng, judges: int, tasks: int):
+    """judges × tasks counts of verdicts (0 to 2 per cell) and passes among them, for two builders."""
+    n_a, n_b = rng.integers(0, 3, size=(judges, tasks)), rng.integers(0, 3, size=(judges, tasks))
+    return (rng.binomial(n_a, 0.7).astype(float), n_a.astype(float),
+            rng.binomial(n_b, 0.5).astype(float), n_b.astype(float))
 
 
 def test_paired_difference_of_judges_verdicts_against_a_loop_over_the_draws():
@@ -680,17 +751,43 @@ def test_paired_difference_of_judges_verdicts_against_a_loop_over_the_draws():
     # By hand: Σ = 1.25; of the 8 sign assignments |Σ| >= 1.25 for ±(1 - 1/2 + 3/4) = ±1.25,
     # ±(1 + 1/2 + 3/4) = ±2.25 and ±(1 + 1/2 - 3/4) = ±0.75 (no): 4 of 8.
     assert result["p_value"] == pytest.approx(1 / 2)
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    judge_draws = rng.integers(0, 2, size=(RESAMPLES, 2))
-    unit_draws = rng.integers(0, 3, size=(RESAMPLES, 3))
-    unit_of = [0, 0, 1, 2]
+    # Three units and two judges: no interval, and the verdicts speak for these judges only.
+    assert (result["low"], result["interval"], result["conditional_on_judges"]) == (None, None, True)
+    assert result["no_interval"].startswith("3 clusters, fewer than 20")
+
+    # 12 judges × 24 tasks in 22 units: the crossed two-way bootstrap, judges drawn first, then
+    # the units, from one default_rng(BOOTSTRAP_SEED); recomputed here by a loop over the draws.
+    rng = np.random.default_rng(11)
+    arrays = _verdicts(rng, 12, 24)
+    labels = [f"u{min(t, 21)}" for t in range(24)]  # t21..t23 share a unit
+    result = section.paired_difference(*arrays, labels)
+    assert (result["units"], result["judges"]) == (22, 12)
+    assert (result["interval"], result["resampled"], result["conditional_on_judges"]) == (
+        "two-way bootstrap", "judges and clusters", False)
+    draws = np.random.default_rng(BOOTSTRAP_SEED)
+    judge_draws = draws.integers(0, 12, size=(RESAMPLES, 12))
+    unit_draws = draws.integers(0, 22, size=(RESAMPLES, 22))
+    unit_of = [min(t, 21) for t in range(24)]
     estimates = []
     for judges, units in zip(judge_draws, unit_draws, strict=True):
-        tasks = [t for u in units for t in range(4) if unit_of[t] == u]
-        sums = [sum(m[j, t] for j in judges for t in tasks) for m in (k_a, n_a, k_b, n_b)]
+        tasks = [t for u in units for t in range(24) if unit_of[t] == u]
+        sums = [m[np.ix_(judges, tasks)].sum() for m in arrays]
         estimates.append(sums[0] / sums[1] - sums[2] / sums[3] if sums[1] and sums[3] else math.nan)
     low, high = stats.percentile_interval(estimates)
     assert (result["low"], result["high"]) == pytest.approx((low, high), abs=1e-12)
+
+    # Four judges over the same 24 tasks: the judges are held fixed and only the units drawn.
+    few = section.paired_difference(*(x[:4] for x in arrays), labels)
+    assert (few["judges"], few["interval"], few["resampled"], few["conditional_on_judges"]) == (
+        4, "bootstrap", "clusters", True)
+    unit_draws = np.random.default_rng(BOOTSTRAP_SEED).integers(0, 22, size=(RESAMPLES, 22))
+    estimates = []
+    for units in unit_draws:
+        tasks = [t for u in units for t in range(24) if unit_of[t] == u]
+        sums = [m[:4][:, tasks].sum() for m in arrays]
+        estimates.append(sums[0] / sums[1] - sums[2] / sums[3] if sums[1] and sums[3] else math.nan)
+    low, high = stats.percentile_interval(estimates)
+    assert (few["low"], few["high"]) == pytest.approx((low, high), abs=1e-12)
 
 
 @pytest.mark.parametrize("differences", [

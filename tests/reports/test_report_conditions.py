@@ -16,20 +16,18 @@ code under test.
 
 import html
 import json
-import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 from scipy.stats import binomtest, fisher_exact
 
+from reports import stats
 from reports.build import build_report
 from reports.export import anonymise
 from reports.html import to_html
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 from tests.content.test_import_table import seed_import
 from tests.reports.test_report import SCHEMA_PATH, exported, schema_errors
-from tests.reports.test_stats import _difference_by_loop
 from tests.worlds import BAD, GOOD, a_run, a_session, make_run2_bundle
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed000"
@@ -336,7 +334,11 @@ def test_self_preference_measures_a_planted_bias_and_only_for_builders_families(
 
     claude = reviewers["r-claude"]
     for cls in ("good", "defective"):
-        assert claude["by_class"][cls]["difference"] == {"value": 0.0, "low": 0.0, "high": 0.0}
+        entry = claude["by_class"][cls]
+        _, low, high = stats.newcombe_independent_interval(
+            entry["own"]["k"], entry["own"]["n"], entry["others"]["k"], entry["others"]["n"])
+        assert entry["difference"] == pytest.approx({"value": 0.0, "low": low, "high": high})
+        assert low < 0 < high  # no preference, and the interval says how little 8 tasks tell
     assert claude["authorship"] is None  # no guesses
     valid_everywhere(report, schema)
 
@@ -400,19 +402,6 @@ def mcnemar_by_scipy(b, c):
     return binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
 
 
-def paired_interval_by_loop(values, labels):
-    """The mean of values over resampled tasks, one resample at a time (the section's draws:
-    numpy.random.default_rng(0), tasks numbered in order of first appearance)."""
-    order = list(dict.fromkeys(labels))
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    means = []
-    for drawn in rng.integers(0, len(order), size=(RESAMPLES, len(order))):
-        picked = [v for k in drawn for v, label in zip(values, labels, strict=True)
-                  if label == order[k]]
-        means.append(sum(picked) / len(picked))
-    return tuple(np.quantile(means, [0.025, 0.975]))
-
-
 # By hand, per rule: r1's cells (condition, class) -> (n, flagged, no_verdict) and its comparisons
 # (class) -> (pairs, dropped, only_default, only_condition, pairs' copies in order, their values
 # flag under told_pass − flag under clean).
@@ -473,9 +462,17 @@ def test_every_new_statistic_by_hand_under_each_abstention_rule(host, schema, ru
         assert got["difference"] == pytest.approx(sum(values) / len(values), abs=1e-15)
         assert got["p_value"] == pytest.approx(mcnemar_by_scipy(only_default, only_condition),
                                                rel=1e-12)
-        low, high = paired_interval_by_loop(values, [TASK_OF[c] for c in copies])
-        assert (got["interval"]["low"], got["interval"]["high"]) == pytest.approx(
-            (low, high), abs=1e-12)
+        # Six tasks, fewer than 20 units: Newcombe's interval of the paired table (flagged under
+        # both, under told_pass only, under clean only, under neither), copies of one task
+        # taken as independent where a task holds two of them (issue 28 item 3).
+        both = sum(R1[c] == "FF" for c in copies)
+        neither = pairs - both - only_default - only_condition
+        _, low, high = stats.newcombe_paired_interval(both, only_condition, only_default, neither)
+        units = len({TASK_OF[c] for c in copies})
+        assert got["interval"] == {
+            "low": pytest.approx(low, abs=1e-12), "high": pytest.approx(high, abs=1e-12),
+            "units": units, "method": "Newcombe hybrid score" + (
+                "" if units == pairs else ", copies treated as independent")}
     # by hand: McNemar's exact p for 4 to 0 is 2 / 2⁴, for 3 to 0 2 / 2³
     assert comparisons[("told_pass", "defective")]["p_value"] == pytest.approx(
         0.125 if rule == "not_flagged" else 0.25, abs=1e-15)
@@ -501,16 +498,11 @@ def test_every_new_statistic_by_hand_under_each_abstention_rule(host, schema, ru
         assert (entry["tasks"], entry["tasks_with_both"]) == (tasks, 0)
         assert entry["difference"]["value"] == pytest.approx(own_k / own_n - others_k / others_n,
                                                              abs=1e-15)
-        # the interval by an independent loop over the same draws: the scored reviews of this
-        # class in import order, b1's own
-        copies = [c for c in (DEFECTIVE if cls == "defective" else GOOD_COPIES)
-                  if not (rule == "excluded" and R2[c] == "A")]
-        own = [c in ("c1", "c3", "c5", "c7", "c9", "c11") for c in copies]
-        passed = [int(R2[c] != "F") for c in copies]
-        values = [v for v in _difference_by_loop(own, passed, [TASK_OF[c] for c in copies],
-                                                 RESAMPLES, BOOTSTRAP_SEED) if not math.isnan(v)]
+        # Few units: Newcombe's interval for two independent proportions (issue 28 item 3).
+        _, low, high = stats.newcombe_independent_interval(own_k, own_n, others_k, others_n)
         assert (entry["difference"]["low"], entry["difference"]["high"]) == pytest.approx(
-            tuple(np.quantile(values, [0.025, 0.975])), abs=1e-12)
+            (low, high), abs=1e-12)
+        assert entry["interval"] == "Newcombe hybrid score, copies treated as independent"
 
     page = valid_everywhere(report, schema)
     assert html.escape(section["abstain_rule"]) in page
@@ -529,8 +521,11 @@ def test_one_task_and_no_clusters_gives_no_interval(host, schema):
     # r1: c1 pass / pass (good), c2 fail clean / pass told (defective)
     defective = comparisons[("told_pass", "defective")]
     assert (defective["pairs"], defective["only_default"], defective["only_condition"],
-            defective["difference"], defective["p_value"], defective["interval"]) == (
-        1, 1, 0, -1.0, 1.0, None)
+            defective["difference"], defective["p_value"]) == (1, 1, 0, -1.0, 1.0)
+    # One pair: Newcombe's wide interval, never a bootstrap of nothing.
+    _, low, high = stats.newcombe_paired_interval(0, 0, 1, 0)
+    assert defective["interval"] == {"low": pytest.approx(low), "high": pytest.approx(high),
+                                     "method": "Newcombe hybrid score", "units": 1}
     # r2 (OpenAI) reviewed b1's c1 (own, abstained: a pass) and b2's c2 (failed)
     [r2] = report["self_preference"]["reviewers"]
     good = r2["by_class"]["good"]

@@ -967,3 +967,48 @@ def test_clustered_ratios_at_80000_clusters_fit_in_a_bounded_process():
                             text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[1.0, 1.0] [80000, 80000]"
+
+
+# --- Newcombe's intervals for a difference of proportions (issue 28 item 3) ---------------------
+
+
+def test_newcombe_paired_interval_reproduces_fagerland_lydersen_laake():
+    # Their worked example (Cavo et al. 2012; M. W. Fagerland, S. Lydersen, P. Laake, Statistical
+    # Analysis of Contingency Tables, 2017, ch. 8, printed to four decimals; the R package
+    # contingencytables' test of Newcombe_square_and_add_CI_paired_2x2): −0.0621 (−0.1186 to
+    # −0.0046).
+    value, low, high = stats.newcombe_paired_interval(59, 6, 16, 80)
+    assert (round(value, 4), round(low, 4), round(high, 4)) == (-0.0621, -0.1186, -0.0046)
+
+
+def test_newcombe_independent_interval_reproduces_fagerland_lydersen_laake():
+    # Their chapter 4 example (Perondi et al. 2004): 7/34 − 1/34 = 0.1765 (0.0189 to 0.3404).
+    value, low, high = stats.newcombe_independent_interval(7, 34, 1, 34)
+    assert (round(value, 4), round(low, 4), round(high, 4)) == (0.1765, 0.0189, 0.3404)
+
+
+def test_newcombe_paired_interval_by_its_formula_and_at_the_edges():
+    # φ's correction by hand: 10·12 − 3·5 = 105 > N/2 = 15, so φ = (105 − 15)/√(13·17·15·15).
+    both, first, second, neither = 10, 3, 5, 12
+    n = 30
+    p1, p2 = 13 / n, 15 / n
+    l1, u1 = stats.wilson_interval(13, n)
+    l2, u2 = stats.wilson_interval(15, n)
+    phi = (105 - 15) / math.sqrt(13 * 17 * 15 * 15)
+    low = (p1 - p2) - math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+    high = (p1 - p2) + math.sqrt((p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2)
+    assert stats.newcombe_paired_interval(both, first, second, neither) == pytest.approx(
+        (p1 - p2, low, high), abs=1e-15)
+    # Every pair on one side: the interval stays inside [−1, 1], the point on its edge.
+    assert stats.newcombe_paired_interval(0, 6, 0, 0)[0::2] == (1.0, 1.0)
+    assert stats.newcombe_paired_interval(0, 0, 6, 0)[:2] == (-1.0, -1.0)
+    # No discordant pair: centred on 0, narrower with more pairs.
+    few, many = stats.newcombe_paired_interval(3, 0, 0, 3), stats.newcombe_paired_interval(30, 0, 0, 30)
+    assert few[0] == many[0] == 0.0 and few[1] < many[1] < 0 < many[2] < few[2]
+    # Symmetric: swapping the sides mirrors the interval.
+    value, low, high = stats.newcombe_paired_interval(4, 7, 2, 9)
+    assert stats.newcombe_paired_interval(4, 2, 7, 9) == pytest.approx((-value, -high, -low))
+    with pytest.raises(ValueError, match="at least one pair"):
+        stats.newcombe_paired_interval(0, 0, 0, 0)
+    with pytest.raises(ValueError, match="non-negative integer"):
+        stats.newcombe_paired_interval(1, -1, 0, 0)

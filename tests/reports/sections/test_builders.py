@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from reports import stats
 from reports.sections.builders import (
     FINDINGS_REASON,
     NO_JUDGES_REASON,
@@ -24,12 +25,10 @@ from tests.reports.sections.arrays import (
     a_session,
     builder,
     bundle,
-    cluster_draws,
     copy,
     finding,
     item,
     judge,
-    percentile_95,
     report_data,
     review,
     reviewer,
@@ -71,32 +70,6 @@ def world(rule="not_flagged", session=None):
 
 def approx(value):
     return pytest.approx(value, abs=1e-12)
-
-
-def one_way_interval(k_a, n_a, k_b, n_b):
-    """Tasks (units) drawn by default_rng(0): the percentile interval of a − b's pass rate."""
-    k_a, n_a, k_b, n_b = (np.asarray(x, dtype=float) for x in (k_a, n_a, k_b, n_b))
-    values = []
-    for draw in cluster_draws(len(k_a)):
-        a, b = n_a[draw].sum(), n_b[draw].sum()
-        values.append(k_a[draw].sum() / a - k_b[draw].sum() / b if a and b else float("nan"))
-    return percentile_95(values)
-
-
-def two_way_interval(k_a, n_a, k_b, n_b):
-    """Judges, then tasks, drawn by one default_rng(0): the crossed bootstrap of a − b."""
-    k_a, n_a, k_b, n_b = (np.asarray(x, dtype=float) for x in (k_a, n_a, k_b, n_b))
-    judges, tasks = k_a.shape
-    rng = np.random.default_rng(0)
-    judge_draws = rng.integers(0, judges, size=(2000, judges))
-    task_draws = rng.integers(0, tasks, size=(2000, tasks))
-    values = []
-    for js, ts in zip(judge_draws, task_draws, strict=True):
-        def total(m, js=js, ts=ts):
-            return sum(m[j, t] for j in js for t in ts)
-        a, b = total(n_a), total(n_b)
-        values.append(total(k_a) / a - total(k_b) / b if a and b else float("nan"))
-    return percentile_95(values)
 
 
 def test_each_builder_s_rates_by_hand_controls_apart():
@@ -147,13 +120,16 @@ def test_the_differences_paired_by_task_by_hand():
         ("reviewer", None, "r1"), ("reviewer", None, "r2")]
     # Truth: paired t1, t2 (b1's t3 is of unknown truth): 2/2 − 1/2. Per task d = 1, 0: every
     # sign assignment reaches |Σ| = 1, p = 1. Two builders, so Holm leaves p as it is.
+    # One pass or fail per builder and task: Newcombe's interval of the paired table (both pass
+    # t2, b1 only t1), at two tasks as at any number.
     truth = difference(section, "truth")
-    low, high = one_way_interval([1, 1], [1, 1], [0, 1], [1, 1])
+    _, low, high = stats.newcombe_paired_interval(1, 1, 0, 0)
     assert (truth["tasks"], truth["units"], truth["builders"]) == (2, 2, ["b1", "b2"])
     assert truth["pass_rates"] == [approx(wilson(2, 2)), approx(wilson(1, 2))]
     assert truth["difference"] == approx({"value": 1 / 2, "low": low, "high": high})
     assert (truth["p_value"], truth["p_holm"]) == (1.0, 1.0)
-    assert (truth["resampled"], truth["primary"]) == ("tasks", False)
+    assert (truth["interval"], truth["resampled"], truth["primary"]) == (
+        "Newcombe hybrid score", None, False)
     # Invited, phase 1, all three tasks paired: 4/5 − 2/6. Per task d: t1 2/2 − 1/2, t2 2/2 − 1/2,
     # t3 0/1 − 0/2: (1/2, 1/2, 0); |Σ| = 1 is reached by ++ and −− with either sign of 0: p = 4/8.
     invited = difference(section, "judges_phase1", "invited")
@@ -161,10 +137,14 @@ def test_the_differences_paired_by_task_by_hand():
     n_b1 = [[1, 1, 1], [1, 1, 0]]
     k_b2 = [[0, 1, 0], [1, 0, 0]]
     n_b2 = [[1, 1, 1], [1, 1, 1]]
-    low, high = two_way_interval(k_b1, n_b1, k_b2, n_b2)
-    assert invited["difference"] == approx({"value": 4 / 5 - 2 / 6, "low": low, "high": high})
+    assert sum(map(sum, k_b1)) / sum(map(sum, n_b1)) == 4 / 5
+    assert sum(map(sum, k_b2)) / sum(map(sum, n_b2)) == 2 / 6
+    # Two judges' verdicts on three tasks: no interval is valid at that size, and it says why.
+    assert invited["difference"] == approx({"value": 4 / 5 - 2 / 6, "low": None, "high": None})
     assert (invited["tasks"], invited["p_value"], invited["primary"], invited["resampled"]) == (
-        3, pytest.approx(1 / 2), True, "judges and tasks")
+        3, pytest.approx(1 / 2), True, None)
+    assert (invited["judges"], invited["conditional_on_judges"]) == (2, True)
+    assert invited["no_interval"].startswith("3 tasks, fewer than 20, and more than one label")
     # The guest judged nothing of b2's: no task paired, nothing to say.
     guest = difference(section, "judges_phase1", "guest")
     assert (guest["tasks"], guest["difference"], guest["p_value"], guest["p_holm"]) == (
@@ -174,7 +154,7 @@ def test_the_differences_paired_by_task_by_hand():
     assert (phase2["difference"]["value"], phase2["p_value"]) == (0.0, 1.0)
     # r1: per task (t1, t2, t3) b1 1, 1, 0 of 1 each; b2 0, 1, 0: 2/3 − 1/3, d = (1, 0, 0), p = 1.
     r1 = difference(section, "reviewer", reviewer="r1")
-    low, high = one_way_interval([1, 1, 0], [1, 1, 1], [0, 1, 0], [1, 1, 1])
+    _, low, high = stats.newcombe_paired_interval(1, 1, 0, 1)
     assert r1["difference"] == approx({"value": 1 / 3, "low": low, "high": high})
     # r2 scored b1 on t2 only and b2 on t1 only: no task in common.
     assert difference(section, "reviewer", reviewer="r2")["tasks"] == 0
@@ -190,8 +170,11 @@ def test_the_ranking_on_the_default_primary_comparison():
     assert ranking["statements"] == [
         "The builders are not distinguished on the primary comparison, the invited judges' phase-1 "
         "pass rate.",
-        f"b1 and b2 not distinguished: difference +0.467 [{invited['low']:+.3f}, {invited['high']:+.3f}], "
-        "Holm-adjusted p 0.500, 3 tasks."]
+        "b1 and b2 not distinguished: difference +0.467 (no interval: 3 tasks, fewer than 20, and "
+        "more than one label per task: no interval is valid at this size (a bootstrap over so few "
+        "units is too narrow); the p-value's test is exact), Holm-adjusted p 0.500, 3 tasks, "
+        "conditional on these 2 judges."]
+    assert invited["low"] is None
 
 
 def test_six_tasks_all_one_way_rank_the_builders_on_truth():
@@ -207,14 +190,17 @@ def test_six_tasks_all_one_way_rank_the_builders_on_truth():
                                   "named_by": "preregistration"}
     truth = difference(section, "truth")
     # d = 1 on each of six tasks: only the two all-same-sign assignments of 2^6 reach |Σ| = 6.
-    # Every resample gives 1 − 0.
+    # A bootstrap would give [1, 1] (every resample 1 − 0); Newcombe's interval is honest about
+    # six tasks.
     assert truth["p_value"] == pytest.approx(2 / 64)
-    assert truth["difference"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+    _, low, high = stats.newcombe_paired_interval(0, 6, 0, 0)
+    assert truth["difference"] == approx({"value": 1.0, "low": low, "high": high})
+    assert 0.4 < low < 1 == high  # 0.448: six tasks cannot say much more than "b1 is better"
     assert section["ranking"]["supported"] == [["b1", "b2"]]
     assert section["ranking"]["statements"] == [
         "Ranked on the primary comparison, the truth pass rate (the tests_pass share), only where "
-        "the Holm-adjusted p is below 0.05 and the 95% interval excludes 0.",
-        "b1 above b2: difference +1.000 [+1.000, +1.000], Holm-adjusted p 0.031, 6 tasks."]
+        "the Holm-adjusted p is below 0.05 and the 95% interval, where one is valid, excludes 0.",
+        f"b1 above b2: difference +1.000 [{low:+.3f}, +1.000], Holm-adjusted p 0.031, 6 tasks."]
 
 
 def test_a_primary_comparison_that_cannot_be_made_states_no_ranking():

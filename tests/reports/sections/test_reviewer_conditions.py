@@ -5,15 +5,14 @@ test), the difference, and its cluster-bootstrap interval against a loop over th
 
 import pytest
 
+from reports import stats
 from reports.sections.reviewer_conditions import ABSTAIN_RULES, reviewer_conditions
 from tests.reports.sections.arrays import (
     a_run,
     builder,
     bundle,
-    cluster_draws,
     copy,
     mcnemar_p,
-    percentile_95,
     report_data,
     review,
     reviewer,
@@ -52,16 +51,6 @@ def cell(n, flagged, no_verdict):
                           "high": rate["high"], "no_verdict": no_verdict})
 
 
-def bootstrap(values_by_unit, pairs_by_unit):
-    """Percentile interval of Σ drawn (flag under the condition − under the default) / Σ drawn
-    pairs, units drawn by default_rng(0)."""
-    ratios = []
-    for draw in cluster_draws(len(values_by_unit)):
-        den = sum(pairs_by_unit[u] for u in draw)
-        ratios.append(sum(values_by_unit[u] for u in draw) / den if den else float("nan"))
-    return percentile_95(ratios)
-
-
 def test_each_condition_s_flag_rate_by_class_abstaining_as_not_flagged():
     section = reviewer_conditions(world("not_flagged"))
     assert (section["default_condition"], section["abstain_scoring"], section["abstain_rule"]) == (
@@ -80,17 +69,22 @@ def test_each_condition_s_flag_rate_by_class_abstaining_as_not_flagged():
 
 def test_told_pass_against_clean_on_the_same_copies_by_hand():
     defective, good = reviewer_conditions(world("not_flagged"))["reviewers"][0]["comparisons"]
-    # Defective d1 (t1): flagged under clean only (−1); d2 (t2): flagged under both (0).
-    low, high = bootstrap([-1, 0], [1, 1])
+    # Defective d1 (t1): flagged under clean only (−1); d2 (t2): flagged under both (0). Two
+    # tasks, fewer than 20 units: Newcombe's interval of the paired table (flagged under both,
+    # under the condition only, under the default only, under neither), not a bootstrap.
+    _, low, high = stats.newcombe_paired_interval(1, 0, 1, 0)
     assert defective == {
         "condition": "told_pass", "against": "clean", "truth_class": "defective", "pairs": 2,
         "dropped_abstentions": 0, "only_default": 1, "only_condition": 0, "difference": -1 / 2,
-        "p_value": pytest.approx(mcnemar_p(1, 0)), "interval": pytest.approx({"low": low, "high": high})}
+        "p_value": pytest.approx(mcnemar_p(1, 0)),
+        "interval": {"low": pytest.approx(low), "high": pytest.approx(high),
+                     "method": "Newcombe hybrid score", "units": 2}}
     # Good g1 (t1): passed, then abstained, not flagged (0); g2 (t2): flagged under clean only.
-    low, high = bootstrap([0, -1], [1, 1])
+    _, low, high = stats.newcombe_paired_interval(0, 0, 1, 1)
     assert (good["pairs"], good["only_default"], good["only_condition"]) == (2, 1, 0)
     assert good["difference"] == -1 / 2
-    assert good["interval"] == pytest.approx({"low": low, "high": high})
+    assert good["interval"] == {"low": pytest.approx(low), "high": pytest.approx(high),
+                                "method": "Newcombe hybrid score", "units": 2}
 
 
 def test_abstentions_excluded_leave_n_and_drop_the_pair():
@@ -99,17 +93,25 @@ def test_abstentions_excluded_leave_n_and_drop_the_pair():
     assert section["abstain_rule"] == ABSTAIN_RULES["excluded"]
     assert r1["conditions"][1]["by_class"]["good"] == cell(1, 0, 1)
     good = r1["comparisons"][1]
-    # g1 dropped; g2 alone, in one task: no interval.
+    # g1 dropped; g2 alone, in one task: Newcombe's (wide) interval of one pair.
     assert (good["pairs"], good["dropped_abstentions"], good["only_default"]) == (1, 1, 1)
     assert good["difference"] == -1.0
-    assert good["p_value"] == pytest.approx(mcnemar_p(1, 0)) and good["interval"] is None
+    assert good["p_value"] == pytest.approx(mcnemar_p(1, 0))
+    _, low, high = stats.newcombe_paired_interval(0, 0, 1, 0)
+    assert good["interval"] == {"low": pytest.approx(low), "high": pytest.approx(high),
+                                "method": "Newcombe hybrid score", "units": 1}
 
 
-def test_one_task_and_no_clusters_has_no_interval():
+def test_one_task_and_no_clusters_has_newcombe_s_interval_on_copies_taken_as_independent():
     section = reviewer_conditions(world("not_flagged", tasks=1))
     assert section["resampling"]["by"] is None
     assert section["resampling"]["method"].startswith("no interval")
-    assert [c["interval"] for c in section["reviewers"][0]["comparisons"]] == [None, None]
+    defective, good = section["reviewers"][0]["comparisons"]
+    _, low, high = stats.newcombe_paired_interval(1, 0, 1, 0)
+    assert defective["interval"] == {"low": pytest.approx(low), "high": pytest.approx(high),
+                                     "method": "Newcombe hybrid score, copies treated as independent",
+                                     "units": 1}
+    assert good["interval"]["method"] == "Newcombe hybrid score, copies treated as independent"
     # The figures themselves do not depend on the resampling.
     assert section["reviewers"][0]["comparisons"][0]["difference"] == -1 / 2
 

@@ -91,15 +91,21 @@ def test_no_judges_no_scores():
     assert judge_scores(data) == []
 
 
-def three_task_world():
-    tasks = [task("t1"), task("t2"), task("t3")]
+def three_task_world(repeat: int = 1):
+    """Three tasks (five copies), or that pattern `repeat` times over 3 × repeat tasks."""
+    tasks, copies = [], []
     b = builder("b1", "gpt-4o", "OpenAI")
-    copies = [copy("t1-d", tasks[0], b, "seeded_defect"), copy("t1-g", tasks[0], b, "known_good"),
-              copy("t2-d", tasks[1], b, "tests_fail"), copy("t2-g", tasks[1], b, "tests_pass"),
-              copy("t3-d", tasks[2], b, "seeded_defect")]
+    for r in range(repeat):
+        t1, t2, t3 = (task(f"t{3 * r + n}") for n in (1, 2, 3))
+        tasks += [t1, t2, t3]
+        copies += [copy(f"{t1.bundle_id}-d", t1, b, "seeded_defect"),
+                   copy(f"{t1.bundle_id}-g", t1, b, "known_good"),
+                   copy(f"{t2.bundle_id}-d", t2, b, "tests_fail"),
+                   copy(f"{t2.bundle_id}-g", t2, b, "tests_pass"),
+                   copy(f"{t3.bundle_id}-d", t3, b, "seeded_defect")]
     return report_data(bundle(tasks=tasks, builders=[b], copies=copies),
                        items=[item(c) for c in copies], judges=[judge("J1"), judge("J2")],
-                       grid={1: ["FPPFF", "....F"]})
+                       grid={1: ["FPPFF" * repeat, "....F" * repeat]})
 
 
 def loop_interval(numerator_by_task, denominator_by_task):
@@ -114,19 +120,23 @@ def loop_interval(numerator_by_task, denominator_by_task):
 
 
 def test_judges_resampled_over_tasks_against_a_loop_over_the_draws():
+    # The three-task pattern seven times: 21 tasks. J1, phase 1, in each: t1 d caught, g passed;
+    # t2 d missed, g failed; t3 d caught. Per task recall 1/1, 0/1, 1/1; tnr 1/1, 0/1, nothing.
+    j1, j2 = judge_scores(three_task_world(repeat=7))
+    block = j1["phases"]["1"]["current"]["resampled"]
+    recall_low, recall_high = loop_interval([1, 0, 1] * 7, [1, 1, 1] * 7)
+    assert block == {"by": "task", "units": 21,
+                     "recall": approx({"value": 2 / 3, "low": recall_low, "high": recall_high}),
+                     # Its good copies lie in 14 tasks, fewer than 20: no bootstrap interval.
+                     "tnr": approx({"value": 1 / 2, "low": None, "high": None})}
+    assert block["recall"]["low"] < 2 / 3 < block["recall"]["high"]
+    # J2 judged seven items in seven tasks: under 20 units, its rate alone; no tnr at all.
+    assert j2["phases"]["1"]["current"]["resampled"] == {
+        "by": "task", "units": 7, "recall": {"value": 1.0, "low": None, "high": None}, "tnr": NONE}
+    # Over the three tasks alone, no rate has 20 units: none has a bootstrap interval.
     j1, j2 = judge_scores(three_task_world())
     block = j1["phases"]["1"]["current"]["resampled"]
-    # J1, phase 1: t1 d caught, g passed; t2 d missed, g failed; t3 d caught. Per task (t1, t2,
-    # t3) recall 1/1, 0/1, 1/1; tnr 1/1, 0/1, nothing.
-    recall_low, recall_high = loop_interval([1, 0, 1], [1, 1, 1])
-    tnr_low, tnr_high = loop_interval([1, 0, 0], [1, 1, 0])
-    assert block == {"by": "task", "units": 3,
-                     "recall": approx({"value": 2 / 3, "low": recall_low, "high": recall_high}),
-                     "tnr": approx({"value": 1 / 2, "low": tnr_low, "high": tnr_high})}
-    assert block["recall"]["low"] < 2 / 3 < block["recall"]["high"]
-    # J2 judged one item, in one task: its rate has no spread to resample; no tnr at all.
-    assert j2["phases"]["1"]["current"]["resampled"] == {
-        "by": "task", "units": 1, "recall": {"value": 1.0, "low": None, "high": None}, "tnr": NONE}
+    assert (block["units"], block["recall"]["low"], block["tnr"]["high"]) == (3, None, None)
     # Phase 2 is empty for both: a block of nulls, still over tasks.
     assert j1["phases"]["2"]["current"]["resampled"] == {"by": "task", "units": 0,
                                                          "recall": NONE, "tnr": NONE}

@@ -3,17 +3,15 @@ copies, its pass rate on its own family's copies against other families', per tr
 (Wilson, scipy), the difference with its cluster-bootstrap interval against a loop over the same
 draws, the tasks each side covers, reviews set apart for their seal, and its authorship guesses."""
 
-import numpy as np
 import pytest
 
+from reports import stats
 from reports.sections.self_preference import self_preference
 from tests.reports.sections.arrays import (
     a_run,
     builder,
     bundle,
-    cluster_draws,
     copy,
-    percentile_95,
     report_data,
     review,
     reviewer,
@@ -51,17 +49,6 @@ def world(rule="not_flagged", resampling="auto"):
                               reviews=reviews, run=a_run(abstain_scoring=rule), resampling=resampling))
 
 
-def difference_interval(own_k, own_n, other_k, other_n):
-    """Percentile interval of own − others' pass rate over tasks (units) drawn by default_rng(0);
-    each argument per unit, in the order the units first appear."""
-    own_k, own_n, other_k, other_n = (np.asarray(x, dtype=float) for x in (own_k, own_n, other_k, other_n))
-    values = []
-    for draw in cluster_draws(len(own_k)):
-        a, b = own_n[draw].sum(), other_n[draw].sum()
-        values.append(own_k[draw].sum() / a - other_k[draw].sum() / b if a and b else float("nan"))
-    return percentile_95(values)
-
-
 def test_own_family_against_others_by_class_abstaining_as_not_flagged():
     section = self_preference(world())
     assert (section["condition"], section["abstain_scoring"], section["resampling"]["by"]) == (
@@ -73,14 +60,17 @@ def test_own_family_against_others_by_class_abstaining_as_not_flagged():
     # Own good copies a1 (t1), a2 (t2): both passed. Others o1 (t1, failed), o2 (t2), o3g (t3,
     # abstained: a pass): 2/3. Units in order t1, t2, t3.
     assert good["own"] == pytest.approx(wilson(2, 2)) and good["others"] == pytest.approx(wilson(2, 3))
-    low, high = difference_interval([1, 1, 0], [1, 1, 0], [0, 1, 1], [1, 1, 1])
+    # Three tasks, fewer than 20 units: Newcombe's interval for independent proportions, not a
+    # bootstrap (issue 28 item 3).
+    _, low, high = stats.newcombe_independent_interval(2, 2, 2, 3)
     assert good["difference"] == pytest.approx({"value": 1 - 2 / 3, "low": low, "high": high})
+    assert good["interval"] == "Newcombe hybrid score, copies treated as independent"
     assert (good["tasks"], good["tasks_with_both"]) == (3, 2)
     defective = mine["by_class"]["defective"]
     # Own a2d (t2) passed; others o3 (t3) failed: 1/1 against 0/1, no task in common.
     assert defective["own"] == pytest.approx(wilson(1, 1))
     assert defective["others"] == pytest.approx(wilson(0, 1))
-    low, high = difference_interval([1, 0], [1, 0], [0, 0], [0, 1])
+    _, low, high = stats.newcombe_independent_interval(1, 1, 0, 1)
     assert defective["difference"] == pytest.approx({"value": 1.0, "low": low, "high": high})
     assert (defective["tasks"], defective["tasks_with_both"]) == (2, 0)
     # Its one guess named b1's model by a unique prefix: right on model and family; 3 models and 3
@@ -91,7 +81,7 @@ def test_own_family_against_others_by_class_abstaining_as_not_flagged():
     assert idle["reviewer"] == "r3" and idle["authorship"] is None and idle["set_apart"] == 0
     assert idle["by_class"]["good"] == {"own": wilson(0, 0), "others": wilson(0, 0),
                                         "difference": {"value": None, "low": None, "high": None},
-                                        "tasks": 0, "tasks_with_both": 0}
+                                        "tasks": 0, "tasks_with_both": 0, "interval": None}
 
 
 def test_abstentions_excluded_are_left_out_of_both_rates():
@@ -101,11 +91,13 @@ def test_abstentions_excluded_are_left_out_of_both_rates():
     assert good["tasks"] == 2
 
 
-def test_without_units_to_resample_the_difference_has_no_interval():
+def test_without_units_to_resample_the_difference_has_newcombe_s_interval():
     section = self_preference(world(resampling=None))
     assert section["resampling"]["by"] is None
     good = section["reviewers"][0]["by_class"]["good"]
-    assert good["difference"] == pytest.approx({"value": 1 - 2 / 3, "low": None, "high": None})
+    _, low, high = stats.newcombe_independent_interval(2, 2, 2, 3)
+    assert good["difference"] == pytest.approx({"value": 1 - 2 / 3, "low": low, "high": high})
+    assert good["interval"] == "Newcombe hybrid score, copies treated as independent"
 
 
 def test_no_reviewer_of_a_building_family():
