@@ -12,7 +12,7 @@ the only links are to the page's own sections.
 
 Builders and reviewers are named by model (and family) after the reveal, their bundle ids beside;
 proportions read as percentages and differences between them as percentage points
-(reports/numbers.py). Every text that came from a bundle, a judge or a host (names, reasons, the
+(content/numbers.py). Every text that came from a bundle, a judge or a host (names, reasons, the
 task, the preregistration) goes through Django's autoescaping or format_html.
 """
 
