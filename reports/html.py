@@ -123,7 +123,17 @@ REPORT_META_CSP = (
 # The same policy as the download's header, which also refuses to be framed.
 REPORT_CSP = f"{REPORT_META_CSP}; frame-ancestors 'none'"
 
-IDENTITY_LABELS = {"github": "signed in with GitHub", "token": "by join link, guest code or host account"}
+# How a judge joined, from what their record holds: how they were admitted and how they are
+# identified. An invited judge identified by GitHub came by a login the host listed, or by a join
+# link and then linked GitHub: the report's records do not tell the two apart, so neither does this.
+HOW_JOINED = {
+    ("invited", "token"): "by a single-use join link",
+    ("invited", "github"): "by GitHub sign-in (a login the host listed, or a join link, then GitHub)",
+    ("guest", "token"): "with the session's guest code",
+    ("guest", "github"): "with the session's guest code, then GitHub sign-in",
+    ("host", "token"): "as the session's host, from their host account",
+    ("host", "github"): "as the session's host, then GitHub sign-in",
+}
 GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
                 "removed": "Removed"}
 GROUP_PLURAL = {"invited": "invited judges", "guest": "guests",
@@ -320,13 +330,14 @@ def builders_context(report: dict) -> dict:
 # --- Judges ----------------------------------------------------------------------------------------
 
 def _people_by_group_and_identity(judges) -> list[dict]:
-    """Who judged, grouped by admission (removed judges apart) and identity: GitHub judges by
-    @login, others by the name on their join link or the name they chose (pseudonyms only in the
-    anonymised export)."""
+    """Who judged, grouped by admission (removed judges apart) and by how they joined (HOW_JOINED):
+    GitHub judges by @login, others by the name on their join link or the name they chose
+    (pseudonyms only in the anonymised export)."""
     rows = []
     for group, label in GROUP_LABELS.items():
-        for identity, identity_label in IDENTITY_LABELS.items():
-            members = [j for j in judges if j["group"] == group and j["identified_by"] == identity]
+        for (admitted, identity), how in HOW_JOINED.items():
+            members = [j for j in judges if j["group"] == group and j["admitted_as"] == admitted
+                       and j["identified_by"] == identity]
             if not members:
                 continue
             names = []
@@ -337,7 +348,7 @@ def _people_by_group_and_identity(judges) -> list[dict]:
                     names.append(f"{j['pseudonym']} {j['name']}")
                 else:
                     names.append(j["pseudonym"] + (" (erased)" if j["erased"] else ""))
-            rows.append({"group": label, "identity": identity_label, "count": len(members),
+            rows.append({"group": label, "how": how, "count": len(members),
                          "names": ", ".join(names)})
     return rows
 
