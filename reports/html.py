@@ -27,7 +27,9 @@ from reports import numbers
 from reports.headline import (
     builder_names,
     headline,
+    listed,
     oriented,
+    plural,
     primary_words,
     reviewer_names,
 )
@@ -136,6 +138,8 @@ HOW_JOINED = {
 }
 GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
                 "removed": "Removed"}
+GROUP_ONE = {"invited": "invited", "guest": "guest", "self_blinded_host": "the host, self-blinded",
+             "removed": "removed"}
 GROUP_PLURAL = {"invited": "invited judges", "guest": "guests",
                 "self_blinded_host": "the host (self-blinded)", "removed": "removed judges"}
 REVIEW_GROUPS = {"main": "main", "same_family": "own family's copies", "seal_failed": "seal failed",
@@ -353,9 +357,30 @@ def _people_by_group_and_identity(judges) -> list[dict]:
     return rows
 
 
+def _without_verdicts(report: dict) -> str:
+    """The judges who joined and gave no verdict, each once: "J02 Walk-in (guest) and J03 Drafty
+    (invited; 6 unlocked drafts, never scored)"; "" when every judge gave one."""
+    judges = {j["pseudonym"]: j for j in report["judges"]}
+    drafts = {s["judge"]: s["unlocked_drafts"] for s in report["scores"]["judges"]}
+    parts = []
+    for pseudonym in report["sample"]["achieved"]["judges_without_verdicts"]:
+        _, person = _judge_label(judges, pseudonym)
+        about = [GROUP_ONE.get(judges[pseudonym]["group"], judges[pseudonym]["group"])]
+        if drafts.get(pseudonym):
+            about.append(f"{plural(drafts[pseudonym], 'unlocked draft')}, never scored")
+        parts.append(" ".join(x for x in (pseudonym, person) if x) + f" ({'; '.join(about)})")
+    return listed(parts)
+
+
+def _scored_judges(report: dict) -> list[dict]:
+    """scores.judges without the judges who gave no verdict (their rows would all read 0/0)."""
+    silent = set(report["sample"]["achieved"]["judges_without_verdicts"])
+    return [s for s in report["scores"]["judges"] if s["judge"] not in silent]
+
+
 def judges_context(report: dict) -> dict:
     judges = {j["pseudonym"]: j for j in report["judges"]}
-    scores = report["scores"]["judges"]
+    scores = _scored_judges(report)
     plots = {}
     for key, name, measures in (("recall", "Recall", "the share of defective items each judge flagged"),
                                 ("tnr", "True-negative rate", "the share of good items each judge passed")):
@@ -372,6 +397,7 @@ def judges_context(report: dict) -> dict:
             caption=f"{name} per judge ({measures}), current truth; bars are Wilson 95% intervals.")
     imported = [s for s in scores if s["phases"]["1"].get("imported")]
     return {"people": _people_by_group_and_identity(report["judges"]), "plots": plots,
+            "scored": bool(scores), "without_verdicts": _without_verdicts(report),
             "imported": [{"judge": s["judge"], "group": s["group"],
                           "cells": [rate_cell(s["phases"][p]["imported"][k])
                                     for k in ("recall", "tnr") for p in ("1", "2")]}
@@ -406,7 +432,7 @@ def resampled_tables(report) -> dict:
     names_r = reviewer_names(report)
     default = report["run"]["default_condition"]
     judges = [([s["judge"], s["group"], phase], s["phases"][phase]["current"]["resampled"])
-              for s in scores["judges"] for phase in ("1", "2")]
+              for s in _scored_judges(report) for phase in ("1", "2")]
     reviewers = [([names_r.get(e["reviewer"], e["reviewer"]), default, group],
                   versions["current"]["resampled"])
                  for e in scores["reviewers"] for group, versions in e["groups"].items()]
