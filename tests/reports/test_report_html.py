@@ -91,6 +91,12 @@ def test_one_style_block_allowed_by_its_hash_and_nothing_that_loads_or_runs(scri
     assert not tags & {"script", "img", "link", "iframe", "object", "embed", "form"}
     assert not any(k == "style" or k.startswith("on") for _, a in page.tags for k in a)
     assert "svg" in tags and "circle" in tags
+    # The reader's colour scheme is followed from inside that one block: every colour the plots
+    # name (data-colour) is recoloured in its dark part.
+    dark = style[style.index("@media (prefers-color-scheme: dark)"):]
+    named = {a["data-colour"] for _, a in page.tags if "data-colour" in a}
+    assert {"blue", "orange", "green", "purple", "text-coloured", "zero"} <= named
+    assert all(f'[data-colour="{name}"]' in dark for name in named), named
     # The only links are to the page's own sections, and each one lands.
     links = [a["href"] for t, a in page.tags if t == "a"]
     assert links and all(href.startswith("#") and href[1:] in page.ids for href in links)
