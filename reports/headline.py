@@ -89,6 +89,10 @@ def _sample(report: dict) -> dict:
             f"{both if both else 'none'} locked both phases.")
     else:
         sentences.append("Nobody joined the session: there are no human verdicts.")
+    silent = achieved["judges_without_verdicts"]
+    if silent:
+        sentences.append(f"{plural(len(silent), 'judge')} joined and gave no verdict "
+                         f"({listed(silent)}): listed apart, out of the plots and per-judge tables.")
     on = " raised on copies" if report["session"]["kind"] == "findings" else ""
     sentences.append(
         f"The session held {plural(items, *kind['items'])}{on} of {plural(tasks, 'task')} by "

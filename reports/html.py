@@ -6,13 +6,15 @@ commitments that let anyone check them.
 The page is a single file that renders offline: no script, no external anything, one <style>
 block allowed by its hash in the page's own Content-Security-Policy (a <meta> element, so the
 policy travels with a saved file; the host's download sends the same policy as a header, plus
-frame-ancestors, which a <meta> policy cannot carry). Plots (reports/plots.py) are inline SVG drawn
-with presentation attributes only (fill, stroke, x, y), which a style-src policy does not govern;
-the only links are to the page's own sections.
+frame-ancestors, which a <meta> policy cannot carry). It follows the reader's colour scheme: the
+style block sets its colours as variables, again for prefers-color-scheme: dark. Plots
+(reports/plots.py) are inline SVG drawn with presentation attributes only (fill, stroke, x, y),
+which a style-src policy does not govern, in their light-scheme colours; the style block's dark
+part recolours them by name. The only links are to the page's own sections.
 
 Builders and reviewers are named by model (and family) after the reveal, their bundle ids beside;
 proportions read as percentages and differences between them as percentage points
-(reports/numbers.py). Every text that came from a bundle, a judge or a host (names, reasons, the
+(content/numbers.py). Every text that came from a bundle, a judge or a host (names, reasons, the
 task, the preregistration) goes through Django's autoescaping or format_html.
 """
 
@@ -27,7 +29,9 @@ from reports import numbers
 from reports.headline import (
     builder_names,
     headline,
+    listed,
     oriented,
+    plural,
     primary_words,
     reviewer_names,
 )
@@ -40,54 +44,62 @@ from reports.plots import (
     VALUE,
     Row,
     Series,
+    dark_style,
     dot_plot,
     points_scale,
 )
 
+# The page's colours are variables, set for the light scheme and again for the dark one (the
+# reader's own choice, prefers-color-scheme): the report is one standalone file, so its one hashed
+# style block holds both; the plots' SVG colours are recoloured by name (reports.plots.dark_style).
 REPORT_STYLE = """
-body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328;
-       margin: 0 auto; max-width: 62rem; padding: 0.5rem 1rem 3rem; }
+:root { color-scheme: light dark;
+        --ink: #1f2328; --paper: #ffffff; --muted: #57606a; --line: #d0d7de; --rule: #eaeef2;
+        --tint: #f6f8fa; --link: #0550ae; --accent: #0969da; --label: #7a4d00; --good: #1a7f37;
+        --bad: #cf222e; }
+body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
+       background: var(--paper); margin: 0 auto; max-width: 62rem; padding: 0.5rem 1rem 3rem; }
 h1 { font-size: 1.6rem; line-height: 1.25; margin: 1rem 0 0.25rem; }
 h2 { font-size: 1.3rem; margin: 2.5rem 0 0.5rem; padding-bottom: 0.2rem;
-     border-bottom: 1px solid #d0d7de; }
+     border-bottom: 1px solid var(--line); }
 h3 { font-size: 1.05rem; margin: 1.5rem 0 0.4rem; }
 p, li, figcaption { max-width: 50rem; }
-a { color: #0550ae; }
+a { color: var(--link); }
 table { border-collapse: collapse; margin: 0.4rem 0 0.8rem; font-size: 0.9rem; }
-th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; vertical-align: top; }
-thead th, tr.head th { background: #f6f8fa; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
+thead th, tr.head th { background: var(--tint); }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.85em;
               overflow-wrap: anywhere; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 0.5rem;
-      border: 1px solid #d0d7de; font-size: 0.85rem; }
-.meta { color: #57606a; margin: 0 0 1rem; }
-.findings { background: #f6f8fa; border: 1px solid #d0d7de; border-left: 4px solid #0969da;
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--tint); padding: 0.5rem;
+      border: 1px solid var(--line); font-size: 0.85rem; }
+.meta { color: var(--muted); margin: 0 0 1rem; }
+.findings { background: var(--tint); border: 1px solid var(--line); border-left: 4px solid var(--accent);
             padding: 0.25rem 1.25rem 0.75rem; margin: 1rem 0; }
 .findings h2 { border: 0; margin-top: 0.75rem; }
 .findings h3 { margin: 0.9rem 0 0.2rem; }
 .findings p { margin: 0.2rem 0; }
 .findings ul { margin: 0.2rem 0; padding-left: 1.2rem; }
 .findings li { margin: 0.15rem 0; }
-.src { color: #57606a; font-size: 0.85rem; }
+.src { color: var(--muted); font-size: 0.85rem; }
 nav.toc ol { columns: 2 16rem; padding-left: 1.5rem; margin: 0.3rem 0; }
-.label { font-weight: bold; color: #7a4d00; }
-.fired { font-weight: bold; color: #1a7f37; } .not-fired { color: #57606a; }
-.missing { color: #cf222e; }
-.note { color: #57606a; font-size: 0.9rem; }
-.id { color: #57606a; font-size: 0.85em; }
+.label { font-weight: bold; color: var(--label); }
+.fired { font-weight: bold; color: var(--good); } .not-fired { color: var(--muted); }
+.missing { color: var(--bad); }
+.note { color: var(--muted); font-size: 0.9rem; }
+.id { color: var(--muted); font-size: 0.85em; }
 .wide { overflow-x: auto; max-width: 100%; }
-.wide:focus { outline: 2px solid #0969da; }
+.wide:focus { outline: 2px solid var(--accent); }
 figure.plot { margin: 0.75rem 0 1.25rem; }
 figure.plot figcaption { font-size: 0.9rem; margin-bottom: 0.25rem; }
-figcaption .keys { display: block; color: #57606a; }
+figcaption .keys { display: block; color: var(--muted); }
 figcaption .key { white-space: nowrap; }
 table.plot { width: 100%; margin: 0; }
-table.plot th, table.plot td { border: 0; border-bottom: 1px solid #eaeef2; padding: 4px 8px;
+table.plot th, table.plot td { border: 0; border-bottom: 1px solid var(--rule); padding: 4px 8px;
                                vertical-align: middle; }
 table.plot thead th { font-weight: 600; font-size: 0.8rem; vertical-align: bottom; }
 table.plot th.lbl { font-weight: 600; line-height: 1.3; }
-table.plot .sub { display: block; font-weight: 400; font-size: 0.8rem; color: #57606a; }
+table.plot .sub { display: block; font-weight: 400; font-size: 0.8rem; color: var(--muted); }
 table.plot td.chart, table.plot th.chart { width: 60%; min-width: 7rem; padding: 4px 14px; }
 table.plot .fig { white-space: nowrap; width: 1%; }
 table.plot .line { display: block; line-height: 20px; font-size: 0.85rem; }
@@ -100,8 +112,8 @@ summary { cursor: pointer; font-weight: 600; }
 .nw { white-space: nowrap; }
 table.copies td.n, table.copies th[scope="row"], table.copies td.right, table.copies td.wrong {
   white-space: nowrap; }
-.right { color: #1a7f37; } .wrong { color: #cf222e; font-weight: 600; }
-.appendix h2 { color: #57606a; }
+.right { color: var(--good); } .wrong { color: var(--bad); font-weight: 600; }
+.appendix h2 { color: var(--muted); }
 @media (max-width: 40rem) {
   body { padding: 0.25rem 0.6rem 2rem; }
   .findings { padding: 0.1rem 0.75rem 0.5rem; }
@@ -111,7 +123,11 @@ table.copies td.n, table.copies th[scope="row"], table.copies td.right, table.co
   table.plot th.lbl { font-size: 0.85rem; }
   svg.axis text.mid { display: none; }
 }
-""".strip()
+@media (prefers-color-scheme: dark) {
+  :root { --ink: #e6edf3; --paper: #0d1117; --muted: #9198a1; --line: #3d444d; --rule: #21262d;
+          --tint: #151b23; --link: #4493f8; --accent: #4493f8; --label: #d29922; --good: #3fb950;
+          --bad: #f85149; }
+""".strip() + "\n" + dark_style() + "\n}"
 
 REPORT_STYLE_HASH = style_source_hash(REPORT_STYLE)
 
@@ -123,9 +139,21 @@ REPORT_META_CSP = (
 # The same policy as the download's header, which also refuses to be framed.
 REPORT_CSP = f"{REPORT_META_CSP}; frame-ancestors 'none'"
 
-IDENTITY_LABELS = {"github": "signed in with GitHub", "token": "by join link, guest code or host account"}
+# How a judge joined, from what their record holds: how they were admitted and how they are
+# identified. An invited judge identified by GitHub came by a login the host listed, or by a join
+# link and then linked GitHub: the report's records do not tell the two apart, so neither does this.
+HOW_JOINED = {
+    ("invited", "token"): "by a single-use join link",
+    ("invited", "github"): "by GitHub sign-in (a login the host listed, or a join link, then GitHub)",
+    ("guest", "token"): "with the session's guest code",
+    ("guest", "github"): "with the session's guest code, then GitHub sign-in",
+    ("host", "token"): "as the session's host, from their host account",
+    ("host", "github"): "as the session's host, then GitHub sign-in",
+}
 GROUP_LABELS = {"invited": "Invited", "guest": "Guests", "self_blinded_host": "The host (self-blinded)",
                 "removed": "Removed"}
+GROUP_ONE = {"invited": "invited", "guest": "guest", "self_blinded_host": "the host, self-blinded",
+             "removed": "removed"}
 GROUP_PLURAL = {"invited": "invited judges", "guest": "guests",
                 "self_blinded_host": "the host (self-blinded)", "removed": "removed judges"}
 REVIEW_GROUPS = {"main": "main", "same_family": "own family's copies", "seal_failed": "seal failed",
@@ -342,13 +370,14 @@ def builders_context(report: dict) -> dict:
 # --- Judges ----------------------------------------------------------------------------------------
 
 def _people_by_group_and_identity(judges) -> list[dict]:
-    """Who judged, grouped by admission (removed judges apart) and identity: GitHub judges by
-    @login, others by the name on their join link or the name they chose (pseudonyms only in the
-    anonymised export)."""
+    """Who judged, grouped by admission (removed judges apart) and by how they joined (HOW_JOINED):
+    GitHub judges by @login, others by the name on their join link or the name they chose
+    (pseudonyms only in the anonymised export)."""
     rows = []
     for group, label in GROUP_LABELS.items():
-        for identity, identity_label in IDENTITY_LABELS.items():
-            members = [j for j in judges if j["group"] == group and j["identified_by"] == identity]
+        for (admitted, identity), how in HOW_JOINED.items():
+            members = [j for j in judges if j["group"] == group and j["admitted_as"] == admitted
+                       and j["identified_by"] == identity]
             if not members:
                 continue
             names = []
@@ -359,14 +388,35 @@ def _people_by_group_and_identity(judges) -> list[dict]:
                     names.append(f"{j['pseudonym']} {j['name']}")
                 else:
                     names.append(j["pseudonym"] + (" (erased)" if j["erased"] else ""))
-            rows.append({"group": label, "identity": identity_label, "count": len(members),
+            rows.append({"group": label, "how": how, "count": len(members),
                          "names": ", ".join(names)})
     return rows
 
 
+def _without_verdicts(report: dict) -> str:
+    """The judges who joined and gave no verdict, each once: "J02 Walk-in (guest) and J03 Drafty
+    (invited; 6 unlocked drafts, never scored)"; "" when every judge gave one."""
+    judges = {j["pseudonym"]: j for j in report["judges"]}
+    drafts = {s["judge"]: s["unlocked_drafts"] for s in report["scores"]["judges"]}
+    parts = []
+    for pseudonym in report["sample"]["achieved"]["judges_without_verdicts"]:
+        _, person = _judge_label(judges, pseudonym)
+        about = [GROUP_ONE.get(judges[pseudonym]["group"], judges[pseudonym]["group"])]
+        if drafts.get(pseudonym):
+            about.append(f"{plural(drafts[pseudonym], 'unlocked draft')}, never scored")
+        parts.append(" ".join(x for x in (pseudonym, person) if x) + f" ({'; '.join(about)})")
+    return listed(parts)
+
+
+def _scored_judges(report: dict) -> list[dict]:
+    """scores.judges without the judges who gave no verdict (their rows would all read 0/0)."""
+    silent = set(report["sample"]["achieved"]["judges_without_verdicts"])
+    return [s for s in report["scores"]["judges"] if s["judge"] not in silent]
+
+
 def judges_context(report: dict) -> dict:
     judges = {j["pseudonym"]: j for j in report["judges"]}
-    scores = report["scores"]["judges"]
+    scores = _scored_judges(report)
     plots = {}
     for key, name, measures in (("recall", "Recall", "the share of defective items each judge flagged"),
                                 ("tnr", "True-negative rate", "the share of good items each judge passed")):
@@ -383,6 +433,7 @@ def judges_context(report: dict) -> dict:
             caption=f"{name} per judge ({measures}), current truth; bars are Wilson 95% intervals.")
     imported = [s for s in scores if s["phases"]["1"].get("imported")]
     return {"people": _people_by_group_and_identity(report["judges"]), "plots": plots,
+            "scored": bool(scores), "without_verdicts": _without_verdicts(report),
             "imported": [{"judge": s["judge"], "group": s["group"],
                           "cells": [rate_cell(s["phases"][p]["imported"][k])
                                     for k in ("recall", "tnr") for p in ("1", "2")]}
@@ -418,7 +469,7 @@ def resampled_tables(report) -> dict:
     names_r = reviewer_names(report)
     default = report["run"]["default_condition"]
     judges = [([s["judge"], s["group"], phase], s["phases"][phase]["current"]["resampled"])
-              for s in scores["judges"] for phase in ("1", "2")]
+              for s in _scored_judges(report) for phase in ("1", "2")]
     reviewers = [([names_r.get(e["reviewer"], e["reviewer"]), default, group],
                   versions["current"]["resampled"])
                  for e in scores["reviewers"] for group, versions in e["groups"].items()]

@@ -12,6 +12,12 @@ shape, both named in the column's heading ("blue circle"), so the plot reads wit
 Marks carry data-row, data-series and data-value, and data-x (the percentage the value sits at),
 for a reader or a test to find them. Everything is built from numbers and escaped labels with
 format_html; nothing here loads numpy.
+
+The page follows its reader's colour scheme. Every colour is drawn in its light-scheme value as a
+presentation attribute (fill, stroke: what a reader of the file sees whatever their style), and
+each mark, bar and key names its colour in data-colour; `dark_style()` is the CSS that recolours
+them by name for a reader in the dark scheme, which reports/html.py puts in the page's one
+hashed style block (CSS rules win over presentation attributes; no style attribute is needed).
 """
 
 from dataclasses import dataclass, field
@@ -21,9 +27,22 @@ from django.utils.safestring import SafeString, mark_safe
 
 from reports import numbers
 
-GRID = "#d8dee4"
-ZERO = "#6e7781"
-AXIS_TEXT = "#57606a"
+# Every colour a plot draws with: name -> (light scheme, dark scheme). The dark ones stand 3:1 or
+# more against the dark page (#0d1117) as the light ones do against white (WCAG 1.4.11), the
+# scale's labels 4.5:1 (text).
+COLOURS = {
+    "blue": ("#0969da", "#4493f8"),
+    "orange": ("#bc4c00", "#f0883e"),
+    # near-black on white, near-white on the dark page: named for what it is in both, the text's
+    # own colour
+    "text-coloured": ("#24292f", "#e6edf3"),
+    "green": ("#1a7f37", "#3fb950"),
+    "purple": ("#8250df", "#ab7df8"),
+}
+GRID_COLOURS = ("#d8dee4", "#30363d")
+ZERO_COLOURS = ("#6e7781", "#848d97")
+AXIS_TEXT_COLOURS = ("#57606a", "#9198a1")
+GRID, ZERO, AXIS_TEXT = GRID_COLOURS[0], ZERO_COLOURS[0], AXIS_TEXT_COLOURS[0]
 ROW_STEP = 20  # pixels between the series' marks in a row: one line of the figures' text
 MARK = 4.5  # a mark's half-width in pixels
 
@@ -41,12 +60,24 @@ class Series:
         return f"{self.colour_name} {self.shape}"
 
 
-PHASE1 = Series("1", "Phase 1, alone", "#0969da", "blue", "circle")
-PHASE2 = Series("2", "Phase 2, beside the models", "#bc4c00", "orange", "square")
-TRUTH = Series("truth", "By the tests", "#24292f", "black", "diamond")
-VALUE = Series("value", "Estimate", "#24292f", "black", "circle")
-RECALL = Series("recall", "Recall", "#1a7f37", "green", "triangle")
-TNR = Series("tnr", "True-negative rate", "#8250df", "purple", "diamond")
+PHASE1 = Series("1", "Phase 1, alone", COLOURS["blue"][0], "blue", "circle")
+PHASE2 = Series("2", "Phase 2, beside the models", COLOURS["orange"][0], "orange", "square")
+TRUTH = Series("truth", "By the tests", COLOURS["text-coloured"][0], "text-coloured", "diamond")
+VALUE = Series("value", "Estimate", COLOURS["text-coloured"][0], "text-coloured", "circle")
+RECALL = Series("recall", "Recall", COLOURS["green"][0], "green", "triangle")
+TNR = Series("tnr", "True-negative rate", COLOURS["purple"][0], "purple", "diamond")
+
+
+def dark_style() -> str:
+    """CSS, for inside the page's dark-scheme block: each plot colour by name (data-colour) in its
+    dark value, shapes filled and bars stroked; the grid, the zero line and the scale's labels."""
+    rules = [f'  :not(g)[data-colour="{name}"] {{ fill: {dark}; }} '
+             f'g[data-colour="{name}"] {{ stroke: {dark}; }}'
+             for name, (_, dark) in COLOURS.items()]
+    rules += [f"  svg.marks > line {{ stroke: {GRID_COLOURS[1]}; }} "
+              f'svg.marks > line[data-colour="zero"] {{ stroke: {ZERO_COLOURS[1]}; }}',
+              f"  svg.axis text {{ fill: {AXIS_TEXT_COLOURS[1]}; }}"]
+    return "\n".join(rules)
 
 
 @dataclass(frozen=True)
@@ -100,25 +131,27 @@ class Row:
 
 
 def _shape(series: Series, x: float, y: float) -> SafeString:
-    colour = series.colour
+    colour, name = series.colour, series.colour_name
     if series.shape == "circle":
-        return format_html('<circle cx="{}%" cy="{}" r="{}" fill="{}"/>', x, y, MARK, colour)
+        return format_html('<circle cx="{}%" cy="{}" r="{}" fill="{}" data-colour="{}"/>', x, y,
+                           MARK, colour, name)
     if series.shape == "square":
         side = MARK * 1.7
-        return format_html('<rect x="{}%" y="{}" width="{}" height="{}" fill="{}" '
+        return format_html('<rect x="{}%" y="{}" width="{}" height="{}" fill="{}" data-colour="{}" '
                            'transform="translate({} 0)"/>', x, round(y - side / 2, 2), side, side,
-                           colour, -side / 2)
+                           colour, name, -side / 2)
     points = {"diamond": "0,-5.5 5.5,0 0,5.5 -5.5,0", "triangle": "0,-5.5 5.5,4.5 -5.5,4.5"}
-    return format_html('<svg x="{}%" y="{}" overflow="visible"><polygon points="{}" fill="{}"/>'
-                       '</svg>', x, y, points[series.shape], colour)
+    return format_html('<svg x="{}%" y="{}" overflow="visible"><polygon points="{}" fill="{}" '
+                       'data-colour="{}"/></svg>', x, y, points[series.shape], colour, name)
 
 
 def _grid(scale: Scale, height: int) -> SafeString:
     lines = []
     for x, _ in scale.ticks():
         zero = scale.kind == "points" and x == 50.0
+        named = mark_safe(' data-colour="zero"' if zero else "")  # noqa: S308 - a literal
         lines.append(format_html('<line x1="{}%" y1="0" x2="{}%" y2="{}" stroke="{}" '
-                                 'stroke-width="1"/>', x, x, height, ZERO if zero else GRID))
+                                 'stroke-width="1"{}/>', x, x, height, ZERO if zero else GRID, named))
     return mark_safe("".join(lines))  # noqa: S308 - every part is format_html'd
 
 
@@ -136,11 +169,11 @@ def row_svg(row: Row, series: list[Series], scale: Scale) -> SafeString:
         if not numbers.missing(low) and not numbers.missing(high):
             x1, x2 = scale.x(low), scale.x(high)
             parts.append(format_html(
-                '<g class="bar" data-row="{}" data-series="{}" stroke="{}" stroke-width="2">'
-                '<line x1="{}%" y1="{}" x2="{}%" y2="{}"/>'
+                '<g class="bar" data-row="{}" data-series="{}" stroke="{}" data-colour="{}" '
+                'stroke-width="2"><line x1="{}%" y1="{}" x2="{}%" y2="{}"/>'
                 '<line x1="{}%" y1="{}" x2="{}%" y2="{}"/><line x1="{}%" y1="{}" x2="{}%" y2="{}"/>'
-                '</g>', row.label, s.key, s.colour, x1, y, x2, y, x1, y - 3, x1, y + 3, x2, y - 3,
-                x2, y + 3))
+                '</g>', row.label, s.key, s.colour, s.colour_name, x1, y, x2, y, x1, y - 3, x1,
+                y + 3, x2, y - 3, x2, y + 3))
         x = scale.x(point)
         parts.append(format_html('<g class="mark" data-row="{}" data-series="{}" data-value="{}" '
                                  'data-x="{}">{}</g>', row.label, s.key, repr(float(point)), x,

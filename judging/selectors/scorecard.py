@@ -3,7 +3,8 @@ judge-facing read of truth, kept out of judging.selectors.judge (which never rea
 
 The one piece of a report a judge may see: their own locked verdicts beside the truth, and their
 recall and true-negative rate with Wilson intervals, scored exactly as the host's report scores
-them. Nothing of any other judge, of the builders or of the model reviewers.
+them, and written as the report writes them ("67% (2/3) [21–94%]", content.numbers.rate_text).
+Nothing of any other judge, of the builders or of the model reviewers.
 
 The scores are content.scoring.score's: the report's k/n and Wilson interval exactly. The report's
 second interval, resampled by cluster or task (scores.judges[*].phases[p][v].resampled), is not
@@ -15,6 +16,7 @@ they can check by hand.
 """
 
 from blindjudge.errors import NotFound
+from content.numbers import rate_text
 from content.scoring import score
 from content.truth import is_correct
 from content.vocabulary import TRUTH_LABELS, VERDICT_LABELS
@@ -53,4 +55,6 @@ def judge_scorecard(judge) -> dict:
     items = sorted(rows.values(), key=lambda r: r["position"])
     scores = {f"phase{phase}": score((i[f"phase{phase}"]["value"], i["truth"]) for i in items
                                      if i[f"phase{phase}"]) for phase in (1, 2)}
+    for s in scores.values():
+        s["recall_text"], s["tnr_text"] = rate_text(s["recall"]), rate_text(s["tnr"])
     return {"items": items, "scores": scores}

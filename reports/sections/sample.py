@@ -1,5 +1,6 @@
 """The "sample" section: what the frozen protocol and the invitations planned beside what was
-achieved (judges joined and locked, verdicts locked and paired, judges by group)."""
+achieved (judges joined and locked, verdicts locked and paired, judges by group, the judges who
+joined and gave no verdict)."""
 
 from collections import Counter
 
@@ -22,6 +23,9 @@ def sample(data: ReportData) -> dict:
     by_group_and_identity = {g: Counter() for g in GROUPS if g in groups}
     for judge, group in zip(judges, groups, strict=True):
         by_group_and_identity[group][judge.identified_by] += 1
+    # A judge with no locked verdict in either phase (a guest who joined and left; drafts never
+    # count): their scores are all 0/0, so the HTML page lists them apart, out of its plots.
+    gave = ((says[1] >= 0).any(axis=1) | (says[2] >= 0).any(axis=1)).tolist()
     return {
         "planned": {
             "items": n_items, "items_per_judge": planned_per_judge,
@@ -42,6 +46,8 @@ def sample(data: ReportData) -> dict:
             "judges_by_group_and_identity": {
                 g: dict(identities) for g, identities in by_group_and_identity.items()
             },
+            "judges_without_verdicts": [j.pseudonym for j, g in zip(judges, gave, strict=True)
+                                        if not g],
         },
         "note": NOTE,
     }

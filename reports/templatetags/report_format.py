@@ -29,7 +29,7 @@ def signed(value, decimals=3):
 
 @register.filter
 def pvalue(value):
-    """A p-value by the report's one rule (reports.numbers.p_text)."""
+    """A p-value by the report's one rule (content.numbers.p_text)."""
     return numbers.p_text(value)
 
 

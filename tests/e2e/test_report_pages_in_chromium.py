@@ -1,6 +1,7 @@
 """The HTML report as a reader sees it, in real Chromium at a desktop width (1440 px) and a phone's
-(390 px): screenshots of the whole page, every plot label measured against its plot, and axe-core
-over the page with no violation.
+(390 px), in the reader's light and dark colour schemes: screenshots of the whole page, every plot
+label measured against its plot, every plot's marks, bars and scale measured against the page's
+background, and axe-core over the page with no violation.
 
 The page is the model-matrix world's (tests/reports/matrix_world.py: four builders with long model
 names, long pair labels in the differences plot), built here and written to a file: the report is
@@ -16,6 +17,7 @@ collapsed per-copy table is checked too.
 """
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -176,11 +178,13 @@ def test_the_label_measure_sees_a_clipped_label(browser, pages):
     assert any("Meta-Llama-3.1-405B-Instruct-Turbo" in f and "overflows its cell" in f for f in found)
 
 
-def axe_violations(browser, path: Path, width: int, *, spoil: str = "") -> list:
-    """axe-core's violations on the page at `path` (every <details> open), as (rule, impact, help,
-    first targets); `spoil` is a script run first, for the positive control."""
+def axe_violations(browser, path: Path, width: int, *, spoil: str = "", scheme: str = "light") -> list:
+    """axe-core's violations on the page at `path` (every <details> open) in the colour scheme
+    `scheme`, as (rule, impact, help, first targets); `spoil` is a script run first, for the
+    positive control."""
     assert AXE.exists(), f"{AXE} is missing: `./bj test` installs it (or: npm ci --prefix tests/e2e)"
-    context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": WIDTHS[width]})
+    context = browser.new_context(bypass_csp=True, color_scheme=scheme,
+                                  viewport={"width": width, "height": WIDTHS[width]})
     page = context.new_page()
     page.goto(path.as_uri())
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -201,9 +205,106 @@ def test_axe_core_finds_no_violation(browser, pages, name, width):
     assert axe_violations(browser, pages[name], width) == []
 
 
+def test_axe_core_finds_no_violation_in_the_dark_scheme(browser, pages):
+    """Its colour-contrast rule over every text of the page as a reader in dark mode sees it."""
+    assert axe_violations(browser, pages["report"], 390, scheme="dark") == []
+
+
 def test_axe_core_sees_a_violation_put_in_the_page(browser, pages):
     """Positive control: a plot label emptied and a heading level skipped are reported."""
     spoil = ("document.querySelector('table.plot th.lbl').textContent = '';"
              "document.querySelector('h3').outerHTML = '<h6>skipped</h6>';")
     rules = {v[0] for v in axe_violations(browser, pages["report"], 1440, spoil=spoil)}
     assert {"empty-table-header", "heading-order"} <= rules
+
+
+# The page's background and text colour, and the colour of everything a plot draws: each mark's
+# fill (in the plots and in their keys), each bar's stroke, each scale label's fill; as Chromium
+# computed them, "rgb(r, g, b)" or "rgba(r, g, b, a)".
+COLOURS = """() => {
+    const style = (e) => getComputedStyle(e);
+    const fills = (selector) => [...document.querySelectorAll(selector)].map(e => style(e).fill);
+    return {
+        background: [style(document.body).backgroundColor,
+                     style(document.documentElement).backgroundColor],
+        text: style(document.body).color,
+        marks: fills('figure.plot g.mark circle, figure.plot g.mark rect, figure.plot g.mark polygon'),
+        keys: fills('svg.key circle, svg.key rect, svg.key polygon'),
+        bars: [...document.querySelectorAll('figure.plot g.bar')].map(e => style(e).stroke),
+        ticks: fills('svg.axis text'),
+    };
+}"""
+
+
+def rgb(text: str) -> tuple:
+    """(r, g, b, alpha) of a computed colour."""
+    parts = [float(x) for x in re.findall(r"[\d.]+", text)]
+    return (*parts[:3], parts[3] if len(parts) > 3 else 1.0)
+
+
+def luminance(colour: tuple) -> float:
+    """WCAG 2's relative luminance."""
+    def channel(c):
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in colour[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple, b: tuple) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def colour_problems(measured: dict, scheme: str) -> list[str]:
+    """Every way the page's colours fail the scheme, in words (none: all legible). The page's
+    background is the body's, else the root's, else the canvas's (white, for a page that declares
+    no dark scheme). Marks and bars are graphics (WCAG 1.4.11: 3:1 against their background),
+    scale labels and text are text (1.4.3: 4.5:1)."""
+    found = []
+    opaque = [c for c in map(rgb, measured["background"]) if c[3] > 0]
+    background = opaque[0] if opaque else (255.0, 255.0, 255.0, 1.0)
+    dark = luminance(background) < 0.05
+    if dark != (scheme == "dark"):
+        found.append(f"the page's background {background[:3]} does not follow the {scheme} scheme")
+    if contrast(rgb(measured["text"]), background) < 4.5:
+        found.append(f"the text {measured['text']} is faint on {background[:3]}")
+    for kind, least in (("marks", 3.0), ("keys", 3.0), ("bars", 3.0), ("ticks", 4.5)):
+        for colour in sorted(set(measured[kind])):
+            if contrast(rgb(colour), background) < least:
+                found.append(f"{kind}: {colour} on {background[:3]} is below {least}:1")
+    return found
+
+
+def scheme_colours(browser, path: Path, scheme: str, *, spoil: str = "") -> dict:
+    context = browser.new_context(bypass_csp=bool(spoil), color_scheme=scheme,
+                                  viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(path.as_uri())
+    if spoil:
+        page.add_style_tag(content=spoil)
+    measured = page.evaluate(COLOURS)
+    if scheme == "dark" and not spoil:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "report-1440-dark-first-screen.png"))
+    context.close()
+    return measured
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_page_follows_the_reader_s_colour_scheme_and_its_plots_stay_legible(browser, pages,
+                                                                               scheme):
+    """The report is one standalone file: a reader in dark mode got a white page (issue 28,
+    Also). Its own hashed style now holds a dark scheme; the plots' marks, bars and scale labels
+    are recoloured with it and stay legible against the page."""
+    measured = scheme_colours(browser, pages["report"], scheme)
+    assert len(set(measured["marks"])) >= 4  # the plots' series, each its own colour
+    assert colour_problems(measured, scheme) == []
+
+
+def test_the_colour_measure_sees_a_mark_lost_in_the_background(browser, pages):
+    """Positive control: in the dark scheme, the phase-1 marks drawn in the light scheme's
+    near-black fail the measure."""
+    spoil = "figure.plot g.mark circle { fill: #24292f !important; }"
+    found = colour_problems(scheme_colours(browser, pages["report"], "dark", spoil=spoil), "dark")
+    assert any(f.startswith("marks: rgb(36, 41, 47)") for f in found), found

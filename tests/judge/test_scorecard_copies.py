@@ -161,3 +161,18 @@ def test_a_defect_note_naming_its_builder_is_flagged_and_shown_redacted_on_the_s
         assert "Off by one;" in body and "does this in every copy" in body, path
         assert builder["model"] not in body, path
         assert "[redacted]" in body, path
+
+
+@pytest.mark.django_db
+def test_the_scores_read_as_the_report_s_percentages_never_decimals(host):
+    """The scorecard gave "2 of 2 (95% interval 0.34–1.00)" where the report gives the same rate
+    as "100% (2/2) [34–100%]" (issue 28)."""
+    session, judge, _ = judged_and_revealed(host)
+    advance(session, "revealed")
+    page = client_as(judge).get(f"/s/{session.url_id}/scorecard/").content.decode()
+    scores = page[page.index("<h2>Scores</h2>"):page.index("<h2>Your verdicts</h2>")]
+    # Failing every copy: both defective copies caught (Wilson 2/2: 0.3424–1), none of the three
+    # good ones passed (Wilson 0/3: 0–0.5615); phase 2 never locked, nothing to score.
+    assert re.findall(r"<td>([^<]*)</td>", scores) == [
+        "100% (2/2) [34–100%]", "0% (0/3) [0–56%]", "— (0/0)", "— (0/0)"]
+    assert not re.search(r"\d\.\d", scores)

@@ -17,7 +17,7 @@ import pytest
 
 from accounts.models import Judge
 from judging.models import Run, Session
-from judging.services import phase_lock
+from judging.services import guest_join, guests_configure, phase_lock
 from reports import numbers
 from reports.build import build_report
 from reports.export import anonymise
@@ -25,10 +25,11 @@ from reports.headline import _conditions, headline
 from reports.html import REPORT_CSP, REPORT_META_CSP, to_html
 from reports.plots import PERCENT, Scale, points_scale
 from tests.reports.matrix_world import JUDGES, build_matrix
-from tests.reports.test_report import build_revealed
+from tests.reports.test_report import build_revealed, exported, schema_errors
+from tests.reports.test_report import schema as schema  # noqa: PLC0414 - the fixture
 from tests.reports.test_report_scripted import scripted  # noqa: F401 - the fixture
 from tests.support.verdicts import verdict_record
-from tests.worlds import a_run, a_session, advance, invite_and_join, make_run2_bundle
+from tests.worlds import a_run, a_session, advance, answer_all, invite_and_join, make_run2_bundle
 
 HOSTILE = '<script>alert(1)</script><img src="http://evil.example/x.png">'
 
@@ -90,6 +91,12 @@ def test_one_style_block_allowed_by_its_hash_and_nothing_that_loads_or_runs(scri
     assert not tags & {"script", "img", "link", "iframe", "object", "embed", "form"}
     assert not any(k == "style" or k.startswith("on") for _, a in page.tags for k in a)
     assert "svg" in tags and "circle" in tags
+    # The reader's colour scheme is followed from inside that one block: every colour the plots
+    # name (data-colour) is recoloured in its dark part.
+    dark = style[style.index("@media (prefers-color-scheme: dark)"):]
+    named = {a["data-colour"] for _, a in page.tags if "data-colour" in a}
+    assert {"blue", "orange", "green", "purple", "text-coloured", "zero"} <= named
+    assert all(f'[data-colour="{name}"]' in dark for name in named), named
     # The only links are to the page's own sections, and each one lands.
     links = [a["href"] for t, a in page.tags if t == "a"]
     assert links and all(href.startswith("#") and href[1:] in page.ids for href in links)
@@ -402,3 +409,52 @@ def test_the_opening_on_conditions_holds_for_a_reviewer_with_no_default_conditio
     [sentence] = _conditions(report)["sentences"]
     assert sentence == ("m1: under told_fail it flagged 50% of defective copies against — under "
                         "clean (0 flagged under clean only, 0 under told_fail only, p = —).")
+
+
+def _judges_section(page: str) -> str:
+    return page[page.index('id="judges"'):page.index('id="phase-shift"')]
+
+
+def _plot_rows(page: str, plot_id: str) -> list[str]:
+    """The row labels of one plot, in order."""
+    start = page.index(f'id="{plot_id}"')
+    plot = page[start:page.index("</figure>", start)]
+    return re.findall(r'<th scope="row" class="lbl">([^<]+)', plot)
+
+
+@pytest.mark.django_db
+def test_judges_who_gave_no_verdict_are_listed_once_apart_and_left_out_of_the_plots(host, schema):
+    """A guest who joined and left and a judge who drafted and never locked filled every plot and
+    per-judge table with "— (0/0)" rows (issue 28, Also). They are listed once, apart; the JSON
+    keeps their (empty) scores and marks them."""
+    session = a_session(a_run(host, make_run2_bundle()), "open")
+    ada = invite_and_join(session, name="Ada").judge  # J01: judges both phases
+    code = guests_configure(session=session, actor="test", allow=True).guest_code
+    guest_join(code=code, display_name="Walk-in", client_address="203.0.113.9")  # J02: leaves
+    drafty = invite_and_join(session, name="Drafty").judge  # J03: drafts, never locks
+    answer_all(ada, 1, "fail", lock=True)
+    answer_all(ada, 2, "keep", lock=True)
+    answer_all(drafty, 1, "pass")
+    report = build_report(advance(session, "revealed"))
+
+    assert report["sample"]["achieved"]["judges_without_verdicts"] == ["J02", "J03"]
+    assert [s["judge"] for s in report["scores"]["judges"]] == ["J01", "J02", "J03"]
+    assert schema_errors(schema, exported(report)) == []
+    page = to_html(report)
+    for plot in ("plot-judges-recall", "plot-judges-tnr"):
+        assert _plot_rows(page, plot) == ["J01"], plot
+    assert not any(a["data-row"] in ("J02", "J03") for _, _, a in parse(page).marks)
+    section = _judges_section(page)
+    who_judged = section[section.index("<h3>Who judged</h3>"):section.index("</table>")]
+    rest = section.replace(who_judged, "")
+    assert "— (0/0)" not in rest
+    # Listed once each, apart, with what they left behind; nowhere else in the section but the
+    # table of who joined.
+    apart = text_of(rest[rest.index("Joined, gave no verdict"):])
+    assert ("J02 Walk-in (guest) and J03 Drafty (invited; 6 unlocked drafts, never scored) "
+            "joined and gave no verdict") in apart
+    assert text_of(rest).count("J02") == text_of(rest).count("J03") == 1
+    # The headline says so too.
+    [sample] = [t["sentences"] for t in headline(report) if t["key"] == "sample"]
+    assert sample[1] == ("2 judges joined and gave no verdict (J02 and J03): listed apart, out of "
+                         "the plots and per-judge tables.")

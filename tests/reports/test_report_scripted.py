@@ -363,6 +363,7 @@ def test_the_sample_and_the_preregistration_block(scripted):
         "paired_verdicts": {"defective": 16, "good": 16, "unknown": 4},
         "judges_by_group": {"invited": 3, "guest": 1},
         "judges_by_group_and_identity": {"invited": {"token": 3}, "guest": {"token": 1}},
+        "judges_without_verdicts": [],
     }
     assert scripted["redactions_per_builder"] == {"b1": 0, "b2": 0, "b3": 0}
     assert list(scripted)[:7] == ["schema", "generated_at", "anonymised", "protocol", "sample",

@@ -1,6 +1,6 @@
 """reports.sections.sample on hand-made data: the planned sample (items, items per judge,
 invitations) beside the achieved one (judges joined and locked, locked and paired verdicts by
-truth class, judges by group and identity)."""
+truth class, judges by group and identity, the judges who joined and gave no verdict)."""
 
 import pytest
 
@@ -39,6 +39,8 @@ def test_planned_beside_achieved_by_hand():
             "judges_by_group_and_identity": {
                 "invited": {"token": 1, "github": 1}, "guest": {"token": 1},
                 "self_blinded_host": {"token": 1}, "removed": {"token": 1}},
+            # R's one verdict is a draft: it joined and gave none that counts.
+            "judges_without_verdicts": ["R"],
         },
         "note": NOTE,
     }
@@ -54,6 +56,18 @@ def test_items_per_judge_plans_the_verdicts_and_absent_groups_are_not_listed():
     assert section["achieved"]["judges_by_group"] == {"invited": 1}
     assert section["achieved"]["judges_locked_phase1"] == section["achieved"]["judges_locked_both"] == 0
     assert section["achieved"]["locked_verdicts"] == {"1": 0, "2": 0}
+    assert section["achieved"]["judges_without_verdicts"] == ["J1"]
+
+
+def test_a_judge_who_locked_one_phase_gave_verdicts_and_one_who_locked_none_did_not():
+    """A guest who joined and left, a judge who drafted and never locked: listed, by order of
+    admission; a judge who locked phase 1 alone is not (their verdicts are scored)."""
+    judges = [judge("J1"), judge("G1", admitted_as="guest", locked=(False, False)),
+              judge("J2", locked=(True, False)), judge("J3", locked=(False, False))]
+    grid = {1: ["FP", "..", "PF", "fp"], 2: ["FF", "..", "..", ".."]}
+    data = report_data(bundle(tasks=[T], builders=[B], copies=COPIES[:2]),
+                       items=[item(c) for c in COPIES[:2]], judges=judges, grid=grid)
+    assert sample(data)["achieved"]["judges_without_verdicts"] == ["G1", "J3"]
 
 
 def test_no_judge_and_no_item():
@@ -64,4 +78,5 @@ def test_no_judge_and_no_item():
     assert achieved == {"judges_joined": 0, "judges_locked_phase1": 0, "judges_locked_both": 0,
                         "locked_verdicts": {"1": 0, "2": 0},
                         "paired_verdicts": {"defective": 0, "good": 0, "unknown": 0},
-                        "judges_by_group": {}, "judges_by_group_and_identity": {}}
+                        "judges_by_group": {}, "judges_by_group_and_identity": {},
+                        "judges_without_verdicts": []}
