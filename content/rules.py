@@ -3,8 +3,9 @@
 A preregistration may end with a fenced block tagged `rules` holding a JSON list of rules:
 `{"name": "herding", "metric": "delta_fleiss_kappa", "op": ">=", "threshold": 0.1,
   "and": {"metric": "delta_recall", "op": "<=", "threshold": 0.0}}` (`and` optional).
-The block may instead hold an object `{"primary_comparison": {...}, "rules": [...]}` (both keys
-optional) that also names the primary builder comparison:
+The block may instead hold an object `{"alpha": 0.01, "primary_comparison": {...}, "rules": [...]}`
+(every key optional) that also names the significance level the report reads its tests at (above
+0, at most 0.2; 0.05 when not named) and the primary builder comparison:
 `{"source": "judges_phase1" | "judges_phase2" | "truth" | "reviewer", "group": …, "reviewer": …}`.
 
 A condition (a rule, or its `and`) names one metric. The pooled metrics (METRICS' first nine) take
@@ -58,6 +59,11 @@ JUDGE_GROUPS = ("invited", "guest", "self_blinded_host")
 DEFAULT_GROUP = "invited"
 # The primary builder comparison when the preregistration names none.
 DEFAULT_PRIMARY = {"source": "judges_phase1", "group": DEFAULT_GROUP}
+# The object form of the block; "alpha" is the significance level every test of the report is
+# read at (the builders' ranking, a reviewer's discrimination), 0.05 when not named.
+OBJECT_FIELDS = ("alpha", "primary_comparison", "rules")
+DEFAULT_ALPHA = 0.05
+MAX_ALPHA = 0.2
 _ALL_SELECTORS = frozenset(s for need, may in SELECTORS.values() for s in need + may)
 
 _RULES_BLOCK = re.compile(r"^```rules[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -124,6 +130,7 @@ def _named(name, records, kind):
 class RulesBlock:
     rules: list[dict]
     primary_comparison: dict | None  # resolved; None when the preregistration names none
+    alpha: float | None = None  # the report's significance level; None: the default, 0.05
 
 
 def _is_name(value) -> bool:
@@ -353,13 +360,16 @@ def parse_block(preregistration: str, run: RunContext | None = None) -> RulesBlo
     errors: list[str] = []
     primary = None
     rules = parsed
-    if isinstance(parsed, dict) and {"primary_comparison", "rules"} & set(parsed):
-        for key in sorted(set(parsed) - {"primary_comparison", "rules"}):
-            errors.append(f'rules: unknown field "{key}"; the object holds "primary_comparison" '
-                          'and "rules"')
+    alpha = None
+    if isinstance(parsed, dict) and set(OBJECT_FIELDS) & set(parsed):
+        for key in sorted(set(parsed) - set(OBJECT_FIELDS)):
+            errors.append(f'rules: unknown field "{key}"; the object holds "alpha", '
+                          '"primary_comparison" and "rules"')
         rules = parsed.get("rules", [])
         if "primary_comparison" in parsed:
             primary = _checked_primary(parsed["primary_comparison"], run, errors)
+        if "alpha" in parsed:
+            alpha = _checked_alpha(parsed["alpha"], errors)
     if not isinstance(rules, list):
         raise RulesError(errors + ["rules: expected a JSON list of rules"])
     seen = set()
@@ -371,7 +381,19 @@ def parse_block(preregistration: str, run: RunContext | None = None) -> RulesBlo
         seen.add(name)
     if errors:
         raise RulesError(errors)
-    return RulesBlock(rules=rules, primary_comparison=primary)
+    return RulesBlock(rules=rules, primary_comparison=primary, alpha=alpha)
+
+
+def _checked_alpha(value, errors: list[str]) -> float | None:
+    """The preregistered significance level: a number above 0 and at most MAX_ALPHA."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        errors.append(f"alpha: expected a number such as 0.05, got {json.dumps(value)}")
+        return None
+    if not 0 < value <= MAX_ALPHA:
+        errors.append(f"alpha: {value:g} is outside (0, {MAX_ALPHA:g}]: the significance level "
+                      "is the chance of a false alarm the host accepts, e.g. 0.05 or 0.01")
+        return None
+    return float(value)
 
 
 def parse_rules(preregistration: str, run: RunContext | None = None) -> list[dict]:

@@ -15,7 +15,13 @@ Pure: reads the report's dict only; no Django, no numpy.
 
 from reports import numbers
 
-ALPHA = 0.05  # the bar the report's other tests use (reports.sections.builders.ALPHA)
+DEFAULT_ALPHA = 0.05
+
+
+def _alpha(report: dict) -> float:
+    """The significance level the report reads its tests at (builders_compared.alpha: the
+    preregistration's, else 0.05)."""
+    return report["builders_compared"].get("alpha", DEFAULT_ALPHA)
 GROUP_WORDS = {"invited": "invited", "guest": "guest", "self_blinded_host": "host (self-blinded)",
                "removed": "removed"}
 APART_WORDS = {"guest": "the guests", "self_blinded_host": "the host (self-blinded)",
@@ -196,7 +202,7 @@ def _builders(report: dict) -> dict:
                 f"The other {plural(len(others), 'pair')} {'is' if len(others) == 1 else 'are'}")
         sentences.append(
             f"{lead} distinguished: a difference counts only where its Holm-adjusted p is below "
-            f"{ALPHA:g} and its 95% interval, where one is valid, excludes 0. "
+            f"{_alpha(report):g} and its 95% interval, where one is valid, excludes 0. "
             f"The largest{' of them' if supported else ''}, "
             f"{a} − {b}, is {numbers.difference_text(o)} (Holm-adjusted p = "
             f"{numbers.p_text(largest['p_holm'])}, {_tasks_words(largest)}).")
@@ -477,10 +483,11 @@ def _blinding(report: dict) -> dict:
             g = authorship[key]
             parts.append(f"its {key} in {numbers.rate_text(g)} against chance "
                          f"{numbers.percent(g['chance'])} (p = {numbers.p_text(g['p_value'])})")
-            if g["p_value"] is not None and g["p_value"] < ALPHA:
+            if g["p_value"] is not None and g["p_value"] < _alpha(report):
                 shown.append(key)
         tail = (f": to a model, the content still points to its author's {' and '.join(shown)}"
-                if shown else f"; better than chance is not shown (p below {ALPHA:g} for neither)")
+                if shown else f"; better than chance is not shown (p below {_alpha(report):g} for "
+                                 "neither)")
         sentences.append(f"Model reviewers who guessed the builder got {' and '.join(parts)}{tail}.")
     else:
         sentences.append("No model reviewer guessed authorship, so the leak to models is unmeasured.")

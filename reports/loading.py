@@ -177,7 +177,8 @@ class ReportData:
 def load_report_data(session) -> ReportData:
     """Every row the report of `session` is made of; the caller checks that it is revealed."""
     _load_deferred_fields(session)
-    bundle = _load_bundle(_load_deferred_fields(session.run))
+    bundle = _load_bundle(_load_deferred_fields(session.run),
+                          (session.protocol or {}).get("resampling_unit"))
     judges = list(session.judges.order_by("number"))
     judge_rows = Judges(rows=judges, index={j.pk: n for n, j in enumerate(judges)},
                         pseudonyms=[j.pseudonym for j in judges],
@@ -208,7 +209,7 @@ def _load_deferred_fields(instance):
     return instance
 
 
-def _load_bundle(run) -> Bundle:
+def _load_bundle(run, frozen_unit: dict | None = None) -> Bundle:
     tasks = list(run.tasks.order_by("position"))
     builders = list(run.builders.all())
     copies = list(run.copies.all())
@@ -234,21 +235,28 @@ def _load_bundle(run) -> Bundle:
         raised_by={pk: sorted(r for r, c in raised if c == default) for pk, raised in raises.items()},
         raised_by_conditions={pk: sorted(raised) for pk, raised in raises.items()},
         corrections=list(run.truth_corrections.select_related("copy", "finding")),
-        **_resampling_units(tasks, copies),
+        **_resampling_units(tasks, copies, frozen_unit),
     )
 
 
-def _resampling_units(tasks, copies) -> dict:
-    if any(c.cluster for c in copies):
+def _resampling_units(tasks, copies, frozen: dict | None = None) -> dict:
+    """The unit every interval resamples: the protocol's, frozen at opening (issue 28 item 1:
+    judging.services.resampling_unit), else, for a protocol frozen before it was recorded, read
+    from the run the same way."""
+    if frozen is not None:
+        by = frozen["by"]
+    elif any(c.cluster for c in copies):
         by = "cluster"
     elif len(tasks) > 1:
         by = "task"
     else:
+        by = None
+    if by is None:
         return {"resampling_by": None, "unit_of_copy": {}}
     return {
         "resampling_by": by,
-        "unit_of_copy": {c.pk: ("cluster", c.cluster) if c.cluster else ("task", c.task_id)
-                         for c in copies},
+        "unit_of_copy": {c.pk: ("cluster", c.cluster) if c.cluster and by == "cluster"
+                         else ("task", c.task_id) for c in copies},
     }
 
 

@@ -705,7 +705,7 @@ def sign_flip_p(differences: Any, *, resamples: int = 20000, seed: int = 0) -> f
     ``differences`` holds one difference per pair unit (per task: builder A's rate minus builder
     B's on that task). Under the null hypothesis each difference is as likely to have either sign,
     so the p-value is the share of sign assignments whose |mean| is at least the observed |mean|
-    (with a relative tolerance of 1e-12 for ties of floating-point sums). With at most 16 units
+    (with a tolerance of 1e-12 × Σ|differences| for ties of floating-point sums). With at most 16 units
     every one of the 2^n assignments is enumerated (exact); beyond, ``resamples`` random
     assignments from ``numpy.random.default_rng(seed)`` are drawn and the p-value is
     (hits + 1) / (resamples + 1), which is never 0. No difference (n = 0), or all zero, gives 1.0.
@@ -723,9 +723,13 @@ def sign_flip_p(differences: Any, *, resamples: int = 20000, seed: int = 0) -> f
     resamples, seed, _ = _check_resampling(resamples, seed, 0.95)
     n = values.size
     observed = abs(float(values.sum()))
-    if n == 0 or observed == 0.0:
+    # Ties of floating-point sums are judged against the scale of the values, not of the sum: a
+    # sum that is exactly 0 may come out as 1e-16 ([-2/3, -1/3, 1/3, 2/3]), and a tolerance
+    # relative to it would count the assignments that tie with it as falling short (p 0.75, not 1).
+    tolerance = 1e-12 * float(np.abs(values).sum())
+    if n == 0 or observed <= tolerance:
         return 1.0
-    threshold = observed * (1.0 - 1e-12)
+    threshold = observed - tolerance
     if n <= 16:
         signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1)
         return float(np.mean(np.abs(signs @ values) >= threshold))

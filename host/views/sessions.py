@@ -30,6 +30,7 @@ from judging.selectors.live import session_totals
 from judging.services import (
     prereg_amend,
     protocol_of,
+    resampling_unit,
     session_close,
     session_open_start,
     session_reopen,
@@ -146,6 +147,8 @@ PROTOCOL_PARTS = {
     "verdict_min_shown_ms": "the shortest time a copy is shown before a verdict counts "
                             "({verdict_min_shown_ms} ms)",
     "primary_comparison": "the preregistered primary comparison",
+    "alpha": "the preregistered significance level",
+    "resampling_unit": "the unit every interval and p-value of the report rests on ({unit})",
 }
 PROTOCOL_INTERNALS = {"blindjudge_protocol", "canonical"}  # the format's version and hash form
 STILL_CHANGEABLE = [
@@ -154,6 +157,14 @@ STILL_CHANGEABLE = [
     "Judges: reissuing links, removing a judge, erasing an identity.",
     "Truth labels of the run: corrections are dated and the report scores under both versions.",
 ]
+
+
+def _unit_words(run) -> str:
+    unit = resampling_unit(run)
+    if unit["by"] is None:
+        return "one task and no clusters: none to resample"
+    noun = {"cluster": "declared cluster", "task": "task"}[unit["by"]]
+    return f"each {noun}: {unit['units']} of them"
 
 
 def _frozen_parts(session) -> list[str]:
@@ -166,7 +177,8 @@ def _frozen_parts(session) -> list[str]:
               "minutes_per_item": session.minutes_per_item,
               "verdict_min_shown_ms": session.verdict_min_shown_ms,
               "redactions": redactions, "redactions_plural": "" if redactions == 1 else "s",
-              "dismissed": ", ".join(session.blinding_dismissed)}
+              "dismissed": ", ".join(session.blinding_dismissed),
+              "unit": _unit_words(session.run)}
     return [PROTOCOL_PARTS.get(key, key.replace("_", " ")).format(**values)
             for key in keys if key not in PROTOCOL_INTERNALS]
 

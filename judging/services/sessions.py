@@ -427,7 +427,26 @@ def protocol_of(session: Session) -> dict:
     if block.primary_comparison is not None:
         # Likewise only when the preregistration names it.
         protocol["primary_comparison"] = block.primary_comparison
+    if block.alpha is not None:
+        # The significance level the report reads its tests at, when the preregistration names
+        # one (else 0.05); only then, as above.
+        protocol["alpha"] = block.alpha
+    # The unit every interval and p-value of the report resamples, frozen before any verdict
+    # (issue 28 item 1): the run's declared clusters where its copies name any, else its tasks.
+    protocol["resampling_unit"] = resampling_unit(session.run)
     return protocol
+
+
+def resampling_unit(run) -> dict:
+    """{"by": "cluster" | "task" | None, "units": how many}: clusters where any copy of the run
+    names one (a copy without one is its task's own unit), else tasks where there are several,
+    else None (one task, no clusters: nothing to resample). As reports.loading reads the run."""
+    copies = list(run.copies.values_list("task_id", "cluster"))
+    if any(cluster for _, cluster in copies):
+        return {"by": "cluster",
+                "units": len({("cluster", c) if c else ("task", t) for t, c in copies})}
+    tasks = len({t for t, _ in copies})
+    return {"by": "task", "units": tasks} if tasks > 1 else {"by": None, "units": 1 if tasks else 0}
 
 
 # An opening renders first, then opens. While it renders, it holds a claim on the session (its

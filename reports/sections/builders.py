@@ -44,7 +44,7 @@ from content.scoring import rate, scored_verdict
 from reports import numbers, stats
 from reports.loading import ReportData
 from reports.scoring import GROUPS
-from reports.sections.common import finite
+from reports.sections.common import alpha_of, finite
 from reports.sections.model_reviewers import review_group
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
@@ -53,7 +53,6 @@ CONTROLS = ("known_good", "seeded_defect")
 HUMAN_GROUPS = tuple(g for g in GROUPS if g != "removed")  # removed judges are never counted
 SCORED_REVIEWS = ("main", "same_family")  # review_group's groups kept; seal failures left out
 JUDGE_SOURCES = ("judges_phase1", "judges_phase2")
-ALPHA = 0.05
 DEFAULT_PRIMARY = {"source": "judges_phase1", "group": "invited"}
 
 SCOPE_TEXT = ("copies of truth tests_pass, tests_fail or unknown; seeded_defect and known_good are "
@@ -124,8 +123,10 @@ DEFINITIONS = {
               "family per source, judge group and phase, or reviewer)",
     "primary": "the comparison the preregistration names (the protocol's primary_comparison), "
                "else the invited judges' phase-1 pass rate",
+    "alpha": "the significance level the ranking reads p_holm at: the preregistration's "
+             "(alpha_named_by: preregistration), else 0.05 (default)",
     "ranking": "order: builders by the primary pass rate, high first (descriptive); a builder "
-               "is stated above another only where the primary difference's p_holm is below 0.05 "
+               "is stated above another only where the primary difference's p_holm is below alpha "
                "and its interval excludes 0 (supported; where no interval is valid at the "
                "number of units, the exact test alone); otherwise they are not distinguished",
 }
@@ -187,6 +188,7 @@ def builders_compared(data: ReportData) -> dict:
         not_compared = None
 
     primary = _primary(data)
+    alpha, alpha_named_by = alpha_of(data.session)
     differences = []
     if not_compared is None:
         families = [("truth", None, None, truth_k, truth_n)]
@@ -216,10 +218,11 @@ def builders_compared(data: ReportData) -> dict:
         "controls": [{"builder": b.bundle_id, "known_good": counts[i]["known_good"],
                       "seeded_defect": counts[i]["seeded_defect"]} for i, b in enumerate(builders)],
         "primary": primary,
+        "alpha": alpha, "alpha_named_by": alpha_named_by,
         "builders": entries,
         "differences": differences,
         "ranking": _ranking(primary, entries, differences, not_compared, human_not_compared,
-                            bundle.run.default_condition),
+                            bundle.run.default_condition, alpha),
     }
 
 
@@ -367,7 +370,8 @@ def _unavailable(primary: dict, human_not_compared) -> str:
     return f"the source {source!r} is not one this section computes"
 
 
-def _ranking(primary, entries, differences, not_compared, human_not_compared, condition) -> dict:
+def _ranking(primary, entries, differences, not_compared, human_not_compared, condition,
+             alpha: float) -> dict:
     ranking = {"source": primary["source"], "group": primary["group"],
                "reviewer": primary["reviewer"], "order": [], "supported": [], "statements": []}
     if not_compared is not None:
@@ -396,7 +400,7 @@ def _ranking(primary, entries, differences, not_compared, human_not_compared, co
         judges = (f", {numbers.conditional_on_judges(d['judges'])}" if d["conditional_on_judges"]
                   else "")
         sized_out = low is None and d["interval"] is None  # no interval is valid at this size
-        if p is not None and p < ALPHA and (sized_out or low > 0 or high < 0):
+        if p is not None and p < alpha and (sized_out or low > 0 or high < 0):
             sign = 1 if value > 0 else -1
             above, below = (a, b) if sign > 0 else (b, a)
             if sized_out:
@@ -415,7 +419,7 @@ def _ranking(primary, entries, differences, not_compared, human_not_compared, co
                               f"Holm-adjusted p {holm}, {tasks}{judges}.")
     if ranking["supported"]:
         head = (f"Ranked on the primary comparison, {label}, only where the Holm-adjusted p is "
-                f"below {ALPHA:g} and the 95% interval, where one is valid, excludes 0.")
+                f"below {alpha:g} and the 95% interval, where one is valid, excludes 0.")
     else:
         head = f"The builders are not distinguished on the primary comparison, {label}."
     ranking["statements"] = [head, *statements]

@@ -2,6 +2,8 @@
 
 import math
 
+from content.rules import DEFAULT_ALPHA
+
 
 def iso(value) -> str | None:
     return value.isoformat() if value else None
@@ -13,6 +15,13 @@ def finite(value) -> float | None:
         return None
     value = float(value)
     return None if math.isnan(value) else value
+
+
+def alpha_of(session) -> tuple[float, str]:
+    """The significance level the report reads its tests at, and who named it: the
+    preregistration's (frozen with the protocol, content.rules), else the default, 0.05."""
+    named = (session.protocol or {}).get("alpha")
+    return (float(named), "preregistration") if named is not None else (DEFAULT_ALPHA, "default")
 
 
 def estimate(point, low=None, high=None) -> dict:

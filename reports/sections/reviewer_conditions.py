@@ -25,10 +25,10 @@ from content.scoring import rate, scored_verdict
 from content.truth import truth_class
 from reports import stats
 from reports.loading import ReportData
+from reports.sections.common import alpha_of
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
 CLASSES = ("defective", "good")
-ALPHA = 0.05  # the bar of the report's other tests (reports.sections.builders.ALPHA)
 NEWCOMBE = "Newcombe hybrid score"
 
 ABSTAIN_RULES = {
@@ -63,6 +63,7 @@ def resampling(data: ReportData, what: str, primitive: str) -> dict:
 def reviewer_conditions(data: ReportData) -> dict:
     bundle = data.bundle
     default, rule = bundle.run.default_condition, bundle.run.abstain_scoring
+    alpha, _ = alpha_of(data.session)
     reviews = defaultdict(lambda: defaultdict(dict))  # reviewer pk -> condition -> copy pk -> review
     for review in bundle.reviews:
         reviews[review.reviewer_id][review.condition][review.copy_id] = review
@@ -76,7 +77,7 @@ def reviewer_conditions(data: ReportData) -> dict:
             "reviewer": reviewer.bundle_id, "model": reviewer.model, "family": reviewer.family,
             "conditions": conditions,
             "discrimination": discrimination(conditions[0] if conditions and conditions[0]["default"]
-                                             else None),
+                                             else None, alpha),
             "comparisons": [] if len(names) < 2 else [
                 comparison(c, default, cls, mine.get(default, {}), mine[c], classes, rule,
                            bundle.resampling_by, bundle.unit_of_copy)
@@ -115,7 +116,8 @@ def reviewer_conditions(data: ReportData) -> dict:
             "discrimination": "whether the reviewer tells defective from good copies under the "
                               "default condition: its flag rate on defective copies against its "
                               "flag rate on good ones (false alarms), Fisher's exact test, "
-                              f"one-sided (greater), at {ALPHA}; a reviewer that does not has "
+                              "one-sided (greater), at the preregistered alpha or 0.05 (alpha); "
+                              "a reviewer that does not has "
                               "condition shifts that say nothing about anchoring: it cannot do "
                               "the review in the first place; null without reviews of both "
                               "classes under the default condition",
@@ -130,7 +132,7 @@ def reviewer_conditions(data: ReportData) -> dict:
     }
 
 
-def discrimination(default_entry: dict | None) -> dict | None:
+def discrimination(default_entry: dict | None, alpha: float) -> dict | None:
     """Whether a reviewer's default-condition flags tell defective copies from good ones: the
     one-sided exact test (Fisher's) of its flag rate on defective copies above its rate on good
     ones. "Before you measure anchoring, measure that the reviewer can do the review" (seed 000)."""
@@ -143,7 +145,7 @@ def discrimination(default_entry: dict | None) -> dict | None:
              [good["flagged"], good["n"] - good["flagged"]]]
     p_value = float(fisher_exact(table, alternative="greater").pvalue)
     return {"recall": defective["rate"], "false_alarm_rate": good["rate"], "p_value": p_value,
-            "discriminates": p_value < ALPHA}
+            "alpha": alpha, "discriminates": p_value < alpha}
 
 
 def condition_entry(condition, is_default, reviews: dict, classes: dict, rule: str) -> dict:

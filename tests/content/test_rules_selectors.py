@@ -242,6 +242,14 @@ def test_the_object_form_names_the_primary_comparison():
     assert DEFAULT_PRIMARY == {"source": "judges_phase1", "group": "invited"}
 
 
+def test_the_object_form_names_the_significance_level():
+    block = parse_block(text_of({"alpha": 0.01, "primary_comparison": {"source": "truth"}}), RUN)
+    assert (block.alpha, block.primary_comparison, block.rules) == (0.01, {"source": "truth"}, [])
+    assert parse_block(text_of({"alpha": 0.2}), RUN).alpha == 0.2  # the upper bound is allowed
+    assert parse_block(text_of({"rules": []}), RUN).alpha is None  # unnamed: the report's 0.05
+    assert parse_block(text_of([rule("delta_recall")]), RUN).alpha is None
+
+
 def test_an_object_with_rules_only_is_the_list_and_the_list_has_no_primary():
     written = [rule("delta_recall")]
     assert parse_block(text_of({"rules": written}), RUN).rules == written
@@ -268,7 +276,15 @@ def test_an_object_with_rules_only_is_the_list_and_the_list_has_no_primary():
     ({"primary_comparison": {"source": "truth"}, "rules": {"name": "a"}},
      ["rules: expected a JSON list of rules"]),
     ({"rules": [], "notes": "x"},
-     ['rules: unknown field "notes"; the object holds "primary_comparison" and "rules"']),
+     ['rules: unknown field "notes"; the object holds "alpha", "primary_comparison" and "rules"']),
+    ({"alpha": 0.5, "rules": []},
+     ["alpha: 0.5 is outside (0, 0.2]: the significance level is the chance of a false alarm the "
+      "host accepts, e.g. 0.05 or 0.01"]),
+    ({"alpha": 0, "rules": []},
+     ["alpha: 0 is outside (0, 0.2]: the significance level is the chance of a false alarm the "
+      "host accepts, e.g. 0.05 or 0.01"]),
+    ({"alpha": "0.05"}, ['alpha: expected a number such as 0.05, got "0.05"']),
+    ({"alpha": True}, ["alpha: expected a number such as 0.05, got true"]),
     ({"name": "a"}, ["rules: expected a JSON list of rules"]),
     ('"herding"', ["rules: expected a JSON list of rules"]),
     ({"primary_comparison": {"source": "truth"},

@@ -116,9 +116,17 @@ def test_a_list_only_preregistration_freezes_the_same_protocol_as_before(
     draft = session_create(run=run, kind="copies", actor="t", rubric=rubric,
                            preregistration=preregistration, draw_seed=seed).session
     opened = session_open(session=draft, actor="t")
-    assert opened.protocol_sha256 == jcs_sha256 == canonical_sha256(opened.protocol, JCS)
+    assert opened.protocol_sha256 == canonical_sha256(opened.protocol, JCS)
+    without_unit = {key: value for key, value in opened.protocol.items() if key != "resampling_unit"}
+    assert canonical_sha256(without_unit, JCS) == jcs_sha256
     assert opened.protocol["canonical"] == JCS
-    before = {key: value for key, value in opened.protocol.items() if key != "canonical"}
+    # Since issue 28 a protocol also freezes the unit the report resamples (make_bundle: one
+    # task, no clusters; make_run2_bundle: copies in the cluster "arith" and a copy without one,
+    # its task's own unit); without it, and the canonical form, the rest is what it was.
+    assert opened.protocol["resampling_unit"] == (
+        {"by": None, "units": 1} if bundle is make_bundle else {"by": "cluster", "units": 2})
+    before = {key: value for key, value in opened.protocol.items()
+              if key not in ("canonical", "resampling_unit")}
     assert canonical_sha256(before, LEGACY) == sha256
     assert set(before) == {
         "blindjudge_protocol", "kind", "tasks", "rubric", "items", "items_per_judge",

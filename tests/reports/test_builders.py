@@ -565,6 +565,63 @@ def test_tasks_in_clusters_are_resampled_and_tested_as_clusters(host, schema):
     assert schema_errors(schema, exported(report)) == []
 
 
+# --- What freezes with the protocol: the unit and the significance level ------------------------------
+
+@pytest.mark.django_db
+def test_the_resampling_unit_and_alpha_freeze_with_the_protocol(host, schema):
+    """The unit every interval rests on is frozen at opening (issue 28 item 1), and the report
+    reads it from the protocol: clusters declared afterwards change nothing. A preregistered
+    alpha of 0.01 is what the ranking reads the Holm p at: b1 − b2 on truth, Holm p 3/64
+    (0.047), is supported at 0.05 (test_three_builders_holm_over_three_pairs_by_hand) and not
+    at 0.01."""
+    from judging.models import Copy  # noqa: PLC0415 - only to change the run under the report
+
+    truthful = {c: {"tests_pass": "pass", "tests_fail": "fail"}[t] for c, t in THREE.items()}
+    session, _ = reveal(host, matrix_bundle(THREE, builders=("b1", "b2", "b3"), reviewers=()),
+                        [("invited", {1: (truthful, True)}, False)],
+                        primary={"source": "truth"}, rules=[])
+    assert session.protocol["resampling_unit"] == {"by": "task", "units": 7}
+    # The same session with an alpha named: a new run and session, frozen with it.
+    prereg = ("Named before any verdict.\n\n```rules\n"
+              + json.dumps({"alpha": 0.01, "primary_comparison": {"source": "truth"}}) + "\n```\n")
+    strict, _ = reveal_with(host, matrix_bundle(THREE, builders=("b1", "b2", "b3"), reviewers=()),
+                            [("invited", {1: (truthful, True)}, False)], prereg)
+    assert strict.protocol["alpha"] == 0.01
+    s = build_report(strict)["builders_compared"]
+    assert (s["alpha"], s["alpha_named_by"]) == (0.01, "preregistration")
+    truth = difference(s, "truth", ["b1", "b2"])
+    assert truth["p_holm"] == pytest.approx(3 / 64)
+    assert s["ranking"]["supported"] == []
+    assert s["ranking"]["statements"][0] == (
+        "The builders are not distinguished on the primary comparison, the truth pass rate (the "
+        "tests_pass share).")
+    # Clusters written into the run after opening: the report still resamples tasks.
+    Copy.objects.filter(run=strict.run).update(cluster="one")
+    again = build_report(strict)
+    assert again["builders_compared"]["resampling"]["by"] == "task"
+    assert difference(again["builders_compared"], "truth", ["b1", "b2"])["units"] == 7
+    assert schema_errors(schema, exported(again)) == []
+    default = build_report(session)["builders_compared"]
+    assert (default["alpha"], default["alpha_named_by"]) == (0.05, "default")
+    assert default["ranking"]["supported"] == [["b1", "b2"]]
+
+
+def reveal_with(host, bundle, judges, preregistration: str):
+    """reveal() with the preregistration's text as written."""
+    run = a_run(host, bundle)
+    session = session_create(run=run, kind="copies", actor="test", rubric="Does it work?",
+                             preregistration=preregistration).session
+    session = session_open(session=session, actor="test")
+    admitted = []
+    for n, (admission, phases, _removed) in enumerate(judges):
+        assert admission == "invited"
+        judge = invite_and_join(session, name=f"Judge {n}").judge
+        for phase, (plan_, lock) in sorted(phases.items()):
+            answer(judge, phase, plan_, lock)
+        admitted.append(judge)
+    return advance(session, "revealed"), admitted
+
+
 # --- Not compared ----------------------------------------------------------------------------------
 
 @pytest.mark.django_db
@@ -806,6 +863,18 @@ def test_sign_flip_p_is_scipy_s_exact_paired_permutation_test(differences):
     expected = permutation_test((x, np.zeros_like(x)), lambda a, b: np.mean(a - b),
                                 permutation_type="samples", n_resamples=np.inf).pvalue
     assert stats.sign_flip_p(x) == pytest.approx(min(1.0, expected), abs=1e-12)
+
+
+def test_sign_flip_p_of_differences_that_sum_to_zero_is_one():
+    # Found by tests/reports/test_builders_independent.py: these sum to exactly 0 but to 1.1e-16
+    # in floating point, and a tolerance relative to that sum counted the tying assignments as
+    # falling short (p 0.75). Every assignment reaches |Σ| >= 0.
+    x = [-2 / 3, -1 / 3, 1 / 3, 2 / 3]
+    assert sum(x) != 0.0  # the rounding the test is about
+    assert stats.sign_flip_p(x) == 1.0
+    assert stats.sign_flip_p(x * 5) == 1.0  # 20 units: the Monte Carlo branch
+    # A real difference of the same scale is not swallowed by the tolerance.
+    assert stats.sign_flip_p([1e-9, 1e-9, 1e-9]) == pytest.approx(2 / 8)
 
 
 def test_sign_flip_p_beyond_sixteen_units_is_within_monte_carlo_error_of_scipy():

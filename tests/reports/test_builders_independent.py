@@ -19,11 +19,13 @@ verdicts, never by a call of reports.stats or reports.sections: each builder's k
 interval (the formula, with scipy's normal quantile); per pair of builders and source the paired
 tasks, the point difference, the discordant tasks, McNemar's p as scipy.stats.binomtest gives it,
 the sign-flip p exactly (by counting the sign assignments, a convolution over whole numbers),
-Holm in a few lines, a percentile bootstrap over tasks or clusters (judges and tasks crossed for
-the judges' verdicts) from the test's own Generator, and the ranking by the rule the section
-states. Equal where the product computes exactly; within a stated Monte-Carlo tolerance where it
-draws at random (the bootstrap, the sign-flip past 16 units). The seed-000 figures stay checked
-exactly, to the article's printed digits, by tests/reports/test_report_conditions.py.
+Holm in a few lines, each interval as docs/statistics.md says which (Newcombe's paired interval,
+written out here, where each builder has one label per task; else a percentile bootstrap over
+tasks or clusters from the test's own Generator, judges held fixed as there are fewer than ten),
+and the ranking by the rule the section states. Equal where the product computes exactly;
+within a stated Monte-Carlo tolerance where it draws at random (the bootstrap, the sign-flip past
+16 units). The seed-000 figures stay checked exactly, to the article's printed digits, by
+tests/reports/test_report_conditions.py.
 
 Two variants, each one test:
 - "tasks": 40 tasks, each its own resampling unit; abstentions scored as the bundle declares
@@ -34,9 +36,9 @@ Two variants, each one test:
   flips past 16 units) with McNemar beside it; r2 reviews the tasks of 12 repositories, where the
   product's cluster sign-flip is exact.
 
-Intervals are checked only where there are 20 or more resampling units: below that the interval
-rule changes (issue 28 item 3: a small-sample interval instead of the bootstrap), and this test is
-about the computation at a size where the bootstrap is the rule either way.
+Every interval's kind is checked against the rule; a Newcombe interval to 1e-12, a bootstrap
+within BOUND_TOLERANCE, and where several labels per task leave fewer than 20 units, that there is
+none.
 """
 
 import json
@@ -339,14 +341,51 @@ def expected_pair(cells: dict, a: str, b: str, unit_of: dict, n_judges: int | No
         out["discordant"] = [a_only, b_only]
         out["mcnemar"] = binomtest(min(a_only, b_only), g, 0.5).pvalue if g else 1.0
         out["smallest_p"] = min(1.0, 2.0 ** (1 - g))
-    out["interval"] = _bootstrap(cells, a, b, paired, unit_of, n_judges, rng)
+    # Which interval the section must give (docs/statistics.md): Newcombe's where each builder
+    # has one label per task (tasks as units, or fewer than 20 clusters); else a bootstrap at 20
+    # units or more, judges resampled only when there are 10 or more; else none.
+    if out["one_label"] and (out["units"] == out["tasks"] or out["units"] < 20):
+        table = [sum(1 for i in range(len(paired)) if (k[a][i], k[b][i]) == cell)
+                 for cell in ((1, 1), (1, 0), (0, 1), (0, 0))]
+        out["interval_kind"] = "Newcombe hybrid score" + (
+            "" if out["units"] == out["tasks"] else ", tasks treated as independent")
+        out["interval"] = newcombe_paired(*table)
+    elif out["units"] >= 20:
+        crossed = bool(n_judges) and n_judges >= 10
+        out["interval_kind"] = "two-way bootstrap" if crossed else "bootstrap"
+        out["interval"] = _bootstrap(cells, a, b, paired, unit_of, n_judges, rng,
+                                     resample_judges=crossed)
+    else:
+        out["interval_kind"], out["interval"] = None, None
     return out
 
 
-def _bootstrap(cells, a, b, paired, unit_of, n_judges, rng) -> tuple[float, float]:
+def newcombe_paired(both: int, a_only: int, b_only: int, neither: int) -> tuple[float, float]:
+    """Newcombe's (1998) method-10 interval for the paired difference p_a − p_b, from the paired
+    table, written out here: each side's Wilson interval, squared and added with the corrected
+    correlation φ (0 between 0 and N/2, shrunk by N/2 above it)."""
+    n = both + a_only + b_only + neither
+    p1, p2 = (both + a_only) / n, (both + b_only) / n
+    w1, w2 = wilson(both + a_only, n), wilson(both + b_only, n)
+    margins = [both + a_only, b_only + neither, both + b_only, a_only + neither]
+    cross = both * neither - a_only * b_only
+    if 0 in margins or 0 <= cross <= n / 2:
+        phi = 0.0
+    else:
+        phi = (cross - n / 2 if cross > 0 else cross) / math.sqrt(math.prod(margins))
+    d1, e1 = p1 - w1["low"], w1["high"] - p1
+    d2, e2 = p2 - w2["low"], w2["high"] - p2
+    low = (p1 - p2) - math.sqrt(d1 * d1 - 2 * phi * d1 * e2 + e2 * e2)
+    high = (p1 - p2) + math.sqrt(d2 * d2 - 2 * phi * d2 * e1 + e1 * e1)
+    return max(-1.0, low), min(1.0, high)
+
+
+def _bootstrap(cells, a, b, paired, unit_of, n_judges, rng, *,
+               resample_judges: bool) -> tuple[float, float]:
     """95% percentile interval of Σk_a/Σn_a − Σk_b/Σn_b over resamples of the units (whole
-    clusters) with replacement and, for judges' verdicts, of the judges too, drawn independently
-    (crossed); a resample where a builder drew nothing scored is dropped."""
+    clusters) with replacement and, for the verdicts of 10 judges or more, of the judges too,
+    drawn independently (crossed); fewer judges are held fixed. A resample where a builder drew
+    nothing scored is dropped."""
     units = sorted({unit_of[t] for t in paired})
     index = {u: i for i, u in enumerate(units)}
     rows = n_judges or 1
@@ -363,7 +402,10 @@ def _bootstrap(cells, a, b, paired, unit_of, n_judges, rng) -> tuple[float, floa
     unit_draws = np.zeros((CHECK_RESAMPLES, len(units)))
     np.add.at(unit_draws, (resample, rng.integers(0, len(units), size=unit_draws.shape)), 1)
     judge_draws = np.zeros((CHECK_RESAMPLES, rows))
-    np.add.at(judge_draws, (resample, rng.integers(0, rows, size=judge_draws.shape)), 1)
+    if resample_judges:
+        np.add.at(judge_draws, (resample, rng.integers(0, rows, size=judge_draws.shape)), 1)
+    else:
+        judge_draws += 1.0  # every judge once in every resample
     # each resample's passes and labels of each builder: Σ over judges and units of draws × sums
     total = {x: np.stack([(judge_draws @ sums[x][m] * unit_draws).sum(axis=1) for m in (0, 1)])
              for x in (a, b)}
@@ -488,19 +530,31 @@ def test_the_builder_comparison_agrees_with_an_independent_computation(host, nam
                 else:
                     assert abs(entry["p_value"] - exact) <= flip_tolerance(exact), (
                         where, entry["p_value"], exact)
-            if mine["units"] >= 20:
-                assert entry["resampled"] == ("judges and " if judges else "") + (
+            assert entry["interval"] == mine["interval_kind"], where
+            got = entry["difference"]
+            if mine["interval_kind"] is None:
+                assert (got["low"], got["high"]) == (None, None), where
+                assert entry["no_interval"], where
+            elif mine["interval_kind"].startswith("Newcombe"):
+                # A formula: equal to the test's own to rounding.
+                assert (got["low"], got["high"]) == pytest.approx(mine["interval"], abs=1e-12), where
+                assert entry["resampled"] is None, where
+                checked.add(where)
+            else:
+                assert entry["resampled"] == (
+                    "judges and " if mine["interval_kind"] == "two-way bootstrap" else "") + (
                     "clusters" if clustered else "tasks"), where
                 low, high = mine["interval"]
-                got = entry["difference"]
                 assert abs(got["low"] - low) <= BOUND_TOLERANCE, (where, got, mine["interval"])
                 assert abs(got["high"] - high) <= BOUND_TOLERANCE, (where, got, mine["interval"])
                 checked.add(where)
+            if judges:
+                assert entry["conditional_on_judges"] == (judges < 10), where
         # Holm over the source's pairs, by the test's own lines on the p-values just checked.
         assert [e["p_holm"] for e in entries] == pytest.approx(
             holm([e["p_value"] for e in entries]), rel=1e-12), source
-    # Truth's and the judges' intervals are checked for every pair (r1's where its pairs keep 20
-    # units: excluded abstentions may leave fewer); r2's pairs have fewer than 20 units.
+    # Truth's and the judges' intervals are checked for every pair (r1's where it has one; r2's
+    # pairs, fewer than 20 units, have Newcombe's where one label per task, else none).
     assert {("truth", None, pair) for pair in pairs} <= checked
     assert {("judges_phase1", None, pair) for pair in pairs} <= checked
     assert all(expected[("reviewer", "r2", pair)]["units"] <= variant["r2_units"] < 20

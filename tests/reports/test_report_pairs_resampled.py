@@ -19,7 +19,7 @@ from content.scoring import rate
 from judging.models import Run
 from judging.selectors.scorecard import judge_scorecard
 from judging.services import phase_lock, session_create, session_open
-from reports import stats
+from reports import numbers, stats
 from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.html import to_html
@@ -352,7 +352,11 @@ def test_the_scorecard_keeps_the_report_s_wilson_scores_without_resampling(host)
     report = build_report(session)
     card = judge_scorecard(Judge.objects.get(pk=judge.pk))  # the session as revealed
     phase1 = report["scores"]["judges"][0]["phases"]["1"]["current"]
-    assert card["scores"]["phase1"] == {k: v for k, v in phase1.items() if k != "resampled"}
+    # The report's Wilson scores, and the same figures written as the report writes them.
+    assert {k: v for k, v in card["scores"]["phase1"].items() if not k.endswith("_text")} == {
+        k: v for k, v in phase1.items() if k != "resampled"}
+    assert card["scores"]["phase1"]["recall_text"] == numbers.rate_text(phase1["recall"])
+    assert card["scores"]["phase1"]["tnr_text"] == numbers.rate_text(phase1["tnr"])
     assert "resampled" not in card["scores"]["phase1"]
 
 

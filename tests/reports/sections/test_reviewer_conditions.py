@@ -6,9 +6,10 @@ test), the difference, and its cluster-bootstrap interval against a loop over th
 import pytest
 
 from reports import stats
-from reports.sections.reviewer_conditions import ABSTAIN_RULES, reviewer_conditions
+from reports.sections.reviewer_conditions import ABSTAIN_RULES, discrimination, reviewer_conditions
 from tests.reports.sections.arrays import (
     a_run,
+    a_session,
     builder,
     bundle,
     copy,
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.pure
 B = builder("b1", "gpt-4o", "OpenAI")
 
 
-def world(rule, tasks=2):
+def world(rule, tasks=2, session=None):
     t1, t2 = task("t1"), task("t2")
     t2 = t2 if tasks == 2 else t1
     d1, g1 = copy("d1", t1, B, "seeded_defect"), copy("g1", t1, B, "known_good")
@@ -42,7 +43,7 @@ def world(rule, tasks=2):
     ]
     return report_data(bundle(tasks=[t1, t2] if tasks == 2 else [t1], builders=[B],
                               copies=[d1, g1, d2, g2, u], reviewers=[r1, r2, r3], reviews=reviews,
-                              run=a_run(abstain_scoring=rule)))
+                              run=a_run(abstain_scoring=rule)), session=session or a_session())
 
 
 def cell(n, flagged, no_verdict):
@@ -131,3 +132,23 @@ def test_no_common_copy_no_pair():
 def test_no_reviewers():
     t = task("t1")
     assert reviewer_conditions(report_data(bundle(tasks=[t], builders=[B], copies=[])))["reviewers"] == []
+
+
+def test_discrimination_is_read_at_the_preregistered_alpha():
+    from scipy.stats import fisher_exact  # noqa: PLC0415 - the check's own computation
+
+    # 6 of 10 defective copies flagged against 1 of 10 good ones: one-sided p = 0.029, so the
+    # reviewer discriminates at 0.05 and does not at a preregistered 0.01.
+    entry = {"by_class": {"defective": {"n": 10, "flagged": 6, "rate": 0.6},
+                          "good": {"n": 10, "flagged": 1, "rate": 0.1}}}
+    p_value = fisher_exact([[6, 4], [1, 9]], alternative="greater").pvalue
+    assert 0.01 < p_value < 0.05
+    assert discrimination(entry, 0.05) == {"recall": 0.6, "false_alarm_rate": 0.1,
+                                           "p_value": pytest.approx(p_value), "alpha": 0.05,
+                                           "discriminates": True}
+    assert discrimination(entry, 0.01)["discriminates"] is False
+    # Through the section: the session's frozen protocol names the level.
+    section = reviewer_conditions(world("not_flagged", session=a_session(protocol={"alpha": 0.01})))
+    assert {r["discrimination"]["alpha"] for r in section["reviewers"] if r["discrimination"]} == {0.01}
+    section = reviewer_conditions(world("not_flagged"))
+    assert {r["discrimination"]["alpha"] for r in section["reviewers"] if r["discrimination"]} == {0.05}
