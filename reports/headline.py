@@ -272,8 +272,8 @@ def _humans_and_models(report: dict) -> dict:
             f"Alone (phase 1), the invited judges {catch} "
             f"{numbers.estimate_text(effects['recall_phase1'])} of {defective} and {passed} "
             f"{numbers.estimate_text(effects['tnr_phase1'])} of {good} ({plural(pooled['judges'], 'judge')} "
-            f"who locked both phases, {plural(paired, 'paired verdict')}; the intervals resample "
-            f"judges and items).")
+            f"who locked both phases, {plural(paired, 'paired verdict')}; "
+            f"{numbers.pooled_interval_text(pooled['resampling'])}).")
     else:
         sentences.append(_judges_alone(report, catch, defective, passed, good))
     recall, tnr = _reviewer_range(report, "recall"), _reviewer_range(report, "tnr")

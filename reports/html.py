@@ -504,17 +504,16 @@ def phase_shift_context(report: dict) -> dict:
         context = {"group": group, "words": words, "entry": entry, "rates": None, "changes": None,
                    "effects": [], "order": None}
         if effects:
-            resampled = (entry.get("cluster_resampled") or {}).get("effects") or {}
             for name, e in effects.items():
                 as_points = name.startswith("delta_")
                 text = numbers.difference_text if as_points else numbers.estimate_text
                 context["effects"].append({
-                    "name": EFFECT_NAMES.get(name, name), "metric": name, "text": text(e),
-                    "clustered": text(resampled[name]) if name in resampled else None})
+                    "name": EFFECT_NAMES.get(name, name), "metric": name, "text": text(e)})
+            context["interval"] = numbers.pooled_interval_text(entry["resampling"])
             context["rates"] = dot_plot(
                 plot_id=f"plot-pooled-{group}", label_header="Measure", series=[PHASE1, PHASE2],
                 caption=f"Pooled over the {words}: recall and true-negative rate in each phase; bars "
-                        "are 95% bootstrap intervals over judges and items.",
+                        f"are 95% intervals where there are any ({context['interval']}).",
                 rows=[Row("Recall", "defective items", [_triple(effects["recall_phase1"]),
                                                         _triple(effects["recall_phase2"])],
                           [numbers.estimate_text(effects["recall_phase1"]),

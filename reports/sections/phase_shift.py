@@ -27,9 +27,11 @@ def phase_shift(data: ReportData, pooled: dict) -> dict:
             "p_value": "McNemar's exact two-sided test on the two discordant counts, per judge "
                        "and truth class; never pooled across judges",
             "pooled": "per group of judges, current truth: ratios over all paired verdicts; "
-                      f"95% percentile intervals from {RESAMPLES} resamples of judges and "
-                      "items, drawn independently (seed 0); cluster_resampled: the same "
-                      "effects resampling the bundle's clusters of copies, judges fixed",
+                      f"95% percentile intervals from {RESAMPLES} resamples (seed 0) of the "
+                      "run's units (tasks, or declared clusters) and, with 10 judges or more, "
+                      "of the judges too, drawn independently; with fewer, the judges are "
+                      "held fixed (conditional on these judges); none over fewer than 20 "
+                      "units (resampling says which, and why)",
             "agreement": "Fleiss' kappa (items with the most common number of raters) and "
                          "Krippendorff's alpha (nominal) among the group's judges who locked "
                          f"both phases, on the same items in each phase; {AGREEMENT_LABEL}",

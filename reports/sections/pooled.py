@@ -29,10 +29,11 @@ def pooled_by_group(data: ReportData) -> dict:
     bundle, items = data.bundle, data.items
     says, paired, right = data.verdicts.says, data.verdicts.paired, data.verdicts.right
     thirds = data.assignments.thirds
-    item_clusters = [
-        ("cluster", bundle.copy_by_pk[item.copy_id].cluster) if bundle.copy_by_pk[item.copy_id].cluster
-        else ("item", item.key) for item in items.rows
-    ]
+    # Each item's resampling unit: its copy's (a finding's copy's), the run's frozen unit
+    # (issue 28 item 1: tasks, or declared clusters); with one task and no clusters, one unit.
+    item_units = [bundle.unit_of_copy.get(
+        item.copy_id if item.copy_id else bundle.finding_by_pk[item.finding_id].copy_id, "run")
+        for item in items.rows]
     current_class = items.classes["current"]
     defective_items = current_class == CLASS_CODES["defective"]
     good_items = current_class == CLASS_CODES["good"]
@@ -50,10 +51,10 @@ def pooled_by_group(data: ReportData) -> dict:
         r2 = right[("current", 2)][members]
         if paired_g[:, known].any():
             entry.update(_pooled(paired_g & known[None, :], r1, r2, defective_items, good_items,
-                                 item_clusters))
+                                 item_units, bundle.resampling_by))
         else:
             entry.update({"judges": 0, "items": 0, "paired_verdicts": {"defective": 0, "good": 0},
-                          "discordant": None, "effects": None, "cluster_resampled": None})
+                          "discordant": None, "effects": None, "resampling": None})
         raters = members[paired[members].any(axis=1)]
         if raters.size >= 2:
             mask = paired[raters]
@@ -96,35 +97,44 @@ def _indicator_matrices(paired, right1, right2, defective, good) -> list[np.ndar
     return matrices
 
 
-def _pooled(paired, right1, right2, defective, good, item_clusters) -> dict:
-    """Pooled effects for one group of judges, with a two-way bootstrap over judges and items
-    (and, where the bundle gives clusters, a cluster bootstrap over items)."""
+def _pooled(paired, right1, right2, defective, good, item_units, by) -> dict:
+    """Pooled effects for one group of judges, each with its 95% interval (issue 28 item 3):
+    a crossed two-way bootstrap over judges and the run's units (tasks, or declared clusters)
+    where there are 10 judges or more (Owen 2007); over the units alone, the judges held fixed,
+    with fewer (conditional on these judges); none over fewer than 20 units, and why."""
     matrices = _indicator_matrices(paired, right1, right2, defective, good)
     point = _pooled_metrics({name: float(m.sum()) for name, m in zip(_SUMS, matrices, strict=True)})
     # Resample only what the pooled rates are made of: judges and items with a paired verdict.
     judges = np.flatnonzero(paired.any(axis=1))
     items = np.flatnonzero(paired.any(axis=0))
-    sub = [np.ascontiguousarray(m[np.ix_(judges, items)], dtype=np.float64) for m in matrices]
-    judge_weights, item_weights = stats.judges_items_weights(
-        judges.size, items.size, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-    sums = stats.resampled_sums(sub, judge_weights, item_weights)
-    resampled = _pooled_metrics(dict(zip(_SUMS, sums, strict=True)))
-    effects = {}
-    for name, value in point.items():
-        low, high = stats.percentile_interval(resampled[name])
-        effects[name] = estimate(value, low, high)
-    clustered = None
-    labels = [item_clusters[i] for i in items]
-    if any(label[0] == "cluster" for label in labels):
-        weights = stats.cluster_weights(labels, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
-        # Judges stay fixed here, so each matrix can be summed over judges first.
-        column_sums = [m.sum(axis=0, keepdims=True) for m in sub]
-        sums = stats.resampled_sums(column_sums, np.ones((RESAMPLES, 1)), weights)
+    labels = [item_units[i] for i in items]
+    units = len(set(labels))
+    conditional = judges.size < stats.MIN_JUDGES_RESAMPLED
+    resampling = {"by": by, "units": units, "judges": int(judges.size),
+                  "conditional_on_judges": conditional, "method": None, "no_interval": None}
+    effects = {name: estimate(value) for name, value in point.items()}
+    if units < stats.MIN_BOOTSTRAP_UNITS:
+        resampling["no_interval"] = (
+            f"{units} unit{'s' if units != 1 else ''} ({_UNIT_WORDS[by]}), fewer than "
+            f"{stats.MIN_BOOTSTRAP_UNITS}: a bootstrap over so few is too narrow, and no other "
+            "interval fits verdicts pooled over judges")
+    else:
+        sub = [np.ascontiguousarray(m[np.ix_(judges, items)], dtype=np.float64) for m in matrices]
+        if conditional:
+            # Judges held fixed: each matrix summed over them first.
+            weights = stats.cluster_weights(labels, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+            column_sums = [m.sum(axis=0, keepdims=True) for m in sub]
+            sums = stats.resampled_sums(column_sums, np.ones((RESAMPLES, 1)), weights)
+            resampling["method"] = "bootstrap"
+        else:
+            judge_weights, unit_weights = stats.judges_clusters_weights(
+                judges.size, labels, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+            sums = stats.resampled_sums(sub, judge_weights, unit_weights)
+            resampling["method"] = "two-way bootstrap"
         resampled = _pooled_metrics(dict(zip(_SUMS, sums, strict=True)))
-        clustered = {"clusters": len(set(labels)), "effects": {}}
         for name, value in point.items():
             low, high = stats.percentile_interval(resampled[name])
-            clustered["effects"][name] = estimate(value, low, high)
+            effects[name] = estimate(value, low, high)
     counts = {name: int(m.sum()) for name, m in zip(_SUMS, matrices, strict=True)}
     return {
         "judges": int(judges.size), "items": int(items.size),
@@ -135,5 +145,9 @@ def _pooled(paired, right1, right2, defective, good, item_clusters) -> dict:
             for cls, c in (("defective", "d"), ("good", "g"))
         },
         "effects": effects,
-        "cluster_resampled": clustered,
+        "resampling": resampling,
     }
+
+
+_UNIT_WORDS = {"task": "tasks", "cluster": "declared clusters",
+               None: "one task and no clusters: the run is one unit"}

@@ -1,7 +1,9 @@
 """reports.sections.pooled on hand-made data: per group of judges (only the groups present, in
 the report's order) the pooled effects of the phase shift and their discordant counts worked out
-by hand, the two-way bootstrap intervals and the cluster-resampled ones against independent loops
-over the same draws, agreement among two or more raters and order effects by third."""
+by hand; their intervals by the rule of docs/statistics.md (a two-way bootstrap over judges and
+the run's units from 10 judges, the units alone with fewer, none under 20 units) against
+independent loops over the same draws; agreement among two or more raters and order effects by
+third."""
 
 import numpy as np
 import pytest
@@ -82,33 +84,88 @@ def test_the_invited_group_s_pooled_effects_by_hand():
         "recall_phase1": 1 / 4, "recall_phase2": 3 / 4, "delta_recall": 2 / 4,
         "tnr_phase1": 3 / 4, "tnr_phase2": 4 / 4, "delta_tnr": 1 / 4,
         "shift_towards_truth": 3 / 8, "shift_away_from_truth": 0.0})
-    assert invited["cluster_resampled"] is None  # no copy names a cluster
+    # One task and no clusters: the run is one unit, so no interval, and why.
+    assert invited["resampling"] == {
+        "by": None, "units": 1, "judges": 2, "conditional_on_judges": True, "method": None,
+        "no_interval": "1 unit (one task and no clusters: the run is one unit), fewer than 20: a "
+                       "bootstrap over so few is too narrow, and no other interval fits verdicts "
+                       "pooled over judges"}
+    assert all(e["low"] is None and e["high"] is None for e in invited["effects"].values())
 
 
-def test_the_two_way_bootstrap_against_a_loop_over_judges_and_items_drawn():
-    invited = pooled_by_group(world())["invited"]
-    rng = np.random.default_rng(0)  # judges drawn first, then items, 2,000 resamples
-    judge_draws = rng.integers(0, 2, size=(2000, 2))
-    item_draws = rng.integers(0, 4, size=(2000, 4))
-    drawn = [metrics_of(np.bincount(j, minlength=2), np.bincount(i, minlength=4))
-             for j, i in zip(judge_draws, item_draws, strict=True)]
+def big_world(n_judges: int, n_tasks: int = 24, clusters: int | None = None):
+    """n_tasks tasks, each with a defective and a good copy (in that order), optionally in
+    `clusters` clusters (task t in cluster t mod clusters); every judge answers every item in
+    both phases, at random (seeded): returns the data and each judge's right / wrong matrices."""
+    rng = np.random.default_rng(5)
+    tasks = [task(f"t{t}") for t in range(n_tasks)]
+    copies = []
+    for t, tk in enumerate(tasks):
+        cluster = f"k{t % clusters}" if clusters else ""
+        copies += [copy(f"{tk.bundle_id}-d", tk, B, "seeded_defect", cluster=cluster),
+                   copy(f"{tk.bundle_id}-g", tk, B, "known_good", cluster=cluster)]
+    defective = np.array([c.truth == "seeded_defect" for c in copies])
+    says = {phase: rng.random((n_judges, len(copies))) < 0.5 for phase in (1, 2)}  # True: fail
+    grid = {phase: ["".join("F" if x else "P" for x in row) for row in says[phase]]
+            for phase in (1, 2)}
+    right = {phase: (says[phase] == defective[None, :]).astype(float) for phase in (1, 2)}
+    data = report_data(bundle(tasks=tasks, builders=[B], copies=copies),
+                       items=[item(c) for c in copies],
+                       judges=[judge(f"J{j}") for j in range(n_judges)], grid=grid)
+    return data, right, defective
+
+
+def weighted_metrics(right, defective, weights):
+    """The pooled metrics with each (judge, item) verdict counted weights[j, i] times."""
+    d, g = weights[:, defective], weights[:, ~defective]
+    r1d, r2d, r1g, r2g = (right[p][:, m] for p, m in ((1, defective), (2, defective),
+                                                      (1, ~defective), (2, ~defective)))
+    return metrics(d.sum(), (d * r1d).sum(), (d * r2d).sum(), (d * r1d * r2d).sum(),
+                   g.sum(), (g * r1g).sum(), (g * r2g).sum(), (g * r1g * r2g).sum())
+
+
+def test_the_two_way_bootstrap_against_a_loop_over_judges_and_tasks_drawn():
+    # Ten judges and 24 tasks: judges and tasks drawn independently (judges first, then tasks,
+    # from one default_rng(0), 2,000 resamples), an item counted as often as its judge times its
+    # task was drawn.
+    data, right, defective = big_world(10)
+    invited = pooled_by_group(data)["invited"]
+    assert invited["resampling"] == {"by": "task", "units": 24, "judges": 10,
+                                     "conditional_on_judges": False,
+                                     "method": "two-way bootstrap", "no_interval": None}
+    rng = np.random.default_rng(0)
+    judge_draws = rng.integers(0, 10, size=(2000, 10))
+    task_draws = rng.integers(0, 24, size=(2000, 24))
+    task_of_item = np.repeat(np.arange(24), 2)
+    drawn = [weighted_metrics(right, defective, np.outer(np.bincount(j, minlength=10),
+                                                         np.bincount(t, minlength=24)[task_of_item]))
+             for j, t in zip(judge_draws, task_draws, strict=True)]
     for name, estimate in invited["effects"].items():
         low, high = percentile_95([m[name] for m in drawn])
         assert (estimate["low"], estimate["high"]) == pytest.approx((low, high), abs=1e-12), name
 
 
-def test_clusters_of_copies_resample_whole_clusters_judges_fixed():
-    # d1 and g1 in one cluster, d2 and g2 in another; u1 (no cluster) is its own item.
-    invited = pooled_by_group(world(clusters=("k1", "k2", "k1", "k2", "")))["invited"]
-    clustered = invited["cluster_resampled"]
-    assert clustered["clusters"] == 2
-    unit_of_item = np.array([0, 1, 0, 1])  # clusters numbered as they first appear: k1, k2
-    drawn = [metrics_of(np.ones(2), np.bincount(draw, minlength=2)[unit_of_item])
-             for draw in cluster_draws(2)]
-    for name, estimate in clustered["effects"].items():
+def test_fewer_than_ten_judges_are_held_fixed_and_whole_clusters_drawn():
+    # Three judges, 24 tasks in 20 clusters: the clusters drawn (default_rng(0)), the judges
+    # each counted once; conditional on these judges.
+    data, right, defective = big_world(3, clusters=20)
+    invited = pooled_by_group(data)["invited"]
+    assert invited["resampling"] == {"by": "cluster", "units": 20, "judges": 3,
+                                     "conditional_on_judges": True, "method": "bootstrap",
+                                     "no_interval": None}
+    cluster_of_item = np.repeat(np.arange(24) % 20, 2)  # k0..k19 first appear in that order
+    drawn = [weighted_metrics(right, defective,
+                              np.outer(np.ones(3), np.bincount(draw, minlength=20)[cluster_of_item]))
+             for draw in cluster_draws(20)]
+    for name, estimate in invited["effects"].items():
         low, high = percentile_95([m[name] for m in drawn])
-        assert estimate["value"] == invited["effects"][name]["value"]
         assert (estimate["low"], estimate["high"]) == pytest.approx((low, high), abs=1e-12), name
+    # The same judges over 12 clusters: fewer than 20 units, no interval.
+    data, _, _ = big_world(3, clusters=12)
+    invited = pooled_by_group(data)["invited"]
+    assert invited["resampling"]["units"] == 12
+    assert invited["resampling"]["no_interval"].startswith("12 units (declared clusters), fewer")
+    assert all(e["low"] is None for e in invited["effects"].values())
 
 
 def test_agreement_and_order_effects_of_the_group():
@@ -137,13 +194,13 @@ def test_the_groups_present_apart_a_lone_judge_and_a_group_with_nothing_paired()
     # One judge, one pair (d1, right then wrong): no agreement; rates of good items not computable.
     assert (guest["judges"], guest["items"], guest["agreement"]) == (1, 1, None)
     assert guest["discordant"]["defective"] == {"towards_truth": 0, "away_from_truth": 1}
-    assert guest["effects"]["recall_phase1"] == {"value": 1.0, "low": 1.0, "high": 1.0}
-    assert guest["effects"]["delta_recall"] == {"value": -1.0, "low": -1.0, "high": -1.0}
+    assert guest["effects"]["recall_phase1"] == {"value": 1.0, "low": None, "high": None}
+    assert guest["effects"]["delta_recall"] == {"value": -1.0, "low": None, "high": None}
     assert guest["effects"]["tnr_phase1"] == NONE
     assert guest["effects"]["shift_away_from_truth"]["value"] == 1.0
     assert pooled["removed"] == {
         "judges_in_group": 1, "judges": 0, "items": 0, "paired_verdicts": {"defective": 0, "good": 0},
-        "discordant": None, "effects": None, "cluster_resampled": None, "agreement": None,
+        "discordant": None, "effects": None, "resampling": None, "agreement": None,
         "order_effects": {p: dict.fromkeys(("first", "middle", "last"), wilson(0, 0)) for p in ("1", "2")}}
 
 
