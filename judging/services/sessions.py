@@ -18,6 +18,7 @@ from content.canonical import CURRENT, FORM_KEY, canonical_sha256, form_of, sha2
 from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
 from content.rules import (
+    DEFAULT_ALPHA,
     DEFAULT_PRIMARY,
     RulesBlock,
     RulesError,
@@ -666,8 +667,8 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
     verdict in the session; if it holds a `rules` block, those rules replace the rules in force
     (validated now, against the run too); appends a `prereg.amended` audit event. Refused on
     drafts (edit the preregistration itself), after the reveal, when its block names a primary
-    builder comparison other than the frozen one (the protocol's, or the default), and when it
-    holds the session's draw seed.
+    builder comparison or an alpha other than the frozen one (the protocol's, or the default),
+    and when it holds the session's draw seed.
     """
     text = checked_text(text, field="amendment").strip()
     if not text:
@@ -683,6 +684,10 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
             raise Invalid("amendment: primary_comparison: the primary comparison froze when the "
                           f"session opened ({json.dumps(frozen, sort_keys=True)}); an amendment "
                           "cannot change it")
+        frozen_alpha = session.protocol.get("alpha", DEFAULT_ALPHA)
+        if block.alpha not in (None, frozen_alpha):
+            raise Invalid(f"amendment: alpha: the significance level froze when the session "
+                          f"opened ({frozen_alpha:g}); an amendment cannot change it")
         before = not Verdict.objects.filter(assignment__judge__session=session).exists()
         amendment = PreregAmendment.objects.create(
             session=session, text=text, text_sha256=sha256_hex(text.encode("utf-8")),

@@ -168,9 +168,16 @@ def test_amendments_are_checked_against_the_run(run2):
     assert str(refused.value) == (
         'amendment: primary_comparison: the primary comparison froze when the session opened '
         '({"source": "truth"}); an amendment cannot change it')
+    # So did the significance level (0.05 when the preregistration named none).
+    with pytest.raises(Invalid) as refused:
+        prereg_amend(session=opened, actor="t", text=prereg({"alpha": 0.1, "rules": []}))
+    assert str(refused.value) == (
+        "amendment: alpha: the significance level froze when the session opened (0.05); an "
+        "amendment cannot change it")
     assert not PreregAmendment.objects.filter(session=opened).exists()
     opened.refresh_from_db()
     assert opened.decision_rules == [SUPPRESSION]
+    prereg_amend(session=opened, actor="t", text=prereg({"alpha": 0.05, "rules": [SUPPRESSION]}))
 
     judge = invite_and_join(opened, name="Ada").judge
     verdict_record(judge=judge, code=judge.assignments.first().code, phase=1, value="pass")
