@@ -211,8 +211,9 @@ def test_pooled_effects_of_the_invited_group(scripted):
 
 def test_pooled_intervals_are_withheld_under_20_units_and_say_why(scripted):
     # Eight items in three units (the clusters fnA and fnB, and the task of the four copies
-    # without one, their own unit): fewer than 20, so no bootstrap interval (issue 28 item 3; tests/reports/sections/test_pooled.py checks
-    # the intervals against loops over the draws at 24 tasks), and three judges, held fixed.
+    # without one, their own unit): fewer than 20, so no bootstrap interval (issue 28 item 3;
+    # tests/reports/sections/test_pooled.py checks the intervals against loops over the draws
+    # at 24 tasks), and three judges, held fixed.
     invited = scripted["phase_shift"]["pooled"]["invited"]
     assert invited["resampling"] == {
         "by": "cluster", "units": 3, "judges": 3, "conditional_on_judges": True, "method": None,
