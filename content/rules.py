@@ -131,6 +131,7 @@ class RulesBlock:
     rules: list[dict]
     primary_comparison: dict | None  # resolved; None when the preregistration names none
     alpha: float | None = None  # the report's significance level; None: the default, 0.05
+    actions: tuple = ()  # rules that act (ACTIONS), as written, apart from the decision rules
 
 
 def _is_name(value) -> bool:
@@ -339,9 +340,13 @@ def has_rules_block(preregistration: str) -> bool:
     return bool(_RULES_BLOCK.search(preregistration.replace("\r\n", "\n")))
 
 
-def parse_block(preregistration: str, run: RunContext | None = None) -> RulesBlock:
+def parse_block(preregistration: str, run: RunContext | None = None, *,
+                task_flags: bool | None = None) -> RulesBlock:
     """The decision rules in a preregistration's `rules` block and the primary builder comparison
-    it names (no rules and None when there is no block).
+    it names (no rules and None when there is no block), and its rules that act, apart.
+
+    `task_flags`: whether the session collects judges' task flags (an exclude_tasks rule acts on
+    them and is refused where they are not collected); None checks the grammar only.
 
     With `run`, every selector is checked against it too. Raises RulesError naming each problem
     (`rules[1].metric: unknown metric "x"; known: …`).
@@ -373,15 +378,22 @@ def parse_block(preregistration: str, run: RunContext | None = None) -> RulesBlo
     if not isinstance(rules, list):
         raise RulesError(errors + ["rules: expected a JSON list of rules"])
     seen = set()
+    decisions, actions = [], []
     for index, rule in enumerate(rules):
-        _check_condition(rule, f"rules[{index}]", errors, named=True, run=run)
+        if isinstance(rule, dict) and "action" in rule:
+            _check_action(rule, f"rules[{index}]", errors, task_flags=task_flags)
+            actions.append(rule)
+        else:
+            _check_condition(rule, f"rules[{index}]", errors, named=True, run=run)
+            decisions.append(rule)
         name = rule.get("name") if isinstance(rule, dict) else None
         if isinstance(name, str) and name in seen:
             errors.append(f'rules[{index}].name: duplicate rule name "{name}"')
         seen.add(name)
     if errors:
         raise RulesError(errors)
-    return RulesBlock(rules=rules, primary_comparison=primary, alpha=alpha)
+    return RulesBlock(rules=decisions, primary_comparison=primary, alpha=alpha,
+                      actions=tuple(actions))
 
 
 def _checked_alpha(value, errors: list[str]) -> float | None:
@@ -394,6 +406,105 @@ def _checked_alpha(value, errors: list[str]) -> float | None:
                       "is the chance of a false alarm the host accepts, e.g. 0.05 or 0.01")
         return None
     return float(value)
+
+
+# --- Rules that act ----------------------------------------------------------------------------
+#
+# One grammar for every rule that changes what the report analyses, beside the decision rules
+# (which only state whether a figure crossed a threshold): {"name", "action", "when"}, validated at
+# opening with the rest of the block, never at report time. An action names what it acts on in
+# "when", each selector a comparison written as text (">=0.5"). Only exclude_tasks is known yet:
+# a task is excluded where the share of the judges who saw it that flagged it (with a flag of at
+# least the severity named, and of the kind named, if any) satisfies flag_share.
+FLAG_KINDS = ("underspecified", "tests_unfair", "other")
+MAX_SEVERITY = 3
+ACTIONS = {
+    # action -> (selectors it needs, selectors it may have)
+    "exclude_tasks": (("flag_share",), ("severity", "flag")),
+}
+_COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def comparison(text) -> tuple[str, float] | None:
+    """(operator, number) of a comparison written as text, ">=0.5" -> (">=", 0.5); None if it
+    is not one."""
+    match = _COMPARISON.match(text) if isinstance(text, str) else None
+    return (match.group(1), float(match.group(2))) if match else None
+
+
+def _check_action(rule: dict, place: str, errors: list[str], *, task_flags: bool | None):
+    for key in sorted(set(rule) - {"name", "action", "when"}):
+        errors.append(f'{place}: unknown field "{key}" (a rule that acts holds "name", "action" '
+                      'and "when")')
+    name = rule.get("name")
+    if not isinstance(name, str) or not name.strip():
+        errors.append(f"{place}.name: a rule needs a non-empty name")
+    action = rule.get("action")
+    if action not in ACTIONS:
+        errors.append(f'{place}.action: unknown action {json.dumps(action)}; known: '
+                      f'{", ".join(ACTIONS)}')
+        return
+    when = rule.get("when")
+    if not isinstance(when, dict):
+        errors.append(f'{place}.when: expected an object naming what the action acts on '
+                      f'(e.g. {{"flag_share": ">=0.5"}})')
+        return
+    need, may = ACTIONS[action]
+    for key in sorted(set(when) - set(need) - set(may)):
+        errors.append(f'{place}.when: unknown selector "{key}"; {action} takes '
+                      f'{", ".join(need + may)}')
+    for key in need:
+        if key not in when:
+            errors.append(f"{place}.when.{key}: {action} needs it")
+    if "flag_share" in when:
+        parsed = comparison(when["flag_share"])
+        if parsed is None or not 0 <= parsed[1] <= 1:
+            errors.append(f'{place}.when.flag_share: expected a comparison with a share from 0 '
+                          f'to 1, such as ">=0.5"; got {json.dumps(when["flag_share"])}')
+    if "severity" in when:
+        parsed = comparison(when["severity"])
+        if parsed is None or parsed[1] != int(parsed[1]) or not 0 <= parsed[1] <= MAX_SEVERITY:
+            errors.append(f'{place}.when.severity: expected a comparison with a severity from 0 '
+                          f'to {MAX_SEVERITY}, such as ">=2"; got {json.dumps(when["severity"])}')
+    if "flag" in when and when["flag"] not in FLAG_KINDS:
+        errors.append(f'{place}.when.flag: unknown flag {json.dumps(when["flag"])}; known: '
+                      f'{", ".join(FLAG_KINDS)}')
+    if action == "exclude_tasks" and task_flags is False:
+        errors.append(f"{place}.action: exclude_tasks acts on the judges' task flags, and this "
+                      "session does not collect them")
+
+
+def tasks_excluded(rule: dict, flags, seen: dict, *, leave_out=None) -> set:
+    """The tasks an exclude_tasks rule excludes.
+
+    `flags`: (task, judge, kind, severity) of every locked flag; `seen`: task -> the judges who
+    saw it (had an item of it). A task's share is the judges who flagged it with a flag the rule
+    counts (severity and kind as it names them) over the judges who saw it. `leave_out`: a judge
+    counted in neither (leave-one-out: when that judge is re-scored, no task is excluded only
+    because of their own flags)."""
+    when = rule["when"]
+    share_op, share = comparison(when["flag_share"])
+    severity = comparison(when["severity"]) if "severity" in when else None
+    flagged: dict = {}
+    for task, judge, kind, level in flags:
+        if judge == leave_out or judge not in seen.get(task, ()):
+            continue
+        if "flag" in when and kind != when["flag"]:
+            continue
+        if severity is not None and not _holds(level, *severity):
+            continue
+        flagged.setdefault(task, set()).add(judge)
+    excluded = set()
+    for task, judges in seen.items():
+        counted = {j for j in judges if j != leave_out}
+        if counted and _holds(len(flagged.get(task, set())) / len(counted), share_op, share):
+            excluded.add(task)
+    return excluded
+
+
+def _holds(value: float, op: str, threshold: float) -> bool:
+    return {">=": value >= threshold, ">": value > threshold, "<=": value <= threshold,
+            "<": value < threshold, "==": value == threshold, "!=": value != threshold}[op]
 
 
 def parse_rules(preregistration: str, run: RunContext | None = None) -> list[dict]:

@@ -96,9 +96,12 @@ def _rules_context(run: Run) -> RunContext:
 
 
 def _check_rules(text: str, place: str, run: Run) -> RulesBlock:
-    """The text's rules block, checked against the run; Invalid naming each problem by place."""
+    """The text's rules block, checked against the run; Invalid naming each problem by place.
+    No session collects judges' task flags yet, so a rule that excludes flagged tasks is refused
+    here, when it is written, never at report time."""
     try:
-        return parse_block(text, _rules_context(run) if has_rules_block(text) else None)
+        return parse_block(text, _rules_context(run) if has_rules_block(text) else None,
+                           task_flags=False)
     except RulesError as error:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 

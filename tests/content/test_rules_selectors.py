@@ -13,8 +13,10 @@ from content.rules import (
     RunBuilder,
     RunContext,
     RunReviewer,
+    comparison,
     parse_block,
     parse_rules,
+    tasks_excluded,
 )
 
 # No database, no socket, no process: run once (tests/support/pure.py).
@@ -293,3 +295,81 @@ def test_an_object_with_rules_only_is_the_list_and_the_list_has_no_primary():
 ])
 def test_the_object_form_refuses_every_problem_by_place(block, errors):
     assert refused(block) == errors
+
+
+# --- Rules that act (issue 29 item 4): one grammar, checked when written -------------------------
+
+EXCLUDE = {"name": "drop unfair tasks", "action": "exclude_tasks",
+           "when": {"flag_share": ">=0.5", "severity": ">=2"}}
+
+
+def test_a_rule_that_acts_is_kept_apart_from_the_decision_rules():
+    block = parse_block(text_of([rule("delta_recall"), EXCLUDE]), RUN)
+    assert block.rules == [rule("delta_recall")]
+    assert block.actions == (EXCLUDE,)
+    assert parse_block(text_of({"rules": [EXCLUDE]}), RUN).actions == (EXCLUDE,)
+    with_kind = {**EXCLUDE, "when": {"flag_share": "> 0.25", "flag": "tests_unfair"}}
+    assert parse_block(text_of([with_kind]), RUN).actions == (with_kind,)
+
+
+@pytest.mark.parametrize("written, errors", [
+    ({**EXCLUDE, "action": "exclude_everything"},
+     ['rules[0].action: unknown action "exclude_everything"; known: exclude_tasks']),
+    ({**EXCLUDE, "when": None},
+     ['rules[0].when: expected an object naming what the action acts on (e.g. {"flag_share": '
+      '">=0.5"})']),
+    ({**EXCLUDE, "when": {"severity": ">=2"}}, ["rules[0].when.flag_share: exclude_tasks needs it"]),
+    ({**EXCLUDE, "when": {"flag_share": "half"}},
+     ['rules[0].when.flag_share: expected a comparison with a share from 0 to 1, such as ">=0.5"; '
+      'got "half"']),
+    ({**EXCLUDE, "when": {"flag_share": ">=1.5"}},
+     ['rules[0].when.flag_share: expected a comparison with a share from 0 to 1, such as ">=0.5"; '
+      'got ">=1.5"']),
+    ({**EXCLUDE, "when": {"flag_share": ">=0.5", "severity": ">=4"}},
+     ['rules[0].when.severity: expected a comparison with a severity from 0 to 3, such as ">=2"; '
+      'got ">=4"']),
+    ({**EXCLUDE, "when": {"flag_share": ">=0.5", "flag": "boring"}},
+     ['rules[0].when.flag: unknown flag "boring"; known: underspecified, tests_unfair, other']),
+    ({**EXCLUDE, "when": {"flag_share": ">=0.5", "judge": "J01"}},
+     ['rules[0].when: unknown selector "judge"; exclude_tasks takes flag_share, severity, flag']),
+    ({**EXCLUDE, "metric": "delta_recall"},
+     ['rules[0]: unknown field "metric" (a rule that acts holds "name", "action" and "when")']),
+    ({**EXCLUDE, "name": ""}, ["rules[0].name: a rule needs a non-empty name"]),
+])
+def test_a_rule_that_acts_is_refused_by_place(written, errors):
+    assert refused([written]) == errors
+
+
+def test_names_are_unique_across_both_kinds_of_rule():
+    assert refused([{**rule("delta_recall"), "name": "drop unfair tasks"}, EXCLUDE]) == [
+        'rules[1].name: duplicate rule name "drop unfair tasks"']
+
+
+def test_exclude_tasks_is_refused_where_the_session_collects_no_task_flags():
+    with pytest.raises(RulesError) as error:
+        parse_block(text_of([EXCLUDE]), RUN, task_flags=False)
+    assert error.value.errors == [
+        "rules[0].action: exclude_tasks acts on the judges' task flags, and this session does not "
+        "collect them"]
+    assert parse_block(text_of([EXCLUDE]), RUN, task_flags=True).actions == (EXCLUDE,)
+
+
+def test_the_tasks_a_rule_excludes_by_share_severity_kind_and_leaving_one_out():
+    # t1: seen by J1 J2 J3 J4; flagged by J1 (unfair, 3) and J2 (underspecified, 2): 2/4.
+    # t2: seen by J1 J2; flagged by J1 (unfair, 1): 1/2, but below severity 2.
+    # t3: seen by J3 J4; flagged by J3 (other, 3) and J4 (unfair, 2): 2/2.
+    # A flag by a judge who did not see the task (J5 on t1) counts nowhere.
+    seen = {"t1": {"J1", "J2", "J3", "J4"}, "t2": {"J1", "J2"}, "t3": {"J3", "J4"}}
+    flags = [("t1", "J1", "tests_unfair", 3), ("t1", "J2", "underspecified", 2),
+             ("t2", "J1", "tests_unfair", 1), ("t3", "J3", "other", 3),
+             ("t3", "J4", "tests_unfair", 2), ("t1", "J5", "other", 3)]
+    assert tasks_excluded(EXCLUDE, flags, seen) == {"t1", "t3"}
+    no_severity = {**EXCLUDE, "when": {"flag_share": ">=0.5"}}
+    assert tasks_excluded(no_severity, flags, seen) == {"t1", "t2", "t3"}
+    unfair = {**EXCLUDE, "when": {"flag_share": ">=0.5", "flag": "tests_unfair"}}
+    assert tasks_excluded(unfair, flags, seen) == {"t2", "t3"}  # t1: 1/4
+    # Re-scoring J2: J2 is left out of t1 (1/3, stays) and t2 (0/1 at severity >= 2).
+    assert tasks_excluded(EXCLUDE, flags, seen, leave_out="J2") == {"t3"}
+    # Re-scoring J3: t3 is then 1/1 (J4's own flag), still out; t1 2/3.
+    assert tasks_excluded(EXCLUDE, flags, seen, leave_out="J3") == {"t1", "t3"}
+    assert comparison(">= 0.5") == (">=", 0.5) and comparison("half") is None

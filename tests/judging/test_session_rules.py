@@ -189,3 +189,15 @@ def test_amendments_are_checked_against_the_run(run2):
     opened.refresh_from_db()
     assert opened.decision_rules == [self_pref]
     assert "primary_comparison" in opened.protocol  # the frozen protocol never changes
+
+
+def test_a_rule_that_excludes_flagged_tasks_is_refused_when_written(run2):
+    # No session collects judges' task flags yet: the rule is refused when the preregistration is
+    # written (and would be at opening), never found unusable at report time.
+    exclude = {"name": "drop unfair tasks", "action": "exclude_tasks",
+               "when": {"flag_share": ">=0.5", "severity": ">=2"}}
+    with pytest.raises(Invalid) as refused:
+        session_create(run=run2, kind="copies", actor="t", preregistration=prereg([exclude]))
+    assert str(refused.value) == (
+        "preregistration: rules[0].action: exclude_tasks acts on the judges' task flags, and this "
+        "session does not collect them")
