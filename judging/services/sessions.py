@@ -431,6 +431,11 @@ def protocol_of(session: Session) -> dict:
     if block.primary_comparison is not None:
         # Likewise only when the preregistration names it.
         protocol["primary_comparison"] = block.primary_comparison
+    if block.actions:
+        # The rules that act (content.rules ACTIONS: exclude_tasks), as written; only when any,
+        # as above. What the report analyses again without follows from them and the locked
+        # flags, never from a choice made after seeing the data.
+        protocol["actions"] = list(block.actions)
     if block.alpha is not None:
         # The significance level the report reads its tests at, when the preregistration names
         # one (else 0.05); only then, as above.

@@ -1,0 +1,100 @@
+"""A revealed session's data without some of its tasks: what a preregistered exclusion asks the
+report to analyse again (issue 29 item 4). Pure: a ReportData in, a ReportData out, no query.
+
+Everything of an excluded task goes: its copies (and their reviews, findings and corrections),
+its items with every judge's verdicts and assignments on them, so that any section computed on
+the result sees a run that never had those tasks. What stays is unchanged, the drawn order's
+thirds included (a judge's order was drawn over every item; an exclusion does not redraw it).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+
+from reports.loading import Assignments, Bundle, Items, ReportData, Verdicts
+
+
+def without_tasks(data: ReportData, task_pks) -> ReportData:
+    """`data` with every record of the tasks `task_pks` (Task primary keys) left out."""
+    excluded = set(task_pks)
+    if not excluded:
+        return data
+    bundle = _bundle_without(data.bundle, excluded)
+    copy_kept = bundle.copy_by_pk
+    # An item judges a copy, or a finding of one (then its copy is the finding's).
+    kept_columns = [i for i, item in enumerate(data.items.rows)
+                    if (item.copy_id or data.bundle.finding_by_pk[item.finding_id].copy_id)
+                    in copy_kept]
+    column_of = {old: new for new, old in enumerate(kept_columns)}
+    items = _items_without(data.items, kept_columns)
+    assignments, order_of = _assignments_without(data.assignments, data.items, kept_columns)
+    verdicts = _verdicts_without(data.verdicts, items, column_of, order_of)
+    return replace(data, bundle=bundle, items=items, assignments=assignments, verdicts=verdicts)
+
+
+def _bundle_without(bundle: Bundle, excluded: set) -> Bundle:
+    tasks = [t for t in bundle.tasks if t.pk not in excluded]
+    copies = [c for c in bundle.copies if c.task_id not in excluded]
+    copy_by_pk = {c.pk: c for c in copies}
+    reviews = [r for r in bundle.reviews if r.copy_id in copy_by_pk]
+    findings = [f for f in bundle.findings if f.copy_id in copy_by_pk]
+    finding_by_pk = {f.pk: f for f in findings}
+    corrections = [c for c in bundle.corrections
+                   if (c.copy_id in copy_by_pk if c.copy_id else c.finding_id in finding_by_pk)]
+    return replace(
+        bundle, tasks=tasks, task_by_pk={t.pk: t for t in tasks},
+        copies=copies, copy_by_pk=copy_by_pk,
+        reviews=reviews,
+        default_reviews=[r for r in bundle.default_reviews if r.copy_id in copy_by_pk],
+        other_reviews=[r for r in bundle.other_reviews if r.copy_id in copy_by_pk],
+        findings=findings, finding_by_pk=finding_by_pk,
+        raised_by={pk: v for pk, v in bundle.raised_by.items() if pk in finding_by_pk},
+        raised_by_conditions={pk: v for pk, v in bundle.raised_by_conditions.items()
+                              if pk in finding_by_pk},
+        corrections=corrections,
+        unit_of_copy={pk: u for pk, u in bundle.unit_of_copy.items() if pk in copy_by_pk},
+    )
+
+
+def _items_without(items: Items, kept: list[int]) -> Items:
+    return Items(rows=[items.rows[i] for i in kept], keys=[items.keys[i] for i in kept],
+                 truths={v: [labels[i] for i in kept] for v, labels in items.truths.items()},
+                 versions=items.versions,
+                 classes={v: codes[kept] for v, codes in items.classes.items()})
+
+
+def _assignments_without(assignments: Assignments, items: Items, kept: list[int]):
+    """The assignments of the kept items, and each kept assignment's old place -> new place."""
+    kept_pks = {items.rows[i].pk for i in kept}
+    rows, order_of = [], {}
+    for old, row in enumerate(assignments.rows):
+        if row[2] in kept_pks:
+            order_of[old] = len(rows)
+            rows.append(row)
+    return Assignments(rows=rows, thirds=assignments.thirds[:, kept]), order_of
+
+
+def _verdicts_without(verdicts: Verdicts, items: Items, column_of: dict, order_of: dict) -> Verdicts:
+    keep = [n for n, i in enumerate(verdicts.item.tolist()) if i in column_of]
+    index = np.asarray(keep, dtype=np.int64)
+    new_place = {old: new for new, old in enumerate(keep)}
+    assignment = [(order_of[a[0]], a[1], column_of[a[2]], a[3], a[4])
+                  for a in (verdicts.assignment[n] for n in keep)]
+    columns = np.asarray(sorted(column_of, key=column_of.get), dtype=np.int64)
+    says = {phase: matrix[:, columns] for phase, matrix in verdicts.says.items()}
+    right = {key: matrix[:, columns] for key, matrix in verdicts.right.items()}
+    return Verdicts(
+        assignment=assignment,
+        phase=tuple(verdicts.phase[n] for n in keep),
+        value=tuple(verdicts.value[n] for n in keep),
+        kept=tuple(verdicts.kept[n] for n in keep),
+        reason=tuple(verdicts.reason[n] for n in keep),
+        seconds_spent=tuple(verdicts.seconds_spent[n] for n in keep),
+        created_at=tuple(verdicts.created_at[n] for n in keep),
+        updated_at=tuple(verdicts.updated_at[n] for n in keep),
+        judge=verdicts.judge[index], item=np.asarray([column_of[i] for i in
+                                                     verdicts.item[index].tolist()], dtype=np.int64),
+        locked=verdicts.locked[index], says_defective=verdicts.says_defective[index],
+        sort=[new_place[n] for n in verdicts.sort if n in new_place],
+        says=says, paired=verdicts.paired[:, columns], right=right,
+    )
