@@ -288,6 +288,25 @@ def _source_label(source, group, reviewer, names_r) -> str:
     return f"{GROUP_LABELS.get(group, group)}, phase {source[-1]}"
 
 
+def exclusions_context(report: dict) -> dict:
+    """The preregistered exclusions beside the builders: the rules, what they left out, the
+    ranking statements again, and each judge's phase-1 scores without their exclusions."""
+    section = report["preregistered_exclusions"]
+    if not section["stated"]:
+        return {"stated": False, "why": section["why"]}
+    names = ", ".join(f"“{rule['name']}”" for rule in section["rules"])
+    return {
+        "stated": True,
+        "rules_text": f"Preregistered rule{'s' if len(section['rules']) != 1 else ''}: {names}",
+        "excluded": section["excluded_tasks"],
+        "statements": section["builders_compared"]["ranking"]["statements"],
+        "judges": [{"judge": j["judge"], "excluded": ", ".join(j["excluded_tasks"]),
+                    "recall": numbers.rate_text(j["phases"]["1"]["current"]["recall"]),
+                    "tnr": numbers.rate_text(j["phases"]["1"]["current"]["tnr"])}
+                   for j in section["judges"]],
+    }
+
+
 def builders_context(report: dict) -> dict:
     """The builders section: the table's columns and rows, the plot of each builder's pass rate on
     the tests and the primary comparison, the differences in percentage points."""
@@ -364,6 +383,7 @@ def builders_context(report: dict) -> dict:
         "differences": differences, "primary_label": primary_label,
         "plot": plot if scoped else None, "diff_plot": diff_plot,
         "controls": [{**c, "name": names_b.get(c["builder"], c["builder"])} for c in section["controls"]],
+        "exclusions": exclusions_context(report),
     }
 
 
