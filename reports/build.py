@@ -40,6 +40,7 @@ from reports.sections import (
     sample,
     scores,
     self_preference,
+    task_flags,
 )
 from reports.sections.common import iso
 
@@ -91,6 +92,7 @@ def _build_report(session) -> dict:
         "self_preference": self_preference.self_preference(data),
         "builders_compared": builders.builders_compared(data),
         "session_kind_note": records.session_kind_note(data),
+        "task_flags": task_flags.task_flags(data),
     }
     # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a
     # builder's), so every other section is built first.
