@@ -51,14 +51,16 @@ FLAG_KIND_LABELS = {
 FLAG_SEVERITY_LABELS = ["0: minor", "1: noticeable", "2: serious", "3: the task cannot be judged fairly"]
 
 
-def flag_context(*, url: str, phase: int, mine: dict | None, can_flag: bool, posted=None) -> dict:
+def flag_context(*, url: str, phase, mine: dict | None, can_flag: bool, code: str,
+                 item_url: str = "", posted=None) -> dict:
     """The "Flag this task" control of an item page (sessions with task flags): where it posts,
     the judge's own flag on the item's task in this phase (`mine`, or None), whether it can be
     changed (an open session, the phase not locked), the choices (nothing chosen unless the judge
     chose it: their saved flag, or what they typed into a refused form)."""
     chosen = posted or (mine or {})
     return {
-        "url": url, "phase": phase, "mine": mine, "can_flag": can_flag and not (mine or {}).get("locked"),
+        "url": url, "phase": phase, "code": code, "item_url": item_url, "mine": mine,
+        "can_flag": can_flag and not (mine or {}).get("locked"),
         "mine_kind_label": FLAG_KIND_LABELS.get((mine or {}).get("kind"), ""),
         "kinds": [(value, FLAG_KIND_LABELS[value]) for value in FLAG_KINDS],
         "severities": [(str(level), FLAG_SEVERITY_LABELS[level]) for level in range(MAX_SEVERITY + 1)],

@@ -272,7 +272,7 @@ def _read_only_reason(judge, session) -> str | None:
     return None
 
 
-def _item_page(request, judge, view, *, error=None, status=200, posted=None, flag_posted=None):
+def _item_page(request, judge, view, *, error=None, status=200, posted=None):
     """The item page (judge.pages.item_context) of the judge's own item."""
     session = judge.session
     context = item_context(
@@ -284,21 +284,25 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None, fla
         context["task_flag"] = flag_context(
             url=reverse("judge_task_flag", kwargs={"url_id": session.url_id, "code": view.code}),
             phase=view.phase, mine=judge_task_flag(judge, view.code, view.phase),
-            can_flag=context["open"] and not context["read_only"], posted=flag_posted)
+            can_flag=context["open"] and not context["read_only"], code=view.code)
     return render(request, "judge/item.html", {**context, "judge": judge}, status=status)
 
 
 @never_cache
 @judge_required
-@require_http_methods(["POST"])
+@require_http_methods(["GET", "POST"])
 def task_flag(request, url_id, code):
     """The judge's flag on the task of their item `code`, for the phase the page was rendered for
     (its hidden `phase`): kind, severity 0-3 and a reason (judging.services.task_flag_record). A
     later one before the lock replaces it. JSON answers {"saved": true, "flag": {...}} or the
-    refusal; the plain form goes back to the item, showing a refusal there with what was typed."""
+    refusal; the plain form goes back to the item, and a refusal is shown on a page of its own
+    with what was typed. The URL opened by hand (a GET) leads to the judge's items, whatever
+    the code: a flag is only ever posted."""
     judge = request.judge
     if judge.session.state == SessionState.REVEALED:
         raise Http404("no such page")
+    if request.method == "GET":
+        return redirect("judge_home", url_id=url_id)
     try:
         flag = task_flag_record(judge=judge, code=code, phase=request.POST.get("phase"),
                                 kind=request.POST.get("kind", ""),
@@ -308,12 +312,18 @@ def task_flag(request, url_id, code):
         if wants_json(request):
             return json_error(error.status, error.code, error.message, saved=False)
         if not isinstance(error, (Invalid, Conflict)):
-            raise
-        judge.refresh_from_db(fields=["phase1_locked_at", "phase2_locked_at"])
-        judge.session.refresh_from_db(fields=["state"])
-        return _item_page(request, judge, judge_item(judge, code), error=error.message,
-                          status=error.status,
-                          flag_posted=request.POST if isinstance(error, Invalid) else None)
+            raise  # NotFound: the same 404 page as any other
+        # An Invalid comes after the code was found the judge's own: back to that item; a
+        # Conflict may come before (the session closed), so back to the judge's items.
+        back = reverse("judge_item", kwargs={"url_id": url_id, "code": code}) \
+            if isinstance(error, Invalid) else reverse("judge_home", kwargs={"url_id": url_id})
+        # Alone on a page of its own, never the item page: what was wrong and, where it can
+        # still be saved, the form again with what was typed (nothing of the item is read).
+        context = {"error": error.message, "judge": judge, "task_flag": flag_context(
+            url=request.path, phase=request.POST.get("phase", ""), mine=None,
+            can_flag=isinstance(error, Invalid), posted=request.POST,
+            code=code if isinstance(error, Invalid) else "", item_url=back)}
+        return render(request, "judge/task_flag.html", context, status=error.status)
     if wants_json(request):
         return JsonResponse({"saved": True, "flag": {
             "kind": flag.kind, "severity": flag.severity, "reason": flag.reason,

@@ -108,7 +108,7 @@ def test_a_judge_reaches_their_own_pages(world):
     assert pages["judge_card_frame"].status_code == 404
     # A task flag is only ever posted, and only where the session collects them (this one does
     # not): the judge's own code gets the service's refusal, nothing stored.
-    assert pages["judge_task_flag"].status_code == 405
+    assert pages["judge_task_flag"]["Location"] == f"/s/{session.url_id}/"
     flag_url = fill(JUDGE_PREFIX + "i/<str:code>/flag", **values)
     refused = invited.post(flag_url, {"phase": "1", "kind": "other", "severity": "1",
                                       "reason": "r"}, HTTP_ACCEPT="application/json")
@@ -126,10 +126,10 @@ def test_everyone_else_gets_the_same_404_on_the_judges_item_pages(world, persona
         if persona in ("guest", "github_judge") and name in OWN_IN_THE_SESSION:
             continue  # their own pages in the same session; checked below
         if persona in ("guest", "github_judge") and name == "judge_task_flag":
-            # A judge of the same session: a GET is refused for its method whatever the code
-            # (so it tells nothing of another judge's code), and a flag on another judge's
-            # code is the same 404 as no code.
-            assert client.get(fill(route, **values)).status_code == 405
+            # A judge of the same session: a GET leads to their own items whatever the code (so
+            # it tells nothing of another judge's code), and a flag on another judge's code is
+            # the same 404 as no code.
+            assert client.get(fill(route, **values))["Location"] == f"/s/{session.url_id}/"
             post = client.post(fill(route, **values), {"phase": "1", "kind": "other",
                                                        "severity": "1", "reason": "r"})
             assert post.status_code == 404 and post.content == nonexistent.content, persona

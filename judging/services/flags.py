@@ -40,8 +40,8 @@ def task_flag_record(*, judge, code: str, phase, kind: str, severity, reason: st
 
     Side effects: creates or updates the TaskFlag row of (judge, task, phase). Not audited and
     never sent to the host's dashboard: before the reveal a flag is its judge's alone.
-    Refuses: a session that is not open (409), a session that does not collect task flags (409),
-    an unknown code (404, the same as another judge's code: a judge names only tasks they saw),
+    Refuses: a session that is not open (409), an unknown code (404, the same as another judge's
+    code: a judge names only tasks they saw), a session that does not collect task flags (409),
     a missing or garbled phase (400), a locked phase or phase 2 before the phase-1 lock (409), a
     kind outside FLAG_KINDS, a severity outside 0..MAX_SEVERITY, an empty reason (400).
     """
@@ -52,12 +52,12 @@ def task_flag_record(*, judge, code: str, phase, kind: str, severity, reason: st
         session = judge.session
         if session.state != SessionState.OPEN:
             raise Conflict(f"the session is {session.state}; task flags are not accepted now")
-        if not session.task_flags:
-            raise Conflict(NOT_COLLECTED)
         assignment = (Assignment.objects.filter(judge=judge, code=code).order_by()
                       .select_related("item").first())
         if assignment is None:
-            raise NotFound("no such item")
+            raise NotFound("no such item")  # first: another judge's code is a 404 everywhere
+        if not session.task_flags:
+            raise Conflict(NOT_COLLECTED)
         phase = _phase_of(phase)  # after the code: another judge's code is a 404 whatever is sent
         if phase == 1:
             if judge.phase1_locked_at:
