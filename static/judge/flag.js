@@ -99,6 +99,8 @@
         status.textContent = "";
         section().dataset.flagSaved = "1";
         setOpen(false);
+        // The items fetched ahead (judge.js) showed the task as unflagged: fetch them again.
+        document.dispatchEvent(new CustomEvent("blindjudge:flag-saved"));
       } else {
         status.textContent = "Not saved: " + ((answer.data && answer.data.message) || "try again.");
       }

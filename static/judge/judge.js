@@ -790,6 +790,14 @@
     else if (key === "k" || key === "b" || key === "Backspace") { event.preventDefault(); move(-1); }
   });
 
+  // A task flag saved (flag.js): the pages fetched ahead show the task's flag as it was, so they
+  // are fetched again.
+  document.addEventListener("blindjudge:flag-saved", function () {
+    if (!current) { return; }
+    dropPrefetched(null);
+    prefetchNext(current);
+  });
+
   window.addEventListener("popstate", function () {
     // Back and forward through the items shown here: that item, as it is now.
     if (codeOf(window.location.pathname)) { navigating = false; show(window.location.pathname, false); }
