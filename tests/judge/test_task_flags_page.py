@@ -4,12 +4,18 @@
 The canary is a flag's reason. Positive controls first: the same scan finds it on the flagging
 judge's own item page (the detector fires) and, after the reveal, in the host's report."""
 
+import io
+import json
 import re
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
-from judging.models import TaskFlag
+from host.judge_rows import judge_rows_each
+from judging.models import AuditEvent, TaskFlag
+from judging.selectors.live import session_totals
 from judging.services import task_flag_record
 from reports.build import build_report
 from reports.export import to_json
@@ -170,6 +176,21 @@ def test_a_flag_reaches_no_other_judge_and_not_the_host_before_the_reveal(host, 
             assert "tests_unfair" not in body and "flagged" not in body.lower(), (state, path)
             seen += response.status_code == 200
         assert seen > 10, "the walk reached too few host pages to mean anything"
+        # The dashboard's socket snapshot (host/consumers.py) and the audit log.
+        snapshot = json.dumps({"rows": judge_rows_each(session.pk)[1],
+                               "totals": session_totals(session.pk)})
+        assert CANARY not in snapshot and "flag" not in snapshot.lower(), state
+        # (session.created names the setting, task_flags: true; no event is a flag's.)
+        audit = json.dumps(list(AuditEvent.objects.values("action", "details")))
+        assert CANARY not in audit and "tests_unfair" not in audit, state
+        assert not AuditEvent.objects.filter(action__icontains="flag").exists(), state
+        # The command line: what reads a session, with --json; the report is refused.
+        out = io.StringIO()
+        call_command("redactions", str(session.pk), "--list", "--json", stdout=out)
+        assert CANARY not in out.getvalue() and "flag" not in out.getvalue().lower(), state
+        with pytest.raises(CommandError, match="revealed|reveal"):
+            call_command("export_report", str(session.pk), "--format", "json", "-o",
+                         "/nonexistent/report.json", stdout=io.StringIO())
     # After the reveal, the host's report has it: the same scan finds it there.
     session = advance(session, "revealed")
     assert CANARY.encode() in to_json(build_report(session))
