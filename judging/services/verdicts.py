@@ -268,8 +268,10 @@ def phase_lock(*, judge, phase: int | str):
         Verdict.objects.filter(assignment__judge=judge, phase=phase, locked=False).update(
             locked=True
         )
-        # The judge's task flags of the phase lock with its verdicts (judging.services.flags).
-        TaskFlag.objects.filter(judge=judge, phase=phase, locked=False).update(locked=True)
+        if session.task_flags:
+            # The judge's task flags of the phase lock with its verdicts (judging.services.flags);
+            # a session without them has none, and its lock makes no query for them.
+            TaskFlag.objects.filter(judge=judge, phase=phase, locked=False).update(locked=True)
         setattr(judge, stamp, timezone.now())
         judge.save(update_fields=[stamp])
         audit.record("phase.locked", actor=f"judge:{judge.pseudonym}", session=session,
