@@ -58,6 +58,14 @@ def test_the_control_shows_only_where_flags_are_collected_with_nothing_chosen(
     assert b'id="task-flag' not in plain.content and b"judge/flag.js" not in plain.content
 
 
+def test_the_instructions_name_the_flag_key_only_where_flags_are_collected(judges, invited_judge):
+    url_id = judges[0].session.url_id
+    page = client_as(judges[0]).get(f"/s/{url_id}/instructions").content.decode()
+    assert "<kbd>f</kbd></td><td>Flag the item's task as unsound" in page
+    plain = client_as(invited_judge).get(f"/s/{invited_judge.session.url_id}/instructions")
+    assert b"<kbd>f</kbd>" not in plain.content
+
+
 def test_a_flag_posted_from_the_page_is_saved_and_shown_at_every_item_of_its_task(judges):
     judge = judges[0]
     client = client_as(judge)
