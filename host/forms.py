@@ -271,6 +271,14 @@ class _SessionSettings(HostForm):
     def clean_verdict_min_shown_ms(self):
         value = self.cleaned_data["verdict_min_shown_ms"]
         return DEFAULT_VERDICT_MIN_SHOWN_MS if value is None else value
+    task_flags = forms.BooleanField(
+        label="Judges may flag a task as invalid (underspecified, tests unfair, other)",
+        required=False, initial=False,
+        help_text="Copies sessions: at any item of a task, a judge may flag it with a severity "
+                  "0-3 and a reason, once per task and phase, locked with the phase. You see the "
+                  "flags only after the reveal, in the report. Frozen with the protocol; an "
+                  "exclude_tasks rule in the preregistration needs it.",
+    )
     mark_disagreement = forms.BooleanField(
         label="In phase 2, mark the reviewers' verdicts that disagree with the judge's own",
         required=False, initial=False,
@@ -282,7 +290,7 @@ class _SessionSettings(HostForm):
 class SessionCreateForm(_SessionSettings):
     field_order = ["kind", "rubric", "preregistration", "items_per_judge", "by_task",
                    "guests_allowed", "guest_cap", "reviewer_display", "scorecards",
-                   "advance_on_key", "verdict_min_shown_ms", "mark_disagreement"]
+                   "advance_on_key", "verdict_min_shown_ms", "mark_disagreement", "task_flags"]
 
     kind = forms.ChoiceField(
         label="Judges judge", choices=[(SessionKind.COPIES, "each copy (pass / fail)"),

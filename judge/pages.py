@@ -14,6 +14,7 @@ from django.utils.cache import patch_vary_headers
 
 from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX, PROSE_MEASURE_CH, PROSE_NARROW_CH
 from content.instructions import mark_meanings, time_estimate, verdict_keys
+from content.rules import FLAG_KINDS, MAX_SEVERITY
 from judging.enums import SessionKind
 from judging.selectors.judge import JudgeItem, JudgeProgress, verdict_label
 from judging.services import KEEP, text_limit, verdict_values
@@ -40,6 +41,33 @@ def judge_links(url_id: str) -> PageLinks:
         item=lambda code: reverse("judge_item", kwargs={"url_id": url_id, "code": code}),
         frame=lambda code: reverse("judge_frame", kwargs={"url_id": url_id, "code": code}),
     )
+
+
+FLAG_KIND_LABELS = {
+    "underspecified": "Underspecified: the statement leaves the right answer open",
+    "tests_unfair": "Tests unfair: they would reject a correct solution or accept a wrong one",
+    "other": "Other (say what in the reason)",
+}
+FLAG_SEVERITY_LABELS = ["0: minor", "1: noticeable", "2: serious", "3: the task cannot be judged fairly"]
+
+
+def flag_context(*, url: str, phase, mine: dict | None, can_flag: bool, code: str,
+                 item_url: str = "", posted=None) -> dict:
+    """The "Flag this task" control of an item page (sessions with task flags): where it posts,
+    the judge's own flag on the item's task in this phase (`mine`, or None), whether it can be
+    changed (an open session, the phase not locked), the choices (nothing chosen unless the judge
+    chose it: their saved flag, or what they typed into a refused form)."""
+    chosen = posted or (mine or {})
+    return {
+        "url": url, "phase": phase, "code": code, "item_url": item_url, "mine": mine,
+        "can_flag": can_flag and not (mine or {}).get("locked"),
+        "mine_kind_label": FLAG_KIND_LABELS.get((mine or {}).get("kind"), ""),
+        "kinds": [(value, FLAG_KIND_LABELS[value]) for value in FLAG_KINDS],
+        "severities": [(str(level), FLAG_SEVERITY_LABELS[level]) for level in range(MAX_SEVERITY + 1)],
+        "kind": chosen.get("kind", ""), "severity": str(chosen.get("severity", "")),
+        "reason": chosen.get("reason", ""),
+        "reason_limit": f"{text_limit('reason'):,}",
+    }
 
 
 def verdict_choices(session, phase):

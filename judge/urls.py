@@ -15,6 +15,7 @@ urlpatterns = [
     path("s/<str:url_id>/instructions", instructions.instructions, name="judge_instructions"),
     path("s/<str:url_id>/i/<str:code>/", views.item, name="judge_item"),
     path("s/<str:url_id>/i/<str:code>/frame", views.frame, name="judge_frame"),
+    path("s/<str:url_id>/i/<str:code>/flag", views.task_flag, name="judge_task_flag"),
     path("s/<str:url_id>/lock/", views.lock, name="judge_lock"),
     path("s/<str:url_id>/resume-link/", views.reissue, name="judge_reissue"),
     path("s/<str:url_id>/scorecard/", views.scorecard, name="judge_scorecard"),

@@ -8,6 +8,7 @@ service.
 
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods
@@ -15,7 +16,14 @@ from django.views.decorators.http import require_http_methods
 from accounts.guards import held_sessions, judge_held_by, judge_required, remember_judge
 from blindjudge.errors import Conflict, Invalid, Refused, ServiceError, json_error, wants_json
 from blindjudge.links import resume_link
-from judge.pages import frame_response, item_context, items_context, judge_links, review_context
+from judge.pages import (
+    flag_context,
+    frame_response,
+    item_context,
+    items_context,
+    judge_links,
+    review_context,
+)
 from judging.enums import SessionState
 from judging.selectors.judge import (
     join_link_admitted_here,
@@ -27,6 +35,7 @@ from judging.selectors.judge import (
     judge_phase,
     judge_progress,
     judge_review,
+    judge_task_flag,
 )
 from judging.selectors.scorecard import judge_scorecard
 from judging.services import (
@@ -37,6 +46,7 @@ from judging.services import (
     join_token_exchange,
     phase_lock,
     resume_token_reissue,
+    task_flag_record,
 )
 
 WELCOME_KEY = "welcome:{url_id}"
@@ -270,7 +280,55 @@ def _item_page(request, judge, view, *, error=None, status=200, posted=None):
         progress=judge_progress(judge, view.phase, total=view.total),
         read_only_reason=_read_only_reason(judge, session), live_phase=judge_phase(judge),
         can_answer=session.state == SessionState.OPEN, error=error, posted=posted)
+    if session.task_flags:
+        context["task_flag"] = flag_context(
+            url=reverse("judge_task_flag", kwargs={"url_id": session.url_id, "code": view.code}),
+            phase=view.phase, mine=judge_task_flag(judge, view.code, view.phase),
+            can_flag=context["open"] and not context["read_only"], code=view.code)
     return render(request, "judge/item.html", {**context, "judge": judge}, status=status)
+
+
+@never_cache
+@judge_required
+@require_http_methods(["GET", "POST"])
+def task_flag(request, url_id, code):
+    """The judge's flag on the task of their item `code`, for the phase the page was rendered for
+    (its hidden `phase`): kind, severity 0-3 and a reason (judging.services.task_flag_record). A
+    later one before the lock replaces it. JSON answers {"saved": true, "flag": {...}} or the
+    refusal; the plain form goes back to the item, and a refusal is shown on a page of its own
+    with what was typed. The URL opened by hand (a GET) leads to the judge's items, whatever
+    the code: a flag is only ever posted."""
+    judge = request.judge
+    if judge.session.state == SessionState.REVEALED:
+        raise Http404("no such page")
+    if request.method == "GET":
+        return redirect("judge_home", url_id=url_id)
+    try:
+        flag = task_flag_record(judge=judge, code=code, phase=request.POST.get("phase"),
+                                kind=request.POST.get("kind", ""),
+                                severity=request.POST.get("severity", ""),
+                                reason=request.POST.get("reason", ""))
+    except ServiceError as error:
+        if wants_json(request):
+            return json_error(error.status, error.code, error.message, saved=False)
+        if not isinstance(error, (Invalid, Conflict)):
+            raise  # NotFound: the same 404 page as any other
+        # An Invalid comes after the code was found the judge's own: back to that item; a
+        # Conflict may come before (the session closed), so back to the judge's items.
+        back = reverse("judge_item", kwargs={"url_id": url_id, "code": code}) \
+            if isinstance(error, Invalid) else reverse("judge_home", kwargs={"url_id": url_id})
+        # Alone on a page of its own, never the item page: what was wrong and, where it can
+        # still be saved, the form again with what was typed (nothing of the item is read).
+        context = {"error": error.message, "judge": judge, "task_flag": flag_context(
+            url=request.path, phase=request.POST.get("phase", ""), mine=None,
+            can_flag=isinstance(error, Invalid), posted=request.POST,
+            code=code if isinstance(error, Invalid) else "", item_url=back)}
+        return render(request, "judge/task_flag.html", context, status=error.status)
+    if wants_json(request):
+        return JsonResponse({"saved": True, "flag": {
+            "kind": flag.kind, "severity": flag.severity, "reason": flag.reason,
+            "locked": flag.locked}})
+    return redirect("judge_item", url_id=url_id, code=code)
 
 
 @never_cache

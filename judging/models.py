@@ -264,6 +264,11 @@ class Session(models.Model):
         default=False, help_text="Copies sessions: each judge gets every copy of each task they "
         "get (content.draws.by_task_pick), in an order interleaving the tasks."
     )
+    task_flags = models.BooleanField(
+        default=False, help_text="Copies sessions: judges may flag a task as invalid (underspecified, "
+        "tests unfair, other) with a severity and a reason, once per task and phase; frozen with "
+        "the protocol. The host sees the flags only after the reveal."
+    )
     guests_allowed = models.BooleanField(default=False)
     guest_cap = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most guests admitted; empty means no cap."
@@ -401,6 +406,30 @@ class Verdict(models.Model):
         ordering = ["assignment", "phase"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "phase"], name="verdict_one_per_phase")
+        ]
+
+
+class TaskFlag(models.Model):
+    """A judge's flag on a task they saw (had an item of), in one phase: the task is invalid as
+    posed (content.rules.FLAG_KINDS) with a severity 0..MAX_SEVERITY and a reason. A draft until
+    the judge locks the phase, then immutable (see triggers), like a verdict. Shown to no one but
+    its judge before the reveal."""
+
+    judge = models.ForeignKey("accounts.Judge", on_delete=models.PROTECT, related_name="task_flags")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="+")
+    phase = models.PositiveSmallIntegerField(choices=[(1, "phase 1"), (2, "phase 2")])
+    kind = models.CharField(max_length=20, help_text="underspecified, tests_unfair or other.")
+    severity = models.PositiveSmallIntegerField(help_text="0 (minor) to 3 (the task is unusable).")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    locked = models.BooleanField(default=False, help_text="Set when the judge locks the phase.")
+
+    class Meta:
+        ordering = ["judge", "phase", "task"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "task", "phase"],
+                                    name="task_flag_one_per_task_and_phase")
         ]
 
 

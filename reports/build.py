@@ -41,6 +41,7 @@ from reports.sections import (
     sample,
     scores,
     self_preference,
+    task_flags,
 )
 from reports.sections.common import iso
 
@@ -91,10 +92,9 @@ def _build_report(session) -> dict:
         "reviewer_conditions": reviewer_conditions.reviewer_conditions(data),
         "self_preference": self_preference.self_preference(data),
         "builders_compared": builders.builders_compared(data),
-        # No session collects task flags yet (issue 29 item 3), so there are none to read and no
-        # rule that acts can have been frozen: the section says nothing was excluded, and why.
-        "preregistered_exclusions": exclusions.preregistered_exclusions(data, ()),
+        "preregistered_exclusions": exclusions.preregistered_exclusions(data),
         "session_kind_note": records.session_kind_note(data),
+        "task_flags": task_flags.task_flags(data),
     }
     # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a
     # builder's), so every other section is built first.

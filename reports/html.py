@@ -174,6 +174,7 @@ SECTIONS = [
     ("decision-rules", "Decision rules"),
     ("reviewers", "Model reviewers"),
     ("copies", "Copies, one by one"),
+    ("task-flags", "Task flags"),
     ("sample", "Sample and blinding"),
 ]
 APPENDICES = [
@@ -704,6 +705,26 @@ def self_preference_context(report: dict) -> dict:
     return {"s": section, "rows": rows}
 
 
+def task_flags_context(report: dict) -> dict:
+    """The task flags section's rows: per flagged task and phase, one row per kind."""
+    section = report["task_flags"]
+    rows, flags = [], []
+    levels = list(range(section["max_severity"] + 1))
+    for t in section["tasks"]:
+        span = sum(len(p["by_kind"]) for p in t["phases"])
+        for p_index, p in enumerate(t["phases"]):
+            for k_index, k in enumerate(p["by_kind"]):
+                rows.append({
+                    "first": p_index == 0 and k_index == 0, "span": span, "task": t["task"],
+                    "title": t["title"], "seen_by": ", ".join(t["seen_by"]),
+                    "phase_first": k_index == 0, "kinds": len(p["by_kind"]), "phase": p["phase"],
+                    "flagged": rate_cell(p["flagged"]), "kind": k["kind"],
+                    "of_kind": rate_cell(k["flagged"]),
+                    "levels": [rate_cell(s["share"]) for s in k["by_severity"]]})
+        flags += [{"task": t["task"], **f} for f in t["flags"]]
+    return {"s": section, "rows": rows, "flags": flags, "levels": levels}
+
+
 # --- Copies ----------------------------------------------------------------------------------------
 
 def _verdict_counts(values: list[str]) -> str:
@@ -831,7 +852,8 @@ def to_html(report: dict) -> str:
         "rules_in_force": in_force, "reviewers": reviewers_context(report),
         "seals": seal_context(report), "reviewer_pairs": reviewer_pairs(report),
         "conditions": conditions_context(report), "self_preference": self_preference_context(report),
-        "copies": copies_table(report), "protocol": protocol_context(report),
+        "task_flags": task_flags_context(report), "copies": copies_table(report),
+        "protocol": protocol_context(report),
         "commitments": commitments,
         "redactions": [{"builder": b, "name": names_b.get(b, b), "count": n}
                        for b, n in report["redactions_per_builder"].items()],

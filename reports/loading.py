@@ -18,7 +18,7 @@ from django.db import connections
 from django.db.models import Func, TextField
 
 from content.truth import truth_class
-from judging.models import Assignment, FindingRaise, Run, Session, Verdict
+from judging.models import Assignment, FindingRaise, Run, Session, TaskFlag, Verdict
 from reports.scoring import judge_group
 
 # A truth's class in the matrices: 1 defective, 0 good, -1 unknown (never scored).
@@ -172,6 +172,9 @@ class ReportData:
     items: Items
     assignments: Assignments
     verdicts: Verdicts
+    # Every task flag of the session's judges (judging.models.TaskFlag), locked or not, as
+    # (judge pk, task pk, phase, kind, severity, reason, locked); empty where none were collected.
+    task_flags: tuple = ()
 
 
 def load_report_data(session) -> ReportData:
@@ -194,6 +197,11 @@ def load_report_data(session) -> ReportData:
         items=items,
         assignments=assignments,
         verdicts=_load_verdicts(session, context, len(judges), items),
+        task_flags=tuple(
+            (judge, task, phase, kind, severity, reason, bool(locked))
+            for judge, task, phase, kind, severity, reason, locked in
+            TaskFlag.objects.filter(judge__session=session).order_by("judge_id", "task_id", "phase")
+            .values_list("judge_id", "task_id", "phase", "kind", "severity", "reason", "locked")),
     )
 
 

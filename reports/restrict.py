@@ -29,7 +29,9 @@ def without_tasks(data: ReportData, task_pks) -> ReportData:
     items = _items_without(data.items, kept_columns)
     assignments, order_of = _assignments_without(data.assignments, data.items, kept_columns)
     verdicts = _verdicts_without(data.verdicts, items, column_of, order_of)
-    return replace(data, bundle=bundle, items=items, assignments=assignments, verdicts=verdicts)
+    task_flags = tuple(f for f in data.task_flags if f[1] not in excluded)
+    return replace(data, bundle=bundle, items=items, assignments=assignments, verdicts=verdicts,
+                   task_flags=task_flags)
 
 
 def _bundle_without(bundle: Bundle, excluded: set) -> Bundle:

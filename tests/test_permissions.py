@@ -74,7 +74,7 @@ def test_the_matrix_knows_every_judge_page():
     assert sorted(name for _, name in judge_routes()) == sorted([
         "judge_home", "judge_welcome", "judge_item", "judge_frame", "judge_lock",
         "judge_scorecard", "github_judge_link", "github_judge_link_done", "judge_reissue",
-        "judge_instructions", "judge_card", "judge_card_frame"])
+        "judge_instructions", "judge_card", "judge_card_frame", "judge_task_flag"])
 
 
 NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "github_judge", "other_session_judge", "removed",
@@ -106,6 +106,14 @@ def test_a_judge_reaches_their_own_pages(world):
     # So is each code's card page with its copy (judging uses the item pages).
     assert pages["judge_card"].status_code == 404
     assert pages["judge_card_frame"].status_code == 404
+    # A task flag is only ever posted, and only where the session collects them (this one does
+    # not): the judge's own code gets the service's refusal, nothing stored.
+    assert pages["judge_task_flag"]["Location"] == f"/s/{session.url_id}/"
+    flag_url = fill(JUDGE_PREFIX + "i/<str:code>/flag", **values)
+    refused = invited.post(flag_url, {"phase": "1", "kind": "other", "severity": "1",
+                                      "reason": "r"}, HTTP_ACCEPT="application/json")
+    assert refused.status_code == 409
+    assert refused.json()["message"] == "this session does not collect task flags"
 
 
 @pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE)
@@ -117,6 +125,15 @@ def test_everyone_else_gets_the_same_404_on_the_judges_item_pages(world, persona
     for route, name in judge_routes():
         if persona in ("guest", "github_judge") and name in OWN_IN_THE_SESSION:
             continue  # their own pages in the same session; checked below
+        if persona in ("guest", "github_judge") and name == "judge_task_flag":
+            # A judge of the same session: a GET leads to their own items whatever the code (so
+            # it tells nothing of another judge's code), and a flag on another judge's code is
+            # the same 404 as no code.
+            assert client.get(fill(route, **values))["Location"] == f"/s/{session.url_id}/"
+            post = client.post(fill(route, **values), {"phase": "1", "kind": "other",
+                                                       "severity": "1", "reason": "r"})
+            assert post.status_code == 404 and post.content == nonexistent.content, persona
+            continue
         response = client.get(fill(route, **values))
         assert response.status_code == 404, (persona, name)
         assert response.content == nonexistent.content, (persona, name)

@@ -163,7 +163,7 @@ def session_create_view(request, run):
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
             by_task=data["by_task"], advance_on_key=data["advance_on_key"],
             mark_disagreement=data["mark_disagreement"],
-            verdict_min_shown_ms=data["verdict_min_shown_ms"],
+            verdict_min_shown_ms=data["verdict_min_shown_ms"], task_flags=data["task_flags"],
         )
         if created.guest_code:
             show_once(request, kind="guest_code", session=created.session.pk,

@@ -46,7 +46,7 @@ def _draft_form_for(session):
         "rubric": session.rubric, "preregistration": session.preregistration,
         "items_per_judge": session.items_per_judge, "reviewer_display": session.reviewer_display,
         "scorecards": session.scorecards, "advance_on_key": session.advance_on_key,
-        "mark_disagreement": session.mark_disagreement,
+        "mark_disagreement": session.mark_disagreement, "task_flags": session.task_flags,
         "verdict_min_shown_ms": session.verdict_min_shown_ms,
     })
 
@@ -86,7 +86,7 @@ def session_edit(request, session):
             preregistration=data["preregistration"], items_per_judge=data["items_per_judge"],
             reviewer_display=data["reviewer_display"], scorecards=data["scorecards"],
             advance_on_key=data["advance_on_key"], mark_disagreement=data["mark_disagreement"],
-            verdict_min_shown_ms=data["verdict_min_shown_ms"],
+            verdict_min_shown_ms=data["verdict_min_shown_ms"], task_flags=data["task_flags"],
         )
         return "Draft saved.", session_url(session)
 
@@ -144,6 +144,7 @@ PROTOCOL_PARTS = {
     "decision_rules": "the preregistration's decision rules",
     "allocation_seed": "the allocation and draws (each judge's items, order and codes)",
     "by_task": "judging by whole tasks",
+    "task_flags": "that judges may flag tasks as invalid (you see the flags after the reveal)",
     "verdict_min_shown_ms": "the shortest time a copy is shown before a verdict counts "
                             "({verdict_min_shown_ms} ms)",
     "primary_comparison": "the preregistered primary comparison",

@@ -29,6 +29,7 @@ from judging.models import (
     Reviewer,
     Run,
     SessionRender,
+    TaskFlag,
     TaskRender,
     Verdict,
 )
@@ -208,6 +209,14 @@ def judge_item_place(judge, code: str) -> ItemPlace:
     """The judge's item under `code` with its neighbours' codes and the judge's item count, in
     one indexed query, whatever the number of items."""
     return _place(_place_row(judge, code))
+
+
+def judge_task_flag(judge, code: str, phase: int) -> dict | None:
+    """The judge's own flag, in `phase`, on the task of their item `code` (kind, severity,
+    reason, locked), or None. Only ever the judge's own: no other judge's flag, no count."""
+    task = Assignment.objects.filter(judge=judge, code=code).order_by().values("item__task_id")[:1]
+    return (TaskFlag.objects.filter(judge=judge, phase=phase, task_id__in=Subquery(task))
+            .order_by().values("kind", "severity", "reason", "locked").first())
 
 
 def judge_item(judge, code: str) -> JudgeItem:

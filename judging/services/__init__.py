@@ -9,6 +9,7 @@ callers turn into an HTTP status, a closed socket or a command error with the sa
     admission   joining: join link, guest code, GitHub, the host; credentials stored hashed
     judges      after joining: resume links, removal, erasure, linking GitHub
     verdicts    saving a verdict or a draft reason, locking a phase
+    flags       a judge's task flag (a task invalid as posed), locked with the phase
     sockets     which websockets are connected now; closing a host's at sign-out
     hosts       host accounts and their GitHub links
     housekeeping  deleting expired sessions, attempt counters and socket rows
@@ -56,6 +57,7 @@ from judging.services.checks import (
     display_name_limit,
     text_limit,
 )
+from judging.services.flags import NOT_COLLECTED, task_flag_record
 from judging.services.hosts import (
     GITHUB_LINKED_ELSEWHERE,
     HOST_GITHUB_REFUSAL,
@@ -124,6 +126,8 @@ from judging.services.verdicts import (
 )
 
 __all__ = [
+    "NOT_COLLECTED",
+    "task_flag_record",
     "Admission",
     "AlreadyAdmitted",
     "CHANGED_ELSEWHERE",

@@ -95,24 +95,25 @@ def _rules_context(run: Run) -> RunContext:
     )
 
 
-def _check_rules(text: str, place: str, run: Run) -> RulesBlock:
+def _check_rules(text: str, place: str, run: Run, *, task_flags: bool) -> RulesBlock:
     """The text's rules block, checked against the run; Invalid naming each problem by place.
-    No session collects judges' task flags yet, so a rule that excludes flagged tasks is refused
-    here, when it is written, never at report time."""
+    `task_flags`: whether the session collects judges' task flags; a rule that excludes flagged
+    tasks is refused where it does not, here, when it is written, never at report time."""
     try:
         return parse_block(text, _rules_context(run) if has_rules_block(text) else None,
-                           task_flags=False)
+                           task_flags=bool(task_flags))
     except RulesError as error:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 
 
 # The draft's settings, each checked in one place for session_create and session_update_draft.
 
-def _checked_preregistration(text: str, run: Run) -> str:
+def _checked_preregistration(text: str, run: Run, *, task_flags: bool) -> str:
     """Text as stored, with its block of decision rules (if any) well formed and naming only
-    reviewers, conditions and builders the run has."""
+    reviewers, conditions and builders the run has (and excluding flagged tasks only where the
+    session collects task flags)."""
     text = checked_text(text, field="preregistration")
-    _check_rules(text, "preregistration", run)
+    _check_rules(text, "preregistration", run, task_flags=task_flags)
     return text
 
 
@@ -165,6 +166,15 @@ def _checked_by_task(value, kind: str, run: Run) -> bool:
     return True
 
 
+def _checked_task_flags(value, kind: str) -> bool:
+    if not value:
+        return False
+    if kind != SessionKind.COPIES:
+        raise Invalid("task flags: only a copies session collects judges' task flags (a task judged "
+                      "invalid as posed); a findings session judges findings, not tasks")
+    return True
+
+
 DRAW_SEED_SHOWN = ("{field}: holds the session's draw seed. Whoever knows it and the bundle's ids "
                    "can tell each code's builder before the reveal, so it is kept out of anything "
                    "judges (or the public, before the reveal) can read: take it out.")
@@ -191,7 +201,7 @@ def session_create(
     scorecards: bool = False, draw_seed: str = "", by_task: bool = False,
     advance_on_key: bool = True, mark_disagreement: bool = False, instructions: str = "",
     minutes_per_item: int = DEFAULT_MINUTES_PER_ITEM,
-    verdict_min_shown_ms: int = DEFAULT_VERDICT_MIN_SHOWN_MS,
+    verdict_min_shown_ms: int = DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags: bool = False,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -215,6 +225,9 @@ def session_create(
     host's markdown to judges) and `minutes_per_item` (their time estimate) as the draft's edits
     check them. `verdict_min_shown_ms` (frozen with the protocol): a verdict key or click counts
     only once the item's copy has been shown this long, 0..MAX_VERDICT_MIN_SHOWN_MS.
+    `task_flags` (copies sessions only, frozen with the protocol when on): judges may flag a task
+    as invalid (judging.services.flags.task_flag_record); only then may the preregistration hold
+    an exclude_tasks rule.
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -229,7 +242,8 @@ def session_create(
     instructions = checked_text(instructions, field="instructions")
     minutes_per_item = _checked_minutes_per_item(minutes_per_item)
     verdict_min_shown_ms = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
-    preregistration = _checked_preregistration(preregistration, run)
+    task_flags = _checked_task_flags(task_flags, kind)
+    preregistration = _checked_preregistration(preregistration, run, task_flags=task_flags)
     _refuse_draw_seed(draw_seed, rubric=rubric, instructions=instructions,
                       preregistration=preregistration)
     if kind == SessionKind.FINDINGS:
@@ -254,13 +268,15 @@ def session_create(
             allocation_seed=draws.hex("allocation"), advance_on_key=bool(advance_on_key),
             mark_disagreement=bool(mark_disagreement), instructions=instructions,
             minutes_per_item=minutes_per_item, verdict_min_shown_ms=verdict_min_shown_ms,
+            task_flags=task_flags,
         )
         Item.objects.bulk_create(
             Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, key=key)
             for copy, finding, key in sources
         )
         audit.record("session.created", actor=actor, session=session, kind=kind,
-                     items=len(sources), items_per_judge=items_per_judge, by_task=by_task)
+                     items=len(sources), items_per_judge=items_per_judge, by_task=by_task,
+                     task_flags=task_flags)
         guest_code = None
         if guests_allowed:
             guest_code = guests_configure(session=session, allow=True, actor=actor).guest_code
@@ -374,7 +390,8 @@ def protocol_of(session: Session) -> dict:
     judge's commitment use. Judging speed (`advance_on_key`) is not in it: it changes how fast a
     judge answers, not what they are shown.
     """
-    block = _check_rules(session.preregistration, "preregistration", session.run)
+    block = _check_rules(session.preregistration, "preregistration", session.run,
+                         task_flags=session.task_flags)
     items = []
     # The content hash is stored: the copies' content (megabytes each) and the tasks' statements
     # are never needed here.
@@ -423,6 +440,10 @@ def protocol_of(session: Session) -> dict:
     if session.by_task:
         # Only when set, so the protocols (and hashes) of every other session stay as they were.
         protocol["by_task"] = True
+    if session.task_flags:
+        # Judges may flag tasks as invalid: what they are asked, so it freezes; only when set, as
+        # by_task, so every other protocol (and its hash) stays as it was.
+        protocol["task_flags"] = True
     if session.mark_disagreement:
         # What phase 2 shows is the treatment being measured, so marking the reviewers' rows that
         # disagree with the judge's phase-1 verdict freezes with it. Only when set, as by_task:
@@ -574,7 +595,8 @@ def _openable(session: Session) -> Session:
     """The draft, checked for what refuses an opening before anything is claimed or rendered."""
     fresh = Session.objects.select_related("run").get(pk=session.pk)
     _require_state(fresh, SessionState.DRAFT, doing="open")
-    _check_rules(fresh.preregistration, "preregistration", fresh.run)
+    _check_rules(fresh.preregistration, "preregistration", fresh.run,
+                 task_flags=fresh.task_flags)
     try:
         # A draft can hold a pattern accepted before RE2 ran them (a lookaround, a backreference):
         # say so here, with what to do, never fail halfway through rendering.
@@ -682,7 +704,7 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
     if not text:
         raise Invalid("amendment: the text is empty")
     _refuse_draw_seed(session.draw_seed, amendment=text)
-    block = _check_rules(text, "amendment", session.run)
+    block = _check_rules(text, "amendment", session.run, task_flags=session.task_flags)
     rules = block.rules
     with transaction.atomic():
         session = _locked_session(session)
@@ -762,6 +784,7 @@ def session_update_draft(
     items_per_judge=UNCHANGED, reviewer_display=UNCHANGED, scorecards=UNCHANGED,
     advance_on_key=UNCHANGED, mark_disagreement=UNCHANGED,
     instructions=UNCHANGED, minutes_per_item=UNCHANGED, verdict_min_shown_ms=UNCHANGED,
+    task_flags=UNCHANGED,
 ) -> Session:
     """Change a draft session's rubric, preregistration, items per judge, reviewer display,
     scorecards, advance on key or marking of disagreements, the shortest time a copy is shown
@@ -774,13 +797,21 @@ def session_update_draft(
     session's draw seed refused. Everything is checked before anything is written.
     Side effects: updates the given fields of the session; appends a `session.updated` audit
     event naming the changed fields (never their text). Refused once the session has opened (the
-    protocol is frozen; amend the preregistration instead).
+    protocol is frozen; amend the preregistration instead). Task flags on a findings session are
+    refused, and so is a preregistration with an exclude_tasks rule where, after the edit, the
+    session would not collect task flags (turning them off under such a rule included).
     """
     changes = {}
     if rubric is not UNCHANGED:
         changes["rubric"] = checked_text(rubric, field="rubric")
+    if task_flags is not UNCHANGED:
+        changes["task_flags"] = _checked_task_flags(task_flags, session.kind)
+    flags_after = changes.get("task_flags", session.task_flags)
     if preregistration is not UNCHANGED:
-        changes["preregistration"] = _checked_preregistration(preregistration, session.run)
+        changes["preregistration"] = _checked_preregistration(preregistration, session.run,
+                                                              task_flags=flags_after)
+    elif "task_flags" in changes:
+        _checked_preregistration(session.preregistration, session.run, task_flags=flags_after)
     if reviewer_display is not UNCHANGED:
         changes["reviewer_display"] = _checked_reviewer_display(reviewer_display, session.run)
     if scorecards is not UNCHANGED:

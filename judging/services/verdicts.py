@@ -13,7 +13,7 @@ from accounts.models import Judge
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
 from judging.enums import SessionKind, SessionState
-from judging.models import Assignment, ItemDraft, Verdict
+from judging.models import Assignment, ItemDraft, TaskFlag, Verdict
 from judging.services.checks import checked_text
 
 COPY_VERDICTS = ("pass", "fail")
@@ -244,9 +244,9 @@ def phase_lock(*, judge, phase: int | str):
     The judge row is locked first (`select_for_update` on PostgreSQL; SQLite's IMMEDIATE
     transaction serialises writers) so two tabs locking at once give exactly one lock: the second
     sees the first's lock and is refused with a 409, never a database error.
-    Side effects: marks the phase's verdicts locked (the database trigger then refuses any change
-    to them), stamps the judge's lock time, appends a `phase.locked` audit event; after commit,
-    tells the judge's other tabs and the host's dashboard.
+    Side effects: marks the phase's verdicts and task flags locked (the database triggers then
+    refuse any change to them), stamps the judge's lock time, appends a `phase.locked` audit
+    event; after commit, tells the judge's other tabs and the host's dashboard.
     """
     phase = _phase_of(phase, LOCK_PHASE_MISSING)
     with transaction.atomic():
@@ -268,6 +268,10 @@ def phase_lock(*, judge, phase: int | str):
         Verdict.objects.filter(assignment__judge=judge, phase=phase, locked=False).update(
             locked=True
         )
+        if session.task_flags:
+            # The judge's task flags of the phase lock with its verdicts (judging.services.flags);
+            # a session without them has none, and its lock makes no query for them.
+            TaskFlag.objects.filter(judge=judge, phase=phase, locked=False).update(locked=True)
         setattr(judge, stamp, timezone.now())
         judge.save(update_fields=[stamp])
         audit.record("phase.locked", actor=f"judge:{judge.pseudonym}", session=session,

@@ -19,5 +19,6 @@ tested, apart from the queries. reports.build calls them in the order the report
                      seals per builder
     reviewer_conditions  each reviewer's conditions against the default on the same copies
     self_preference  a reviewer's pass rate on its own family's copies against others'
+    task_flags       the tasks judges flagged as invalid, by the share of the judges who saw them
     builders         the builders compared, blind: per builder and between each pair, paired by task
 """

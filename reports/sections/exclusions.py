@@ -38,8 +38,13 @@ DEFINITIONS = {
 }
 
 
-def preregistered_exclusions(data: ReportData, flags) -> dict:
-    """`flags`: (task pk, judge row, kind, severity, phase) of every locked task flag."""
+def preregistered_exclusions(data: ReportData, flags=None) -> dict:
+    """`flags`: (task pk, judge row, kind, severity, phase) of every locked task flag; by default
+    the session's (data.task_flags, drafts never counted)."""
+    if flags is None:
+        flags = [(task, data.judges.index[judge], kind, severity, phase)
+                 for judge, task, phase, kind, severity, _reason, locked in data.task_flags
+                 if locked]
     actions = [a for a in (data.session.protocol or {}).get("actions") or []
                if a["action"] == "exclude_tasks"]
     if not actions:

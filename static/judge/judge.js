@@ -720,6 +720,8 @@
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || !current) { return; }
     if (helpDialog && helpDialog.open) { return; }  // the dialog's own keys (Esc closes it)
     var target = event.target;
+    // The task flag's form (flag.js) has its own keys: nothing typed or pressed in it answers.
+    if (target && target.closest && target.closest("#task-flag-form")) { return; }
     if (isTyping(target)) {
       if (event.key === "Escape") {
         if (target.name === "reason" && current.openReason && small()) { current.openReason(false); }
@@ -786,6 +788,14 @@
     }
     if (key === "n" || key === "j") { event.preventDefault(); move(1); }
     else if (key === "k" || key === "b" || key === "Backspace") { event.preventDefault(); move(-1); }
+  });
+
+  // A task flag saved (flag.js): the pages fetched ahead show the task's flag as it was, so they
+  // are fetched again.
+  document.addEventListener("blindjudge:flag-saved", function () {
+    if (!current) { return; }
+    dropPrefetched(null);
+    prefetchNext(current);
   });
 
   window.addEventListener("popstate", function () {

@@ -39,7 +39,19 @@ from django.urls import Resolver404, resolve
 
 from accounts.models import Credential, Invitation, Judge
 from judging.enums import SessionKind
-from judging.models import Assignment, Builder, Copy, Finding, Item, Review, Reviewer, Run, Session, Verdict
+from judging.models import (
+    Assignment,
+    Builder,
+    Copy,
+    Finding,
+    Item,
+    Review,
+    Reviewer,
+    Run,
+    Session,
+    TaskFlag,
+    Verdict,
+)
 from judging.selectors.judge import judge_phase
 from judging.services import (
     KEEP,
@@ -271,7 +283,8 @@ def build_world(host, bundle, *, kind="copies", display="letters", scorecards=Fa
     run = a_run(host, bundle)
     created = session_create(run=run, kind=kind, actor="test", rubric=RUBRIC, guests_allowed=True,
                              reviewer_display=display, scorecards=scorecards, draw_seed=seed,
-                             by_task=by_task, items_per_judge=items_per_judge)
+                             by_task=by_task, items_per_judge=items_per_judge,
+                             task_flags=kind == "copies")
     if defect_names_builder:
         redactions_accept(session=created.session, patterns=[model], actor="test")
     other = a_session(run, "open", draw_seed=seed)
@@ -360,6 +373,14 @@ def drive(world, on_response):
     on_response(a, "POST", f"/resume/{a.resume_token}", resumed)
     assert resumed.status_code == 302
     world.personas["A"] = a
+    if session.task_flags:
+        # A flags a task over HTTP, its reason a canary to everyone but A (issue 29 item 5).
+        code = codes_of(a.judge_pk)[0]
+        path = f"/s/{session.url_id}/i/{code}/flag"
+        flagged = a.client.post(path, {"phase": "1", "kind": "tests_unfair", "severity": "2",
+                                       "reason": reason_for("A", 95)})
+        on_response(a, "POST", path, flagged)
+        assert flagged.status_code == 302, flagged.content[:300]
     # G joins with the guest code over HTTP.
     g = Persona("G", Client(REMOTE_ADDR="198.51.100.20"))
     response = g.client.post("/guest/", {"code": world.guest_code, "name": JUDGE_NAMES["G"]})
@@ -484,6 +505,11 @@ def people_canaries(world, own_judge_pk=None, sessions=None) -> dict[str, str]:
             found[f"judge {judge.pk} GitHub id"] = str(judge.github_id)
         for index, reason in enumerate(sorted(world.reasons.get(judge.pk, ()))):
             found[f"judge {judge.pk} reason {index}"] = reason
+        # Their task flags' reasons, as stored now (a later flag replaces a draft); a draft never
+        # locked is labelled so (the report leaves it out).
+        for index, (reason, locked) in enumerate(
+                TaskFlag.objects.filter(judge=judge).order_by("pk").values_list("reason", "locked")):
+            found[f"judge {judge.pk} task flag {index}{'' if locked else ' (draft)'}"] = reason
     return found
 
 
@@ -598,6 +624,26 @@ def posts_for(route, world, persona, is_own, values):
         yield "throwaway", {"code": world.guest_code, "name": NEWCOMER}, {}
     if route.name == "judge_lock":
         yield "own", {"confirm": "no"}, {}
+    if route.name == "judge_task_flag":
+        # The judge's stored flag on the item's task sent again (a replay: nothing changes, so
+        # the item pages stay as they were crawled), and a flag with no kind (refused, stored
+        # nowhere: the refusal page, which must carry nothing of the item). Where the session
+        # does not collect flags, or the phase is locked, each is refused.
+        judge = persona.judge() if is_own else None
+        phase = (judge_phase(judge) or 2) if judge else 1
+        stored = TaskFlag.objects.filter(
+            judge=judge, phase=phase, task__in=Item.objects.filter(
+                assignments__judge=judge, assignments__code=values["code"]).values("task")
+        ).first() if judge else None
+        if stored:
+            replay = {"phase": str(phase), "kind": stored.kind, "severity": str(stored.severity),
+                      "reason": stored.reason}
+            yield "own", replay, {}
+            yield "own", replay, JSON_ACCEPT
+        no_kind = {"phase": str(phase), "kind": "", "severity": "1",
+                   "reason": reason_for(persona.label, 96)}
+        yield "own", no_kind, {}
+        yield "own", no_kind, JSON_ACCEPT
 
 
 @dataclass
@@ -889,7 +935,7 @@ ALL_JUDGE_ROUTES = {"home", "join", "resume", "resume_help", "judge_reissue", "g
                     "github_judge_start", "github_judge_done", "github_judge_link",
                     "github_judge_link_done",
                     "judge_frame", "judge_lock", "judge_scorecard", "judge_card",
-                    "judge_card_frame", "favicon"}
+                    "judge_card_frame", "favicon", "judge_task_flag"}
 
 
 def test_the_crawl_can_fill_every_judge_facing_url_pattern(canary_host):
@@ -922,6 +968,8 @@ def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, standi
     # The scorecard and its per-code card pages exist only where the host gave scorecards.
     scorecard_routes = {"judge_scorecard", "judge_card", "judge_card_frame"}
     expect = ALL_JUDGE_ROUTES if scorecards else ALL_JUDGE_ROUTES - scorecard_routes
+    if kind != "copies":
+        expect = expect - {"judge_task_flag"}  # task flags are collected in copies sessions only
     hits, problems = crawl_world(world, expect_2xx=expect)
     assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
     assert not problems, "\n".join(problems[:40])
@@ -971,8 +1019,10 @@ def test_positive_control_the_hosts_revealed_report_holds_every_content_canary(c
     world = revealed_world(canary_host, standin)
     report = build_report(world.session)
     # The report names a GitHub judge by login; GitHub's numeric id stays in the database.
+    # A task flag never locked is left out of the report (reports.sections.task_flags).
     people = {label: value for label, value in people_canaries(world, sessions=[world.session]).items()
-              if not label.endswith("GitHub id")}
+              if not label.endswith("GitHub id") and not label.endswith("(draft)")}
+    assert any(" task flag " in label for label in people), "no locked task flag to look for"
     assert any(label.endswith("GitHub login") for label in people)
     canaries = {**content_canaries(world), **phase2_canaries(world), **people,
                 "run id": str(world.run.pk), "session id": str(world.session.pk)}

@@ -26,6 +26,7 @@ from judging.models import (
     Reviewer,
     Run,
     Session,
+    TaskFlag,
     Verdict,
 )
 from tests.support.leakcheck import encode
@@ -34,7 +35,8 @@ from tests.support.leakcheck import encode
 def planted_values(session: Session) -> list[str]:
     """Every host-only value of a session's run the way a careless page would read it: the run's
     name, builders, bundle ids, defect notes, reviewers, review reasons and authorship guesses;
-    for every session on the run, every judge's name, GitHub login and id, and reason; and
+    for every session on the run, every judge's name, GitHub login and id, reasons and task
+    flags' reasons; and
     every database id."""
     run = session.run
     sessions = list(run.sessions.all())
@@ -53,6 +55,9 @@ def planted_values(session: Session) -> list[str]:
                              .values_list("github_login", "github_id")):
         values += [login, str(github_id)]
     values += list(Verdict.objects.filter(assignment__judge__session__in=sessions)
+                   .values_list("reason", flat=True))
+    # Judges' task flags: their reasons (issue 29 item 5).
+    values += list(TaskFlag.objects.filter(judge__session__in=sessions)
                    .values_list("reason", flat=True))
     ids = [
         Run.objects.filter(pk=run.pk), Session.objects.filter(run=run),

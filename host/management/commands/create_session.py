@@ -20,6 +20,11 @@ class Command(HostCommand):
                             help="copies sessions: each judge gets every copy of each task they "
                                  "get (whole tasks while they fit in --items-per-judge, at least "
                                  "one), in an order interleaving the tasks")
+        parser.add_argument("--task-flags", action="store_true",
+                            help="copies sessions: judges may flag a task as invalid "
+                                 "(underspecified, tests unfair, other) with a severity 0-3 and a "
+                                 "reason; the host sees the flags only after the reveal (frozen "
+                                 "with the protocol; an exclude_tasks rule needs it)")
         parser.add_argument("--guests", action="store_true", help="allow guests by code")
         parser.add_argument("--guest-cap", type=int, metavar="N",
                             help="most guests admitted (default: BLINDJUDGE_DEFAULT_GUEST_CAP; "
@@ -59,7 +64,8 @@ class Command(HostCommand):
     def run(self, *, run, kind, rubric=None, prereg=None, items_per_judge=None, guests=False,
             guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,
             instructions=None, minutes_per_item=DEFAULT_MINUTES_PER_ITEM, pick_then_save=False,
-            mark_disagreement=False, verdict_min_shown_ms=DEFAULT_VERDICT_MIN_SHOWN_MS, **options):
+            mark_disagreement=False, verdict_min_shown_ms=DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags=False,
+            **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -71,6 +77,7 @@ class Command(HostCommand):
             instructions=read_text_file(instructions, "--instructions") if instructions else "",
             minutes_per_item=minutes_per_item, advance_on_key=not pick_then_save,
             mark_disagreement=mark_disagreement, verdict_min_shown_ms=verdict_min_shown_ms,
+            task_flags=task_flags,
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
