@@ -15,13 +15,11 @@ Pure: reads the report's dict only; no Django, no numpy.
 
 from reports import numbers
 
-DEFAULT_ALPHA = 0.05
-
 
 def _alpha(report: dict) -> float:
     """The significance level the report reads its tests at (builders_compared.alpha: the
     preregistration's, else 0.05)."""
-    return report["builders_compared"].get("alpha", DEFAULT_ALPHA)
+    return report["builders_compared"]["alpha"]
 GROUP_WORDS = {"invited": "invited", "guest": "guest", "self_blinded_host": "host (self-blinded)",
                "removed": "removed"}
 APART_WORDS = {"guest": "the guests", "self_blinded_host": "the host (self-blinded)",

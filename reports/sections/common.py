@@ -5,6 +5,15 @@ import math
 from content.rules import DEFAULT_ALPHA
 
 
+def judges_by_task(data) -> dict:
+    """task pk -> the pks of the judges who saw the task (had an item of it), for tasks seen."""
+    task_of_item = {item.pk: item.task_id for item in data.items.rows}
+    seen: dict = {}
+    for _pk, judge_pk, item_pk, *_rest in data.assignments.rows:
+        seen.setdefault(task_of_item[item_pk], set()).add(judge_pk)
+    return seen
+
+
 def iso(value) -> str | None:
     return value.isoformat() if value else None
 

@@ -19,6 +19,7 @@ from content.rules import tasks_excluded
 from reports.loading import ReportData
 from reports.restrict import without_tasks
 from reports.sections.builders import builders_compared
+from reports.sections.common import judges_by_task
 from reports.sections.scores import judge_scores, reviewer_scores
 
 NO_RULE = ("No exclusion was preregistered, so nothing is analysed again: a rule chosen after "
@@ -76,15 +77,8 @@ def preregistered_exclusions(data: ReportData, flags=None) -> dict:
 
 def _seen(data: ReportData) -> dict:
     """task pk -> the judge rows that had an item of it."""
-    bundle = data.bundle
-    task_of_item = {}
-    for item in data.items.rows:
-        copy_pk = item.copy_id or bundle.finding_by_pk[item.finding_id].copy_id
-        task_of_item[item.pk] = bundle.copy_by_pk[copy_pk].task_id
-    seen: dict = {t.pk: set() for t in bundle.tasks}
-    for _, judge_pk, item_pk, *_ in data.assignments.rows:
-        seen[task_of_item[item_pk]].add(data.judges.index[judge_pk])
-    return {task: judges for task, judges in seen.items() if judges}
+    return {task: {data.judges.index[pk] for pk in judges}
+            for task, judges in judges_by_task(data).items()}
 
 
 def _excluded(actions, flags, seen, *, leave_out) -> frozenset:

@@ -47,16 +47,18 @@ def resampling(data: ReportData, what: str, primitive: str) -> dict:
     units = {"cluster": "clusters (a copy without a cluster is its task's own unit)",
              "task": "tasks", None: "nothing"}[by]
     if by is None:
-        method = ("no interval: the run has one task and no clusters, so there is no unit to "
-                  "resample but single copies, which are not independent")
+        method = ("no bootstrap: the run has one task and no clusters, so there is no unit to "
+                  "resample but single copies, which are not independent; the interval the "
+                  "figure names takes them as independent, and says so")
     else:
         method = (f"cluster bootstrap over {units}: each of {RESAMPLES} resamples draws, with "
                   f"replacement, as many units as the figure's copies fall in "
                   f"(numpy.random.default_rng({BOOTSTRAP_SEED}), units numbered in order of first "
                   f"appearance, copies in import order), every copy of a drawn unit with it; "
                   f"{what}; the interval is the 2.5th and 97.5th percentiles of the resampled "
-                  f"values (numpy.quantile, linear); null when the copies fall in fewer than two "
-                  f"units (reports.stats.{primitive})")
+                  f"values (numpy.quantile, linear); given only where the figure's copies fall in "
+                  f"{stats.MIN_BOOTSTRAP_UNITS} units or more, else the interval the figure "
+                  f"names (docs/statistics.md; reports.stats.{primitive})")
     return {"by": by, "resamples": RESAMPLES, "seed": BOOTSTRAP_SEED, "method": method}
 
 

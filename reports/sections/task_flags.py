@@ -9,6 +9,7 @@ shown. Without flags the section says so; in a session that did not collect them
 from content.rules import FLAG_KINDS, MAX_SEVERITY
 from content.scoring import rate
 from reports.loading import ReportData
+from reports.sections.common import judges_by_task
 
 NOT_COLLECTED = "This session did not collect task flags."
 NONE_FLAGGED = "No judge flagged a task."
@@ -38,10 +39,7 @@ def task_flags(data: ReportData) -> dict:
                 "kinds": list(FLAG_KINDS), "max_severity": MAX_SEVERITY, "drafts_left_out": 0,
                 "tasks": []}
     pseudonym = {j.pk: j.pseudonym for j in data.judges.rows}
-    task_of_item = {item.pk: item.task_id for item in data.items.rows}
-    seen: dict[int, set] = {}
-    for _pk, judge_pk, item_pk, *_rest in data.assignments.rows:
-        seen.setdefault(task_of_item[item_pk], set()).add(judge_pk)
+    seen = judges_by_task(data)
     locked = [f for f in data.task_flags if f[6]]
     drafts = len(data.task_flags) - len(locked)
     by_task: dict[int, list] = {}

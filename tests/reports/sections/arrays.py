@@ -155,7 +155,7 @@ def item(target, *, key=None, finding_=None):
     """An item judging a copy, or (finding_ given) the finding `finding_` of that copy."""
     judged = finding_ or target
     return SimpleNamespace(pk=next(_pks), key=key or judged.bundle_id, copy_id=target.pk,
-                           finding_id=finding_.pk if finding_ else None)
+                           task_id=target.task_id, finding_id=finding_.pk if finding_ else None)
 
 
 def report_data(bundle_, *, items=(), judges=(), grid=None, orders=None, session=None,

@@ -106,7 +106,7 @@ def test_abstentions_excluded_leave_n_and_drop_the_pair():
 def test_one_task_and_no_clusters_has_newcombe_s_interval_on_copies_taken_as_independent():
     section = reviewer_conditions(world("not_flagged", tasks=1))
     assert section["resampling"]["by"] is None
-    assert section["resampling"]["method"].startswith("no interval")
+    assert section["resampling"]["method"].startswith("no bootstrap")
     defective, good = section["reviewers"][0]["comparisons"]
     _, low, high = stats.newcombe_paired_interval(1, 0, 1, 0)
     assert defective["interval"] == {"low": pytest.approx(low), "high": pytest.approx(high),
