@@ -67,8 +67,17 @@ _VERDICT_WORDS = {"copies": (VERDICT_LABELS["pass"], VERDICT_LABELS["fail"]),
 KEEP_WORDS = VERDICT_LABELS["keep"]
 
 
+ADJUDICATION_WORDS = (f'{VERDICT_LABELS["real"]} (a finding) or {VERDICT_LABELS["pass"]} (a copy)',
+                      f'{VERDICT_LABELS["false_alarm"]} (a finding) or {VERDICT_LABELS["fail"]} '
+                      "(a copy)",
+                      f'{VERDICT_LABELS["cannot_tell"]}: what is shown does not settle it')
+
+
 def verdict_keys(kind: str) -> list[tuple[str, str]]:
-    """(key, words) of each verdict of a `kind` session, then keep (phase 2 only)."""
+    """(key, words) of each verdict of a `kind` session, then keep (phase 2 only); an
+    adjudication ("adjudication": judging.enums.SessionKind) has one phase and no keep."""
+    if kind == "adjudication":
+        return [(str(index + 1), words) for index, words in enumerate(ADJUDICATION_WORDS)]
     words = _VERDICT_WORDS[kind]
     return ([(str(index + 1), word) for index, word in enumerate(words)]
             + [(str(len(words) + 1), KEEP_WORDS + " (phase 2 only)")])

@@ -3,7 +3,8 @@ instructions: the choices' own words, never a stored value ("false_alarm", "conf
 "seeded_defect"). Pure: no Django."""
 
 VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "abstain": "No verdict", "real": "Real",
-                  "false_alarm": "False alarm", "keep": "Keep my phase-1 verdict"}
+                  "false_alarm": "False alarm", "keep": "Keep my phase-1 verdict",
+                  "cannot_tell": "Cannot tell"}
 
 # A truth label as a judge's scorecard says it, after the reveal.
 TRUTH_LABELS = {"known_good": "Good (no defect known)", "seeded_defect": "Has a seeded defect",

@@ -288,15 +288,37 @@ class _SessionSettings(HostForm):
 
 
 class SessionCreateForm(_SessionSettings):
-    field_order = ["kind", "rubric", "preregistration", "items_per_judge", "by_task",
+    field_order = ["kind", "unknown_copies", "adjudicate_findings", "adjudicate_copies",
+                   "rubric", "preregistration", "items_per_judge", "by_task",
                    "guests_allowed", "guest_cap", "reviewer_display", "scorecards",
                    "advance_on_key", "verdict_min_shown_ms", "mark_disagreement", "task_flags"]
 
     kind = forms.ChoiceField(
-        label="Judges judge", choices=[(SessionKind.COPIES, "each copy (pass / fail)"),
-                                       (SessionKind.FINDINGS, "each finding (real / false alarm)")],
+        label="Judges judge", choices=[
+            (SessionKind.COPIES, "each copy (pass / fail)"),
+            (SessionKind.FINDINGS, "each finding (real / false alarm)"),
+            (SessionKind.ADJUDICATION, "an adjudication: the findings of unknown truth, decided "
+                                       "once, blind, by one adjudicator outside the matrix")],
         initial=SessionKind.COPIES,
     )
+    unknown_copies = forms.BooleanField(
+        label="Adjudication: its copies of unknown truth too (pass / fail)", required=False,
+    )
+    adjudicate_findings = forms.CharField(
+        label="Adjudication: also these findings (bundle ids)", required=False, max_length=20000,
+        help_text="Separated by spaces or commas, whatever their truth: e.g. findings whose truth "
+                  "was corrected, to check the correction.",
+    )
+    adjudicate_copies = forms.CharField(
+        label="Adjudication: also these copies (bundle ids)", required=False, max_length=20000,
+        help_text="Separated by spaces or commas, whatever their truth.",
+    )
+
+    def clean_adjudicate_findings(self):
+        return tuple(self.cleaned_data["adjudicate_findings"].replace(",", " ").split())
+
+    def clean_adjudicate_copies(self):
+        return tuple(self.cleaned_data["adjudicate_copies"].replace(",", " ").split())
     by_task = forms.BooleanField(
         label="By task: each judge gets every copy of each task they get", required=False,
         help_text="Copies sessions on a run of several tasks, so builders can be compared within "

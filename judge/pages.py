@@ -70,10 +70,11 @@ def flag_context(*, url: str, phase, mine: dict | None, can_flag: bool, code: st
     }
 
 
-def verdict_choices(session, phase):
-    """(value, label, key) of each choice: 1 and 2 the verdicts, 3 "keep" in phase 2 (`j`/`k`
-    move between items, so no letter is a choice)."""
-    values = list(verdict_values(session.kind))
+def verdict_choices(session, phase, *, finding: bool = False):
+    """(value, label, key) of each choice: 1 and 2 the verdicts, 3 "keep" in phase 2, or in an
+    adjudication "cannot tell" (`j`/`k` move between items, so no letter is a choice).
+    `finding`: the item is a finding (an adjudication's items are findings or copies)."""
+    values = list(verdict_values(session.kind, finding=finding))
     if phase == 2:
         values.append(KEEP)
     return [(value, verdict_label(value), str(index + 1)) for index, value in enumerate(values)]
@@ -123,13 +124,16 @@ def item_context(request, *, session, view: JudgeItem, links: PageLinks, progres
     return {
         "session": session, "item": view, "error": error, "links": links,
         "task_html": view.task_html, "rubric_html": view.rubric_html,
-        "choices": verdict_choices(session, view.phase),
+        "choices": verdict_choices(session, view.phase, finding=view.is_finding),
+        # An adjudication's answers are truth kept beside the imported one: each needs its reason
+        # before the lock (judging.services.phase_lock).
+        "reason_required": session.kind == SessionKind.ADJUDICATION,
         "reason_limit": f"{text_limit('reason'):,}",
         "chosen": (posted.get("verdict") if posted else None) or (
             KEEP if current.get("kept") else current.get("value")),
         "reason": posted.get("reason", "") if posted else stored_reason,
         "seconds_spent": current.get("seconds_spent", 0) if view.verdict else view.draft_seconds,
-        "is_findings": session.kind == SessionKind.FINDINGS,
+        "is_findings": view.is_finding,
         "open": can_answer,
         "live_phase": live_phase,
         "frame_url": links.frame(view.code),

@@ -29,6 +29,7 @@ from judge.pages import (
     items_context,
     review_context,
 )
+from judging.enums import SessionKind
 from judging.selectors.judge import JudgeProgress
 from judging.selectors.preview import (
     PREVIEW_SEED,
@@ -71,6 +72,8 @@ def _previewed(view):
         session = preview_session(request.host, session_id)
         if phase not in PHASES or not PREVIEW_SEED.match(seed):
             raise Http404("no such preview")
+        if phase == 2 and session.kind == SessionKind.ADJUDICATION:
+            raise Http404("no such preview")  # an adjudication has one phase
         request.preview = {"links": _links(session_id, seed, phase),
                            "banner": _banner(session, seed, phase)}
         return view(request, session, seed, phase, **kwargs)

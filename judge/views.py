@@ -24,7 +24,7 @@ from judge.pages import (
     judge_links,
     review_context,
 )
-from judging.enums import SessionState
+from judging.enums import SessionKind, SessionState
 from judging.selectors.judge import (
     join_link_admitted_here,
     judge_assignments,
@@ -53,6 +53,7 @@ WELCOME_KEY = "welcome:{url_id}"
 REISSUED_KEY = "reissued:{url_id}"
 # Why an item page shows verdicts without a form.
 READ_ONLY_LOCKED = ("You have locked both phases: your verdicts are final and shown here read-only.")
+READ_ONLY_ADJUDICATED = "You have locked your answers: they are final and shown here read-only."
 READ_ONLY_CLOSED = ("The host has closed the session for now: your saved work is shown read-only "
                     "until it reopens.")
 READ_ONLY_NOT_OPEN = "The session is {state}: verdicts are shown read-only."
@@ -268,7 +269,7 @@ def _read_only_reason(judge, session) -> str | None:
     if session.state != SessionState.OPEN:
         return READ_ONLY_NOT_OPEN.format(state=session.state)
     if judge_phase(judge) is None:
-        return READ_ONLY_LOCKED
+        return READ_ONLY_ADJUDICATED if session.kind == SessionKind.ADJUDICATION else READ_ONLY_LOCKED
     return None
 
 

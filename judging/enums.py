@@ -57,6 +57,9 @@ class SealOutcome(models.TextChoices):
 class SessionKind(models.TextChoices):
     COPIES = "copies"
     FINDINGS = "findings"
+    # Truth the tests cannot settle, decided once, blind, by one person outside the matrix
+    # (issue 29 item 1): items are findings and copies of unknown truth; one phase, no model shown.
+    ADJUDICATION = "adjudication"
 
 
 class SessionState(models.TextChoices):

@@ -245,7 +245,7 @@ class Session(models.Model):
         max_length=32, unique=True,
         help_text="Random id used in URLs; never sequential, never the guest code.",
     )
-    kind = models.CharField(max_length=10, choices=SessionKind.choices)
+    kind = models.CharField(max_length=20, choices=SessionKind.choices)
     state = models.CharField(
         max_length=10, choices=SessionState.choices, default=SessionState.DRAFT
     )
@@ -341,7 +341,9 @@ class PreregAmendment(models.Model):
 
 
 class Item(models.Model):
-    """One thing judged in a session: a copy (copies sessions) or a finding (findings sessions)."""
+    """One thing judged in a session: a copy (copies sessions) or a finding (findings sessions);
+    in an adjudication, either (a finding of unknown truth, or a copy), keyed "finding:<id>" or
+    "copy:<id>" since a finding and a copy may share a bundle id."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
     copy = models.ForeignKey(Copy, on_delete=models.PROTECT, related_name="+")
@@ -353,7 +355,8 @@ class Item(models.Model):
         Finding, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     key = models.CharField(
-        max_length=200, help_text="The bundle id of the copy or finding; keys the order HMAC."
+        max_length=220, help_text="The bundle id of the copy or finding (in an adjudication, "
+        "prefixed finding: or copy:); keys the order HMAC."
     )
 
     class Meta:
@@ -389,7 +392,8 @@ class Verdict(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="verdicts")
     phase = models.PositiveSmallIntegerField(choices=[(1, "phase 1"), (2, "phase 2")])
     value = models.CharField(
-        max_length=12, help_text="pass/fail (copies) or real/false_alarm (findings)."
+        max_length=12, help_text="pass/fail (copies) or real/false_alarm (findings); in an "
+        "adjudication also cannot_tell."
     )
     kept = models.BooleanField(
         default=False, help_text="Phase 2 only: the judge kept their phase-1 verdict."

@@ -237,15 +237,15 @@ def stored_counts(models: Models, session_id: int, key: str) -> tuple[int, int, 
 
 def render_batches(models: Models, session_id: int, key: str, patterns: list[str], *,
                    backtracking_allowed: bool = False, condition: str | None = None,
-                   seconds: float | None = None):
+                   seconds: float | None = None, reviews: bool = True):
     """Yield lists of unsaved render rows (TaskRender, CopyRender, FindingRender) for what is
     still missing, each list bounded by BATCH_ROWS and BATCH_CHARACTERS. Reads one task or copy
     at a time (either may be megabytes); holds no transaction.
 
     A copy's reviews are those under `condition` (the run's default one: judges never see a
     review given under another condition, such as one told a prior verdict); None takes every
-    review (migration 0004's data had no conditions). `seconds`: each task's and copy's deadline
-    (frame_render)."""
+    review (migration 0004's data had no conditions); `reviews` False renders none (an adjudication
+    shows no model's verdict). `seconds`: each task's and copy's deadline (frame_render)."""
     copy_ids, finding_ids = pending(models, session_id, key)
     batch, size = [], 0
     for task_id in pending_tasks(models, session_id, key):
@@ -259,7 +259,7 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
     for copy_id in copy_ids:
         row, document_size = _copy_render(models, session_id, copy_id, key, patterns,
                                            backtracking_allowed=backtracking_allowed,
-                                           condition=condition, seconds=seconds)
+                                           condition=condition, seconds=seconds, reviews=reviews)
         batch.append(row)
         size += document_size + sum(len(r["reason_html"]) for r in row.reviews)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
@@ -299,7 +299,7 @@ def copy_render(models: Models, session_id: int, copy_id: int, key: str, pattern
 
 
 def _copy_render(models, session_id, copy_id, key, patterns, *, backtracking_allowed, condition,
-                 seconds=None):
+                 seconds=None, reviews=True):
     """(the row, the frame document's length): the batches are bounded by the unpacked size."""
     content, fmt = models.Copy.objects.filter(pk=copy_id).values_list("content", "format")[0]
     frame = frame_render(content, fmt, patterns, backtracking_allowed=backtracking_allowed,
@@ -311,7 +311,7 @@ def _copy_render(models, session_id, copy_id, key, patterns, *, backtracking_all
         for r in models.Review.objects.filter(
             copy_id=copy_id, **({} if condition is None else {"condition": condition}))
         .order_by("reviewer__position", "pk").values("pk", "reviewer_id", "verdict", "reason")
-    ]
+    ] if reviews else []
     row = models.CopyRender(session_id=session_id, copy_id=copy_id, inputs_sha256=key,
                             frame_gzip=pack_frame(frame.document), style_hash=frame.style_hash,
                             reviews=reviews)

@@ -164,6 +164,8 @@ def session_create_view(request, run):
             by_task=data["by_task"], advance_on_key=data["advance_on_key"],
             mark_disagreement=data["mark_disagreement"],
             verdict_min_shown_ms=data["verdict_min_shown_ms"], task_flags=data["task_flags"],
+            unknown_copies=data["unknown_copies"], adjudicate_findings=data["adjudicate_findings"],
+            adjudicate_copies=data["adjudicate_copies"],
         )
         if created.guest_code:
             show_once(request, kind="guest_code", session=created.session.pk,

@@ -17,7 +17,7 @@ from accounts.models import Credential, Judge
 from blindjudge.errors import NotFound, Refused
 from content.credentials import RESUME_REFUSAL, token_sha256
 from content.vocabulary import VERDICT_LABELS
-from judging.enums import ReviewerDisplay
+from judging.enums import ReviewerDisplay, SessionKind
 from judging.models import (
     Assignment,
     CopyRender,
@@ -43,10 +43,11 @@ from judging.renders import frame_csp
 
 
 def judge_phase(judge) -> int | None:
-    """The phase the judge is in: 1, 2, or None when both are locked."""
+    """The phase the judge is in: 1, 2, or None when both are locked (an adjudication has one
+    phase: None once it is locked)."""
     if not judge.phase1_locked_at:
         return 1
-    if not judge.phase2_locked_at:
+    if not judge.phase2_locked_at and judge.session.kind != SessionKind.ADJUDICATION:
         return 2
     return None
 
@@ -116,6 +117,9 @@ class JudgeItem:
     draft_seconds: float = 0.0
     proposed_verdict_label: str | None = None
     proposed_disagrees: bool = False  # findings: the proposed verdict differs from phase 1's
+    # The item is a finding (about its copy), not the copy itself: every item of a findings
+    # session, and an adjudication's findings.
+    is_finding: bool = False
 
 
 def reviewer_labels(session) -> dict[int, str]:
@@ -227,7 +231,8 @@ def judge_item(judge, code: str) -> JudgeItem:
     it) is read only once phase 1 is locked; before that, none of it is queried at all.
     """
     session = judge.session
-    phase = judge_phase(judge) or 2
+    adjudication = session.kind == SessionKind.ADJUDICATION
+    phase = judge_phase(judge) or (1 if adjudication else 2)
     row = _place_row(judge, code, page_phase=phase)
     place = _place(row)
     task_html, rubric_html, finding_html = row[8] or "", row[9] or "", row[10]
@@ -236,7 +241,8 @@ def judge_item(judge, code: str) -> JudgeItem:
     draft = {"reason": row[13] or "", "seconds_spent": row[14] or 0.0, "revision": row[15] or 0}
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
-    if judge.phase1_locked_at:
+    # An adjudicator never sees a model's verdict, not even after their lock.
+    if judge.phase1_locked_at and not adjudication:
         stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)
                   .order_by().values_list("reviews", flat=True)[:1]) if not place.finding_id else []
         material = phase2_material(session, finding_id=place.finding_id,
@@ -307,6 +313,7 @@ def item_view(place: ItemPlace, *, phase: int, task_html: str, rubric_html: str,
         revision=draft["revision"], draft_reason=draft["reason"],
         draft_seconds=draft["seconds_spent"], proposed_verdict_label=material.proposed_label,
         proposed_disagrees=material.proposed_disagrees, frame_prose_px=frame_prose_px,
+        is_finding=place.finding_id is not None,
     )
 
 
@@ -439,7 +446,7 @@ def judge_live_state_if_active(judge_pk: int) -> dict | None:
     """judge_live_state of the judge as the database has them now; None once they are removed."""
     judge = (Judge.objects.select_related("session")
              .only("pk", "phase1_locked_at", "phase2_locked_at", "phase1_answered",
-                   "phase2_answered", "session__state")
+                   "phase2_answered", "session__state", "session__kind")
              .filter(pk=judge_pk, status=JudgeStatus.ACTIVE).first())
     return judge_live_state(judge) if judge else None
 

@@ -26,6 +26,7 @@ from content.credentials import (
     RESUME_REFUSAL,
     token_sha256,
 )
+from judging.services.adjudication import InsideMatrix, item_key, matrix_sessions
 from judging.services.admission import (
     Admission,
     AlreadyAdmitted,
@@ -114,6 +115,7 @@ from judging.services.sockets import (
     live_socket_seen,
 )
 from judging.services.verdicts import (
+    CANNOT_TELL,
     CHANGED_ELSEWHERE,
     COPY_VERDICTS,
     FINDING_VERDICTS,
@@ -126,6 +128,10 @@ from judging.services.verdicts import (
 )
 
 __all__ = [
+    "CANNOT_TELL",
+    "InsideMatrix",
+    "item_key",
+    "matrix_sessions",
     "NOT_COLLECTED",
     "task_flag_record",
     "Admission",

@@ -43,8 +43,15 @@ from content.draws import (
 from content.invitees import Invitee
 from content.stored_text import TextRefused
 from judging import audit, live
-from judging.enums import SessionState
+from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, AuditEvent, Item, Session
+from judging.services.adjudication import (
+    HOST_ADJUDICATES,
+    InsideMatrix,
+    invited_login_refusal,
+    refuse_inside_matrix,
+    refuse_second_adjudicator,
+)
 from judging.services.checks import checked_github_login, clean_display_name, display_name_limit
 
 
@@ -212,6 +219,12 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
                .get(pk=session.pk))
     if session.state != SessionState.OPEN:
         raise Conflict(f"the session is {session.state}; joining is possible while it is open")
+    if session.kind == SessionKind.ADJUDICATION:
+        refuse_second_adjudicator(session)
+    # Under the session's row lock, so a judge and an adjudicator of the same person joining at
+    # once are checked one after the other (the second sees the first).
+    refuse_inside_matrix(session, github_id=github_id, user=user,
+                         host_admission=admitted_as == AdmittedAs.HOST)
     if items is None:
         items = session_item_rows(session.pk)
     if drawn is None:
@@ -271,6 +284,9 @@ def invitation_create(*, session: Session, actor: str, name: str = "",
             login = checked_github_login(github_login)
             if Invitation.objects.filter(session=session, github_login__iexact=login).exists():
                 raise Conflict(f'GitHub login "{login}" is already listed for this session')
+            inside = invited_login_refusal(session, login)
+            if inside:
+                raise Invalid(inside)
             invitation = Invitation.objects.create(session=session, github_login=login)
         else:
             invitation = Invitation.objects.create(session=session, name=clean_display_name(name),
@@ -590,6 +606,8 @@ def host_join(*, session: Session, host: Host) -> Admission:
     """
     if session.run.host_id != host.pk:
         raise NotFound(f"no session {session.pk}")
+    if session.kind == SessionKind.ADJUDICATION:
+        raise InsideMatrix(HOST_ADJUDICATES)  # before any draw (_admit refuses it anyway)
     if Judge.objects.filter(session=session, user=host.user).exists():
         raise Conflict(ALREADY_JOINED)  # before any draw (the unique constraint holds it anyway)
     items = session_item_rows(session.pk)

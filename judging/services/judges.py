@@ -14,6 +14,7 @@ from content.credentials import GITHUB_REFUSAL
 from judging import audit, live
 from judging.enums import SessionState
 from judging.models import Verdict
+from judging.services.adjudication import refuse_inside_matrix
 from judging.services.admission import issue_credential
 
 
@@ -192,6 +193,9 @@ def judge_github_link(*, judge: Judge, github_id: int, github_login: str) -> Git
             return GitHubLinked(judge=judge, retired=None)
         if judge.github_id is not None:
             raise Conflict("You are already linked to another GitHub account in this session.")
+        # Linking makes who they are checkable: an adjudicator who judges the same items
+        # elsewhere on the run (or the reverse, or the host) is refused now, as at joining.
+        refuse_inside_matrix(judge.session, github_id=github_id)
         other = (Judge.objects.select_for_update(of=("self",)).select_related("session")
                  .filter(session=judge.session, github_id=github_id).first())
         if other is not None and other.status != JudgeStatus.ACTIVE:

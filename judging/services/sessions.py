@@ -47,6 +47,11 @@ from judging.models import (
     TaskRender,
     Verdict,
 )
+from judging.services.adjudication import (
+    NO_GUESTS,
+    adjudication_sources,
+    refuse_adjudicated_elsewhere,
+)
 from judging.services.admission import issue_credential
 from judging.services.checks import check_guest_cap, checked_text
 from judging.services.judges import judge_remove
@@ -166,6 +171,28 @@ def _checked_by_task(value, kind: str, run: Run) -> bool:
     return True
 
 
+ADJUDICATION_ALONE = ("an adjudication is judged alone, in one phase, by one adjudicator who answers "
+                      "every item: {what} does not apply to it")
+
+
+def _check_adjudication(*, guests_allowed=False, items_per_judge=None, by_task=False,
+                        scorecards=False, mark_disagreement=False, preregistration="") -> None:
+    """Invalid for a setting an adjudication cannot have: guests (its one adjudicator is invited,
+    so that who they are can be checked), items per judge (the adjudicator answers every item),
+    by task, scorecards (nobody is scored against truth the adjudication itself decides),
+    marked disagreements (there is no phase 2), decision rules (its answers are truth, not
+    scores)."""
+    if guests_allowed:
+        raise Invalid(NO_GUESTS)
+    for value, what in ((items_per_judge, "items per judge"), (by_task, "by task"),
+                        (scorecards, "scorecards"), (mark_disagreement, "marking disagreements")):
+        if value:
+            raise Invalid(ADJUDICATION_ALONE.format(what=what))
+    if has_rules_block(preregistration or ""):
+        raise Invalid("preregistration: an adjudication has no decision rules (its answers are "
+                      "truth, not scores); write the preregistration as text")
+
+
 def _checked_task_flags(value, kind: str) -> bool:
     if not value:
         return False
@@ -202,6 +229,7 @@ def session_create(
     advance_on_key: bool = True, mark_disagreement: bool = False, instructions: str = "",
     minutes_per_item: int = DEFAULT_MINUTES_PER_ITEM,
     verdict_min_shown_ms: int = DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags: bool = False,
+    unknown_copies: bool = False, adjudicate_findings=(), adjudicate_copies=(),
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -228,6 +256,10 @@ def session_create(
     `task_flags` (copies sessions only, frozen with the protocol when on): judges may flag a task
     as invalid (judging.services.flags.task_flag_record); only then may the preregistration hold
     an exclude_tasks rule.
+    An adjudication (judging.services.adjudication) holds the run's findings of unknown truth,
+    its copies of unknown truth with `unknown_copies`, and the findings and copies named by
+    bundle id in `adjudicate_findings` and `adjudicate_copies`; every judge-facing setting that
+    shows or asks more than one phase alone is refused on it (`_check_adjudication`).
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -246,7 +278,16 @@ def session_create(
     preregistration = _checked_preregistration(preregistration, run, task_flags=task_flags)
     _refuse_draw_seed(draw_seed, rubric=rubric, instructions=instructions,
                       preregistration=preregistration)
-    if kind == SessionKind.FINDINGS:
+    if kind == SessionKind.ADJUDICATION:
+        _check_adjudication(guests_allowed=guests_allowed, items_per_judge=items_per_judge,
+                            by_task=by_task, scorecards=scorecards,
+                            mark_disagreement=mark_disagreement, preregistration=preregistration)
+        sources = adjudication_sources(run, unknown_copies=unknown_copies,
+                                       findings=adjudicate_findings, copies=adjudicate_copies)
+    elif unknown_copies or adjudicate_findings or adjudicate_copies:
+        raise Invalid("only an adjudication takes items of unknown truth or named items to "
+                      "adjudicate")
+    elif kind == SessionKind.FINDINGS:
         sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
         if not sources:
             raise Invalid(f"run {run.pk} has no findings; a findings session needs some")
@@ -552,8 +593,10 @@ def _render(session: Session, opener: str, key: str) -> None:
         _still_claimed(session, opener, rubric_html=rubric_html,
                        instructions_html=instructions_html, rendered=rendered, to_render=total)
     del rubric_html, instructions_html
+    # An adjudicator is shown no model's verdict, ever: a copy's reviews are not even rendered.
     for batch in renders.render_batches(models, session.pk, key, patterns,
-                                        condition=session.run.default_condition, seconds=seconds):
+                                        condition=session.run.default_condition, seconds=seconds,
+                                        reviews=session.kind != SessionKind.ADJUDICATION):
         rendered += len(batch)
         with transaction.atomic():
             _still_claimed(session, opener, rendered=rendered)
@@ -597,6 +640,8 @@ def _openable(session: Session) -> Session:
     _require_state(fresh, SessionState.DRAFT, doing="open")
     _check_rules(fresh.preregistration, "preregistration", fresh.run,
                  task_flags=fresh.task_flags)
+    if fresh.kind == SessionKind.ADJUDICATION:
+        refuse_adjudicated_elsewhere(fresh)
     try:
         # A draft can hold a pattern accepted before RE2 ran them (a lookaround, a backreference):
         # say so here, with what to do, never fail halfway through rendering.
@@ -828,6 +873,11 @@ def session_update_draft(
         changes["verdict_min_shown_ms"] = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
     _refuse_draw_seed(session.draw_seed, **{field: changes.get(field) for field in
                                             ("rubric", "instructions", "preregistration")})
+    if session.kind == SessionKind.ADJUDICATION:
+        _check_adjudication(scorecards=changes.get("scorecards"),
+                            mark_disagreement=changes.get("mark_disagreement"),
+                            preregistration=changes.get("preregistration", ""),
+                            items_per_judge=None if items_per_judge is UNCHANGED else items_per_judge)
     with transaction.atomic():
         session = _locked_session(session)
         _require_state(session, SessionState.DRAFT, doing="edit the draft")
@@ -866,6 +916,8 @@ def guests_configure(*, session: Session, actor: str, allow: bool | None = None,
         session = Session.objects.select_for_update().get(pk=session.pk)
         if session.state == SessionState.REVEALED:
             raise Conflict("the session is revealed; guest settings no longer apply")
+        if allow and session.kind == SessionKind.ADJUDICATION:
+            raise Invalid(NO_GUESTS)
         fields = []
         if allow is not None:
             session.guests_allowed = allow

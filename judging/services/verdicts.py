@@ -13,12 +13,19 @@ from accounts.models import Judge
 from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
 from judging.enums import SessionKind, SessionState
-from judging.models import Assignment, ItemDraft, TaskFlag, Verdict
+from judging.models import Assignment, Item, ItemDraft, TaskFlag, Verdict
 from judging.services.checks import checked_text
 
 COPY_VERDICTS = ("pass", "fail")
 FINDING_VERDICTS = ("real", "false_alarm")
 KEEP = "keep"
+# An adjudicator may say the item cannot be decided from what is shown: the item stays unknown
+# (issue 29 item 1), never counted as either answer.
+CANNOT_TELL = "cannot_tell"
+ONE_PHASE = ("An adjudication has one phase: its verdicts were final when you locked them. "
+             "Nothing was saved.")
+REASONS_MISSING = ("{missing} of {total} items have no reason yet: an adjudication gives its "
+                   "reason for every answer. Nothing was locked.")
 
 
 # A save names the phase its page was rendered for; one sent for a phase locked since (a tab left
@@ -49,7 +56,11 @@ def _phase_of(phase, missing: str = PHASE_MISSING) -> int:
     return phase
 
 
-def verdict_values(kind: str) -> tuple[str, ...]:
+def verdict_values(kind: str, *, finding: bool | None = None) -> tuple[str, ...]:
+    """The verdicts a judge may give on an item of a `kind` session. An adjudication's items are
+    findings or copies: `finding` says which, and either takes CANNOT_TELL besides."""
+    if kind == SessionKind.ADJUDICATION:
+        return (FINDING_VERDICTS if finding else COPY_VERDICTS) + (CANNOT_TELL,)
     return COPY_VERDICTS if kind == SessionKind.COPIES else FINDING_VERDICTS
 
 
@@ -154,7 +165,11 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
         if assignment is None:
             raise NotFound("no such item")
         phase = _phase_of(phase)  # after the code: another judge's code is a 404 whatever is sent
-        allowed = verdict_values(session.kind)
+        adjudication = session.kind == SessionKind.ADJUDICATION
+        if adjudication and (phase == 2 or judge.phase1_locked_at):
+            raise Conflict(ONE_PHASE)
+        allowed = verdict_values(session.kind, finding=adjudication and Item.objects.filter(
+            pk=assignment.item_id, finding__isnull=False).exists())
         kept = False
         if phase == 1:
             if judge.phase1_locked_at:
@@ -257,6 +272,8 @@ def phase_lock(*, judge, phase: int | str):
         stamp = "phase1_locked_at" if phase == 1 else "phase2_locked_at"
         if getattr(judge, stamp):
             raise Conflict(f"phase {phase} is already locked")
+        if phase == 2 and session.kind == SessionKind.ADJUDICATION:
+            raise Conflict(ONE_PHASE)
         if phase == 2 and not judge.phase1_locked_at:
             raise Conflict("phase 2 opens after you lock phase 1")
         assignments = judge.assignments.count()
@@ -265,6 +282,12 @@ def phase_lock(*, judge, phase: int | str):
             raise Conflict(
                 f"{assignments - answered} of {assignments} items have no phase-{phase} verdict yet"
             )
+        if session.kind == SessionKind.ADJUDICATION:
+            # Every answer, "cannot tell" too, carries its reason: the report shows it beside the
+            # original truth, and an answer without one could not be checked by anyone.
+            unexplained = Verdict.objects.filter(assignment__judge=judge, phase=1, reason="").count()
+            if unexplained:
+                raise Conflict(REASONS_MISSING.format(missing=unexplained, total=assignments))
         Verdict.objects.filter(assignment__judge=judge, phase=phase, locked=False).update(
             locked=True
         )

@@ -10,7 +10,19 @@ class Command(HostCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("run")
-        parser.add_argument("--kind", required=True, choices=["copies", "findings"])
+        parser.add_argument("--kind", required=True, choices=["copies", "findings", "adjudication"],
+                            help="copies: pass / fail per copy; findings: real / false alarm per "
+                                 "finding; adjudication: the run's findings of unknown truth "
+                                 "decided once, blind, by one adjudicator outside the matrix")
+        parser.add_argument("--unknown-copies", action="store_true",
+                            help="adjudication: its copies of unknown truth too (pass / fail)")
+        parser.add_argument("--finding", action="append", default=[], metavar="ID",
+                            dest="adjudicate_findings",
+                            help="adjudication: this finding too, whatever its truth (e.g. one "
+                                 "whose truth was corrected, to check the correction); repeatable")
+        parser.add_argument("--copy", action="append", default=[], metavar="ID",
+                            dest="adjudicate_copies",
+                            help="adjudication: this copy too, whatever its truth; repeatable")
         parser.add_argument("--rubric", metavar="FILE", help="the rubric judges read (text file)")
         parser.add_argument("--prereg", metavar="FILE",
                             help="the preregistration, optionally ending in a ```rules block")
@@ -65,7 +77,7 @@ class Command(HostCommand):
             guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,
             instructions=None, minutes_per_item=DEFAULT_MINUTES_PER_ITEM, pick_then_save=False,
             mark_disagreement=False, verdict_min_shown_ms=DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags=False,
-            **options):
+            unknown_copies=False, adjudicate_findings=(), adjudicate_copies=(), **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -77,7 +89,9 @@ class Command(HostCommand):
             instructions=read_text_file(instructions, "--instructions") if instructions else "",
             minutes_per_item=minutes_per_item, advance_on_key=not pick_then_save,
             mark_disagreement=mark_disagreement, verdict_min_shown_ms=verdict_min_shown_ms,
-            task_flags=task_flags,
+            task_flags=task_flags, unknown_copies=unknown_copies,
+            adjudicate_findings=tuple(adjudicate_findings),
+            adjudicate_copies=tuple(adjudicate_copies),
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
