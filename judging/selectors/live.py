@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.enums import JudgeStatus
 from accounts.models import Judge
+from judging.enums import SessionKind
 from judging.live import STALE_SECONDS
 from judging.models import ItemDraft, LiveSocket, Session, Verdict
 
@@ -44,7 +45,8 @@ def dashboard_judges(session_id: int, judge_pks=None) -> tuple[Session, list[Jud
     answered counts are the ones `item_save` keeps on the judge row, so no verdict is read
     at all, and the cost does not grow with the verdicts (this runs for the progress page and for
     every change the host's socket is told of)."""
-    session = Session.objects.only("pk", "items_per_judge", "by_task", "state").get(pk=session_id)
+    session = Session.objects.only("pk", "items_per_judge", "by_task", "state", "kind").get(
+        pk=session_id)
     connected = (_sockets_connected_now().filter(judge=OuterRef("pk"))
                  .order_by().values("judge").annotate(n=Count("pk")).values("n"))
     judges = Judge.objects.filter(session_id=session_id)
@@ -54,8 +56,14 @@ def dashboard_judges(session_id: int, judge_pks=None) -> tuple[Session, list[Jud
         # Whole tasks: a judge's items may fall short of items per judge (the next task did not
         # fit) or pass it (one large task), so each judge's own count is read; it never changes.
         judges = judges.annotate(item_count=Count("assignments", distinct=True))
-    return session, list(judges.annotate(connected=Coalesce(Subquery(connected), 0),
-                                         last_active_at=last_activity()).order_by("number"))
+    rows = list(judges.annotate(connected=Coalesce(Subquery(connected), 0),
+                                last_active_at=last_activity()).order_by("number"))
+    if session.kind == SessionKind.ADJUDICATION:
+        # The host sees an adjudicator by pseudonym only (issue 29 item 1): never the name on
+        # the join link or the GitHub login, blanked here so no row or frame can carry them.
+        for judge in rows:
+            judge.display_name = judge.github_login = ""
+    return session, rows
 
 
 def live_row(judge: Judge, items: int) -> dict:

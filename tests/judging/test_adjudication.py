@@ -12,6 +12,7 @@ from judging.models import CopyRender, Item, Verdict
 from judging.selectors.judge import judge_item, judge_phase
 from judging.services import (
     InsideMatrix,
+    guests_configure,
     host_github_link,
     host_join,
     invitation_create,
@@ -20,6 +21,7 @@ from judging.services import (
     phase_lock,
     session_create,
 )
+from tests.support import github_standin
 from tests.worlds import (
     a_github_judge,
     a_run,
@@ -30,7 +32,6 @@ from tests.worlds import (
     invite_and_join,
     make_bundle,
 )
-from tests.support import github_standin
 
 
 def unknown_bundle():
@@ -231,8 +232,6 @@ def test_sessions_sharing_no_copy_are_outside_each_others_matrix(host, standin):
 
 
 def test_guests_stay_out_of_an_adjudication(unknown_run):
-    from judging.services import guests_configure
-
     session = adjudication(unknown_run)
     with pytest.raises(Invalid, match="no guests"):
         guests_configure(session=session, actor="test", allow=True)
@@ -249,3 +248,16 @@ def test_the_host_preview_of_an_adjudication_has_one_phase(unknown_run, host):
     assert home.status_code == 200 and "Show phase 2" not in home.content.decode()
     assert browser.get(reverse("preview_home", kwargs={"session_id": session.pk, "seed": seed,
                                                        "phase": 2})).status_code == 404
+
+
+def test_the_host_sees_the_adjudicator_by_pseudonym_only(unknown_run, host, standin):
+    session = adjudication(unknown_run)
+    a_github_judge(session, standin, login="ada-lovelace", github_id=8)
+    page = client_as(host).get(reverse("host:judges", args=[session.pk]))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "J01" in text and "ada-lovelace" not in text
+    named = a_session(unknown_run, SessionState.OPEN)
+    invite_and_join(named, "Grace Hopper")
+    assert "Grace Hopper" in client_as(host).get(
+        reverse("host:judges", args=[named.pk])).content.decode()
