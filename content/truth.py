@@ -8,8 +8,12 @@ repeated here as plain strings so that this module, like all of content/, needs 
 # A copy's truth labels, in the bundle schema's order (importers check mapped values against them).
 COPY_TRUTHS = ("known_good", "seeded_defect", "tests_fail", "tests_pass", "unknown")
 
-DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
-GOOD = {"known_good", "tests_pass", "false_alarm"}
+# A copy's truth as an adjudication decided it (issue 29 item 1): never stored as a copy's truth
+# (it is kept beside it), only scored in the report's own adjudicated section.
+ADJUDICATED_COPY_TRUTHS = {"pass": "adjudicated_pass", "fail": "adjudicated_fail"}
+
+DEFECTIVE = {"seeded_defect", "tests_fail", "real", "adjudicated_fail"}
+GOOD = {"known_good", "tests_pass", "false_alarm", "adjudicated_pass"}
 
 # The verdict values that say "this item is defective" (copies: fail; findings: the finding is real).
 SAYS_DEFECTIVE = ("fail", "real")

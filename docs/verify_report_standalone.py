@@ -171,6 +171,61 @@ def stated(published, key, form, place, whose, problems):
         problems.append(f"{place} is {published[key]!r}, not {whose} form {form!r}")
 
 
+def verify_session(protocol, judges, assignments, url_id, copy_builder, place):
+    """A session's protocol hash, and each judge's commitment and drawn order (the report's own
+    session, or an adjudication's: `place` prefixes each problem)."""
+    problems, checks = [], 0
+    frozen = protocol["frozen"]
+    pform = form_of(frozen)
+    stated(protocol, "canonical", pform, "protocol.canonical", "the frozen protocol's",
+           problems)
+    checks += 1
+    if digest(frozen, pform) != protocol["sha256"]:
+        problems.append("protocol.sha256 does not match the frozen protocol")
+    by_judge = defaultdict(list)
+    for a in assignments:
+        by_judge[a["judge"]].append(a)
+    by_task = frozen.get("by_task", False) is True
+    item_task = {i["key"]: i["task"] for i in frozen["items"]} if by_task else {}
+    task_items = defaultdict(set)
+    for key, task in item_task.items():
+        task_items[task].add(key)
+    for judge in judges:
+        name, c = judge["pseudonym"], judge["commitment"]
+        mine = sorted(by_judge.get(name, []), key=lambda a: a["position"])
+        stated(c, "canonical", pform, f"judges[{name}].commitment.canonical",
+               "the frozen protocol's", problems)
+        checks += 1
+        if commitment(url_id, name, c, mine, pform) != c["sha256"]:
+            problems.append(f"judges[{name}].commitment: the published mapping, order seed "
+                            f"and salt do not hash to the published commitment")
+        checks += 1
+        items = [a["item"] for a in mine]
+        expected = (draw_order_by_task(c["order_seed"], {i: item_task[i] for i in items})
+                    if by_task else draw_order(c["order_seed"], items))
+        if items != expected:
+            problems.append(f"judges[{name}]: positions are not the order drawn from the "
+                            f"order seed" + (" (by task)" if by_task else ""))
+        if by_task:
+            checks += 1
+            held = {item_task[i] for i in items}
+            partial = sorted(t for t in held if not task_items[t] <= set(items))
+            if partial:
+                problems.append(f"judges[{name}]: a by-task judge holds only part of task "
+                                f"{', '.join(partial)}")
+        for a in mine:
+            checks += 1
+            if order_key(c["order_seed"], a["item"]) != a["order_key"]:
+                problems.append(f"assignments[{name}/{a['position']}].order_key does not "
+                                f"match HMAC(order seed, item)")
+            checks += 1
+            if copy_builder.get(a["copy"]) != a["builder"]:
+                problems.append(f"assignments[{name}/{a['position']}]: builder "
+                                f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
+                                f"in copies")
+    return [place + problem for problem in problems], checks
+
+
 def verify(report):
     """(problems, checks): the same checks, in the same order and words, as reports/verify.py."""
     problems, checks = [], 0
@@ -252,55 +307,20 @@ def verify(report):
                     if c.get(field) != bound.get(field):
                         problems.append(f"copies[{c['id']}].{field} is {c.get(field)!r}; the "
                                         f"manifest binds the copy to {field} {bound.get(field)!r}")
-        protocol = report["protocol"]
-        frozen = protocol["frozen"]
-        pform = form_of(frozen)
-        stated(protocol, "canonical", pform, "protocol.canonical", "the frozen protocol's",
-               problems)
-        checks += 1
-        if digest(frozen, pform) != protocol["sha256"]:
-            problems.append("protocol.sha256 does not match the frozen protocol")
-        by_judge = defaultdict(list)
-        for a in report["assignments"]:
-            by_judge[a["judge"]].append(a)
-        by_task = frozen.get("by_task", False) is True
-        item_task = {i["key"]: i["task"] for i in frozen["items"]} if by_task else {}
-        task_items = defaultdict(set)
-        for key, task in item_task.items():
-            task_items[task].add(key)
-        for judge in report["judges"]:
-            name, c = judge["pseudonym"], judge["commitment"]
-            mine = sorted(by_judge.get(name, []), key=lambda a: a["position"])
-            stated(c, "canonical", pform, f"judges[{name}].commitment.canonical",
-                   "the frozen protocol's", problems)
-            checks += 1
-            if commitment(report["session"]["url_id"], name, c, mine, pform) != c["sha256"]:
-                problems.append(f"judges[{name}].commitment: the published mapping, order seed "
-                                f"and salt do not hash to the published commitment")
-            checks += 1
-            items = [a["item"] for a in mine]
-            expected = (draw_order_by_task(c["order_seed"], {i: item_task[i] for i in items})
-                        if by_task else draw_order(c["order_seed"], items))
-            if items != expected:
-                problems.append(f"judges[{name}]: positions are not the order drawn from the "
-                                f"order seed" + (" (by task)" if by_task else ""))
-            if by_task:
-                checks += 1
-                held = {item_task[i] for i in items}
-                partial = sorted(t for t in held if not task_items[t] <= set(items))
-                if partial:
-                    problems.append(f"judges[{name}]: a by-task judge holds only part of task "
-                                    f"{', '.join(partial)}")
-            for a in mine:
-                checks += 1
-                if order_key(c["order_seed"], a["item"]) != a["order_key"]:
-                    problems.append(f"assignments[{name}/{a['position']}].order_key does not "
-                                    f"match HMAC(order seed, item)")
-                checks += 1
-                if copy_builder.get(a["copy"]) != a["builder"]:
-                    problems.append(f"assignments[{name}/{a['position']}]: builder "
-                                    f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
-                                    f"in copies")
+        problems_, checks_ = verify_session(report["protocol"], report["judges"],
+                                            report["assignments"], report["session"]["url_id"],
+                                            copy_builder, "")
+        problems += problems_
+        checks += checks_
+        # The run's adjudications the report uses: each checked as the session itself is.
+        for entry in (report.get("adjudicated") or {}).get("adjudications", []):
+            if entry.get("used"):
+                problems_, checks_ = verify_session(
+                    entry["protocol"], entry["judges"], entry["assignments"],
+                    entry["session"]["url_id"], copy_builder,
+                    f"adjudicated[session {entry['session']['id']}].")
+                problems += problems_
+                checks += checks_
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         problems.append(f"the report is malformed: {type(error).__name__}: {error}")
     return problems, checks

@@ -24,9 +24,12 @@ import gc
 
 from django.utils import timezone
 
+from blindjudge.errors import Conflict
+from judging.enums import SessionKind
 from reports.loading import load_report_data
 from reports.render import require_revealed
 from reports.sections import (
+    adjudicated,
     blinding,
     builders,
     decision_rules,
@@ -62,7 +65,14 @@ def build_report(session) -> dict:
             gc.enable()
 
 
+ADJUDICATION_HAS_NO_REPORT = (
+    "an adjudication has no report of its own: once revealed, its answers are reported, apart, in "
+    "the report of every session on run {run} that holds its items (their adjudicated section)")
+
+
 def _build_report(session) -> dict:
+    if session.kind == SessionKind.ADJUDICATION:
+        raise Conflict(ADJUDICATION_HAS_NO_REPORT.format(run=session.run_id))
     require_revealed(session)
     data = load_report_data(session)
     pooled_by_group = pooled.pooled_by_group(data)  # read by the phase shift and the decision rules
@@ -95,6 +105,7 @@ def _build_report(session) -> dict:
         "preregistered_exclusions": exclusions.preregistered_exclusions(data),
         "session_kind_note": records.session_kind_note(data),
         "task_flags": task_flags.task_flags(data),
+        "adjudicated": adjudicated.adjudicated(data),
     }
     # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a
     # builder's), so every other section is built first.

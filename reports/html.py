@@ -175,6 +175,7 @@ SECTIONS = [
     ("reviewers", "Model reviewers"),
     ("copies", "Copies, one by one"),
     ("task-flags", "Task flags"),
+    ("adjudicated", "Adjudicated truth, scored apart"),
     ("sample", "Sample and blinding"),
 ]
 APPENDICES = [
@@ -725,6 +726,30 @@ def task_flags_context(report: dict) -> dict:
     return {"s": section, "rows": rows, "flags": flags, "levels": levels}
 
 
+def adjudicated_context(report: dict) -> dict:
+    """The adjudicated section: each adjudication (used or why not, the matrix check, opened
+    after a reveal), each answer beside the item's truth, and the scores on adjudicated items
+    alone, per judge and phase and per reviewer (its main group)."""
+    section = report["adjudicated"]
+    judges, reviewers = [], []
+    if section["scores"]:
+        for j in section["scores"]["judges"]:
+            for phase in ("1", "2"):
+                rates = j["phases"][phase]["current"]
+                if rates["recall"]["n"] or rates["tnr"]["n"]:
+                    judges.append({"judge": j["judge"], "group": j["group"], "phase": phase,
+                                   "recall": rate_cell(rates["recall"]),
+                                   "tnr": rate_cell(rates["tnr"])})
+        for r in section["scores"]["reviewers"]:
+            for group, versions in r["groups"].items():
+                rates = versions["current"]
+                if rates["recall"]["n"] or rates["tnr"]["n"]:
+                    reviewers.append({"reviewer": r["reviewer"], "group": group,
+                                      "recall": rate_cell(rates["recall"]),
+                                      "tnr": rate_cell(rates["tnr"])})
+    return {"s": section, "judges": judges, "reviewers": reviewers}
+
+
 # --- Copies ----------------------------------------------------------------------------------------
 
 def _verdict_counts(values: list[str]) -> str:
@@ -853,6 +878,7 @@ def to_html(report: dict) -> str:
         "seals": seal_context(report), "reviewer_pairs": reviewer_pairs(report),
         "conditions": conditions_context(report), "self_preference": self_preference_context(report),
         "task_flags": task_flags_context(report), "copies": copies_table(report),
+        "adjudicated": adjudicated_context(report),
         "protocol": protocol_context(report),
         "commitments": commitments,
         "redactions": [{"builder": b, "name": names_b.get(b, b), "count": n}

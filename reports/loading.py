@@ -11,14 +11,17 @@ Verdicts are read column-wise through `_raw_rows` and turned into arrays with nu
 (bench/report.py), and a Python loop per verdict here would be most of that time.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.db import connections
 from django.db.models import Func, TextField
 
+from accounts.models import Judge
 from content.truth import truth_class
+from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, FindingRaise, Run, Session, TaskFlag, Verdict
+from judging.services import matrix_sessions
 from reports.scoring import judge_group
 
 # A truth's class in the matrices: 1 defective, 0 good, -1 unknown (never scored).
@@ -175,6 +178,25 @@ class ReportData:
     # Every task flag of the session's judges (judging.models.TaskFlag), locked or not, as
     # (judge pk, task pk, phase, kind, severity, reason, locked); empty where none were collected.
     task_flags: tuple = ()
+    # The run's adjudications that hold an item of this session (Adjudication, by session id):
+    # loaded on the same bundle, reported apart (reports.sections.adjudicated).
+    adjudications: tuple = ()
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """One adjudication on the session's run, as its section reports it: its own session's data
+    (judges, items, assignments, verdicts) on the report's bundle, and what says whether its
+    adjudicator was outside the matrix and whether it was opened after a reveal."""
+
+    data: ReportData
+    # The judges of the sessions on the other side of its matrix (judging.services
+    # .matrix_sessions): how many, and how many of them are identified by GitHub (the only
+    # identity its adjudicator could be checked against).
+    matrix_judges: int
+    matrix_judges_by_github: int
+    # The sessions on the run revealed before the adjudication opened: (id, revealed_at).
+    revealed_before: tuple
 
 
 def load_report_data(session) -> ReportData:
@@ -182,6 +204,32 @@ def load_report_data(session) -> ReportData:
     _load_deferred_fields(session)
     bundle = _load_bundle(_load_deferred_fields(session.run),
                           (session.protocol or {}).get("resampling_unit"))
+    data = _load_session(session, bundle)
+    if session.kind == SessionKind.ADJUDICATION:
+        return data
+    return replace(data, adjudications=tuple(_load_adjudications(session, bundle)))
+
+
+def _load_adjudications(session, bundle: Bundle) -> list[Adjudication]:
+    """The run's adjudications sharing a copy with `session` (not drafts), in creation order."""
+    found = []
+    for adjudication in (matrix_sessions(session).exclude(state=SessionState.DRAFT)
+                         .order_by("pk")):
+        matrix = Judge.objects.filter(session__in=matrix_sessions(adjudication))
+        found.append(Adjudication(
+            data=_load_session(adjudication, bundle),
+            matrix_judges=matrix.count(),
+            matrix_judges_by_github=matrix.filter(github_id__isnull=False).count(),
+            revealed_before=tuple(
+                Session.objects.filter(run_id=session.run_id, revealed_at__isnull=False,
+                                       revealed_at__lt=adjudication.opened_at)
+                .order_by("revealed_at", "pk").values_list("pk", "revealed_at")),
+        ))
+    return found
+
+
+def _load_session(session, bundle: Bundle) -> ReportData:
+    """The session's own rows (judges, items, assignments, verdicts, flags) on `bundle`."""
     judges = list(session.judges.order_by("number"))
     judge_rows = Judges(rows=judges, index={j.pk: n for n, j in enumerate(judges)},
                         pseudonyms=[j.pseudonym for j in judges],

@@ -1,5 +1,6 @@
 """A revealed session's data without some of its tasks: what a preregistered exclusion asks the
-report to analyse again (issue 29 item 4). Pure: a ReportData in, a ReportData out, no query.
+report to analyse again (issue 29 item 4); and with other truth (`with_truths`: adjudicated items
+alone, item 2). Pure: a ReportData in, a ReportData out, no query.
 
 Everything of an excluded task goes: its copies (and their reviews, findings and corrections),
 its items with every judge's verdicts and assignments on them, so that any section computed on
@@ -7,11 +8,13 @@ the result sees a run that never had those tasks. What stays is unchanged, the d
 thirds included (a judge's order was drawn over every item; an exclusion does not redraw it).
 """
 
+import copy
 from dataclasses import replace
 
 import numpy as np
 
-from reports.loading import Assignments, Bundle, Items, ReportData, Verdicts
+from content.truth import truth_class
+from reports.loading import CLASS_CODES, Assignments, Bundle, Items, ReportData, Verdicts
 
 
 def without_tasks(data: ReportData, task_pks) -> ReportData:
@@ -100,3 +103,32 @@ def _verdicts_without(verdicts: Verdicts, items: Items, column_of: dict, order_o
         sort=[new_place[n] for n in verdicts.sort if n in new_place],
         says=says, paired=verdicts.paired[:, columns], right=right,
     )
+
+
+def with_truths(data: ReportData, *, copy_truths: dict, finding_truths: dict) -> ReportData:
+    """`data` with every copy's and finding's truth replaced: `copy_truths` and `finding_truths`
+    (primary key -> label) where they name one, unknown everywhere else, and no correction (one
+    version of truth). What the report scores on adjudicated items alone (issue 29 item 2): run
+    through the same scoring as the main scores, it counts nothing the tests settled."""
+    def relabelled(record, truth):
+        fresh = copy.copy(record)  # the loaded instance stays as it is for every other section
+        fresh.truth = fresh.imported_truth = truth
+        return fresh
+
+    bundle = data.bundle
+    copies = [relabelled(c, copy_truths.get(c.pk, "unknown")) for c in bundle.copies]
+    findings = [relabelled(f, finding_truths.get(f.pk, "unknown")) for f in bundle.findings]
+    copy_by_pk, finding_by_pk = {c.pk: c for c in copies}, {f.pk: f for f in findings}
+    bundle = replace(bundle, copies=copies, copy_by_pk=copy_by_pk, findings=findings,
+                     finding_by_pk=finding_by_pk, corrections=[])
+    labels = [finding_by_pk[item.finding_id].truth if item.finding_id
+              else copy_by_pk[item.copy_id].truth for item in data.items.rows]
+    classes = np.array([CLASS_CODES.get(truth_class(t), -1) for t in labels], dtype=np.int8)
+    items = Items(rows=data.items.rows, keys=data.items.keys, truths={"current": labels},
+                  versions=["current"], classes={"current": classes})
+    says = data.verdicts.says
+    defective = classes == CLASS_CODES["defective"]
+    right = {("current", phase): ((says[phase] == 1) == defective[None, :]) & (says[phase] >= 0)
+             for phase in (1, 2)}
+    return replace(data, bundle=bundle, items=items,
+                   verdicts=replace(data.verdicts, right=right))

@@ -78,70 +78,94 @@ def verify(report: dict) -> tuple[list[str], int]:
                                                                 manifest["bindings"])
             problems += binding_problems
             checks += binding_checks
-        protocol = report["protocol"]
-        pform = form_of(protocol["frozen"])
-        _stated(protocol, "canonical", pform, "protocol.canonical", "the frozen protocol's",
-                problems)
-        checks += 1
-        if canonical_sha256(protocol["frozen"], pform) != protocol["sha256"]:
-            problems.append("protocol.sha256 does not match the frozen protocol")
-        by_judge = defaultdict(list)
-        for a in report["assignments"]:
-            by_judge[a["judge"]].append(a)
-        session_url_id = report["session"]["url_id"]
-        by_task = protocol["frozen"].get("by_task", False) is True
-        item_task = {}
-        task_items = defaultdict(set)
-        if by_task:
-            item_task = {i["key"]: i["task"] for i in protocol["frozen"]["items"]}
-            for key, task in item_task.items():
-                task_items[task].add(key)
-        for judge in report["judges"]:
-            pseudonym = judge["pseudonym"]
-            commitment = judge["commitment"]
-            mine = sorted(by_judge.get(pseudonym, []), key=lambda a: a["position"])
-            # A judge commits in the form of the protocol in force when they joined.
-            _stated(commitment, "canonical", pform, f"judges[{pseudonym}].commitment.canonical",
-                    "the frozen protocol's", problems)
-            checks += 1
-            recomputed = commitment_sha256(
-                session_url_id=session_url_id, pseudonym=pseudonym,
-                order_seed=commitment["order_seed"], salt=commitment["salt"], assignments=mine,
-                canonical=pform,
-            )
-            if recomputed != commitment["sha256"]:
-                problems.append(f"judges[{pseudonym}].commitment: the published mapping, order "
-                                f"seed and salt do not hash to the published commitment")
-            checks += 1
-            items = [a["item"] for a in mine]
-            if by_task:
-                expected = draw_order_by_task(commitment["order_seed"],
-                                              {item: item_task[item] for item in items})
-            else:
-                expected = draw_order(commitment["order_seed"], items)
-            if items != expected:
-                problems.append(f"judges[{pseudonym}]: positions are not the order drawn from "
-                                f"the order seed" + (" (by task)" if by_task else ""))
-            if by_task:
-                checks += 1
-                held = {item_task[item] for item in items}
-                partial = sorted(t for t in held if not task_items[t] <= set(items))
-                if partial:
-                    problems.append(f"judges[{pseudonym}]: a by-task judge holds only part of "
-                                    f"task {', '.join(partial)}")
-            for a in mine:
-                checks += 1
-                if order_key(commitment["order_seed"], a["item"]) != a["order_key"]:
-                    problems.append(f"assignments[{pseudonym}/{a['position']}].order_key does "
-                                    f"not match HMAC(order seed, item)")
-                checks += 1
-                if copy_builder.get(a["copy"]) != a["builder"]:
-                    problems.append(f"assignments[{pseudonym}/{a['position']}]: builder "
-                                    f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
-                                    f"in copies")
+        session_problems, session_checks = _verify_session(
+            report["protocol"], report["judges"], report["assignments"],
+            report["session"]["url_id"], copy_builder, place="")
+        problems += session_problems
+        checks += session_checks
+        # The run's adjudications used in the report (issue 29 item 2): each its own protocol,
+        # commitment and drawn order, checked as the session's own are.
+        for entry in (report.get("adjudicated") or {}).get("adjudications", []):
+            if not entry.get("used"):
+                continue
+            place = f"adjudicated[session {entry['session']['id']}]."
+            adj_problems, adj_checks = _verify_session(
+                entry["protocol"], entry["judges"], entry["assignments"],
+                entry["session"]["url_id"], copy_builder, place=place)
+            problems += adj_problems
+            checks += adj_checks
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         problems.append(f"the report is malformed: {type(error).__name__}: {error}")
     return problems, checks
+
+
+def _verify_session(protocol: dict, judges: list, assignments: list, session_url_id: str,
+                    copy_builder: dict, *, place: str) -> tuple[list[str], int]:
+    """A session's frozen protocol against its hash, and each judge's commitment and drawn order
+    against their mapping: the report's own session's, or an adjudication's (`place` prefixes
+    what each problem names)."""
+    problems: list[str] = []
+    checks = 0
+    pform = form_of(protocol["frozen"])
+    _stated(protocol, "canonical", pform, "protocol.canonical", "the frozen protocol's",
+            problems)
+    checks += 1
+    if canonical_sha256(protocol["frozen"], pform) != protocol["sha256"]:
+        problems.append("protocol.sha256 does not match the frozen protocol")
+    by_judge = defaultdict(list)
+    for a in assignments:
+        by_judge[a["judge"]].append(a)
+    by_task = protocol["frozen"].get("by_task", False) is True
+    item_task = {}
+    task_items = defaultdict(set)
+    if by_task:
+        item_task = {i["key"]: i["task"] for i in protocol["frozen"]["items"]}
+        for key, task in item_task.items():
+            task_items[task].add(key)
+    for judge in judges:
+        pseudonym = judge["pseudonym"]
+        commitment = judge["commitment"]
+        mine = sorted(by_judge.get(pseudonym, []), key=lambda a: a["position"])
+        # A judge commits in the form of the protocol in force when they joined.
+        _stated(commitment, "canonical", pform, f"judges[{pseudonym}].commitment.canonical",
+                "the frozen protocol's", problems)
+        checks += 1
+        recomputed = commitment_sha256(
+            session_url_id=session_url_id, pseudonym=pseudonym,
+            order_seed=commitment["order_seed"], salt=commitment["salt"], assignments=mine,
+            canonical=pform,
+        )
+        if recomputed != commitment["sha256"]:
+            problems.append(f"judges[{pseudonym}].commitment: the published mapping, order "
+                            f"seed and salt do not hash to the published commitment")
+        checks += 1
+        items = [a["item"] for a in mine]
+        if by_task:
+            expected = draw_order_by_task(commitment["order_seed"],
+                                          {item: item_task[item] for item in items})
+        else:
+            expected = draw_order(commitment["order_seed"], items)
+        if items != expected:
+            problems.append(f"judges[{pseudonym}]: positions are not the order drawn from "
+                            f"the order seed" + (" (by task)" if by_task else ""))
+        if by_task:
+            checks += 1
+            held = {item_task[item] for item in items}
+            partial = sorted(t for t in held if not task_items[t] <= set(items))
+            if partial:
+                problems.append(f"judges[{pseudonym}]: a by-task judge holds only part of "
+                                f"task {', '.join(partial)}")
+        for a in mine:
+            checks += 1
+            if order_key(commitment["order_seed"], a["item"]) != a["order_key"]:
+                problems.append(f"assignments[{pseudonym}/{a['position']}].order_key does "
+                                f"not match HMAC(order seed, item)")
+            checks += 1
+            if copy_builder.get(a["copy"]) != a["builder"]:
+                problems.append(f"assignments[{pseudonym}/{a['position']}]: builder "
+                                f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
+                                f"in copies")
+    return [place + problem for problem in problems], checks
 
 
 # A run/2 task's optional fields and the value the importer fills in when one is absent or null.

@@ -120,7 +120,8 @@ def test_the_page_opens_with_what_was_found_and_ends_with_the_appendices(scripte
     order = [page.index(h) for h in (
         'id="findings"', 'id="contents"', 'id="builders-compared"', 'id="judges"',
         'id="phase-shift"', 'id="decision-rules"', 'id="reviewers"', 'id="copies"',
-        'id="task-flags"', 'id="sample"', 'id="protocol"', "Preregistration as frozen",
+        'id="task-flags"', 'id="adjudicated"', 'id="sample"', 'id="protocol"',
+        "Preregistration as frozen",
         'id="hashes"', "Commitments and their salts")]
     assert order == sorted(order)
     # Hashes and salts come only in the appendix, after every finding.
@@ -131,7 +132,7 @@ def test_the_page_opens_with_what_was_found_and_ends_with_the_appendices(scripte
     toc = page[page.index('id="contents"'):page.index("</nav>")]
     anchors = re.findall(r'href="#([\w-]+)"', toc)
     assert anchors == ["builders-compared", "judges", "phase-shift", "decision-rules", "reviewers",
-                       "copies", "task-flags", "sample", "protocol", "hashes"]
+                       "copies", "task-flags", "adjudicated", "sample", "protocol", "hashes"]
     assert "reported, never used to decide" in page
     assert re.search(r"tnr drops</th><td>.*?</td><td class=\"fired\">fired", page)
     assert re.search(r"herding</th><td>.*?</td><td class=\"not-fired\">not fired", page)

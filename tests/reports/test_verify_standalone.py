@@ -37,6 +37,7 @@ from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.verify import verify
 from tests.content.test_canonical import SORTING_INPUT
+from tests.reports.test_adjudicated_report import adjudicate, adjudicated_bundle, judged
 from tests.reports.test_report import build_revealed
 from tests.worlds import a_run, a_session, advance, answer_all, invite_and_join, make_run2_bundle
 
@@ -511,3 +512,31 @@ def test_a_run_imported_before_copies_were_bound_verifies_as_before(host, tmp_pa
     legacy = by_task_session(host, legacy=True)
     assert "bindings" not in legacy.run.manifest
     assert same_verdict(tmp_path, exported(legacy)[0])[0] == []
+
+
+@pytest.mark.django_db
+def test_an_adjudication_used_in_a_report_verifies_and_fails_alike_in_both(host, tmp_path):
+    """Its protocol and its adjudicator's commitment are checked as the session's own are
+    (issue 29 item 2), by the stand-alone verifier too, check by check."""
+    run = a_run(host, adjudicated_bundle())
+    copies = a_session(run, "open")
+    judged(copies, {f"c{n}": "pass" for n in range(1, 7)})
+    adjudication = a_session(run, "open", kind="adjudication", unknown_copies=True)
+    adjudicate(adjudication, {"finding:f2": "real", "finding:f3": "cannot_tell", "copy:c6": "fail"})
+    advance(adjudication, "revealed")
+    report, anon = exported(advance(copies, "revealed"))
+    (entry,) = report["adjudicated"]["adjudications"]
+    assert entry["used"]
+    problems, checks = same_verdict(tmp_path, report)
+    assert problems == [] and checks > verify(tampered(report, lambda d: d.pop("adjudicated")))[1]
+    assert same_verdict(tmp_path, anon)[0] == []
+    place = f"adjudicated[session {adjudication.pk}]."
+    data = tampered(report, lambda d: d["adjudicated"]["adjudications"][0]["protocol"]["frozen"]
+                    .update(rubric="rewritten"))
+    assert same_verdict(tmp_path, data)[0] == [place + "protocol.sha256 does not match the "
+                                                        "frozen protocol"]
+    data = tampered(report, lambda d: d["adjudicated"]["adjudications"][0]["assignments"][0]
+                    .update(copy="c1", builder="b1"))
+    problems, _ = same_verdict(tmp_path, data)
+    assert problems and all(p.startswith(place) for p in problems)
+    assert any("commitment" in p for p in problems)
