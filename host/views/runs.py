@@ -21,7 +21,14 @@ from host.views.common import (
     visible,
 )
 from judging.importing import convert
-from judging.selectors.host import run_item, run_overview, run_sizes, runs_of_host, truth_history
+from judging.selectors.host import (
+    adjudicated_on_run,
+    run_item,
+    run_overview,
+    run_sizes,
+    runs_of_host,
+    truth_history,
+)
 from judging.services import run_import, session_create, truth_correct
 
 
@@ -124,15 +131,18 @@ def _converted(data):
 
 def _run_page(request, run, form=None, status=200, error=None):
     listed = run_overview(run)
+    adjudicated = adjudicated_on_run(run)  # beside each truth, never over it
     context = {
         "run": run,
         "builders": listed["builders"],
-        "copies": [{"copy": c, "defect": visible(c.defect)} for c in listed["copies"]],
+        "copies": [{"copy": c, "defect": visible(c.defect),
+                    "adjudicated": adjudicated.get(("copy", c.pk))} for c in listed["copies"]],
         "reviewers": listed["reviewers"],
         "reviews": [{"review": r, "reason": visible(r.reason),
                      "seal_reason": visible(r.seal_reason),
                      "content_verdict": visible(r.content_verdict)} for r in listed["reviews"]],
         "findings": [{"finding": f, "text": visible(f.text),
+                      "adjudicated": adjudicated.get(("finding", f.pk)),
                       "raised_by": ", ".join(
                           raise_.reviewer.bundle_id if raise_.condition == run.default_condition
                           else f"{raise_.reviewer.bundle_id} ({raise_.condition})"

@@ -17,8 +17,9 @@ from host.views.common import (
     session_url,
     visible,
 )
-from judging.enums import SessionState
+from judging.enums import SessionKind, SessionState
 from judging.selectors.host import (
+    adjudication_partners,
     amendments_of,
     blinding_check,
     item_count,
@@ -65,7 +66,10 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
         "amendments": amendments_of(session),
         "planner_form": PlannerForm(),
         "events": session_events(session),
-        "report_formats": list(REPORT_FORMATS) if state == SessionState.REVEALED else [],
+        # An adjudication has no report of its own: the reports of its partners use it.
+        "report_formats": list(REPORT_FORMATS)
+        if state == SessionState.REVEALED and session.kind != SessionKind.ADJUDICATION else [],
+        "partners": adjudication_partners(session),
         "opening": opening_progress(session) if state == SessionState.DRAFT else None,
     }
     return render_host_page(request, "host/session.html", context, status=status)
@@ -73,7 +77,7 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
 
 @for_host_session
 def session_detail(request, session):
-    if session.state == SessionState.REVEALED:
+    if session.state == SessionState.REVEALED and session.kind != SessionKind.ADJUDICATION:
         prestart_report_builder()  # the report's links are on this page
     return _session_page(request, session)
 

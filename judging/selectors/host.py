@@ -12,9 +12,10 @@ from accounts.models import Credential, Invitation, Judge
 from blindjudge.errors import NotFound
 from content.truth import DEFECTIVE, GOOD
 from judging.blinding import blinding_check  # noqa: F401 - the host's faces read it from here
-from judging.enums import SessionState
-from judging.models import OPEN_LEASE_SECONDS, Copy, Finding, Run, Session, SessionRender
+from judging.enums import SessionKind, SessionState
+from judging.models import OPEN_LEASE_SECONDS, Copy, Finding, Run, Session, SessionRender, Verdict
 from judging.selectors.live import last_activity
+from judging.services.adjudication import matrix_sessions
 
 # The frozen protocol and the run's manifest are JSON documents with an entry per item (hundreds
 # of KB at 1,000 items) that almost no page reads; decoding them on every request cost more than
@@ -244,3 +245,30 @@ def amendments_of(session: Session) -> list:
 def run_sizes(run: Run) -> tuple[int, int]:
     """(copies, findings) of the run."""
     return run.copies.count(), run.findings.count()
+
+
+def adjudicated_on_run(run: Run) -> dict:
+    """("finding" | "copy", pk) -> what the run's revealed adjudications decided, in words beside
+    the truth ("adjudicated real (2026-12-05, J01, session 7)", or "cannot tell"): answers of an
+    adjudicator who locked, shown once the host revealed the adjudication, as any verdict is."""
+    rows = (Verdict.objects.filter(
+        assignment__judge__session__run=run, assignment__judge__status=JudgeStatus.ACTIVE,
+        assignment__judge__session__kind=SessionKind.ADJUDICATION,
+        assignment__judge__session__state=SessionState.REVEALED, phase=1, locked=True)
+        .order_by("assignment__judge__session_id")
+        .values_list("assignment__item__finding_id", "assignment__item__copy_id", "value",
+                     "assignment__judge__phase1_locked_at", "assignment__judge__pseudonym",
+                     "assignment__judge__session_id"))
+    decided = {}
+    for finding, copy, value, locked_at, pseudonym, session_id in rows:
+        said = "cannot tell" if value == "cannot_tell" else \
+            f"adjudicated {value.replace('_', ' ')}"
+        decided[("finding", finding) if finding else ("copy", copy)] = (
+            f"{said} ({locked_at.date().isoformat()}, {pseudonym}, session {session_id})")
+    return decided
+
+
+def adjudication_partners(session: Session) -> list[Session]:
+    """The sessions on the other side of the session's matrix (an adjudication: the sessions
+    whose reports use it; a copies or findings session: the adjudications of its items)."""
+    return list(matrix_sessions(session).order_by("pk").only("pk", "kind", "state"))

@@ -261,3 +261,27 @@ def test_the_host_sees_the_adjudicator_by_pseudonym_only(unknown_run, host, stan
     invite_and_join(named, "Grace Hopper")
     assert "Grace Hopper" in client_as(host).get(
         reverse("host:judges", args=[named.pk])).content.decode()
+
+
+def test_the_hosts_pages_show_the_answers_beside_the_truth_once_revealed(unknown_run, host):
+    copies = a_session(unknown_run, SessionState.OPEN)
+    session = adjudication(unknown_run, unknown_copies=True)
+    judge = invite_and_join(session).judge
+    answers = {"finding:f2": "real", "finding:f3": "cannot_tell", "copy:c6": "fail"}
+    for code, key in judge.assignments.values_list("code", "item__key"):
+        item_save(judge=judge, code=code, phase=1, value=answers[key], reason="because")
+    phase_lock(judge=judge, phase=1)
+    browser = client_as(host)
+    run_page = reverse("host:run", args=[unknown_run.pk])
+    # Before the reveal the host sees no answer, as with any verdict.
+    assert "adjudicated real" not in browser.get(run_page).content.decode()
+    page = browser.get(reverse("host:session", args=[session.pk])).content.decode()
+    assert "An adjudication has no report of its own" in page and f"session {copies.pk}" in page
+    session = advance(session, SessionState.REVEALED)
+    text = browser.get(run_page).content.decode()
+    assert "adjudicated real (" in text and f"J01, session {session.pk})" in text
+    assert "adjudicated fail (" in text and "cannot tell (" in text
+    page = browser.get(reverse("host:session", args=[session.pk])).content.decode()
+    assert "Full report (JSON)" not in page
+    other = browser.get(reverse("host:session", args=[copies.pk])).content.decode()
+    assert f"session {session.pk}</a> (revealed) decides items of this session" in other
