@@ -2,7 +2,10 @@
 one adjudicator outside the matrix (not a judge of the same items, not the host), checked both
 ways by GitHub id; answers with "cannot tell" and a reason each, locked once."""
 
+import json
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -285,3 +288,12 @@ def test_the_hosts_pages_show_the_answers_beside_the_truth_once_revealed(unknown
     assert "Full report (JSON)" not in page
     other = browser.get(reverse("host:session", args=[copies.pk])).content.decode()
     assert f"session {session.pk}</a> (revealed) decides items of this session" in other
+
+
+def test_the_command_line_creates_an_adjudication(unknown_run, capsys):
+    call_command("create_session", str(unknown_run.pk), "--kind", "adjudication",
+                 "--unknown-copies", "--finding", "f1", "--copy", "c1", "--json")
+    created = json.loads(capsys.readouterr().out)
+    assert created["items"] == 5  # f2, f3 (unknown), c6 (unknown), f1 and c1 (named)
+    with pytest.raises(CommandError, match="no guests"):
+        call_command("create_session", str(unknown_run.pk), "--kind", "adjudication", "--guests")
