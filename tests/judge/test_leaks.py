@@ -758,6 +758,12 @@ def fill_values(route, param, world, persona) -> list[tuple[str, str]] | None:
         own = codes_of(judge_pk) if judge_pk else []
         others = [c for pk in Judge.objects.filter(session=world.session).exclude(pk=judge_pk)
                   .values_list("pk", flat=True) for c in codes_of(pk) if c not in own]
+        if not others and world.kind == SessionKind.ADJUDICATION:
+            # An adjudication has one judge: another person's code is one of the judges of the
+            # sessions beside it (the same copies, judged by others).
+            others = [c for pk in Judge.objects.filter(session__in=world.sessions[1:])
+                      .order_by("pk").values_list("pk", flat=True) for c in codes_of(pk)
+                      if c not in own]
         values = [("own", code) for code in own]
         if others:
             values.append(("other", others[0]))
