@@ -2,7 +2,9 @@
 
 Personas (as in tests/conftest.py): the host (alice), another host (bob), a host signed in with
 GitHub, an invited judge, a judge signed in with GitHub, a guest, a judge of another session, a
-removed judge, and an anonymous visitor. Each cell asserts behaviour: what the page shows, or that
+removed judge, and an anonymous visitor; and an adjudicator (issue 29 item 5), invited by join link
+to an open adjudication on alice's run whose items (copies c2 and c6, finding f1) are items of the
+copies session the other judges judge. Each cell asserts behaviour: what the page shows, or that
 the refusal is the same 404 a URL that does not exist gives.
 """
 
@@ -12,8 +14,9 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from judging.enums import SessionKind, SessionState
 from tests.support import github_standin
-from tests.worlds import client_as
+from tests.worlds import a_session, client_as, invite_and_join
 
 JUDGE_PREFIX = "s/<str:url_id>/"
 
@@ -52,17 +55,34 @@ def github_host(standin):
 
 
 @pytest.fixture
+def adjudication(run):
+    """An open adjudication on alice's run: its copy of unknown truth (c6), and a copy and a
+    finding the host names (c2, f1); the open copies session holds those copies too."""
+    return a_session(run, SessionState.OPEN, kind=SessionKind.ADJUDICATION, unknown_copies=True,
+                     adjudicate_copies=("c2",), adjudicate_findings=("f1",))
+
+
+@pytest.fixture
+def adjudicator(adjudication):
+    """The adjudication's one adjudicator, invited by join link (outside the matrix as declared)."""
+    return invite_and_join(adjudication, name="Ada Adjudicator").judge
+
+
+@pytest.fixture
 def world(open_session, host, other_host, invited_judge, guest, judge_of_another_session,
-          removed_judge, github_judge, anonymous, standin):
-    """Every persona's browser (conftest's personas, each held by client_as), and a host signed in
-    with GitHub."""
+          removed_judge, github_judge, anonymous, standin, adjudication, adjudicator):
+    """Every persona's browser (conftest's personas, each held by client_as), a host signed in
+    with GitHub, and the adjudicator's."""
     clients = {"invited": client_as(invited_judge), "guest": client_as(guest),
                "other_session_judge": client_as(judge_of_another_session),
                "removed": client_as(removed_judge), "anonymous": anonymous,
                "host": client_as(host), "other_host": client_as(other_host),
-               "github_judge": client_as(github_judge), "github_host": github_host(standin)}
+               "github_judge": client_as(github_judge), "github_host": github_host(standin),
+               "adjudicator": client_as(adjudicator)}
     return {"session": open_session, "clients": clients,
-            "invited_codes": own_codes(clients["invited"], open_session)}
+            "invited_codes": own_codes(clients["invited"], open_session),
+            "adjudication": adjudication,
+            "adjudicator_codes": own_codes(clients["adjudicator"], adjudication)}
 
 
 def judge_routes():
@@ -77,8 +97,10 @@ def test_the_matrix_knows_every_judge_page():
         "judge_instructions", "judge_card", "judge_card_frame", "judge_task_flag"])
 
 
+# The adjudicator judges the same copies in another session: to them this session is any other.
 NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "github_judge", "other_session_judge", "removed",
-                                        "anonymous", "host", "other_host", "github_host"]
+                                        "anonymous", "host", "other_host", "github_host",
+                                        "adjudicator"]
 # Pages every judge of the session has (their own), whatever the URL's item code.
 OWN_IN_THE_SESSION = ("judge_home", "judge_welcome", "judge_lock", "github_judge_link",
                       "github_judge_link_done", "judge_reissue", "judge_instructions")
@@ -205,3 +227,117 @@ def test_a_github_host_sees_their_own_pages_and_nothing_of_alices(world):
     for path in (f"/host/sessions/{session.pk}/", f"/host/runs/{session.run.pk}/",
                  f"/host/sessions/{session.pk}/report/json", f"/host/sessions/{session.pk}/judges"):
         assert client.get(path).status_code == 404, path
+
+
+# --- The adjudicator (issue 29 items 1 and 5) ---------------------------------------------------
+
+def test_the_adjudicator_reaches_their_own_adjudication_pages(world):
+    session, adjudicator = world["adjudication"], world["clients"]["adjudicator"]
+    codes = world["adjudicator_codes"]
+    assert len(codes) == 3  # c2, c6 and f1: every item is the adjudicator's
+    values = {"url_id": session.url_id, "code": codes[0]}
+    pages = {name: adjudicator.get(fill(route, **values)) for route, name in judge_routes()}
+    home = pages["judge_home"].content.decode()
+    assert "Adjudication: decide what the tests could not" in home
+    assert "Phase 2" not in home
+    for code in codes:
+        item = adjudicator.get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id=session.url_id,
+                                    code=code))
+        assert f"Item <span class=\"code\">{code}</span>".encode() in item.content
+        assert b"cannot_tell" in item.content
+        frame = adjudicator.get(fill(JUDGE_PREFIX + "i/<str:code>/frame", url_id=session.url_id,
+                                     code=code))
+        assert frame.status_code == 200 and frame["Content-Security-Policy"].startswith("sandbox")
+    assert pages["judge_item"].status_code == 200
+    assert b"3 of 3 items have no phase-1 verdict yet" in pages["judge_lock"].content
+    assert b"Your commitment" in pages["judge_welcome"].content
+    assert b"One phase: decide what the tests could not" in pages["judge_instructions"].content
+    assert b"Link your GitHub account" in pages["github_judge_link"].content
+    assert pages["github_judge_link_done"]["Location"] == f"/s/{session.url_id}/"
+    assert pages["judge_reissue"]["Location"] == f"/s/{session.url_id}/"
+    # No scorecard (an adjudication has none), no card pages, no task flags.
+    for name in ("judge_scorecard", "judge_card", "judge_card_frame"):
+        assert pages[name].status_code == 404, name
+    assert pages["judge_task_flag"]["Location"] == f"/s/{session.url_id}/"
+    refused = adjudicator.post(fill(JUDGE_PREFIX + "i/<str:code>/flag", **values),
+                               {"phase": "1", "kind": "other", "severity": "1", "reason": "r"},
+                               HTTP_ACCEPT="application/json")
+    assert refused.status_code == 409
+    assert refused.json()["message"] == "this session does not collect task flags"
+
+
+# Everyone but the adjudicator: the judges of the copies session on the same run (by join link, as
+# a guest, by GitHub), a judge of another session, a removed judge, a stranger, the host of the
+# run (never an adjudicator: refused by account and by GitHub), other hosts.
+NOT_FOUND_FOR_EVERYONE_BUT_THE_ADJUDICATOR = ["invited", "guest", "github_judge",
+                                              "other_session_judge", "removed", "anonymous",
+                                              "host", "other_host", "github_host"]
+
+
+@pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_ADJUDICATOR)
+def test_everyone_else_gets_the_same_404_on_the_adjudicators_pages(world, persona):
+    session = world["adjudication"]
+    client = world["clients"][persona]
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    for code in world["adjudicator_codes"]:
+        values = {"url_id": session.url_id, "code": code}
+        for route, name in judge_routes():
+            response = client.get(fill(route, **values))
+            assert response.status_code == 404, (persona, name)
+            assert response.content == nonexistent.content, (persona, name)
+            post = client.post(fill(route, **values), {"verdict": "real", "phase": "1",
+                                                       "reason": "r", "confirm": "yes"})
+            assert post.status_code in (404, 405), (persona, name)
+            if post.status_code == 404:
+                assert post.content == nonexistent.content, (persona, name)
+
+
+def test_the_adjudicator_gets_the_same_404_on_every_other_session_of_the_run(world, other_session):
+    """The copies session (judged by the others, world["session"]) is covered by the matrix
+    above; here, every session on the run the adjudicator is not in, with its judges' codes."""
+    adjudicator = world["clients"]["adjudicator"]
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    others = [s for s in other_session.run.sessions.all() if s.pk != world["adjudication"].pk]
+    assert len(others) >= 2
+    invite_and_join(other_session, name="Elsewhere Too")
+    for session in others:
+        codes = [c for judge in session.judges.all()
+                 for c in judge.assignments.values_list("code", flat=True)]
+        for code in codes or ["ZZZZ"]:
+            for route, name in judge_routes():
+                response = adjudicator.get(fill(route, url_id=session.url_id, code=code))
+                assert response.status_code == 404, (session.kind, name)
+                assert response.content == nonexistent.content, (session.kind, name)
+
+
+def preview_routes():
+    return [(route, name) for route, name in all_patterns() if name and name.startswith("preview_")
+            and name != "preview_start"]
+
+
+def test_the_phase_2_preview_of_an_adjudication_is_404_for_the_host(world, host):
+    """The host previews an adjudication's one phase; every preview URL of phase 2 is the same 404
+    as a preview phase that does not exist (phase 3). Other hosts get 404 on both phases."""
+    session = world["adjudication"]
+    client = world["clients"]["host"]
+    start = client.get(f"/host/sessions/{session.pk}/preview/")
+    assert start.status_code == 302
+    seed = re.match(rf"/host/sessions/{session.pk}/preview/([^/]+)/1/", start["Location"]).group(1)
+    phase1 = client.get(f"/host/sessions/{session.pk}/preview/{seed}/1/").content.decode()
+    codes = re.findall(rf'href="/host/sessions/{session.pk}/preview/{seed}/1/i/([A-Z0-9]+)/"', phase1)
+    assert codes, phase1[:2000]
+    assert sorted(name for _, name in preview_routes()) == sorted([
+        "preview_home", "preview_welcome", "preview_instructions", "preview_item", "preview_frame",
+        "preview_review"])
+    for route, name in preview_routes():
+        values = {"session_id": str(session.pk), "seed": seed, "code": codes[0]}
+        assert client.get(fill(route, phase="1", **values)).status_code == 200, name
+        nowhere = client.get(fill(route, phase="3", **values))
+        assert nowhere.status_code == 404, name
+        refused = client.get(fill(route, phase="2", **values))
+        assert refused.status_code == 404, name
+        assert refused.content == nowhere.content, name
+        for persona in ("other_host", "github_host", "adjudicator", "invited"):
+            for phase in ("1", "2"):
+                assert world["clients"][persona].get(fill(route, phase=phase, **values)).status_code \
+                    in (302, 404), (persona, name, phase)

@@ -44,6 +44,7 @@ from judging.models import (
     Builder,
     Copy,
     Finding,
+    FindingRaise,
     Item,
     Review,
     Reviewer,
@@ -66,6 +67,7 @@ from judging.services import (
     session_open,
     session_reveal,
     session_update_draft,
+    task_flag_record,
     verdict_values,
 )
 from reports.build import build_report
@@ -83,7 +85,7 @@ from tests.support.leakcheck import (
 )
 from tests.support.urls_unsafe import planted_values
 from tests.support.verdicts import verdict_record
-from tests.worlds import a_host, a_run, a_session, invite_and_join
+from tests.worlds import a_github_judge, a_host, a_run, a_session, invite_and_join
 
 pytestmark = pytest.mark.django_db
 
@@ -130,11 +132,15 @@ ID_MODELS = [Run, Session, Builder, Copy, Reviewer, Review, Finding, Item, Assig
 
 
 def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False,
-                  two_tasks: bool = False) -> dict:
+                  two_tasks: bool = False, adjudication: bool = False,
+                  proposal_twin: bool = False) -> dict:
     """Six copies by three builders, two reviewers, four reviews, two findings; every value a
     judge must never see is a distinctive canary (with spaces, punctuation and non-ASCII letters
     so its escaped forms differ from its raw form). Twins differ only where they say.
-    `two_tasks`: the same as a run/2 bundle of two tasks, each built once by every builder."""
+    `two_tasks`: the same as a run/2 bundle of two tasks, each built once by every builder.
+    `adjudication`: the same as a run/2 bundle with truth left unknown where an adjudication
+    needs it (`adjudication_bundle`); `proposal_twin` (with it) changes only the findings'
+    proposed verdicts and who raised them."""
     tag = "TW" if builder_twin else "QX"
     builders = [
         {"id": f"bCANARY{tag}1", "model": f"CANARYMODEL{tag}7-alpha Ω",
@@ -159,7 +165,59 @@ def canary_bundle(*, builder_twin: bool = False, truth_twin: bool = False,
                 "findings": [],
                 "run": {"name": "CANARYRUNNAMEQ1 Ω sweep"},
                 "tasks": [{"id": "tADD", "statement": TASK}, {"id": "tSUM", "statement": TASK_SUM}]}
+    if adjudication:
+        return adjudication_bundle(_canary_records(builders, copies, truth_twin), proposal_twin)
+    assert not proposal_twin, "a proposal twin is an adjudication bundle's"
     return _canary_records(builders, copies, truth_twin)
+
+
+# The adjudication bundle's reviewer conditions: the default one (whose reviews judges of other
+# kinds see in phase 2) and one a reviewer was told a prior verdict under. Their names are the
+# host's, canaries like the rest (an adjudicator sees no review at all).
+ADJ_CONDITIONS = ("CanaryCondCleanCC1", "CanaryCondTold.CT2")
+# What an adjudication on it holds: the findings and the copy of unknown truth, and the host names
+# a finding and a copy of known truth besides (as after a truth correction), so that truth labels,
+# a defect note and a proposed verdict exist on the adjudicator's own items.
+ADJ_NAMED = {"adjudicate_findings": ("fCANARYF1",), "adjudicate_copies": ("cCANARY02",)}
+
+
+def adjudication_bundle(records: dict, proposal_twin: bool) -> dict:
+    """The canary records as a run/2 bundle of one task, with what an adjudication needs: findings
+    fCANARYF2 and fCANARYF3 and copy cCANARY05 of unknown truth (in twins too: only an unknown
+    item is adjudicated by default), reviewer conditions named by canaries (ADJ_CONDITIONS), and
+    reviews of every finding's copy by the reviewers who raised it (run/2 wants a finding raised
+    in a review), one under the second condition."""
+    default, told = ADJ_CONDITIONS
+    for copy in records["copies"]:
+        copy["task"] = "tADD"
+        if copy["id"] == "cCANARY05":
+            copy["truth"] = "unknown"
+    records["reviews"] += [
+        {"reviewer": "rCANARYR1", "copy": "cCANARY05", "verdict": "pass",
+         "reason": "CANARYREVIEWREASON05 sum «fine»", "authorship_guess": "CanaryGuessModelG05 z"},
+        {"reviewer": "rCANARYR1", "copy": "cCANARY05", "condition": told, "verdict": "fail",
+         "reason": "CANARYREVIEWREASON06 told it passed ø"},
+        {"reviewer": "rCANARYR1", "copy": "cCANARY06", "verdict": "fail",
+         "reason": "CANARYREVIEWREASON07 not code «x»"},
+        {"reviewer": "rCANARYR2", "copy": "cCANARY06", "verdict": "fail",
+         "reason": "CANARYREVIEWREASON08 indented ü"},
+    ]
+    flip = {"confirmed": "refuted", "refuted": "confirmed"}
+    for finding in records["findings"]:
+        if finding["id"] in ("fCANARYF2", "fCANARYF3"):
+            finding["truth"] = "unknown"
+        if finding["id"] == "fCANARYF3":
+            finding["raised_by"] = [{"reviewer": "rCANARYR1", "condition": told}]
+        if proposal_twin:
+            finding["proposed_verdict"] = flip[finding["proposed_verdict"]]
+            if finding["id"] == "fCANARYF1":
+                finding["raised_by"] = ["rCANARYR2"]
+            if finding["id"] == "fCANARYF3":
+                finding["raised_by"] = ["rCANARYR1"]
+    run = records.pop("run")
+    return {**records, "format": "blindjudge.run/2",
+            "run": {"name": run["name"], "default_condition": default},
+            "tasks": [{"id": "tADD", "statement": run["task"]}]}
 
 
 def _canary_records(builders, copies, truth_twin) -> dict:
@@ -257,10 +315,17 @@ class World:
     reasons: dict = field(default_factory=dict)  # judge pk -> their reasons
     all_join_tokens: list = field(default_factory=list)
     standin: object = None  # the GitHub stand-in (tests/support/github_standin.py)
+    # More sessions on the run whose judges are other people (an adjudication's world: the copies
+    # and findings sessions judged beside it).
+    others: list = field(default_factory=list)
 
     @property
     def kind(self):
         return self.session.kind
+
+    @property
+    def sessions(self) -> list:
+        return [self.session, self.other, *self.others]
 
     def reload(self):
         self.session.refresh_from_db()
@@ -449,6 +514,141 @@ def drive(world, on_response):
     yield "revealed", ["A", "G", "H", "O"]
 
 
+# --- An adjudication's world (issue 29 items 1 and 5) -------------------------------------------
+
+ADJUDICATOR = JUDGE_NAMES["A"]
+# Other judges of the same run: of a copies session (by join link, and one by GitHub) and of a
+# findings session. Their names, logins, reasons and task flags are canaries to the adjudicator.
+OTHER_JUDGES = {"copies": "CanaryCopiesJudgeKim JK7", "findings": "CanaryFindingsJudgeLou JL8"}
+NO_GUEST_CODE = "NOGU-ESTS-HERE-X"  # an adjudication has no guest code: the crawl's guess
+
+
+def judged_by_others(world, session, label, standin=None):
+    """A judge of `session` (a copies or findings session on the world's run) answers every item
+    with canary reasons in both phases, flags a task where the session collects flags; with
+    `standin`, a judge signed in with GitHub answers phase 1 too."""
+    judge = invite_and_join(session, name=OTHER_JUDGES[session.kind]).judge
+    service_verdicts_in(world, session, judge, label, 1)
+    phase_lock(judge=judge, phase=1)
+    service_verdicts_in(world, session, judge, label, 2)
+    if session.task_flags:
+        task_flag_record(judge=judge, code=codes_of(judge.pk)[0], phase=2, kind="tests_unfair",
+                         severity=2, reason=reason_for(label, 97))
+    if standin is not None:
+        hub = a_github_judge(session, standin, login=GITHUB_JUDGE["login"], github_id=GITHUB_JUDGE["id"])
+        service_verdicts_in(world, session, hub, label + "Hub", 1)
+
+
+def service_verdicts_in(world, session, judge, label, phase):
+    values = verdict_values(session.kind)
+    for position, code in enumerate(codes_of(judge.pk)):
+        verdict_record(judge=judge, code=code, phase=phase, value=values[position % 2],
+                       reason=reason_for(label, position + 10 * phase), seconds_spent=2)
+        world.reasons.setdefault(judge.pk, set()).add(reason_for(label, position + 10 * phase))
+
+
+def build_adjudication_world(host, bundle, *, seed="", standin=None) -> World:
+    """A run of the adjudication canary bundle, judged by others in a copies session (with task
+    flags, and a GitHub judge when there is a `standin`) and in a findings session, and an
+    adjudication of its unknown truth (and of a finding and a copy the host names, ADJ_NAMED),
+    with names shown for reviewers (what would show their models, were any review shown), the
+    host's instructions, the adjudicator's invitation (A) and a pool of join links for the crawl.
+    The world's `other` is the copies session: the crawl puts its URL id in the adjudicator's
+    URLs."""
+    run = a_run(host, bundle)
+    copies = a_session(run, "open", draw_seed=seed, task_flags=True)
+    findings = a_session(run, "open", kind="findings", draw_seed=seed)
+    created = session_create(run=run, kind=SessionKind.ADJUDICATION, actor="test", rubric=RUBRIC,
+                             reviewer_display="names", draw_seed=seed, unknown_copies=True,
+                             **ADJ_NAMED)
+    session = session_update_draft(session=created.session, actor="test", instructions=INSTRUCTIONS)
+    assert created.guest_code is None
+    token = invitation_create(session=session, actor="test", name=ADJUDICATOR).join_token
+    pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(24)]
+    world = World(run=run, session=session, other=copies, others=[findings],
+                  guest_code=NO_GUEST_CODE, join_pool=pool, all_join_tokens=list(pool),
+                  standin=standin)
+    world.tokens.update(join_A=token)
+    world.personas["V"] = Persona("V", Client())
+    judged_by_others(world, copies, "Kim", standin)
+    judged_by_others(world, findings, "Lou")
+    return world
+
+
+def adjudicator_answers(world, persona, positions, on_response):
+    """The adjudicator's answers over HTTP, each with its reason (findings: real, false alarm or
+    cannot tell; copies: pass, fail or cannot tell); the answers are scanned too."""
+    findings = dict(Assignment.objects.filter(judge_id=persona.judge_pk)
+                    .values_list("code", "item__finding_id"))
+    codes = codes_of(persona.judge_pk)
+    for position in positions:
+        code = codes[position]
+        value = verdict_values(world.kind, finding=findings[code] is not None)[position % 3]
+        path = f"/s/{world.session.url_id}/i/{code}/"
+        response = persona.client.post(path, {"verdict": value, "phase": "1",
+                                               "reason": reason_for("Ada", position),
+                                               "seconds_spent": str(3 + position), "go": "stay"})
+        on_response(persona, "POST", path, response)
+        assert response.status_code == 302, response.content[:300]
+
+
+def drive_adjudication(world, on_response):
+    """The adjudication through its states, as `drive` does a session: a stranger and a host of
+    other runs see the draft; the adjudicator A joins by join link over HTTP (the join page, the
+    welcome page, a reissued resume link), is crawled before answering, after answering some,
+    after answering all, after the lock, after the session closes and after the reveal. Another
+    invited person's join is refused (one adjudicator), over HTTP; the other sessions' judges go
+    on judging meanwhile (more reasons, each a canary)."""
+    session = world.session
+    world.personas["O"] = github_host_signs_in(world, on_response)
+    yield "draft", ["V", "O"]
+
+    session_open(session=session, actor="test")
+    world.reload()
+    a = Persona("A", Client())
+    token = world.tokens["join_A"]
+    on_response(a, "GET", f"/join/{token}", a.client.get(f"/join/{token}"))
+    joined = a.client.post(f"/join/{token}")
+    on_response(a, "POST", f"/join/{token}", joined)
+    assert joined.status_code == 302, joined.content[:300]
+    welcome = a.client.get(joined["Location"])
+    on_response(a, "GET", joined["Location"], welcome)
+    a.judge_pk = Judge.objects.get(session=session, display_name=ADJUDICATOR).pk
+    first_resume = re.search(r"/resume/([A-Za-z0-9_\-]+)", welcome.content.decode()).group(1)
+    a.resume_token = resume_token_reissue(judge=a.judge(), actor="test")
+    world.tokens.update(used_join=token, revoked_resume=first_resume)
+    resumed = a.client.post(f"/resume/{a.resume_token}")
+    on_response(a, "POST", f"/resume/{a.resume_token}", resumed)
+    assert resumed.status_code == 302
+    world.personas["A"] = a
+    items = len(codes_of(a.judge_pk))
+    assert items == 5, items  # fCANARYF1-3, cCANARY02, cCANARY05
+    yield "open, before answering", ["A", "V"]
+
+    adjudicator_answers(world, a, range(2), on_response)
+    # The other sessions' judges go on: a new judge of the copies session answers with reasons.
+    judge = invite_and_join(world.other, name="CanaryLateJudgeMo JM9").judge
+    service_verdicts_in(world, world.other, judge, "Mo", 1)
+    yield "answering", ["A"]
+
+    adjudicator_answers(world, a, range(2, items), on_response)
+    yield "answered", ["A"]
+
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
+    on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
+    assert response.status_code == 302, response.content[:300]
+    assert a.judge().phase1_locked_at and judge_phase(a.judge()) is None
+    yield "locked", ["A"]
+
+    session_close(session=session, actor="test")
+    world.reload()
+    yield "closed", ["A"]
+
+    session_reveal(session=session, actor="test")
+    world.reload()
+    yield "revealed", ["A", "O"]
+
+
 # --- Canaries ------------------------------------------------------------------------------------
 
 def content_canaries(world) -> dict[str, str]:
@@ -469,6 +669,10 @@ def content_canaries(world) -> dict[str, str]:
     for review in Review.objects.filter(run=run):
         if review.authorship_guess:
             found[f"authorship guess {review.pk}"] = review.authorship_guess
+    # Reviewer conditions the host named (run/2); "clean", the format's default, names nothing.
+    for condition in {run.default_condition, *Review.objects.filter(run=run)
+                      .values_list("condition", flat=True)} - {"clean"}:
+        found[f"condition {condition}"] = condition
     return found
 
 
@@ -483,6 +687,8 @@ def phase2_canaries(world) -> dict[str, str]:
 
 
 def allowed_in_phase2(world) -> set[str]:
+    if world.kind == SessionKind.ADJUDICATION:
+        return set()  # an adjudicator sees no model's verdict or reviewer, locked or not
     allowed = set()
     if world.kind == SessionKind.COPIES:
         allowed |= {f"review {pk} reason"
@@ -495,7 +701,7 @@ def allowed_in_phase2(world) -> set[str]:
 def people_canaries(world, own_judge_pk=None, sessions=None) -> dict[str, str]:
     """Every other judge's name and reasons, in this session and the other one."""
     found = {}
-    for judge in Judge.objects.filter(session__in=sessions or [world.session, world.other]):
+    for judge in Judge.objects.filter(session__in=sessions or world.sessions):
         if judge.pk == own_judge_pk:
             continue
         if judge.display_name and judge.display_name != NEWCOMER:
@@ -514,8 +720,8 @@ def people_canaries(world, own_judge_pk=None, sessions=None) -> dict[str, str]:
 
 
 def id_canaries(world) -> dict[str, str]:
-    """Every database id of the run's and the two sessions' rows (all in distinctive ranges)."""
-    sessions = [world.session, world.other]
+    """Every database id of the run's and the world's sessions' rows (all in distinctive ranges)."""
+    sessions = world.sessions
     querysets = {
         Run: Run.objects.filter(pk=world.run.pk),
         Session: Session.objects.filter(pk__in=[s.pk for s in sessions]),
@@ -552,6 +758,12 @@ def fill_values(route, param, world, persona) -> list[tuple[str, str]] | None:
         own = codes_of(judge_pk) if judge_pk else []
         others = [c for pk in Judge.objects.filter(session=world.session).exclude(pk=judge_pk)
                   .values_list("pk", flat=True) for c in codes_of(pk) if c not in own]
+        if not others and world.kind == SessionKind.ADJUDICATION:
+            # An adjudication has one judge: another person's code is one of the judges of the
+            # sessions beside it (the same copies, judged by others).
+            others = [c for pk in Judge.objects.filter(session__in=world.sessions[1:])
+                      .order_by("pk").values_list("pk", flat=True) for c in codes_of(pk)
+                      if c not in own]
         values = [("own", code) for code in own]
         if others:
             values.append(("other", others[0]))
@@ -804,8 +1016,9 @@ def canary_host(db):
     restore_ids(saved)
 
 
-def crawl_world(world, *, expect_2xx: set[str]):
-    """Drive the world through its states, crawling at each; return every hit and problem."""
+def crawl_world(world, *, expect_2xx: set[str], driver=None):
+    """Drive the world through its states (`driver`, by default `drive`), crawling at each;
+    return every hit and problem."""
     hits, problems = [], []
     content = content_canaries(world)
     phase2 = phase2_canaries(world)
@@ -874,7 +1087,7 @@ def crawl_world(world, *, expect_2xx: set[str]):
         on_response(persona, method, path, response)
 
     crawl = Crawl(world, on_response)
-    for state, labels in drive(world, on_driver_response):
+    for state, labels in (driver or drive)(world, on_driver_response):
         crawl.generation += 1
         locked.clear()
         for label in labels:
@@ -975,6 +1188,45 @@ def test_no_canary_in_any_byte_a_judge_receives_in_any_state(canary_host, standi
     assert not problems, "\n".join(problems[:40])
 
 
+# Issue 29 item 5: an adjudicator learns nothing of builders, reviewers, truth or other judges.
+# Every byte the adjudicator's browser gets, on every judge-facing URL in every state (before
+# answering, while answering, all answered, locked, closed, revealed), holds no canary: builders'
+# models, families and ids; reviewers' models (names are the reviewer display chosen), families
+# and ids, their reviews' reasons (under either condition) and the conditions' names; defect notes;
+# finding and copy ids (who raised a finding is reviewer ids); the names, GitHub logins and ids,
+# verdict reasons and task flags' reasons of the judges of the copies and findings sessions on the
+# same run; every database id. Nothing is allowed after the lock (`allowed_in_phase2` is empty
+# for an adjudication). Truth labels and proposed verdicts are words the adjudicator's own
+# choices use ("real", "false alarm"): the twin test below holds them (and who raised what).
+# Every canary here is shown to fire on the unsafe page by
+# test_positive_control_the_scanner_finds_every_adjudication_canary_on_an_unsafe_page.
+ADJUDICATION_ROUTES = ALL_JUDGE_ROUTES - {"judge_scorecard", "judge_card", "judge_card_frame",
+                                          "judge_task_flag"}
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_no_canary_in_any_byte_an_adjudicator_receives_in_any_state(canary_host, standin):
+    world = build_adjudication_world(canary_host, canary_bundle(adjudication=True), standin=standin)
+    assert unfillable_routes(world) == []
+    # The world is what the test says: unknown truth adjudicated beside two sessions judged by
+    # others, with every kind of canary present.
+    assert sorted(world.session.items.values_list("key", flat=True)) == [
+        "copy:cCANARY02", "copy:cCANARY05", "finding:fCANARYF1", "finding:fCANARYF2",
+        "finding:fCANARYF3"]
+    assert {s.kind for s in world.sessions} == {"adjudication", "copies", "findings"}
+    assert TaskFlag.objects.filter(judge__session=world.other).exists()
+    content = content_canaries(world)
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(content)
+    assert any(label.endswith("defect note") for label in content)
+    hits, problems = crawl_world(world, expect_2xx=ADJUDICATION_ROUTES, driver=drive_adjudication)
+    assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
+    assert not problems, "\n".join(problems[:40])
+    # Every answer was saved with its reason and locked: the crawl saw the adjudication through.
+    adjudicator = world.personas["A"].judge()
+    assert Verdict.objects.filter(assignment__judge=adjudicator, locked=True).exclude(reason="")\
+        .count() == 5
+
+
 # --- Positive controls ---------------------------------------------------------------------------
 
 def revealed_world(host, standin, **options):
@@ -982,6 +1234,24 @@ def revealed_world(host, standin, **options):
     for _ in drive(world, lambda *args: None):
         pass
     return world
+
+
+def unsafe_page_fires_on_every_canary(world, canaries):
+    """The unsafe page of the world's session (under the unsafe URLconf), scanned for `canaries`:
+    each is found in every form, and somewhere in every place (body, headers, cookies)."""
+    scanner = Scanner(canaries)
+    response = world.personas["A"].client.get(f"/unsafe/leak/{world.session.url_id}/")
+    hits = scanner.scan_response(response)
+    found = forms_found(hits)
+    for label in canaries:
+        value = canaries[label]
+        expected = set(FORMS) - ({"core"} if core_of(value) in (None, value) else set())
+        assert found.get(label, set()) >= expected, (label, value, expected - found.get(label, set()))
+    wheres = {h.where for h in hits}
+    for where in ("header ETag", "header Link", "header Content-Disposition", "header X-Leak-0",
+                  "cookie leak", "cookie sealed", "body"):
+        assert where in wheres, where
+    return response
 
 
 def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_unsafe_page(canary_host,
@@ -992,20 +1262,9 @@ def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_uns
     # The unsafe page echoes every host-only value of the run; the canaries are exactly those.
     planted = set(planted_values(world.session))
     assert set(canaries.values()) == planted, set(canaries.values()) ^ planted
-    scanner = Scanner(canaries)
     a = world.personas["A"]
     with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
-        response = a.client.get(f"/unsafe/leak/{world.session.url_id}/")
-        hits = scanner.scan_response(response)
-        found = forms_found(hits)
-        for label in canaries:
-            value = canaries[label]
-            expected = set(FORMS) - ({"core"} if core_of(value) in (None, value) else set())
-            assert found.get(label, set()) >= expected, (label, value, expected - found.get(label, set()))
-        wheres = {h.where for h in hits}
-        for where in ("header ETag", "header Link", "header Content-Disposition", "header X-Leak-0",
-                      "cookie leak", "cookie sealed", "body"):
-            assert where in wheres, where
+        response = unsafe_page_fires_on_every_canary(world, canaries)
         # The id check fires on the unsafe page's link to /host/sessions/<id>/ …
         problems = link_problems(a, "/unsafe/leak/", response, world)
         assert any("digits-only path segment" in p for p in problems), problems
@@ -1013,6 +1272,31 @@ def test_positive_control_the_scanner_finds_every_canary_in_every_form_on_an_uns
         plain = a.client.get(f"/unsafe/leak/{world.session.url_id}/")
         hidden = a.client.get(f"/unsafe/leak/{world.session.url_id}/" + HIDDEN_QUERY)
         assert comparable(plain) != comparable(hidden)
+
+
+def test_positive_control_the_scanner_finds_every_adjudication_canary_on_an_unsafe_page(
+        canary_host, standin):
+    """The adjudication crawl's canaries (those of the run/2 bundle: reviewer conditions, reviews
+    under two conditions; the judges of three sessions, one by GitHub, with task flags), every
+    one of them, in every form, as the crawl's scanner sees them: each detector the adjudication
+    test relies on fires."""
+    world = build_adjudication_world(canary_host, canary_bundle(adjudication=True), standin=standin)
+    for _ in drive_adjudication(world, lambda *args: None):
+        pass
+    canaries = {**content_canaries(world), **phase2_canaries(world), **people_canaries(
+        world, world.personas["A"].judge_pk), **id_canaries(world)}
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(canaries)
+    assert any(" task flag " in label for label in canaries)
+    assert any(label.endswith("GitHub login") for label in canaries)
+    # The unsafe page echoes every host-only value of the run; the canaries are those, less what
+    # is the adjudicator's own (their name and reasons).
+    own = Judge.objects.get(pk=world.personas["A"].judge_pk)
+    mine = {own.display_name, *Verdict.objects.filter(assignment__judge=own).values_list(
+        "reason", flat=True)}
+    planted = set(planted_values(world.session))
+    assert set(canaries.values()) == planted - mine, set(canaries.values()) ^ (planted - mine)
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        unsafe_page_fires_on_every_canary(world, canaries)
 
 
 def test_positive_control_the_hosts_revealed_report_holds_every_content_canary(canary_host, standin):
@@ -1084,10 +1368,12 @@ class Normaliser:
         return re.sub(rb"/resume/[A-Za-z0-9_\-]{43}", b"/resume/<RESUME_TOKEN>", text)
 
 
-def twin_transcript(host, bundle, standin, **options) -> tuple[list, World]:
+def twin_transcript(host, bundle, standin, *, build=None, driver=None,
+                    **options) -> tuple[list, World]:
     """Every judge-facing response in every state, as (who, method, path, status, headers, body),
-    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out."""
-    world = build_world(host, bundle, seed=SEED, standin=standin, **options)
+    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out. `build` and `driver`
+    (by default `build_world` and `drive`): the world and how it is driven."""
+    world = (build or build_world)(host, bundle, seed=SEED, standin=standin, **options)
     normalise = Normaliser(world)
     transcript = []
 
@@ -1108,7 +1394,7 @@ def twin_transcript(host, bundle, standin, **options) -> tuple[list, World]:
         on_response(persona, method, path, response)
 
     crawl = Crawl(world, on_response)
-    for _state, labels in drive(world, on_driver_response):
+    for _state, labels in (driver or drive)(world, on_driver_response):
         normalise.refresh()
         for label in labels:
             if label != "R":  # a removed judge gets 404s from the guard, whatever the bundle
@@ -1206,3 +1492,46 @@ def test_case_12a_by_task_twins_give_byte_identical_judge_responses(canary_host,
     assert {items[0][1] for items in left_allocation} == {"tADD", "tSUM"}
     assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
     assert first_difference(left, right) == ""
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_12a_adjudication_twins_give_byte_identical_adjudicator_responses(canary_host, standin):
+    """Issue 29 item 5: an adjudicator learns nothing of truth, of builders, of the findings'
+    proposed verdicts or of who raised them. Twins of the adjudication bundle differing in every
+    truth label the tests settled (the adjudicated finding fCANARYF1 and copy cCANARY02 among
+    them), in builder names, families and ids, and in every finding's proposed verdict and its
+    raisers give the adjudicator (and the stranger, and the host of other runs) the same bytes in
+    every state. The twin comparison is shown to fire on a truth-dependent page below, as in the
+    copies twins."""
+    options = {"build": build_adjudication_world, "driver": drive_adjudication}
+    left, left_world = twin_transcript(canary_host, canary_bundle(adjudication=True), standin,
+                                       **options)
+    right, right_world = twin_transcript(
+        canary_host, canary_bundle(adjudication=True, truth_twin=True, builder_twin=True,
+                                   proposal_twin=True), standin, **options)
+    assert len(left) > 300
+    # The twins really differ where they say, on the adjudicator's own items too.
+    left_items, right_items = ([(i.key, i.copy.truth, i.finding.truth if i.finding else None,
+                                 i.finding.proposed_verdict if i.finding else None,
+                                 sorted(FindingRaise.objects.filter(finding=i.finding)
+                                        .values_list("reviewer__bundle_id", "condition"))
+                                 if i.finding else None)
+                                for i in w.session.items.order_by("key")]
+                               for w in (left_world, right_world))
+    assert [i[0] for i in left_items] == [i[0] for i in right_items]
+    for column in (1, 2, 3, 4):
+        assert [i[column] for i in left_items] != [i[column] for i in right_items], column
+    assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
+        right_world.run.builders.values_list("model", flat=True))
+    assert left_world.session.protocol_sha256 == right_world.session.protocol_sha256
+    assert first_difference(left, right) == ""
+    # Positive control: the comparison fires on a page whose length follows the truth label of
+    # the adjudicator's copy (cCANARY02: seeded_defect in one twin, known_good in the other).
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        pages = []
+        for world in (left_world, right_world):
+            a = world.personas["A"]
+            normalise = Normaliser(world)
+            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
+                          for code in codes_of(a.judge_pk)])
+    assert pages[0] != pages[1]

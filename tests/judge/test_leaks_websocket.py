@@ -27,10 +27,12 @@ from blindjudge.asgi import application
 from judging.services import judge_remove
 from tests.judge.test_leaks import (
     JUDGE_NAMES,
+    build_adjudication_world,
     build_world,
     canary_bundle,
     content_canaries,
     drive,
+    drive_adjudication,
     id_canaries,
     move_ids_to_distinctive_ranges,
     people_canaries,
@@ -155,3 +157,72 @@ async def test_no_canary_in_any_websocket_frame_a_judge_receives(canary_host_tx,
     found = {hit.canary for frame in dashboard.frames
              for hit in Scanner(names).scan_bytes(frame, "host frame")}
     assert found == set(names), found
+
+
+ADJUDICATOR_FRAME_TYPES = {"state", "saved", "locked", "session"}  # no one is removed here
+
+
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("fresh_channel_layer")
+@pytest.mark.django_db(transaction=True)
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+async def test_no_canary_in_any_websocket_frame_an_adjudicator_receives(canary_host_tx, standin):
+    """Issue 29 item 5: the adjudication's world and driver (tests/judge/test_leaks.py), the
+    adjudicator holding a socket from joining and opening a fresh one at every state (before
+    answering, answering, answered, locked, closed, revealed): every frame is scanned for every
+    content, reviewer, people (the judges of the copies and findings sessions on the same run)
+    and id canary, none allowed after the lock. Positive control: the host's dashboard socket of
+    the copies session on the same run, fed by the same drive (a judge joins it while the
+    adjudicator answers), carries that judge's name, and the scanner finds it; the adjudication's
+    own dashboard never names its adjudicator (the host sees a pseudonym)."""
+    world = await sync_to_async(build_adjudication_world)(
+        canary_host_tx, canary_bundle(adjudication=True), standin=standin)
+    host_client = Client()
+    await sync_to_async(host_client.force_login)(canary_host_tx.user)
+    copies_dashboard = Listener("host", cookie_of(host_client), f"/ws/host/sessions/{world.other.pk}/")
+    own_dashboard = Listener("host", cookie_of(host_client), f"/ws/host/sessions/{world.session.pk}/")
+    listeners: dict[str, Listener] = {}
+    steps = drive_adjudication(world, lambda *args: None)
+    next_state = sync_to_async(lambda: next(steps, (None, None))[0])
+    state = await next_state()
+    await copies_dashboard.open()
+    await own_dashboard.open()
+    dashboards = [copies_dashboard, own_dashboard]
+    while state is not None:
+        for label, persona in world.personas.items():
+            if persona.judge_pk and label not in listeners:
+                listeners[label] = Listener(label, cookie_of(persona.client),
+                                            f"/ws/s/{world.session.url_id}/")
+        for listener in listeners.values():
+            await listener.open()  # a fresh page's socket at every state: its snapshot
+        await drain_all([*listeners.values(), *dashboards])
+        state = await next_state()
+        await drain_all([*listeners.values(), *dashboards])
+    for listener in [*listeners.values(), *dashboards]:
+        await listener.close()
+
+    assert set(listeners) == {"A"}
+    adjudicator = listeners["A"]
+    content = await sync_to_async(content_canaries)(world)
+    phase2 = await sync_to_async(phase2_canaries)(world)
+    ids = await sync_to_async(id_canaries)(world)
+    people = await sync_to_async(people_canaries)(world, world.personas["A"].judge_pk)
+    scanner = Scanner({**content, **phase2, **people, **ids})
+    hits, kinds = [], set()
+    for frame in adjudicator.frames:
+        hits += scanner.scan_bytes(frame, "websocket frame", f"A {adjudicator.path}")
+        kinds.add(json.loads(frame)["type"])
+    assert not hits, "canaries in websocket frames:\n" + "\n".join(str(h) for h in hits[:40])
+    assert kinds == ADJUDICATOR_FRAME_TYPES, f"the socket never carried {ADJUDICATOR_FRAME_TYPES - kinds}"
+    assert adjudicator.refused == 0
+
+    # Positive control: the late judge of the copies session is named on its dashboard.
+    names = {"late copies judge": "CanaryLateJudgeMo JM9"}
+    found = {hit.canary for frame in copies_dashboard.frames
+             for hit in Scanner(names).scan_bytes(frame, "host frame")}
+    assert found == set(names), found
+    # The adjudication's dashboard is live (it follows the adjudicator) and names no one.
+    assert own_dashboard.frames
+    named = [hit for frame in own_dashboard.frames
+             for hit in Scanner({"adjudicator": JUDGE_NAMES["A"]}).scan_bytes(frame, "host frame")]
+    assert not named, named

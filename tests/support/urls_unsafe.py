@@ -34,7 +34,8 @@ from tests.support.leakcheck import encode
 
 def planted_values(session: Session) -> list[str]:
     """Every host-only value of a session's run the way a careless page would read it: the run's
-    name, builders, bundle ids, defect notes, reviewers, review reasons and authorship guesses;
+    name, builders, bundle ids, defect notes, reviewers, review reasons, authorship guesses and
+    reviewer conditions;
     for every session on the run, every judge's name, GitHub login and id, reasons and task
     flags' reasons; and
     every database id."""
@@ -50,6 +51,10 @@ def planted_values(session: Session) -> list[str]:
         values += [reviewer.bundle_id, reviewer.model, reviewer.family]
     for reason, guess in Review.objects.filter(run=run).values_list("reason", "authorship_guess"):
         values += [reason, guess]
+    # Reviewer conditions the host named (run/2); "clean", the bundle format's default, names
+    # nothing of the run.
+    values += sorted({run.default_condition, *Review.objects.filter(run=run)
+                      .values_list("condition", flat=True)} - {"clean"})
     values += list(Judge.objects.filter(session__in=sessions).values_list("display_name", flat=True))
     for login, github_id in (Judge.objects.filter(session__in=sessions, github_id__isnull=False)
                              .values_list("github_login", "github_id")):
