@@ -14,7 +14,7 @@ an identity that persists across sessions can be checked, GitHub's numeric accou
 checked both ways (an adjudicator cannot then judge such a session, nor a judge of one
 adjudicate), and the host is refused through the GitHub account linked to them. A person who
 joins by link alone is outside the matrix as declared, not as checked, and the report says so
-(`matrix_check`).
+(its adjudicated section: `outside_the_matrix.status`).
 """
 
 from allauth.socialaccount.models import SocialAccount
