@@ -60,6 +60,9 @@ class SessionKind(models.TextChoices):
     # Truth the tests cannot settle, decided once, blind, by one person outside the matrix
     # (issue 29 item 1): items are findings and copies of unknown truth; one phase, no model shown.
     ADJUDICATION = "adjudication"
+    # People audit whether a model review's reason is grounded in the copy (issue 30): items are
+    # reviews; phase 1 shows the review's verdict and reason, never its reviewer.
+    REASONS = "reasons"
 
 
 class SessionState(models.TextChoices):

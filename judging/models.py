@@ -264,6 +264,14 @@ class Session(models.Model):
         default=False, help_text="Copies sessions: each judge gets every copy of each task they "
         "get (content.draws.by_task_pick), in an order interleaving the tasks."
     )
+    reasons_sample = models.JSONField(
+        null=True, blank=True, default=None,
+        help_text="Reasons sessions: how the audited reviews were drawn, frozen with the protocol: "
+        "{by: all | stratified, per_stratum, seed_sha256, strata: [{reviewer, correct, truth_class, "
+        "reviews, sampled}]}; the seed itself is published at the reveal.")
+    reasons_seed = models.CharField(
+        max_length=64, blank=True, help_text="Reasons sessions: the seed the stratified sample was "
+        "drawn with (hex), committed by its SHA-256 in reasons_sample; published at the reveal.")
     task_flags = models.BooleanField(
         default=False, help_text="Copies sessions: judges may flag a task as invalid (underspecified, "
         "tests unfair, other) with a severity and a reason, once per task and phase; frozen with "
@@ -354,6 +362,9 @@ class Item(models.Model):
     finding = models.ForeignKey(
         Finding, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    review = models.ForeignKey(
+        Review, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Reasons sessions: the model review whose reason is audited (its copy is `copy`).")
     key = models.CharField(
         max_length=220, help_text="The bundle id of the copy or finding (in an adjudication, "
         "prefixed finding: or copy:); keys the order HMAC."
@@ -393,7 +404,8 @@ class Verdict(models.Model):
     phase = models.PositiveSmallIntegerField(choices=[(1, "phase 1"), (2, "phase 2")])
     value = models.CharField(
         max_length=12, help_text="pass/fail (copies) or real/false_alarm (findings); in an "
-        "adjudication also cannot_tell."
+        "adjudication also cannot_tell; in a reasons session grounded, partly, not_grounded or "
+        "no_claim."
     )
     kept = models.BooleanField(
         default=False, help_text="Phase 2 only: the judge kept their phase-1 verdict."
@@ -584,6 +596,22 @@ class TaskRender(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["session", "task"], name="taskrender_one_per_task")
+        ]
+
+
+class ReviewRender(models.Model):
+    """A model review as a reasons session's judges audit it: its verdict and its reason (HTML),
+    never its reviewer, condition or seal."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="review_renders")
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="+")
+    inputs_sha256 = models.CharField(max_length=64)
+    verdict = models.CharField(max_length=10, help_text="The review's verdict (pass/fail/abstain).")
+    html = models.TextField(help_text="The review's reason, normalised and rendered inert.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "review"], name="reviewrender_one_per_review")
         ]
 
 
