@@ -257,3 +257,35 @@ def canonical_guest_code(typed: str) -> str:
     """What a person typed, as the code was issued: case, spaces, dashes and look-alikes forgiven."""
     cleaned = "".join(ch for ch in typed.upper() if ch not in " -\t").translate(_GUEST_CODE_TYPOS)
     return "-".join(cleaned[i:i + 4] for i in range(0, len(cleaned), 4))
+
+
+def stratified_sample(strata: dict[str, list[str]], per_stratum: int, seed_hex: str) -> list[str]:
+    """A reasons session's sample (issue 30 item 1): from each stratum (a label -> its item keys),
+    the `per_stratum` keys with the lowest HMAC(seed, key), all of them where it has fewer; in
+    key order. Drawn from a recorded seed, so the sample can be drawn again by anyone who knows
+    the seed and the strata (the report publishes both)."""
+    picked: list[str] = []
+    for keys in strata.values():
+        picked += sorted(keys, key=lambda key: (_hmac_hex(seed_hex, key), key))[:per_stratum]
+    return sorted(picked)
+
+
+def one_per_copy_pick(item_copies: dict[str, str], judge_counts: dict[str, int], k: int | None,
+                      allocation_seed_hex: str, judge_number: int) -> list[str]:
+    """A reasons session's items for a new judge (issue 30 item 1): at most one review of any
+    copy, so no judge audits two reviewers of one copy (the second reason would be read knowing
+    the first). Of each copy's reviews, the least audited so far, ties by HMAC(allocation seed,
+    judge number + key); then, where `k` is smaller than the number of copies, the k least
+    audited of those, ties the same way. `item_copies` maps each item key to its copy's bundle
+    id (an opaque label)."""
+    def rank(key):
+        return (judge_counts.get(key, 0), _hmac_hex(allocation_seed_hex, f"{judge_number}:{key}"),
+                key)
+
+    by_copy: dict[str, list[str]] = {}
+    for key, copy in item_copies.items():
+        by_copy.setdefault(copy, []).append(key)
+    chosen = [min(keys, key=rank) for keys in by_copy.values()]
+    if k is not None and k < len(chosen):
+        chosen = sorted(chosen, key=rank)[:k]
+    return sorted(chosen)

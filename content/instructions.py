@@ -63,7 +63,9 @@ def mark_meanings() -> list[MarkMeaning]:
 # (judge.pages: verdict_values in order, then keep; tests/judge/test_instructions.py holds the
 # order to judging.services.verdict_values). Here so the host's preview shows them too.
 _VERDICT_WORDS = {"copies": (VERDICT_LABELS["pass"], VERDICT_LABELS["fail"]),
-                  "findings": (VERDICT_LABELS["real"], VERDICT_LABELS["false_alarm"])}
+                  "findings": (VERDICT_LABELS["real"], VERDICT_LABELS["false_alarm"]),
+                  "reasons": tuple(VERDICT_LABELS[v] for v in
+                                   ("grounded", "partly", "not_grounded", "no_claim"))}
 KEEP_WORDS = VERDICT_LABELS["keep"]
 
 

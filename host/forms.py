@@ -288,7 +288,8 @@ class _SessionSettings(HostForm):
 
 
 class SessionCreateForm(_SessionSettings):
-    field_order = ["kind", "unknown_copies", "adjudicate_findings", "adjudicate_copies",
+    field_order = ["kind", "reasons_per_stratum", "unknown_copies", "adjudicate_findings",
+                   "adjudicate_copies",
                    "rubric", "preregistration", "items_per_judge", "by_task",
                    "guests_allowed", "guest_cap", "reviewer_display", "scorecards",
                    "advance_on_key", "verdict_min_shown_ms", "mark_disagreement", "task_flags"]
@@ -298,8 +299,15 @@ class SessionCreateForm(_SessionSettings):
             (SessionKind.COPIES, "each copy (pass / fail)"),
             (SessionKind.FINDINGS, "each finding (real / false alarm)"),
             (SessionKind.ADJUDICATION, "an adjudication: the findings of unknown truth, decided "
-                                       "once, blind, by one adjudicator outside the matrix")],
+                                       "once, blind, by one adjudicator outside the matrix"),
+            (SessionKind.REASONS, "the model reviewers' reasons (grounded or not in the copy)")],
         initial=SessionKind.COPIES,
+    )
+    reasons_per_stratum = forms.IntegerField(
+        label="Reasons: reviews per stratum", required=False, min_value=1,
+        help_text="At most this many reviews of each reviewer × right or wrong verdict × truth "
+                  "class, drawn with a recorded seed, so correct verdicts are audited as much as "
+                  "wrong ones. Empty: every review.",
     )
     unknown_copies = forms.BooleanField(
         label="Adjudication: its copies of unknown truth too (pass / fail)", required=False,

@@ -102,13 +102,20 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
     scorecards_show_defects = session.scorecards and session.kind == SessionKind.COPIES
 
     dismissed = set(session.blinding_dismissed)
-    judged = list(session.items.order_by().values_list("copy_id", "finding_id"))
-    judged_copies = {copy_id for copy_id, _ in judged}
-    judged_findings = {finding_id for _, finding_id in judged if finding_id}
+    judged = list(session.items.order_by().values_list("copy_id", "finding_id", "review_id"))
+    judged_copies = {copy_id for copy_id, _, _ in judged}
+    judged_findings = {finding_id for _, finding_id, _ in judged if finding_id}
+    audited = {review_id for _, _, review_id in judged if review_id}
 
-    def matches_in(text, where):
+    # A reasons session's judges read reviews' reasons and must not learn the reviewer: models
+    # name themselves ("As GPT-4o, …"), so its reasons are checked for the reviewers' names too.
+    reason_rows = builder_rows + ([{"id": r.bundle_id, "model": r.model, "family": r.family}
+                                   for r in run.reviewers.all()]
+                                  if session.kind == SessionKind.REASONS else [])
+
+    def matches_in(text, where, rows=builder_rows):
         # Spans on the text as the matcher reads it (LF line ends), so both count alike.
-        matches = find_name_matches(text, builder_rows)
+        matches = find_name_matches(text, rows)
         redacted = redaction_spans(normalise_line_endings(text), patterns) if matches else []
         return [{"where": where, "term": m.term, "why": m.why, "builder": m.builder,
                  "matched": m.matched, "line": m.line, "column": m.column,
@@ -125,7 +132,7 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
         for finding in copy.findings.all():
             matches += matches_in(finding.text, f"finding {finding.bundle_id}")
         for review in copy.reviews.all():
-            matches += matches_in(review.reason, f"review reason ({review.position})")
+            matches += matches_in(review.reason, f"review reason ({review.position})", reason_rows)
         if scorecards_show_defects and copy.defect:
             # Judges read the defect note on their scorecard after the reveal (issue 24 item 9).
             matches += matches_in(copy.defect, "defect note (on scorecards)")
@@ -136,7 +143,8 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
                 builder=copy.builder.bundle_id, content=copy.content, format=copy.format,
                 findings=tuple(f.text for f in copy.findings.all() if f.pk in judged_findings),
                 reasons=tuple(r.reason for r in copy.reviews.all()
-                              if r.condition == run.default_condition),
+                              if (r.pk in audited if session.kind == SessionKind.REASONS
+                                  else r.condition == run.default_condition)),
                 defect=copy.defect or ""), kind=session.kind, scorecards=session.scorecards,
                 patterns=patterns)
         copies.append({"copy": copy.bundle_id, "builder": copy.builder.bundle_id,

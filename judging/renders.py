@@ -182,6 +182,8 @@ class Models:
     # Since run/2 (migration 0005); migration 0004 renders with the models it had, without them.
     Task: type | None = None
     TaskRender: type | None = None
+    # Since reasons sessions (migration 0017).
+    ReviewRender: type | None = None
 
 
 def app_models() -> Models:
@@ -190,7 +192,7 @@ def app_models() -> Models:
 
     return Models(Item=app.Item, Copy=app.Copy, Review=app.Review, Finding=app.Finding,
                   CopyRender=app.CopyRender, FindingRender=app.FindingRender, Task=app.Task,
-                  TaskRender=app.TaskRender)
+                  TaskRender=app.TaskRender, ReviewRender=app.ReviewRender)
 
 
 def _task_ids(models: Models, session_id: int) -> set[int]:
@@ -219,20 +221,34 @@ def pending_tasks(models: Models, session_id: int, key: str) -> list[int]:
     return sorted(_task_ids(models, session_id) - done)
 
 
-def expected_counts(models: Models, session_id: int) -> tuple[int, int, int]:
-    """How many copy renders, finding renders and task renders a complete session has."""
+def pending_reviews(models: Models, session_id: int, key: str) -> list[int]:
+    """Review ids of a reasons session's items with no render for these inputs yet."""
+    if models.ReviewRender is None:
+        return []
+    reviews = set(models.Item.objects.filter(session_id=session_id, review__isnull=False)
+                  .order_by().values_list("review_id", flat=True))
+    reviews -= set(models.ReviewRender.objects.filter(session_id=session_id, inputs_sha256=key)
+                   .values_list("review_id", flat=True))
+    return sorted(reviews)
+
+
+def expected_counts(models: Models, session_id: int) -> tuple[int, int, int, int]:
+    """How many copy, finding, task and review renders a complete session has."""
     items = models.Item.objects.filter(session_id=session_id).order_by()
     return (items.values("copy_id").distinct().count(),
             items.filter(finding__isnull=False).values("finding_id").distinct().count(),
-            len(_task_ids(models, session_id)) if models.TaskRender is not None else 0)
+            len(_task_ids(models, session_id)) if models.TaskRender is not None else 0,
+            items.filter(review__isnull=False).values("review_id").distinct().count()
+            if models.ReviewRender is not None else 0)
 
 
-def stored_counts(models: Models, session_id: int, key: str) -> tuple[int, int, int]:
-    """How many copy, finding and task renders are stored for these inputs (expected_counts'
-    order: a complete session's are equal to it)."""
+def stored_counts(models: Models, session_id: int, key: str) -> tuple[int, int, int, int]:
+    """How many copy, finding, task and review renders are stored for these inputs
+    (expected_counts' order: a complete session's are equal to it)."""
     return tuple(model.objects.filter(session_id=session_id, inputs_sha256=key).count()
                  if model is not None else 0
-                 for model in (models.CopyRender, models.FindingRender, models.TaskRender))
+                 for model in (models.CopyRender, models.FindingRender, models.TaskRender,
+                               models.ReviewRender))
 
 
 def render_batches(models: Models, session_id: int, key: str, patterns: list[str], *,
@@ -270,6 +286,20 @@ def render_batches(models: Models, session_id: int, key: str, patterns: list[str
         for finding_id, text in models.Finding.objects.filter(pk__in=chunk).values_list("pk", "text"):
             row = _finding_render(models, session_id, finding_id, text, key, patterns,
                                   backtracking_allowed=backtracking_allowed)
+            batch.append(row)
+            size += len(row.html)
+            if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
+                yield batch
+                batch, size = [], 0
+    # A reasons session's reviews: what its judges audit, the verdict and the reason.
+    review_ids = pending_reviews(models, session_id, key)
+    for start in range(0, len(review_ids), BATCH_ROWS):
+        chunk = review_ids[start:start + BATCH_ROWS]
+        for review_id, verdict, reason in (models.Review.objects.filter(pk__in=chunk)
+                                           .values_list("pk", "verdict", "reason")):
+            row = models.ReviewRender(
+                session_id=session_id, review_id=review_id, inputs_sha256=key, verdict=verdict,
+                html=inline_of(reason, patterns, backtracking_allowed=backtracking_allowed))
             batch.append(row)
             size += len(row.html)
             if len(batch) >= BATCH_ROWS or size >= BATCH_CHARACTERS:
@@ -343,7 +373,7 @@ def _has_field(model, name: str) -> bool:
 def store(models: Models, rows: list) -> None:
     """Insert a batch; a row another opening stored first is kept (one per session and copy or
     finding, by the unique constraints), never doubled."""
-    for model in (models.TaskRender, models.CopyRender, models.FindingRender):
+    for model in (models.TaskRender, models.CopyRender, models.FindingRender, models.ReviewRender):
         if model is None:
             continue
         mine = [row for row in rows if isinstance(row, model)]

@@ -39,6 +39,7 @@ from reports.sections import (
     phase_shift,
     pooled,
     protocol,
+    reasons,
     records,
     reviewer_conditions,
     sample,
@@ -106,6 +107,7 @@ def _build_report(session) -> dict:
         "session_kind_note": records.session_kind_note(data),
         "task_flags": task_flags.task_flags(data),
         "adjudicated": adjudicated.adjudicated(data),
+        "reasons": reasons.reasons(data),
     }
     # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a
     # builder's), so every other section is built first.

@@ -726,6 +726,24 @@ def task_flags_context(report: dict) -> dict:
     return {"s": section, "rows": rows, "flags": flags, "levels": levels}
 
 
+def reasons_context(report: dict) -> dict | None:
+    """A reasons session's audit per reviewer and phase: the three rates and the answers."""
+    section = report.get("reasons")
+    if not section:
+        return None
+    rows = []
+    for r in section["reviewers"]:
+        for phase in ("1", "2"):
+            p = r["phases"][phase]
+            rows.append({"reviewer": r["reviewer"], "phase": phase, "audits": p["audits"],
+                         "correct": rate_cell(p["grounded_when_correct"]),
+                         "wrong": rate_cell(p["grounded_when_wrong"]),
+                         "right": rate_cell(p["right_for_right_reasons"]),
+                         "answers": ", ".join(f"{n} {a.replace('_', ' ')}"
+                                              for a, n in p["answers"].items() if n)})
+    return {"s": section, "rows": rows}
+
+
 def adjudicated_context(report: dict) -> dict:
     """The adjudicated section: each adjudication (used or why not, the matrix check, opened
     after a reveal), each answer beside the item's truth, and the scores on adjudicated items
@@ -878,7 +896,7 @@ def to_html(report: dict) -> str:
         "seals": seal_context(report), "reviewer_pairs": reviewer_pairs(report),
         "conditions": conditions_context(report), "self_preference": self_preference_context(report),
         "task_flags": task_flags_context(report), "copies": copies_table(report),
-        "adjudicated": adjudicated_context(report),
+        "adjudicated": adjudicated_context(report), "reasons": reasons_context(report),
         "protocol": protocol_context(report),
         "commitments": commitments,
         "redactions": [{"builder": b, "name": names_b.get(b, b), "count": n}

@@ -205,7 +205,7 @@ def load_report_data(session) -> ReportData:
     bundle = _load_bundle(_load_deferred_fields(session.run),
                           (session.protocol or {}).get("resampling_unit"))
     data = _load_session(session, bundle)
-    if session.kind == SessionKind.ADJUDICATION:
+    if session.kind in (SessionKind.ADJUDICATION, SessionKind.REASONS):
         return data
     return replace(data, adjudications=tuple(_load_adjudications(session, bundle)))
 
@@ -213,8 +213,8 @@ def load_report_data(session) -> ReportData:
 def _load_adjudications(session, bundle: Bundle) -> list[Adjudication]:
     """The run's adjudications sharing a copy with `session` (not drafts), in creation order."""
     found = []
-    for adjudication in (matrix_sessions(session).exclude(state=SessionState.DRAFT)
-                         .order_by("pk")):
+    for adjudication in (matrix_sessions(session).filter(kind=SessionKind.ADJUDICATION)
+                         .exclude(state=SessionState.DRAFT).order_by("pk")):
         matrix = Judge.objects.filter(session__in=matrix_sessions(adjudication))
         found.append(Adjudication(
             data=_load_session(adjudication, bundle),
@@ -322,8 +322,12 @@ def _load_items(session, bundle: Bundle) -> Items:
                for i in items]
     truths = {"current": [t.truth for t in targets], "imported": [t.imported_truth for t in targets]}
     versions = ["current"] + (["imported"] if bundle.corrections else [])
+    # A reasons session's answers say whether a review's reason is grounded, not whether its copy
+    # is good: nothing there is scored against the copy's truth (reports.sections.reasons).
+    scored = session.kind != SessionKind.REASONS
     classes = {
-        version: np.array([CLASS_CODES.get(truth_class(t), -1) for t in truths[version]], dtype=np.int8)
+        version: np.array([CLASS_CODES.get(truth_class(t), -1) if scored else -1
+                           for t in truths[version]], dtype=np.int8)
         for version in versions
     }
     return Items(rows=items, keys=[item.key for item in items], truths=truths, versions=versions,

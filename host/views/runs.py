@@ -176,6 +176,7 @@ def session_create_view(request, run):
             verdict_min_shown_ms=data["verdict_min_shown_ms"], task_flags=data["task_flags"],
             unknown_copies=data["unknown_copies"], adjudicate_findings=data["adjudicate_findings"],
             adjudicate_copies=data["adjudicate_copies"],
+            reasons_per_stratum=data["reasons_per_stratum"],
         )
         if created.guest_code:
             show_once(request, kind="guest_code", session=created.session.pk,

@@ -269,6 +269,13 @@ def adjudicated_on_run(run: Run) -> dict:
 
 
 def adjudication_partners(session: Session) -> list[Session]:
-    """The sessions on the other side of the session's matrix (an adjudication: the sessions
-    whose reports use it; a copies or findings session: the adjudications of its items)."""
-    return list(matrix_sessions(session).order_by("pk").only("pk", "kind", "state"))
+    """An adjudication's partners: the copies and findings sessions whose reports use it; a copies
+    or findings session's: the adjudications of its items. None for other kinds."""
+    if session.kind == SessionKind.ADJUDICATION:
+        kinds = (SessionKind.COPIES, SessionKind.FINDINGS)
+    elif session.kind in (SessionKind.COPIES, SessionKind.FINDINGS):
+        kinds = (SessionKind.ADJUDICATION,)
+    else:
+        return []
+    return list(matrix_sessions(session).filter(kind__in=kinds).order_by("pk")
+                .only("pk", "kind", "state"))

@@ -2,11 +2,13 @@
 
 Every query here lists its columns, and none of them is a builder, a family, a copy's bundle id,
 a truth label or a defect note: blinding is a property of these queries, not of a template that
-forgets a field. Judge-facing modules (judge/) import these selectors and no others.
+forgets a field. One exception, by design (issue 30): phase 2 of a reasons session shows the
+audited copy's known truth, read only once the judge has locked phase 1 (`_known_truth`).
+Judge-facing modules (judge/) import these selectors and no others.
 """
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import connection
 from django.db.models import Q, Subquery
@@ -16,10 +18,11 @@ from accounts.enums import CredentialKind, JudgeStatus
 from accounts.models import Credential, Judge
 from blindjudge.errors import NotFound, Refused
 from content.credentials import RESUME_REFUSAL, token_sha256
-from content.vocabulary import VERDICT_LABELS
+from content.vocabulary import TRUTH_LABELS, VERDICT_LABELS
 from judging.enums import ReviewerDisplay, SessionKind
 from judging.models import (
     Assignment,
+    Copy,
     CopyRender,
     Finding,
     FindingRaise,
@@ -27,6 +30,7 @@ from judging.models import (
     Item,
     ItemDraft,
     Reviewer,
+    ReviewRender,
     Run,
     SessionRender,
     TaskFlag,
@@ -120,6 +124,10 @@ class JudgeItem:
     # The item is a finding (about its copy), not the copy itself: every item of a findings
     # session, and an adjudication's findings.
     is_finding: bool = False
+    # A reasons session's item: the review audited (its verdict in words and its reason as
+    # rendered at opening; never its reviewer), and in phase 2 its copy's known truth in words.
+    review: dict | None = None
+    known_truth: str | None = None
 
 
 def reviewer_labels(session) -> dict[int, str]:
@@ -232,6 +240,7 @@ def judge_item(judge, code: str) -> JudgeItem:
     """
     session = judge.session
     adjudication = session.kind == SessionKind.ADJUDICATION
+    reasons = session.kind == SessionKind.REASONS
     phase = judge_phase(judge) or (1 if adjudication else 2)
     row = _place_row(judge, code, page_phase=phase)
     place = _place(row)
@@ -241,8 +250,9 @@ def judge_item(judge, code: str) -> JudgeItem:
     draft = {"reason": row[13] or "", "seconds_spent": row[14] or 0.0, "revision": row[15] or 0}
     verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
                 .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
-    # An adjudicator never sees a model's verdict, not even after their lock.
-    if judge.phase1_locked_at and not adjudication:
+    # An adjudicator never sees a model's verdict, not even after their lock; a reasons judge
+    # sees the one review they audit (below), never the copy's other reviews.
+    if judge.phase1_locked_at and not adjudication and not reasons:
         stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)
                   .order_by().values_list("reviews", flat=True)[:1]) if not place.finding_id else []
         material = phase2_material(session, finding_id=place.finding_id,
@@ -250,10 +260,33 @@ def judge_item(judge, code: str) -> JudgeItem:
                                    phase1_verdict=verdicts.get(1))
     else:
         material = Phase2Material()
-    return item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
+    view = item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
                      finding_html=finding_html, frame_lines=frame_lines,
                      frame_text_lines=frame_text_lines, verdicts=verdicts, draft=draft,
                      material=material, frame_prose_px=frame_prose_px)
+    if reasons:
+        view = replace(view, review=audited_review(session.pk, place.assignment_id),
+                       known_truth=_known_truth(place.copy_id) if judge.phase1_locked_at else None)
+    return view
+
+
+def audited_review(session_id: int, assignment_id: int) -> dict:
+    """The review a reasons item audits, as its opening rendered it: its verdict (value and words)
+    and its reason. Never its reviewer, condition or seal: none of them is read."""
+    review = (Assignment.objects.filter(pk=assignment_id).order_by()
+              .values("item__review_id")[:1])
+    verdict, html = (ReviewRender.objects.filter(session_id=session_id,
+                                                 review_id=Subquery(review))
+                     .order_by().values_list("verdict", "html")[0])
+    return {"verdict": verdict, "verdict_label": verdict_label(verdict), "reason_html": html}
+
+
+def _known_truth(copy_id: int) -> str:
+    """The audited copy's known truth in words: phase 2 of a reasons session only (its caller
+    checks the judge locked phase 1), so the report can tell whether knowing the answer changes
+    what people call grounded. The only truth a judge selector reads."""
+    truth = Copy.objects.filter(pk=copy_id).values_list("truth", flat=True)[0]
+    return TRUTH_LABELS.get(truth, truth)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,12 @@ ADJUDICATOR_JUDGES = ("You judge {kind} session {session} on this run, which hol
 JUDGE_ADJUDICATES = ("You adjudicate items of this run (adjudication session {session}): a judge "
                      "of the same items would be inside the matrix, so you cannot judge this "
                      "session. Nothing was recorded.")
+AUDITOR_JUDGES = ("You judge {kind} session {session} on this run, which is not revealed yet: an "
+                  "audit of reasons shows model verdicts and truth, so you cannot audit this "
+                  "run's reasons until it is. Nothing was recorded.")
+JUDGE_AUDITS = ("You audit this run's model reasons (reasons session {session}), which showed you "
+                "model verdicts and truth: you cannot judge this session blind. Nothing was "
+                "recorded.")
 HOST_ADJUDICATES = ("The host of the run cannot adjudicate it: an adjudicator must be outside the "
                     "matrix, and the host is not blind. Invite someone else. Nothing was recorded.")
 ONE_ADJUDICATOR = ("This adjudication already has its adjudicator ({pseudonym}): truth is decided "
@@ -97,16 +103,28 @@ def refuse_adjudicated_elsewhere(session: Session) -> None:
                        "truth is adjudicated once. Leave it out of this adjudication.")
 
 
+JUDGED = (SessionKind.COPIES, SessionKind.FINDINGS)
+
+
 def matrix_sessions(session: Session):
-    """The sessions on the other side of the matrix from `session`: for an adjudication, the
-    copies and findings sessions on its run that share a copy with it; for those, the
-    adjudications that do."""
-    kinds = ([SessionKind.COPIES, SessionKind.FINDINGS] if session.kind == SessionKind.ADJUDICATION
-             else [SessionKind.ADJUDICATION])
+    """The sessions on the other side of the matrix from `session`, whose judges may not judge it:
+    - an adjudication: the copies, findings and reasons sessions on its run sharing a copy with
+      it (their judges saw those copies, and a reasons judge their reviews and truth);
+    - a reasons session (issue 30 item 2: its phase 1 shows model verdicts, its phase 2 truth):
+      every session on its run not yet revealed, whose judges are still to judge blind;
+    - a copies or findings session: the adjudications sharing a copy with it, and every reasons
+      session on its run.
+    A session of the same kind is never on the other side."""
+    others = Session.objects.filter(run_id=session.run_id).exclude(pk=session.pk)
+    if session.kind == SessionKind.REASONS:
+        return others.exclude(kind=SessionKind.REASONS).exclude(state=SessionState.REVEALED)
     copies = Item.objects.filter(session_id=session.pk).values("copy_id")
-    return (Session.objects.filter(run_id=session.run_id, kind__in=kinds,
-                                   items__copy_id__in=copies)
-            .exclude(pk=session.pk).distinct())
+    sharing = Q(items__copy_id__in=copies)
+    if session.kind == SessionKind.ADJUDICATION:
+        inside = Q(kind__in=(*JUDGED, SessionKind.REASONS)) & sharing
+    else:
+        inside = (Q(kind=SessionKind.ADJUDICATION) & sharing) | Q(kind=SessionKind.REASONS)
+    return others.filter(pk__in=others.filter(inside).values("pk"))
 
 
 def refuse_inside_matrix(session: Session, *, github_id: int | None, user=None,
@@ -125,12 +143,19 @@ def refuse_inside_matrix(session: Session, *, github_id: int | None, user=None,
         return
     other = (Judge.objects.filter(github_id=github_id, session__in=matrix_sessions(session))
              .select_related("session").order_by("session_id").first())
-    if other is None:
-        return
-    if session.kind == SessionKind.ADJUDICATION:
-        raise InsideMatrix(ADJUDICATOR_JUDGES.format(kind=other.session.kind,
-                                                     session=other.session_id))
-    raise InsideMatrix(JUDGE_ADJUDICATES.format(session=other.session_id))
+    if other is not None:
+        raise InsideMatrix(_inside(session, other.session))
+
+
+def _inside(session: Session, other: Session) -> str:
+    """Why a judge of `other` cannot judge `session`, as the person reads it."""
+    if session.kind == SessionKind.ADJUDICATION and other.kind != SessionKind.REASONS:
+        return ADJUDICATOR_JUDGES.format(kind=other.kind, session=other.pk)
+    if other.kind == SessionKind.ADJUDICATION:
+        return JUDGE_ADJUDICATES.format(session=other.pk)
+    if other.kind == SessionKind.REASONS:
+        return JUDGE_AUDITS.format(session=other.pk)
+    return AUDITOR_JUDGES.format(kind=other.kind, session=other.pk)
 
 
 def refuse_second_adjudicator(session: Session) -> None:
@@ -157,9 +182,15 @@ def invited_login_refusal(session: Session, login: str) -> str | None:
              .select_related("session").order_by("session_id").first())
     if other is None:
         return None
-    if session.kind == SessionKind.ADJUDICATION:
+    if session.kind == SessionKind.ADJUDICATION and other.session.kind != SessionKind.REASONS:
         return (f'GitHub login "{login}" judges {other.session.kind} session {other.session_id} '
                 "on this run, which holds items of this adjudication: an adjudicator must be "
                 "outside the matrix")
-    return (f'GitHub login "{login}" adjudicates items of this run (session '
-            f"{other.session_id}): a judge of the same items would be inside the matrix")
+    if other.session.kind == SessionKind.ADJUDICATION:
+        return (f'GitHub login "{login}" adjudicates items of this run (session '
+                f"{other.session_id}): a judge of the same items would be inside the matrix")
+    if other.session.kind == SessionKind.REASONS:
+        return (f'GitHub login "{login}" audits this run\'s model reasons (session '
+                f"{other.session_id}), which showed them model verdicts and truth")
+    return (f'GitHub login "{login}" judges {other.session.kind} session {other.session_id} on '
+            "this run, not revealed yet: they cannot audit its model reasons until it is")

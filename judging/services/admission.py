@@ -38,6 +38,7 @@ from content.draws import (
     draw_item_codes,
     draw_order,
     draw_order_by_task,
+    one_per_copy_pick,
     order_key,
 )
 from content.invitees import Invitee
@@ -140,8 +141,9 @@ def _draw(session: Session, items: dict[str, _ItemRow]) -> _Drawn:
     salt = draws.hex(f"judge:{number}:salt")
     keys = list(items)
     limited = _limited(session, len(keys))
+    reasons = session.kind == SessionKind.REASONS
     counts = {}
-    if limited:
+    if limited or reasons:
         counts = dict(
             Assignment.objects.filter(item__session=session, judge__status=JudgeStatus.ACTIVE)
             .values_list("item__key").annotate(n=Count("id")).values_list("item__key", "n")
@@ -155,6 +157,11 @@ def _draw(session: Session, items: dict[str, _ItemRow]) -> _Drawn:
             keys = by_task_pick(task_items, counts, session.items_per_judge,
                                 session.allocation_seed, number)
         ordered = draw_order_by_task(order_seed, {key: items[key].task for key in keys})
+    elif reasons:
+        # At most one review of any copy per judge (content.draws.one_per_copy_pick).
+        keys = one_per_copy_pick({key: item.copy for key, item in items.items()}, counts,
+                                 session.items_per_judge, session.allocation_seed, number)
+        ordered = draw_order(order_seed, keys)
     else:
         if limited:
             groups = {key: (item.task, item.builder) for key, item in items.items()}

@@ -55,6 +55,7 @@ from judging.services.adjudication import (
 from judging.services.admission import issue_credential
 from judging.services.checks import check_guest_cap, checked_text
 from judging.services.judges import judge_remove
+from judging.services.reasons import reasons_sources
 
 DEFAULT_MINUTES_PER_ITEM = 3  # Session.minutes_per_item's default: not named in the protocol
 MAX_MINUTES_PER_ITEM = 240
@@ -193,6 +194,31 @@ def _check_adjudication(*, guests_allowed=False, items_per_judge=None, by_task=F
                       "truth, not scores); write the preregistration as text")
 
 
+def _check_reasons(*, guests_allowed=False, by_task=False, task_flags=False, scorecards=False,
+                   mark_disagreement=False) -> None:
+    """Invalid for a setting a reasons session cannot have: guests (its judges see model verdicts
+    in phase 1, so who they are must be checkable against the run's other sessions), by task and
+    task flags (its items are reviews, not copies of tasks), scorecards and marked
+    disagreements (phase 2 shows the copy's truth, not the reviewers' rows)."""
+    if guests_allowed:
+        raise Invalid("a reasons session has no guests: its judges read model verdicts in phase "
+                      "1, so who they are must be checkable against the run's other sessions")
+    for value, what in ((by_task, "by task"), (task_flags, "task flags"),
+                        (scorecards, "scorecards"), (mark_disagreement, "marking disagreements")):
+        if value:
+            raise Invalid(f"a reasons session audits reviews, one at a time: {what} does not "
+                          "apply to it")
+
+
+def _checked_per_stratum(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise Invalid("per stratum: expected a whole number of reviews, 1 or more (or none for "
+                      "every review)")
+    return value
+
+
 def _checked_task_flags(value, kind: str) -> bool:
     if not value:
         return False
@@ -230,6 +256,7 @@ def session_create(
     minutes_per_item: int = DEFAULT_MINUTES_PER_ITEM,
     verdict_min_shown_ms: int = DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags: bool = False,
     unknown_copies: bool = False, adjudicate_findings=(), adjudicate_copies=(),
+    reasons_per_stratum: int | None = None,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -260,6 +287,10 @@ def session_create(
     its copies of unknown truth with `unknown_copies`, and the findings and copies named by
     bundle id in `adjudicate_findings` and `adjudicate_copies`; every judge-facing setting that
     shows or asks more than one phase alone is refused on it (`_check_adjudication`).
+    A reasons session (judging.services.reasons) holds the run's default-condition reviews, or
+    with `reasons_per_stratum` N at most N of each stratum, drawn with a seed from the session's
+    draws (recorded; committed by its hash in the protocol); guests, by task, task flags,
+    scorecards and marked disagreements are refused on it.
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -278,28 +309,45 @@ def session_create(
     preregistration = _checked_preregistration(preregistration, run, task_flags=task_flags)
     _refuse_draw_seed(draw_seed, rubric=rubric, instructions=instructions,
                       preregistration=preregistration)
+    draws = Draws(draw_seed)
+    reasons_seed, reasons_sample = "", None
+    if reasons_per_stratum is not None and kind != SessionKind.REASONS:
+        raise Invalid("per stratum: only a reasons session samples reviews")
+    if kind != SessionKind.ADJUDICATION and (unknown_copies or adjudicate_findings
+                                             or adjudicate_copies):
+        raise Invalid("only an adjudication takes items of unknown truth or named items to "
+                      "adjudicate")
+    # Each item's (copy, finding, review, key).
     if kind == SessionKind.ADJUDICATION:
         _check_adjudication(guests_allowed=guests_allowed, items_per_judge=items_per_judge,
                             by_task=by_task, scorecards=scorecards,
                             mark_disagreement=mark_disagreement, preregistration=preregistration)
-        sources = adjudication_sources(run, unknown_copies=unknown_copies,
-                                       findings=adjudicate_findings, copies=adjudicate_copies)
-    elif unknown_copies or adjudicate_findings or adjudicate_copies:
-        raise Invalid("only an adjudication takes items of unknown truth or named items to "
-                      "adjudicate")
+        sources = [(c, f, None, key) for c, f, key in adjudication_sources(
+            run, unknown_copies=unknown_copies, findings=adjudicate_findings,
+            copies=adjudicate_copies)]
+    elif kind == SessionKind.REASONS:
+        _check_reasons(guests_allowed=guests_allowed, by_task=by_task, task_flags=task_flags,
+                       scorecards=scorecards, mark_disagreement=mark_disagreement)
+        per_stratum = _checked_per_stratum(reasons_per_stratum)
+        if per_stratum is not None:
+            reasons_seed = draws.hex("reasons")
+        drawn, reasons_sample = reasons_sources(run, per_stratum=per_stratum, seed=reasons_seed)
+        sources = [(c, None, r, key) for c, r, key in drawn]
+        if not sources:
+            raise Invalid(f"run {run.pk} has no review under its default condition "
+                          f"({run.default_condition}); a reasons session audits reviews")
     elif kind == SessionKind.FINDINGS:
-        sources = [(f.copy, f, f.bundle_id) for f in run.findings.select_related("copy")]
+        sources = [(f.copy, f, None, f.bundle_id) for f in run.findings.select_related("copy")]
         if not sources:
             raise Invalid(f"run {run.pk} has no findings; a findings session needs some")
     else:
-        sources = [(c, None, c.bundle_id) for c in run.copies.defer("content")]
+        sources = [(c, None, None, c.bundle_id) for c in run.copies.defer("content")]
     items_per_judge = _checked_items_per_judge(items_per_judge, len(sources))
     by_task = _checked_by_task(by_task, kind, run)
     if guest_cap is DEFAULT_GUEST_CAP:
         guest_cap = settings.BLINDJUDGE_DEFAULT_GUEST_CAP or None
     check_guest_cap(guest_cap)
 
-    draws = Draws(draw_seed)
     with transaction.atomic():
         session = Session.objects.create(
             run=run, url_id=Draws().symbols("url", "abcdefghijkmnpqrstuvwxyz23456789", 22),
@@ -309,11 +357,12 @@ def session_create(
             allocation_seed=draws.hex("allocation"), advance_on_key=bool(advance_on_key),
             mark_disagreement=bool(mark_disagreement), instructions=instructions,
             minutes_per_item=minutes_per_item, verdict_min_shown_ms=verdict_min_shown_ms,
-            task_flags=task_flags,
+            task_flags=task_flags, reasons_sample=reasons_sample, reasons_seed=reasons_seed,
         )
         Item.objects.bulk_create(
-            Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, key=key)
-            for copy, finding, key in sources
+            Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, review=review,
+                 key=key)
+            for copy, finding, review, key in sources
         )
         audit.record("session.created", actor=actor, session=session, kind=kind,
                      items=len(sources), items_per_judge=items_per_judge, by_task=by_task,
@@ -436,11 +485,15 @@ def protocol_of(session: Session) -> dict:
     items = []
     # The content hash is stored: the copies' content (megabytes each) and the tasks' statements
     # are never needed here.
-    for item in (session.items.select_related("copy", "finding", "task")
-                 .defer("copy__content", "task__statement").order_by("key")):
+    for item in (session.items.select_related("copy", "finding", "task", "review")
+                 .defer("copy__content", "task__statement", "review__request").order_by("key")):
         entry = {"key": item.key, "task": item.task.bundle_id, "copy_sha256": item.copy.content_sha256}
         if item.finding_id:
             entry["finding_sha256"] = sha256_hex(item.finding.text.encode("utf-8"))
+        if item.review_id:
+            # What the audit reads of the review: its verdict and the hash of its reason.
+            entry["review"] = {"verdict": item.review.verdict,
+                               "reason_sha256": sha256_hex(item.review.reason.encode("utf-8"))}
         items.append(entry)
     tasks = [{"key": t.bundle_id, "title": t.title, "format": t.format,
               "statement_sha256": sha256_hex(t.statement.encode("utf-8"))}
@@ -490,6 +543,10 @@ def protocol_of(session: Session) -> dict:
         # disagree with the judge's phase-1 verdict freezes with it. Only when set, as by_task:
         # absent means unmarked, and every protocol frozen before (and its hash) stays as it was.
         protocol["mark_disagreement"] = True
+    if session.reasons_sample is not None:
+        # How a reasons session's reviews were drawn (all, or per stratum with the seed's hash:
+        # the seed is published at the reveal); only for reasons sessions, as above.
+        protocol["reasons_sample"] = session.reasons_sample
     if block.primary_comparison is not None:
         # Likewise only when the preregistration names it.
         protocol["primary_comparison"] = block.primary_comparison
@@ -593,10 +650,12 @@ def _render(session: Session, opener: str, key: str) -> None:
         _still_claimed(session, opener, rubric_html=rubric_html,
                        instructions_html=instructions_html, rendered=rendered, to_render=total)
     del rubric_html, instructions_html
-    # An adjudicator is shown no model's verdict, ever: a copy's reviews are not even rendered.
+    # An adjudicator is shown no model's verdict, ever: a copy's reviews are not even rendered;
+    # nor in a reasons session, whose judges read the one review they audit (its ReviewRender).
     for batch in renders.render_batches(models, session.pk, key, patterns,
                                         condition=session.run.default_condition, seconds=seconds,
-                                        reviews=session.kind != SessionKind.ADJUDICATION):
+                                        reviews=session.kind not in (SessionKind.ADJUDICATION,
+                                                                     SessionKind.REASONS)):
         rendered += len(batch)
         with transaction.atomic():
             _still_claimed(session, opener, rendered=rendered)

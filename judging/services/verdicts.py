@@ -15,6 +15,7 @@ from judging import audit, live
 from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, Item, ItemDraft, TaskFlag, Verdict
 from judging.services.checks import checked_text
+from judging.services.reasons import REASON_VERDICTS
 
 COPY_VERDICTS = ("pass", "fail")
 FINDING_VERDICTS = ("real", "false_alarm")
@@ -24,8 +25,10 @@ KEEP = "keep"
 CANNOT_TELL = "cannot_tell"
 ONE_PHASE = ("An adjudication has one phase: its verdicts were final when you locked them. "
              "Nothing was saved.")
-REASONS_MISSING = ("{missing} of {total} items have no reason yet: an adjudication gives its "
-                   "reason for every answer. Nothing was locked.")
+REASONS_MISSING = ("{missing} of {total} items have no reason yet: {kind} gives its reason for "
+                   "every answer. Nothing was locked.")
+REASONS_REQUIRED = {SessionKind.ADJUDICATION: "an adjudication",
+                    SessionKind.REASONS: "an audit of reasons"}
 
 
 # A save names the phase its page was rendered for; one sent for a phase locked since (a tab left
@@ -61,6 +64,8 @@ def verdict_values(kind: str, *, finding: bool | None = None) -> tuple[str, ...]
     findings or copies: `finding` says which, and either takes CANNOT_TELL besides."""
     if kind == SessionKind.ADJUDICATION:
         return (FINDING_VERDICTS if finding else COPY_VERDICTS) + (CANNOT_TELL,)
+    if kind == SessionKind.REASONS:
+        return REASON_VERDICTS
     return COPY_VERDICTS if kind == SessionKind.COPIES else FINDING_VERDICTS
 
 
@@ -282,12 +287,14 @@ def phase_lock(*, judge, phase: int | str):
             raise Conflict(
                 f"{assignments - answered} of {assignments} items have no phase-{phase} verdict yet"
             )
-        if session.kind == SessionKind.ADJUDICATION:
-            # Every answer, "cannot tell" too, carries its reason: the report shows it beside the
-            # original truth, and an answer without one could not be checked by anyone.
+        if phase == 1 and session.kind in REASONS_REQUIRED:
+            # Every answer, "cannot tell" too, carries its reason: an adjudication's is shown
+            # beside the original truth, an audit's says which claim did or did not check out,
+            # and an answer without one could not be checked by anyone.
             unexplained = Verdict.objects.filter(assignment__judge=judge, phase=1, reason="").count()
             if unexplained:
-                raise Conflict(REASONS_MISSING.format(missing=unexplained, total=assignments))
+                raise Conflict(REASONS_MISSING.format(missing=unexplained, total=assignments,
+                                                      kind=REASONS_REQUIRED[session.kind]))
         Verdict.objects.filter(assignment__judge=judge, phase=phase, locked=False).update(
             locked=True
         )

@@ -123,4 +123,7 @@ def truth_corrections(data: ReportData) -> list[dict]:
 def session_kind_note(data: ReportData) -> str:
     if data.session.kind == SessionKind.FINDINGS:
         return "items are findings; a verdict of real on a real finding is a catch"
+    if data.session.kind == SessionKind.REASONS:
+        return ("items are model reviews; an answer says whether the review's reason is grounded "
+                "in its copy, and is never scored against truth (the reasons section)")
     return "items are copies; a verdict of fail on a defective copy is a catch"

@@ -10,10 +10,17 @@ class Command(HostCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("run")
-        parser.add_argument("--kind", required=True, choices=["copies", "findings", "adjudication"],
+        parser.add_argument("--kind", required=True,
+                            choices=["copies", "findings", "adjudication", "reasons"],
                             help="copies: pass / fail per copy; findings: real / false alarm per "
                                  "finding; adjudication: the run's findings of unknown truth "
-                                 "decided once, blind, by one adjudicator outside the matrix")
+                                 "decided once, blind, by one adjudicator outside the matrix; "
+                                 "reasons: people audit whether model reviews' reasons are "
+                                 "grounded in the copy")
+        parser.add_argument("--per-stratum", type=int, metavar="N", dest="reasons_per_stratum",
+                            help="reasons: at most N reviews of each stratum (reviewer × right "
+                                 "or wrong verdict × truth class), drawn with a recorded seed "
+                                 "(default: every review)")
         parser.add_argument("--unknown-copies", action="store_true",
                             help="adjudication: its copies of unknown truth too (pass / fail)")
         parser.add_argument("--finding", action="append", default=[], metavar="ID",
@@ -77,7 +84,8 @@ class Command(HostCommand):
             guest_cap=None, reviewer_names=False, scorecards=False, draw_seed="", by_task=False,
             instructions=None, minutes_per_item=DEFAULT_MINUTES_PER_ITEM, pick_then_save=False,
             mark_disagreement=False, verdict_min_shown_ms=DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags=False,
-            unknown_copies=False, adjudicate_findings=(), adjudicate_copies=(), **options):
+            unknown_copies=False, adjudicate_findings=(), adjudicate_copies=(),
+            reasons_per_stratum=None, **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -91,7 +99,7 @@ class Command(HostCommand):
             mark_disagreement=mark_disagreement, verdict_min_shown_ms=verdict_min_shown_ms,
             task_flags=task_flags, unknown_copies=unknown_copies,
             adjudicate_findings=tuple(adjudicate_findings),
-            adjudicate_copies=tuple(adjudicate_copies),
+            adjudicate_copies=tuple(adjudicate_copies), reasons_per_stratum=reasons_per_stratum,
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
