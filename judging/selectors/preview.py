@@ -13,13 +13,24 @@ its pages as they check a judge's (tests/judge/test_preview.py).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from blindjudge.errors import NotFound
 from content.draws import Draws, draw_item_codes, draw_order, draw_order_by_task
+from content.vocabulary import TRUTH_LABELS
 from judging import renders
-from judging.enums import SessionState
-from judging.models import CopyRender, FindingRender, Item, Session, SessionRender, TaskRender
+from judging.enums import SessionKind, SessionState
+from judging.models import (
+    Copy,
+    CopyRender,
+    FindingRender,
+    Item,
+    Review,
+    ReviewRender,
+    Session,
+    SessionRender,
+    TaskRender,
+)
 from judging.selectors.judge import (
     ItemPlace,
     JudgeInstructions,
@@ -30,6 +41,7 @@ from judging.selectors.judge import (
     item_view,
     phase2_material,
     prose_px_of,
+    verdict_label,
 )
 
 # What may be previewed: a draft (rendered on the fly) and an open session (as stored). A closed
@@ -125,13 +137,31 @@ def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeIte
         line_count, prose, reviews = fresh.line_count, fresh.prose, fresh.reviews
         heights = [fresh.prose_height_wide, fresh.prose_height_narrow]
     frame_lines, frame_text_lines = frame_lines_of(line_count, prose)
+    reasons = session.kind == SessionKind.REASONS
     material = (phase2_material(session, finding_id=slot.finding_id,
                                 reviews=[] if slot.finding_id else reviews, phase1_verdict=None)
-                if phase == 2 else Phase2Material())
-    return item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
+                if phase == 2 and session.kind in (SessionKind.COPIES, SessionKind.FINDINGS)
+                else Phase2Material())
+    view = item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
                      finding_html=finding_html, frame_lines=frame_lines,
                      frame_text_lines=frame_text_lines, verdicts={}, draft=NO_DRAFT,
                      material=material, frame_prose_px=prose_px_of(*heights))
+    if reasons:
+        # The review the item audits, as its opening stores it (a draft's: rendered now).
+        review_id = Item.objects.filter(pk=slot.item_id).values_list("review_id", flat=True)[0]
+        stored = (ReviewRender.objects.filter(session=session, review_id=review_id)
+                  .values_list("verdict", "html").first()
+                  if session.state == SessionState.OPEN else None)
+        if stored is None:
+            verdict, reason = (Review.objects.filter(pk=review_id)
+                               .values_list("verdict", "reason")[0])
+            stored = (verdict, renders.inline_of(reason, patterns))
+        truth = (Copy.objects.filter(pk=slot.copy_id).values_list("truth", flat=True)[0]
+                 if phase == 2 else None)
+        view = replace(view, review={"verdict": stored[0], "verdict_label": verdict_label(stored[0]),
+                                     "reason_html": stored[1]},
+                       known_truth=TRUTH_LABELS.get(truth, truth) if truth else None)
+    return view
 
 
 def preview_frame(session: Session, seed: str, code: str) -> StoredFrame:

@@ -15,6 +15,7 @@ from judging.enums import SessionKind, SessionState
 from judging.models import Item, ReviewRender
 from judging.selectors.host import blinding_check
 from judging.selectors.judge import judge_item
+from judging.selectors.preview import preview_slots
 from judging.services import invitation_create, item_save, phase_lock, session_create
 from reports.build import build_report
 from reports.html import to_html
@@ -227,3 +228,19 @@ def test_the_html_report_of_a_reasons_session_has_its_audit_table(run2):
             assert f'<th scope="row">{entry["reviewer"]}</th><td class="n">1</td><td class="n">' \
                    f'{audits}</td>' in table and f"{audits} partly" in table
     assert "Right for the right reasons" in table
+
+
+def test_the_hosts_preview_shows_the_review_audited_and_in_phase_2_the_truth(run2, host):
+    for state in (SessionState.DRAFT, SessionState.OPEN):
+        session = reasons(run2, state)
+        browser = client_as(host)
+        start = browser.get(reverse("preview_start", kwargs={"session_id": session.pk}))
+        seed = start["Location"].rstrip("/").split("/")[-3]
+        code = preview_slots(session, seed)[0].code
+        for phase in (1, 2):
+            page = browser.get(reverse("preview_item", kwargs={
+                "session_id": session.pk, "seed": seed, "phase": phase, "code": code}))
+            assert page.status_code == 200
+            text = page.content.decode()
+            assert "The review to audit" in text and "What the model reviewers said" not in text
+            assert ("Known truth" in text) == (phase == 2)
