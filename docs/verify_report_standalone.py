@@ -171,6 +171,45 @@ def stated(published, key, form, place, whose, problems):
         problems.append(f"{place} is {published[key]!r}, not {whose} form {form!r}")
 
 
+DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
+GOOD = {"known_good", "tests_pass", "false_alarm"}
+
+
+def verify_reasons_sample(report, sample):
+    """A reasons session's stratified sample: the seed against its commitment, and the items as
+    drawn again: per stratum (reviewer | correct, wrong or unscored | truth class, each copy's
+    truth as it was when the session was created), the per_stratum reviews of lowest
+    HMAC(seed, key)."""
+    problems, checks = [], 1
+    seed = (report.get("reasons") or {}).get("sample", {}).get("seed") or ""
+    if hashlib.sha256(bytes.fromhex(seed)).hexdigest() != sample["seed_sha256"]:
+        problems.append("reasons.sample.seed does not hash to the protocol's seed_sha256")
+    truth = {c["id"]: c["truth"] for c in report["copies"]}
+    created = report["session"].get("created_at")
+    for c in sorted(report["truth_corrections"], key=lambda c: c["corrected_at"], reverse=True):
+        if created is not None and c["corrected_at"] > created and c["item"] in truth:
+            truth[c["item"]] = c["old_truth"]
+    strata = defaultdict(list)
+    for r in report["reviews"]:
+        if not r["default_condition"]:
+            continue
+        t = truth[r["copy"]]
+        cls = "defective" if t in DEFECTIVE else "good" if t in GOOD else None
+        right = None if r["scored_as"] is None or cls is None else \
+            (r["scored_as"] in ("fail", "real")) == (cls == "defective")
+        correctness = "unscored" if right is None else "correct" if right else "wrong"
+        strata[f"{r['reviewer']}|{correctness}|{cls or 'unknown'}"].append(
+            f"review:{r['reviewer']}:{r['copy']}")
+    checks += 1
+    drawn = []
+    for keys in strata.values():
+        drawn += sorted(keys, key=lambda k: (order_key(seed, k), k))[:sample["per_stratum"]]
+    if sorted(drawn) != sorted(i["key"] for i in report["protocol"]["frozen"]["items"]):
+        problems.append("protocol.items: not the reviews drawn from the published seed per "
+                        "stratum")
+    return problems, checks
+
+
 def verify_session(protocol, judges, assignments, url_id, copy_builder, place):
     """A session's protocol hash, and each judge's commitment and drawn order (the report's own
     session, or an adjudication's: `place` prefixes each problem)."""
@@ -312,6 +351,11 @@ def verify(report):
                                             copy_builder, "")
         problems += problems_
         checks += checks_
+        sample = report["protocol"]["frozen"].get("reasons_sample") or {}
+        if sample.get("by") == "stratified":
+            problems_, checks_ = verify_reasons_sample(report, sample)
+            problems += problems_
+            checks += checks_
         # The run's adjudications the report uses: each checked as the session itself is.
         for entry in (report.get("adjudicated") or {}).get("adjudications", []):
             if entry.get("used"):

@@ -23,7 +23,8 @@ from itertools import product
 
 from content.canonical import canonical_sha256, form_named, form_of, sha256_hex
 from content.commitments import commitment_sha256
-from content.draws import draw_order, draw_order_by_task, order_key
+from content.draws import draw_order, draw_order_by_task, order_key, stratified_sample
+from content.truth import is_correct, truth_class
 
 
 def verify(report: dict) -> tuple[list[str], int]:
@@ -83,6 +84,11 @@ def verify(report: dict) -> tuple[list[str], int]:
             report["session"]["url_id"], copy_builder, place="")
         problems += session_problems
         checks += session_checks
+        sample = report["protocol"]["frozen"].get("reasons_sample") or {}
+        if sample.get("by") == "stratified":
+            sample_problems, sample_checks = _verify_reasons_sample(report, sample)
+            problems += sample_problems
+            checks += sample_checks
         # The run's adjudications used in the report (issue 29 item 2): each its own protocol,
         # commitment and drawn order, checked as the session's own are.
         for entry in (report.get("adjudicated") or {}).get("adjudications", []):
@@ -166,6 +172,46 @@ def _verify_session(protocol: dict, judges: list, assignments: list, session_url
                                 f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
                                 f"in copies")
     return [place + problem for problem in problems], checks
+
+
+def truth_at(report: dict, moment: str | None) -> dict:
+    """Each copy's truth as it was at `moment` (ISO text): its current truth with every correction
+    made after then undone, latest first."""
+    truth = {c["id"]: c["truth"] for c in report["copies"]}
+    for correction in sorted(report["truth_corrections"], key=lambda c: c["corrected_at"],
+                             reverse=True):
+        if moment is not None and correction["corrected_at"] > moment and \
+                correction["item"] in truth:
+            truth[correction["item"]] = correction["old_truth"]
+    return truth
+
+
+def _verify_reasons_sample(report: dict, sample: dict) -> tuple[list[str], int]:
+    """A reasons session's stratified sample: the published seed against the frozen commitment,
+    and the items as drawn again from the seed, the strata (reviewer × right, wrong or unscored
+    verdict × truth class, with each copy's truth as it was when the session was created) and
+    per_stratum (judging.services.reasons, content.draws.stratified_sample)."""
+    problems, checks = [], 1
+    seed = (report.get("reasons") or {}).get("sample", {}).get("seed") or ""
+    if sha256_hex(bytes.fromhex(seed)) != sample["seed_sha256"]:
+        problems.append("reasons.sample.seed does not hash to the protocol's seed_sha256")
+    truth = truth_at(report, report["session"].get("created_at"))
+    strata: dict = defaultdict(list)
+    for review in report["reviews"]:
+        if not review["default_condition"]:
+            continue
+        scored, copy_truth = review["scored_as"], truth[review["copy"]]
+        right = None if scored is None else is_correct(scored, copy_truth)
+        correctness = "unscored" if right is None else "correct" if right else "wrong"
+        strata[f"{review['reviewer']}|{correctness}|{truth_class(copy_truth) or 'unknown'}"] \
+            .append(f"review:{review['reviewer']}:{review['copy']}")
+    checks += 1
+    drawn = stratified_sample(strata, sample["per_stratum"], seed)
+    frozen = sorted(item["key"] for item in report["protocol"]["frozen"]["items"])
+    if drawn != frozen:
+        problems.append("protocol.items: not the reviews drawn from the published seed per "
+                        "stratum")
+    return problems, checks
 
 
 # A run/2 task's optional fields and the value the importer fills in when one is absent or null.

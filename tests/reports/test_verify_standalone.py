@@ -32,7 +32,7 @@ from content.bundle import BundleError, validate_bundle
 from content.canonical import JCS, LEGACY, canonical_sha256, jcs
 from content.commitments import commitment_sha256
 from judging.models import Run, Session
-from judging.services import session_create, session_open
+from judging.services import item_save, phase_lock, session_create, session_open
 from reports.build import build_report
 from reports.export import anonymise, to_json
 from reports.verify import verify
@@ -535,8 +535,37 @@ def test_an_adjudication_used_in_a_report_verifies_and_fails_alike_in_both(host,
                     .update(rubric="rewritten"))
     assert same_verdict(tmp_path, data)[0] == [place + "protocol.sha256 does not match the "
                                                         "frozen protocol"]
+    # c3 (b2's) is no item of the adjudication (f2 on c1, f3 and c6), whichever comes first.
     data = tampered(report, lambda d: d["adjudicated"]["adjudications"][0]["assignments"][0]
-                    .update(copy="c1", builder="b1"))
+                    .update(copy="c3", builder="b2"))
     problems, _ = same_verdict(tmp_path, data)
     assert problems and all(p.startswith(place) for p in problems)
     assert any("commitment" in p for p in problems)
+
+
+@pytest.mark.django_db
+def test_a_reasons_sample_is_drawn_again_from_its_published_seed_by_both(host, tmp_path):
+    """Issue 30 item 1: the stratified sample is committed like an order: the seed's hash in the
+    protocol, the seed in the report; both verifiers draw the sample again and compare."""
+    bundle = make_run2_bundle()
+    # A third reviewer's review makes a stratum of two, so the sample leaves a review out.
+    bundle["reviews"].append({"reviewer": "r2", "copy": "c3", "verdict": "pass", "reason": "ok"})
+    bundle["reviews"].append({"reviewer": "r1", "copy": "c3", "verdict": "pass", "reason": "ok"})
+    run = a_run(host, bundle)
+    session = a_session(run, "open", kind="reasons", reasons_per_stratum=1)
+    judge = invite_and_join(session).judge
+    for code in judge.assignments.values_list("code", flat=True):
+        item_save(judge=judge, code=code, phase=1, value="grounded", reason="checks out")
+    phase_lock(judge=judge, phase=1)
+    report, anon = exported(advance(session, "revealed"))
+    assert len(report["protocol"]["frozen"]["items"]) < 6  # a sample, not every review
+    assert same_verdict(tmp_path, report)[0] == [] and same_verdict(tmp_path, anon)[0] == []
+    data = tampered(report, lambda d: d["reasons"]["sample"].update(seed="00" * 32))
+    problems = same_verdict(tmp_path, data)[0]
+    assert "reasons.sample.seed does not hash to the protocol's seed_sha256" in problems
+    # Another seed draws another sample (some seed of the first ten does here): both say so.
+    redrawn = next(d for d in (tampered(report, lambda d, n=n: d["reasons"]["sample"].update(
+        seed=f"{n:02x}" * 32)) for n in range(1, 11))
+        if any("not the reviews drawn" in p for p in verify(d)[0]))
+    assert "protocol.items: not the reviews drawn from the published seed per stratum" in \
+        same_verdict(tmp_path, redrawn)[0]
