@@ -231,6 +231,17 @@ def a_github_judge(session: Session, standin, *, login: str = "octocat", github_
     return Judge.objects.get(session=session, github_id=github_id)
 
 
+def a_github_attempt(session: Session, standin, *, login: str, github_id: int):
+    """Someone listed by `login` who signs in with GitHub as account `github_id` and confirms:
+    the answer to their confirmation (or to the sign-in, when it was refused before)."""
+    invitation_create(session=session, actor="test", github_login=login)
+    browser = Client()
+    start = reverse("github_judge_start", kwargs={"url_id": session.url_id})
+    callback, _ = github_standin.sign_in(browser, standin, github_id=github_id, login=login,
+                                         start_url=start)
+    return browser.post(callback["Location"]) if callback.status_code == 302 else callback
+
+
 def codes(judge: Judge) -> list[str]:
     """The judge's item codes, in the order the judge sees them."""
     return list(judge.assignments.order_by("position").values_list("code", flat=True))

@@ -6,7 +6,6 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client
 from django.urls import reverse
 
 from blindjudge.errors import Conflict, Invalid
@@ -24,8 +23,8 @@ from judging.services import (
     phase_lock,
     session_create,
 )
-from tests.support import github_standin
 from tests.worlds import (
+    a_github_attempt,
     a_github_judge,
     a_run,
     a_session,
@@ -166,12 +165,7 @@ def test_the_host_cannot_adjudicate_by_account_or_by_their_github(unknown_run, h
     with pytest.raises(Invalid, match="host of the run cannot adjudicate"):
         invitation_create(session=session, actor="test", github_login="Alice-GH")
     # Listed by another login that is the host's account after all (logins change hands).
-    invitation_create(session=session, actor="test", github_login="renamed")
-    browser = Client()
-    start = reverse("github_judge_start", kwargs={"url_id": session.url_id})
-    callback, _ = github_standin.sign_in(browser, standin, github_id=4242, login="renamed",
-                                         start_url=start)
-    done = browser.post(callback["Location"]) if callback.status_code == 302 else callback
+    done = a_github_attempt(session, standin, login="renamed", github_id=4242)
     assert done.status_code == 403
     assert "host of the run cannot adjudicate" in done.content.decode()
     assert not session.judges.exists()
@@ -185,12 +179,7 @@ def test_a_judge_of_the_same_items_cannot_adjudicate_nor_the_reverse(unknown_run
     # refused at joining.
     with pytest.raises(Invalid, match=f'"judy" judges findings session {judged.pk}'):
         invitation_create(session=session, actor="test", github_login="judy")
-    invitation_create(session=session, actor="test", github_login="judy-renamed")
-    browser = Client()
-    callback, _ = github_standin.sign_in(
-        browser, standin, github_id=7, login="judy-renamed",
-        start_url=reverse("github_judge_start", kwargs={"url_id": session.url_id}))
-    done = browser.post(callback["Location"]) if callback.status_code == 302 else callback
+    done = a_github_attempt(session, standin, login="judy-renamed", github_id=7)
     assert done.status_code == 403
     assert f"You judge findings session {judged.pk} on this run" in done.content.decode()
     assert not session.judges.exists()
@@ -200,12 +189,7 @@ def test_a_judge_of_the_same_items_cannot_adjudicate_nor_the_reverse(unknown_run
     copies = a_session(unknown_run, SessionState.OPEN)
     with pytest.raises(Invalid, match='"ada" adjudicates items of this run'):
         invitation_create(session=copies, actor="test", github_login="ada")
-    invitation_create(session=copies, actor="test", github_login="ada-elsewhere")
-    browser = Client()
-    callback, _ = github_standin.sign_in(
-        browser, standin, github_id=8, login="ada-elsewhere",
-        start_url=reverse("github_judge_start", kwargs={"url_id": copies.url_id}))
-    done = browser.post(callback["Location"]) if callback.status_code == 302 else callback
+    done = a_github_attempt(copies, standin, login="ada-elsewhere", github_id=8)
     assert done.status_code == 403
     assert f"adjudicate items of this run (adjudication session {session.pk})" in \
         done.content.decode()

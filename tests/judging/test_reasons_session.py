@@ -7,7 +7,6 @@ import hashlib
 import json
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from blindjudge.errors import Conflict, Invalid
@@ -22,8 +21,8 @@ from reports.html import to_html
 from reports.verify import verify
 from tests.reports.test_builders import exported, schema_errors
 from tests.reports.test_report import SCHEMA_PATH
-from tests.support import github_standin
 from tests.worlds import (
+    a_github_attempt,
     a_github_judge,
     a_run,
     a_session,
@@ -151,24 +150,14 @@ def test_auditors_and_judges_of_unrevealed_sessions_are_kept_apart(run2, standin
     invitation_kwargs = {"session": audit, "actor": "test"}
     with pytest.raises(Invalid, match='"judy" judges copies session'):
         invitation_create(**invitation_kwargs, github_login="judy")
-    invitation_create(**invitation_kwargs, github_login="judy-two")
-    browser = Client()
-    callback, _ = github_standin.sign_in(
-        browser, standin, github_id=7, login="judy-two",
-        start_url=reverse("github_judge_start", kwargs={"url_id": audit.url_id}))
-    done = browser.post(callback["Location"]) if callback.status_code == 302 else callback
+    done = a_github_attempt(audit, standin, login="judy-two", github_id=7)
     assert done.status_code == 403
     assert f"You judge copies session {copies.pk} on this run, which is not revealed yet" in \
         done.content.decode()
     # The reverse: an auditor cannot then judge the run's sessions blind.
     a_github_judge(audit, standin, login="audrey", github_id=8)
     findings = a_session(run2, SessionState.OPEN, kind=SessionKind.FINDINGS)
-    invitation_create(session=findings, actor="test", github_login="audrey-two")
-    browser = Client()
-    callback, _ = github_standin.sign_in(
-        browser, standin, github_id=8, login="audrey-two",
-        start_url=reverse("github_judge_start", kwargs={"url_id": findings.url_id}))
-    done = browser.post(callback["Location"]) if callback.status_code == 302 else callback
+    done = a_github_attempt(findings, standin, login="audrey-two", github_id=8)
     assert done.status_code == 403
     assert f"model reasons (reasons session {audit.pk})" in \
         done.content.decode()
