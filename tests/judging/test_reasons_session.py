@@ -147,9 +147,8 @@ def test_auditors_and_judges_of_unrevealed_sessions_are_kept_apart(run2, standin
     copies = a_session(run2, SessionState.OPEN)
     a_github_judge(copies, standin, login="judy", github_id=7)
     audit = reasons(run2)
-    invitation_kwargs = {"session": audit, "actor": "test"}
     with pytest.raises(Invalid, match='"judy" judges copies session'):
-        invitation_create(**invitation_kwargs, github_login="judy")
+        invitation_create(session=audit, actor="test", github_login="judy")
     done = a_github_attempt(audit, standin, login="judy-two", github_id=7)
     assert done.status_code == 403
     assert f"You judge copies session {copies.pk} on this run, which is not revealed yet" in \
