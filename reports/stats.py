@@ -52,6 +52,8 @@ __all__ = [
     "paired_sample_size",
     "sign_flip_p",
     "percentile_interval",
+    "stratified_rate",
+    "stratified_rate_withheld",
     "wilson_interval",
 ]
 
@@ -923,6 +925,149 @@ def _row_percentile_intervals(values: np.ndarray, confidence: float, *,
         value = np.where(top, a, value)
         bounds.append(np.where(counts == 0, np.nan, value))
     return bounds[0], bounds[1]
+
+
+# --- stratified samples --------------------------------------------------------------------------
+
+
+def _check_strata(strata: Any) -> list[tuple[int, int, int]]:
+    """The strata as (successes, sampled, population) triples of integers, 0 ≤ k ≤ n ≤ N, else raise."""
+    rows = []
+    for index, stratum in enumerate(strata):
+        try:
+            successes, sampled, population = stratum
+        except (TypeError, ValueError):
+            raise ValueError(f"stratum {index} must be (successes, sampled, population), "
+                             f"got {stratum!r}") from None
+        successes = _check_count(f"stratum {index}: successes", successes)
+        sampled = _check_count(f"stratum {index}: sampled", sampled)
+        population = _check_count(f"stratum {index}: population", population)
+        if not successes <= sampled <= population:
+            raise ValueError(f"stratum {index} needs successes <= sampled <= population, got "
+                             f"{successes}, {sampled}, {population}")
+        rows.append((successes, sampled, population))
+    if not rows:
+        raise ValueError("a stratified rate needs at least one stratum")
+    return rows
+
+
+def _numbered(indices: list[int]) -> str:
+    return ("stratum " if len(indices) == 1 else "strata ") + ", ".join(map(str, indices))
+
+
+def _stratified_withheld(rows: list[tuple[int, int, int]]) -> str | None:
+    if sum(population for _, _, population in rows) == 0:
+        return "no estimate: the strata hold no reviews"
+    unsampled = [i for i, (_, n, population) in enumerate(rows) if population > 0 and n == 0]
+    if unsampled:
+        return (f"no estimate: {_numbered(unsampled)} holds reviews of which none was sampled, "
+                "so the rate over the whole output cannot be estimated")
+    resampled = [(i, k, n) for i, (k, n, population) in enumerate(rows) if 0 < n < population]
+    single = [i for i, _, n in resampled if n < 2]
+    if single:
+        return (f"no interval: {_numbered(single)} has a single sampled review of several, "
+                "so its variance cannot be estimated")
+    alike = [i for i, k, n in resampled if k in (0, n)]
+    if alike:
+        return (f"no interval: the sampled outcomes of {_numbered(alike)} are all alike, so the "
+                "bootstrap sees no variance there and its interval would be too narrow")
+    units = sum(n for _, _, n in resampled)
+    if 0 < units < MIN_BOOTSTRAP_UNITS:
+        return (f"no interval: {units} sampled reviews in the strata not audited in full, "
+                f"fewer than {MIN_BOOTSTRAP_UNITS}")
+    return None
+
+
+def stratified_rate_withheld(strata: Any) -> str | None:
+    """Why ``stratified_rate`` gives no estimate or no interval for these strata, or None.
+
+    The reason starts "no estimate: " when the point is NaN (no reviews; a stratum holding reviews
+    of which none was sampled) and "no interval: " when only the interval is (a stratum with a
+    single sampled review of several; a stratum whose sampled outcomes are all alike; fewer than
+    ``MIN_BOOTSTRAP_UNITS`` sampled reviews in the strata not audited in full), naming the strata
+    by their position: what the report prints instead of the figure. Raises as ``stratified_rate``.
+    """
+    return _stratified_withheld(_check_strata(strata))
+
+
+def stratified_rate(
+    strata: Sequence[tuple[int, int, int]],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """A rate over a whole population sampled by strata, with a bootstrap interval within strata.
+
+    Each stratum h gives (k_h, n_h, N_h): k_h successes among the n_h units sampled from its N_h
+    (for a reasons audit: the reasons found grounded, the reviews audited, and the reviewer's
+    reviews in that stratum). With N = Σ N_h, the stratified estimator of the rate over all N::
+
+        p̂ = Σ_h (N_h / N) · k_h / n_h
+
+    Each stratum's rate is weighted by its share of the population, so strata sampled at unequal
+    fractions n_h / N_h count as they are, not as sampled: the pooled Σ k_h / Σ n_h estimates
+    the whole population's rate only when every fraction is the same.
+
+    The interval is a percentile bootstrap that resamples within strata, as the sample was drawn:
+    each resample draws, in every stratum with 0 < n_h < N_h (in the order given), n_h units with
+    replacement from its n_h sampled 0/1 outcomes, ``numpy.random.default_rng(seed)``'s
+    ``integers(0, n_h, size=(resamples, n_h))``, an index below k_h a success (the outcomes
+    listed successes first), so p*_h is the share of draws below k_h. The strata were sampled
+    without replacement from finite populations, so each stratum's deviation is rescaled by
+    Rao & Wu's factor for that (resampling n_h of n_h)::
+
+        C_h = √( n_h (1 − n_h/N_h) / (n_h − 1) )
+        p̂*  = p̂ + Σ_h (N_h / N) · C_h · (p*_h − k_h/n_h)
+
+    whose bootstrap variance is Σ_h (N_h/N)² (1 − n_h/N_h) s_h² / n_h (s_h² the stratum's sample
+    variance), the textbook unbiased variance of the stratified estimator; a stratum audited in
+    full (n_h = N_h) is known exactly, adds no variance and draws nothing. The bounds are the
+    (1 ∓ confidence)/2 quantiles of the resampled p̂* (``numpy.quantile``, linear), clipped to
+    [0, 1] (C_h exceeds 1 when n_h/N_h < 1/n_h, so a resampled rate may pass 1 by a little).
+    Wilson's interval is not used: it bounds one binomial proportion, not a weighted sum of them.
+
+    Returns (p̂, low, high). ``stratified_rate_withheld`` gives the reason whenever any is NaN:
+    - (NaN, NaN, NaN) when the strata hold no reviews (N = 0), and when a stratum holds reviews
+      but none was sampled (N_h > 0, n_h = 0): the rate over the whole output is then not
+      estimated. It is not renormalised over the sampled strata, which would be the rate of a
+      different population passed off as the whole; a caller who wants that passes only those
+      strata and says so. A stratum with N_h = 0 (and so n_h = 0) weighs nothing and is ignored.
+    - (p̂, NaN, NaN) when the bootstrap cannot be honest: a stratum not audited in full has a
+      single sampled unit (no variance can be estimated from one outcome) or outcomes all alike
+      (k_h = 0 or k_h = n_h: every resample repeats them, so that stratum's uncertainty would be
+      left out and the interval too narrow); or the strata not audited in full hold fewer than
+      ``MIN_BOOTSTRAP_UNITS`` sampled units (docs/statistics.md).
+    - (p̂, p̂, p̂) when every stratum is audited in full: the rate is then known, not estimated.
+
+    Source: W. G. Cochran (1977), Sampling Techniques, 3rd ed., §§5.2-5.3 (the stratified
+    estimator and its variance); J. N. K. Rao & C. F. J. Wu (1988), "Resampling inference with
+    complex survey data", JASA 83:231-241 (the rescaling bootstrap within strata); Efron &
+    Tibshirani (1993), ch. 13 (percentile interval). docs/statistics.md gives its measured coverage.
+
+    Raises ValueError for no strata, a stratum that is not three integers with
+    0 ≤ k_h ≤ n_h ≤ N_h, resamples < 1, a negative seed or confidence outside (0, 1).
+    """
+    rows = _check_strata(strata)
+    resamples, seed, confidence = _check_resampling(resamples, seed, confidence)
+    reason = _stratified_withheld(rows)
+    if reason is not None and reason.startswith("no estimate"):
+        return (math.nan, math.nan, math.nan)
+    total = sum(population for _, _, population in rows)
+    point = sum(population / total * (k / n) for k, n, population in rows if population > 0)
+    if reason is not None:
+        return (point, math.nan, math.nan)
+    resampled = [(k, n, population) for k, n, population in rows if n < population]
+    if not resampled:
+        return (point, point, point)
+    rng = np.random.default_rng(seed)
+    estimates = np.full(resamples, point)
+    for k, n, population in resampled:
+        rates = np.count_nonzero(rng.integers(0, n, size=(resamples, n)) < k, axis=1) / n
+        scale = math.sqrt(n * (1.0 - n / population) / (n - 1))
+        estimates += population / total * scale * (rates - k / n)
+    low, high = _percentile_interval(list(estimates), confidence)
+    return (point, max(0.0, low), min(1.0, high))
 
 
 # --- decision rules ------------------------------------------------------------------------------
