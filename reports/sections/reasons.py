@@ -23,7 +23,7 @@ never used to decide.
 import numpy as np
 
 from content.scoring import rate, scored_verdict
-from content.truth import is_correct
+from content.truth import is_correct, truth_class
 from judging.enums import SessionKind
 from reports import stats
 from reports.loading import ReportData
@@ -48,7 +48,12 @@ DEFINITIONS = {
     "primary": "phase 1: given before the copy's truth was shown",
     "sample": "how the reviews were drawn: every review, or per stratum (reviewer × right, wrong "
               "or unscored verdict × truth class) at most per_stratum, with the published seed; "
-              "stratified rates are over the reviews sampled, not the reviewer's whole output",
+              "the rates above are over the reviews sampled",
+    "whole_output": "stratified samples only: the reviewer's rates over all its default-"
+                    "condition reviews, by the stratified estimator (each stratum's rate weighted "
+                    "by its share of the reviewer's reviews; a review grounded where most of its "
+                    "audits say so) with a bootstrap within strata, not Wilson (docs/statistics"
+                    ".md); withheld says why a figure or its interval is not given",
     "agreement": "Krippendorff's alpha (nominal) over the four answers, among the judges on the "
                  "reviews they audited: " + AGREEMENT_LABEL,
 }
@@ -78,9 +83,13 @@ def reasons(data: ReportData) -> dict | None:
         if not columns:
             continue
         entry = {"reviewer": reviewer.bundle_id, "reviews_audited": len(columns), "phases": {}}
+        stratified = (session.reasons_sample or {}).get("by") == "stratified"
         for phase in (1, 2):
             mine = [(i, value) for _, i, value in answers[phase] if i in set(columns)]
             entry["phases"][str(phase)] = _rates(mine, correctness, data.items.keys)
+            if stratified:
+                entry["phases"][str(phase)]["whole_output"] = _whole_output(
+                    reviewer, mine, item_review, bundle)
         reviewers.append(entry)
     sample = dict(session.reasons_sample or {"by": "all"})
     if sample.get("by") == "stratified":
@@ -89,6 +98,50 @@ def reasons(data: ReportData) -> dict | None:
             "agreement": {"label": AGREEMENT_LABEL,
                           **{f"phase{p}": _agreement(answers[p], len(data.judges.rows),
                                                      len(item_review)) for p in (1, 2)}}}
+
+
+def _stratum(review, bundle) -> tuple[str, str]:
+    """(right, wrong or unscored; truth class) of a review, as its sample drew it
+    (judging.services.reasons.stratum_of, with the copy's current truth)."""
+    copy_truth = bundle.copy_by_pk[review.copy_id].truth
+    scored = scored_verdict(review.verdict, bundle.run.abstain_scoring)
+    right = None if scored is None else is_correct(scored, copy_truth)
+    return ("unscored" if right is None else "correct" if right else "wrong",
+            truth_class(copy_truth) or "unknown")
+
+
+def _whole_output(reviewer, audits: list[tuple[int, str]], item_review: list, bundle) -> dict:
+    """The reviewer's rates over all its default-condition reviews, from a stratified sample:
+    the stratified estimator (reports.stats.stratified_rate, each stratum's rate weighted by its
+    share of the reviewer's reviews, the interval from a bootstrap within strata). A review counts
+    as grounded where most of its audits say so (a tie does not); each review is one unit."""
+    population: dict = {}
+    for review in bundle.default_reviews:
+        if review.reviewer_id == reviewer.pk:
+            label = _stratum(review, bundle)
+            population[label] = population.get(label, 0) + 1
+    votes: dict = {}
+    for i, value in audits:
+        votes.setdefault(i, []).append(value == "grounded")
+    by_label: dict = {label: [0, 0] for label in population}  # grounded reviews, audited reviews
+    for i, said in votes.items():
+        counts = by_label[_stratum(item_review[i], bundle)]
+        counts[0] += 2 * sum(said) > len(said)
+        counts[1] += 1
+    labels = sorted(population)
+    strata = [{"correctness": c, "truth_class": t, "reviews": population[(c, t)],
+               "audited": by_label[(c, t)][1], "grounded": by_label[(c, t)][0]}
+              for c, t in labels]
+    grounded = [(by_label[label][0], by_label[label][1], population[label]) for label in labels]
+    right = [(k if label[0] == "correct" else 0, n, big)
+             for label, (k, n, big) in zip(labels, grounded, strict=True)]
+    result = {"strata": strata}
+    for name, rows in (("grounded", grounded), ("right_for_right_reasons", right)):
+        withheld = stats.stratified_rate_withheld(rows) if rows else "no estimate: no reviews"
+        point, low, high = (stats.stratified_rate(rows, resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+                            if rows else (float("nan"),) * 3)
+        result[name] = {**estimate(point, low, high), "withheld": withheld}
+    return result
 
 
 def _rates(audits: list[tuple[int, str]], correctness: list, keys: list[str]) -> dict:

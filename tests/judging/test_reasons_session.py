@@ -232,3 +232,37 @@ def test_the_hosts_preview_shows_the_review_audited_and_in_phase_2_the_truth(run
             text = page.content.decode()
             assert "The review to audit" in text and "What the model reviewers said" not in text
             assert ("Known truth" in text) == (phase == 2)
+
+
+def test_a_stratified_sample_gives_the_whole_output_by_the_stratified_estimator(host):
+    """Unequal sampling fractions: r1's right-on-good stratum holds 3 reviews (c1, c3, c4) of
+    which 1 is sampled, its right-on-defective one 1 of 1 (c2). Two auditors between them audit
+    every review sampled (one review of each copy each, least audited first). The estimate
+    weights each stratum's rate by its share of r1's reviews, written out here."""
+    bundle = make_run2_bundle()
+    bundle["reviews"] += [{"reviewer": "r1", "copy": c, "verdict": "pass", "reason": "ok"}
+                          for c in ("c3", "c4")]  # tests_pass: right, good
+    session = reasons(a_run(host, bundle), reasons_per_stratum=1)
+    for n in range(2):
+        judge = invite_and_join(session, f"Auditor {n}").judge
+        for code, key in judge.assignments.values_list("code", "item__key"):
+            value = "grounded" if key.endswith(":c2") else "not_grounded"
+            item_save(judge=judge, code=code, phase=1, value=value, reason="checked")
+        phase_lock(judge=judge, phase=1)
+    report = build_report(advance(session, SessionState.REVEALED))
+    assert schema_errors(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")), exported(report)) == []
+    r1 = next(r for r in report["reasons"]["reviewers"] if r["reviewer"] == "r1")
+    phase1 = r1["phases"]["1"]
+    strata = {(s["correctness"], s["truth_class"]): s for s in phase1["whole_output"]["strata"]}
+    assert strata == {
+        ("correct", "good"): {"correctness": "correct", "truth_class": "good", "reviews": 3,
+                              "audited": 1, "grounded": 0},
+        ("correct", "defective"): {"correctness": "correct", "truth_class": "defective",
+                                   "reviews": 1, "audited": 1, "grounded": 1}}
+    # (3 · 0/1 + 1 · 1/1) / 4: a quarter of r1's output, where the sample's own rate is a half.
+    expected = (3 * 0 / 1 + 1 * 1 / 1) / 4
+    assert phase1["whole_output"]["grounded"]["value"] == pytest.approx(expected) == 0.25
+    assert phase1["grounded_when_correct"]["rate"] == pytest.approx(0.5)
+    # One review sampled per stratum: too few for a bootstrap, and it says so.
+    assert phase1["whole_output"]["grounded"]["low"] is None
+    assert phase1["whole_output"]["grounded"]["withheld"].startswith("no interval")
