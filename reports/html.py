@@ -331,8 +331,8 @@ def exclusions_context(report: dict) -> dict:
 
 
 def _figure_text(figure: dict) -> str:
-    """One screening figure in words: “rule”: 0/3, or 4.2 s for a median; "none" where it could
-    not be computed."""
+    """One screening figure in words: “rule” 0/3, or “rule” 4.2 s over 33 for a median; "not
+    computable" where it could not be computed; "(excludes)" where it excludes the judge."""
     if figure["value"] is None:
         shown = "not computable"
     elif figure["k"] is None:
