@@ -3,6 +3,7 @@ tasks (items, judges) is the data of a session that never had them. Checked by b
 hand-made records (tests/reports/sections/arrays.py) and comparing what the report's sections
 compute from each."""
 
+import hashlib
 from dataclasses import replace
 
 import numpy as np
@@ -195,3 +196,35 @@ def test_without_judges_is_a_session_they_never_joined(left_out):
     assert np.array_equal(restricted.assignments.thirds, direct.assignments.thirds)
     same_sections(restricted, direct)
     assert without_judges(full, []) is full
+
+
+MISSED = {"name": "missed the seeded defects", "action": "exclude_judge",
+          "when": {"judge_recall_controls": "<0.5"}, "screening_share": 0.5}
+
+
+def test_a_judge_given_no_screening_control_is_kept_and_every_score_leaves_them_out():
+    tasks, copies, reviews, items, marks = world(3)
+    ctl = [i for i, it in enumerate(items) if it.key.endswith("-ctl")]  # 3 seeded defects
+    # J1 and J2 pass every control in phase 1 (locked); J3 was given none of them.
+    marks = {p: [("".join("P" if i in ctl and p == 1 else m for i, m in enumerate(line))
+                  if j < 2 else "".join("." if i in ctl else m for i, m in enumerate(line)))
+                 for j, line in enumerate(lines)] for p, lines in marks.items()}
+    seed = "7a" * 32
+    data = report_data(
+        bundle(tasks=tasks, builders=[B1, B2], copies=copies, reviewers=[R1], reviews=reviews),
+        items=items, judges=JUDGES, grid=marks,
+        orders={2: [i for i in range(len(items)) if i not in ctl]},
+        session=a_session(protocol={"actions": [MISSED], "screening": {
+            "share": 0.5, "seed_sha256": hashlib.sha256(bytes.fromhex(seed)).hexdigest()}}))
+    section = preregistered_exclusions(replace(data, screening_seed=seed), [])
+    # Half of 3, rounded up: 2 screen.
+    assert section["screening"]["controls"]["seeded_defect"] == {"controls": 3, "screening": 2}
+    assert section["excluded_judges"] == [{"judge": "J1", "rules": [MISSED["name"]]},
+                                          {"judge": "J2", "rules": [MISSED["name"]]}]
+    figure = section["screened"][2]["rules"][0]
+    assert (figure["value"], figure["k"], figure["n"], figure["excludes"]) == (None, 0, 0, False)
+    expected = judge_scores(without_items(data, set(section["screening"]["items"])))
+    assert [j["phases"] for j in section["judges"]] == [j["phases"] for j in expected]
+    assert section["judges"][0]["phases"] != judge_scores(data)[0]["phases"]
+    # J3 alone compared the builders again.
+    assert section["builders_compared"] == builders_compared(without_judges(data, [0, 1]))
