@@ -248,6 +248,21 @@ def draw_order_by_task(order_seed_hex: str, item_tasks: dict[str, str]) -> list[
     return order
 
 
+def screening_items(seed_hex: str, count_of, controls: dict[str, str]) -> set[str]:
+    """The controls an exclude_judge rule screens judges on: of each control truth apart
+    (seeded_defect, known_good), the first count_of(n) of its n controls in the seed's order
+    (HMAC-SHA256(seed, item key), ties by key), so each class gets its share whatever the other
+    has. `controls`: item key -> its truth, for the items that are controls; `count_of`:
+    content.rules.screening_count with the rule's share. The order is drawn over item keys alone:
+    the seed says nothing of which items are controls. Every reported score uses the rest."""
+    chosen: set[str] = set()
+    for truth in ("seeded_defect", "known_good"):
+        keys = sorted((k for k, t in controls.items() if t == truth),
+                      key=lambda key: (order_key(seed_hex, key), key))
+        chosen.update(keys[:count_of(len(keys))])
+    return chosen
+
+
 def new_guest_code(draws: Draws, label: str) -> str:
     raw = draws.symbols(label, GUEST_CODE_ALPHABET, GUEST_CODE_SYMBOLS)
     return "-".join(raw[i:i + 4] for i in range(0, len(raw), 4))

@@ -21,6 +21,25 @@ no selectors; the others name what they measure with selectors beside "metric" (
 - builder_difference, builder_difference_p_holm: "builders": [a, b] (a − b), optional "source",
   "group", "reviewer" as for builder_pass_rate.
 
+Beside the decision rules, the list may hold rules that act (ACTIONS), each {"name", "action",
+"when"}, "when" naming what it acts on, each selector a comparison written as text (">=0.5"):
+- exclude_tasks: {"flag_share": ">=0.5", "severity": ">=2", "flag": "tests_unfair"} (severity and
+  flag optional): a task is left out where that share of the judges who saw it flagged it in
+  phase 1 (tasks_excluded); only where the session collects task flags;
+- exclude_judge: one judge metric (JUDGE_METRICS) over each judge's own phase-1 work, e.g.
+  {"name": "missed the seeded defects", "action": "exclude_judge",
+   "when": {"judge_recall_controls": "<0.5"}, "screening_share": 0.33}:
+  judge_recall_controls and judge_tnr_controls (a share, 0 to 1) read only the screening controls:
+  the share `screening_share` (above 0, below 1; required with them, refused without) of the
+  session's seeded_defect and of its known_good copies, drawn at opening with a committed seed
+  (content.draws.screening_items), never the controls every reported score is computed on; every
+  rule naming a share names the same one (one draw serves them all). judge_fast_answers (a share)
+  takes "seconds" too, a comparison "<3" or "<=3" with a positive number: the share of the judge's
+  answers whose page-measured time (Verdict.seconds_spent) is below it; judge_median_seconds (0 or
+  more) is the median of those times. Given the session's controls (`controls`), a control-based
+  metric is refused where the session has no control of its class, or where the share would leave
+  none for the reported scores.
+
 Validation has two steps, both naming each problem by place (`rules[1].reviewer: no reviewer "r9"
 in this run; reviewers: r1, r2`): the grammar (always), and, given a RunContext, the run (its
 reviewers, their conditions, its builders, its default condition exist as named). The rules are
@@ -32,6 +51,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 POOLED_METRICS = (
     "delta_fleiss_kappa", "delta_recall", "delta_tnr",
@@ -341,12 +361,15 @@ def has_rules_block(preregistration: str) -> bool:
 
 
 def parse_block(preregistration: str, run: RunContext | None = None, *,
-                task_flags: bool | None = None) -> RulesBlock:
+                task_flags: bool | None = None, controls: dict | None = None) -> RulesBlock:
     """The decision rules in a preregistration's `rules` block and the primary builder comparison
     it names (no rules and None when there is no block), and its rules that act, apart.
 
     `task_flags`: whether the session collects judges' task flags (an exclude_tasks rule acts on
     them and is refused where they are not collected); None checks the grammar only.
+    `controls`: the session's controls by truth ({"seeded_defect": n, "known_good": n}): a
+    control-based exclude_judge metric is refused where its class has none, or where the share
+    leaves none to report on; None checks the grammar only.
 
     With `run`, every selector is checked against it too. Raises RulesError naming each problem
     (`rules[1].metric: unknown metric "x"; known: …`).
@@ -381,7 +404,8 @@ def parse_block(preregistration: str, run: RunContext | None = None, *,
     decisions, actions = [], []
     for index, rule in enumerate(rules):
         if isinstance(rule, dict) and "action" in rule:
-            _check_action(rule, f"rules[{index}]", errors, task_flags=task_flags)
+            _check_action(rule, f"rules[{index}]", errors, task_flags=task_flags,
+                          controls=controls)
             actions.append(rule)
         else:
             _check_condition(rule, f"rules[{index}]", errors, named=True, run=run)
@@ -390,6 +414,7 @@ def parse_block(preregistration: str, run: RunContext | None = None, *,
         if isinstance(name, str) and name in seen:
             errors.append(f'rules[{index}].name: duplicate rule name "{name}"')
         seen.add(name)
+    _check_one_share(rules, errors)
     if errors:
         raise RulesError(errors)
     return RulesBlock(rules=decisions, primary_comparison=primary, alpha=alpha,
@@ -413,15 +438,29 @@ def _checked_alpha(value, errors: list[str]) -> float | None:
 # One grammar for every rule that changes what the report analyses, beside the decision rules
 # (which only state whether a figure crossed a threshold): {"name", "action", "when"}, validated at
 # opening with the rest of the block, never at report time. An action names what it acts on in
-# "when", each selector a comparison written as text (">=0.5"). Only exclude_tasks is known yet:
-# a task is excluded where the share of the judges who saw it that flagged it (with a flag of at
-# least the severity named, and of the kind named, if any) satisfies flag_share.
+# "when", each selector a comparison written as text (">=0.5").
+# exclude_tasks: a task is excluded where the share of the judges who saw it that flagged it (with
+# a flag of at least the severity named, and of the kind named, if any) satisfies flag_share.
+# exclude_judge: a judge is excluded where one metric of their own phase-1 work satisfies the
+# comparison (JUDGE_METRICS); a control-based one reads only the screening controls, a share of the
+# controls the rule names ("screening_share") drawn at opening.
 FLAG_KINDS = ("underspecified", "tests_unfair", "other")
 MAX_SEVERITY = 3
+# exclude_judge's metrics -> the truth of the controls it reads (None: it reads no control).
+JUDGE_METRICS = {
+    "judge_recall_controls": "seeded_defect",  # screening seeded defects judged fail
+    "judge_tnr_controls": "known_good",  # screening known-good copies judged pass
+    "judge_fast_answers": None,  # share of answers faster than "seconds"
+    "judge_median_seconds": None,  # median seconds per answer
+}
+CONTROL_TRUTHS = ("seeded_defect", "known_good")
 ACTIONS = {
     # action -> (selectors it needs, selectors it may have)
     "exclude_tasks": (("flag_share",), ("severity", "flag")),
+    "exclude_judge": ((), (*JUDGE_METRICS, "seconds")),
 }
+# Rule fields beside "name", "action" and "when", per action.
+ACTION_FIELDS = {"exclude_tasks": (), "exclude_judge": ("screening_share",)}
 _COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -432,22 +471,54 @@ def comparison(text) -> tuple[str, float] | None:
     return (match.group(1), float(match.group(2))) if match else None
 
 
-def _check_action(rule: dict, place: str, errors: list[str], *, task_flags: bool | None):
-    for key in sorted(set(rule) - {"name", "action", "when"}):
-        errors.append(f'{place}: unknown field "{key}" (a rule that acts holds "name", "action" '
-                      'and "when")')
+def judge_metric(rule: dict) -> str | None:
+    """The one metric an exclude_judge rule's "when" names (None if it names none or several)."""
+    named = [key for key in rule.get("when") or {} if key in JUDGE_METRICS]
+    return named[0] if len(named) == 1 else None
+
+
+def screening_share(actions) -> float | None:
+    """The share of the controls drawn for screening: the one every exclude_judge rule with a
+    control-based metric names (parse_block checks they name one), None where no rule needs one."""
+    for rule in actions:
+        if rule.get("action") == "exclude_judge" and "screening_share" in rule:
+            return rule["screening_share"]
+    return None
+
+
+def screening_count(share: float, controls: int) -> int:
+    """How many of `controls` controls of one truth are drawn for screening: the share of them,
+    rounded up, the share read exactly as written (0.33 of 3 is 0.99, so 1; 0.3 of 10 is 3,
+    not the float product's 3.0000000000000004)."""
+    return math.ceil(Fraction(repr(float(share))) * controls)
+
+
+def _check_action(rule: dict, place: str, errors: list[str], *, task_flags: bool | None,
+                  controls: dict | None = None):
+    action = rule.get("action")
+    if not isinstance(action, str):
+        action = json.dumps(action)  # named as written below, never looked up unhashable
+    fields = ("name", "action", "when", *ACTION_FIELDS.get(action, ()))
+    for key in sorted(set(rule) - set(fields)):
+        if action == "exclude_judge":
+            errors.append(f'{place}: unknown field "{key}" (an exclude_judge rule holds "name", '
+                          '"action", "when" and, with a control-based metric, "screening_share")')
+        else:
+            errors.append(f'{place}: unknown field "{key}" (a rule that acts holds "name", '
+                          '"action" and "when")')
     name = rule.get("name")
     if not isinstance(name, str) or not name.strip():
         errors.append(f"{place}.name: a rule needs a non-empty name")
-    action = rule.get("action")
     if action not in ACTIONS:
-        errors.append(f'{place}.action: unknown action {json.dumps(action)}; known: '
+        errors.append(f'{place}.action: unknown action {json.dumps(rule.get("action"))}; known: '
                       f'{", ".join(ACTIONS)}')
         return
     when = rule.get("when")
     if not isinstance(when, dict):
+        example = ('{"flag_share": ">=0.5"}' if action == "exclude_tasks"
+                   else '{"judge_recall_controls": "<0.5"}')
         errors.append(f'{place}.when: expected an object naming what the action acts on '
-                      f'(e.g. {{"flag_share": ">=0.5"}})')
+                      f'(e.g. {example})')
         return
     need, may = ACTIONS[action]
     for key in sorted(set(when) - set(need) - set(may)):
@@ -456,6 +527,9 @@ def _check_action(rule: dict, place: str, errors: list[str], *, task_flags: bool
     for key in need:
         if key not in when:
             errors.append(f"{place}.when.{key}: {action} needs it")
+    if action == "exclude_judge":
+        _check_exclude_judge(rule, when, place, errors, controls)
+        return
     if "flag_share" in when:
         parsed = comparison(when["flag_share"])
         if parsed is None or not 0 <= parsed[1] <= 1:
@@ -472,6 +546,81 @@ def _check_action(rule: dict, place: str, errors: list[str], *, task_flags: bool
     if action == "exclude_tasks" and task_flags is False:
         errors.append(f"{place}.action: exclude_tasks acts on the judges' task flags, and this "
                       "session does not collect them")
+
+
+_CONTROL_WORDS = {"seeded_defect": "seeded-defect", "known_good": "known-good"}
+
+
+def _check_exclude_judge(rule: dict, when: dict, place: str, errors: list[str],
+                         controls: dict | None):
+    named = [key for key in when if key in JUDGE_METRICS]
+    if len(named) != 1:
+        errors.append(f"{place}.when: name one metric of the judge's own phase-1 work, "
+                      f"one of {', '.join(JUDGE_METRICS)}"
+                      + (f"; it names {len(named)}: {', '.join(named)}" if named else ""))
+        return
+    metric = named[0]
+    parsed = comparison(when[metric])
+    if metric == "judge_median_seconds":
+        if parsed is None or parsed[1] < 0:
+            errors.append(f'{place}.when.{metric}: expected a comparison with a number of seconds, '
+                          f'0 or more, such as "<5"; got {json.dumps(when[metric])}')
+    elif parsed is None or not 0 <= parsed[1] <= 1:
+        errors.append(f'{place}.when.{metric}: expected a comparison with a share from 0 to 1, '
+                      f'such as "<0.5"; got {json.dumps(when[metric])}')
+    if metric == "judge_fast_answers":
+        seconds = comparison(when["seconds"]) if "seconds" in when else None
+        if "seconds" not in when:
+            errors.append(f'{place}.when.seconds: judge_fast_answers needs it: the time an answer '
+                          'is fast below, such as "<3"')
+        elif seconds is None or seconds[0] not in ("<", "<=") or seconds[1] <= 0:
+            errors.append(f'{place}.when.seconds: expected "<" or "<=" and a positive number of '
+                          f'seconds, such as "<3"; got {json.dumps(when["seconds"])}')
+    elif "seconds" in when:
+        errors.append(f"{place}.when.seconds: only judge_fast_answers takes seconds")
+    truth = JUDGE_METRICS[metric]
+    if truth is None:
+        if "screening_share" in rule:
+            errors.append(f"{place}.screening_share: {metric} reads no control, so nothing is "
+                          "drawn for screening; leave it out")
+        return
+    if "screening_share" not in rule:
+        errors.append(f"{place}.screening_share: {metric} reads the controls, and only a "
+                      "screening share of them, drawn at opening (the rest are what every score "
+                      "is reported on); name it, such as 0.33")
+        return
+    share = rule["screening_share"]
+    if (isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share)
+            or not 0 < share < 1):
+        errors.append(f"{place}.screening_share: expected a share above 0 and below 1, such as "
+                      f"0.33; got {json.dumps(share)}")
+        return
+    if controls is None:
+        return
+    count = controls.get(truth, 0)
+    words = _CONTROL_WORDS[truth]
+    if count == 0:
+        errors.append(f"{place}.when.{metric}: it reads the {words} controls (copies of truth "
+                      f"{truth}), and this session has none")
+    elif count - screening_count(share, count) < 1:
+        errors.append(f"{place}.screening_share: {share:g} of the session's {count} {words} "
+                      f"control{'s' if count != 1 else ''} leaves none for the reported scores; "
+                      "name a smaller share or add controls")
+
+
+def _check_one_share(rules, errors: list[str]):
+    """Every exclude_judge rule naming a screening share names the same one: one draw serves them."""
+    first = None
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        if not (isinstance(rule, dict) and rule.get("action") == "exclude_judge"
+                and "screening_share" in rule):
+            continue
+        if first is None:
+            first = (index, rule["screening_share"])
+        elif rule["screening_share"] != first[1]:
+            errors.append(f"rules[{index}].screening_share: {json.dumps(rule['screening_share'])} "
+                          f"differs from rules[{first[0]}]'s {json.dumps(first[1])}; one screening "
+                          "draw serves every rule, so name one share")
 
 
 def tasks_excluded(rule: dict, flags, seen: dict, *, leave_out=None) -> set:
@@ -500,6 +649,17 @@ def tasks_excluded(rule: dict, flags, seen: dict, *, leave_out=None) -> set:
         if counted and _holds(len(flagged.get(task, set())) / len(counted), share_op, share):
             excluded.add(task)
     return excluded
+
+
+def judge_excluded(rule: dict, value: float | None) -> bool:
+    """Whether an exclude_judge rule excludes a judge whose figure for its metric is `value`;
+    never where the figure could not be computed (None: no screening control, no answer)."""
+    return value is not None and _holds(value, *comparison(rule["when"][judge_metric(rule)]))
+
+
+def is_fast(rule: dict, seconds: float) -> bool:
+    """Whether an answer of `seconds` counts as fast under a judge_fast_answers rule."""
+    return _holds(seconds, *comparison(rule["when"]["seconds"]))
 
 
 def _holds(value: float, op: str, threshold: float) -> bool:

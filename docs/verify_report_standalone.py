@@ -10,7 +10,10 @@ reviewer and copy records against it; each copy's task, builder and content agai
 manifest's "bindings" (runs imported since the manifest binds them); the frozen protocol's hash;
 each judge's commitment from their salt, order seed and mapping; each judge's drawn order
 (HMAC-SHA256 of the order seed and item key; by task, the tasks interleaved); that the mapping's
-builders are the copies' builders.
+builders are the copies' builders; where the protocol commits to a screening seed (an
+exclude_judge rule), that the published seed hashes to it and draws the published screening
+controls: of the seeded_defect and the known_good copies apart, the first ceil(share × n) in the
+order HMAC-SHA256(seed, item key), the share read exactly as written.
 It prints "verified: all N published hashes recompute", or each hash that does not (with --json,
 one JSON object a file); it exits 0 when every file verifies, 1 when a hash does not recompute,
 2 when a file cannot be read as a report.
@@ -26,9 +29,11 @@ import hashlib
 import heapq
 import hmac
 import json
+import math
 import sys
 import unicodedata
 from collections import defaultdict
+from fractions import Fraction
 from itertools import product
 
 JCS, LEGACY = "jcs-rfc8785", "blindjudge-json-1"
@@ -143,6 +148,40 @@ def draw_order_by_task(seed, item_tasks):
             heapq.heappush(heap, (-len(queues[task]), entry[1], task))
         previous = task
     return order
+
+
+def screening_items(seed, share, controls):
+    """Of each control truth apart, the first ceil(share × n) of its n controls by HMAC(seed, key)."""
+    chosen = set()
+    for truth in ("seeded_defect", "known_good"):
+        keys = sorted((k for k, t in controls.items() if t == truth),
+                      key=lambda k: (order_key(seed, k), k))
+        chosen.update(keys[:math.ceil(Fraction(repr(float(share))) * len(keys))])
+    return chosen
+
+
+def verify_screening(report):
+    committed = report["protocol"]["frozen"].get("screening")
+    if committed is None:
+        return [], 0
+    published = (report.get("preregistered_exclusions") or {}).get("screening")
+    if not published or not published.get("seed"):
+        return ["preregistered_exclusions.screening: the protocol commits to a screening seed, "
+                "and the report publishes none"], 1
+    problems = []
+    seed = published["seed"]
+    if hashlib.sha256(bytes.fromhex(seed)).hexdigest() != committed["seed_sha256"]:
+        problems.append("preregistered_exclusions.screening.seed does not hash to the protocol's "
+                        "screening.seed_sha256")
+    truth = {c["id"]: c["truth"] for c in report["copies"]}
+    controls = {i["key"]: truth[i["key"]] for i in report["protocol"]["frozen"]["items"]
+                if truth.get(i["key"]) in ("seeded_defect", "known_good")}
+    share = committed["share"]
+    drawn = screening_items(seed, share, controls)
+    if published["share"] != share or sorted(drawn) != published["items"]:
+        problems.append("preregistered_exclusions.screening.items are not the controls the seed "
+                        "draws at the protocol's share")
+    return problems, 2
 
 
 def commitment(url_id, judge, c, mine, form):
@@ -356,6 +395,9 @@ def verify(report):
             problems_, checks_ = verify_reasons_sample(report, sample)
             problems += problems_
             checks += checks_
+        problems_, checks_ = verify_screening(report)
+        problems += problems_
+        checks += checks_
         # The run's adjudications the report uses: each checked as the session itself is.
         for entry in (report.get("adjudicated") or {}).get("adjudications", []):
             if entry.get("used"):

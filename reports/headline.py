@@ -159,13 +159,19 @@ def _tasks_words(d: dict) -> str:
 
 
 def _builders(report: dict) -> dict:
-    section = report["builders_compared"]
+    # Where a rule that acts was preregistered, the results with every exclusion together are
+    # the primary ones (preregistered_exclusions.primary): the headline states those.
+    exclusions = report.get("preregistered_exclusions") or {}
+    excluded = bool(exclusions.get("primary"))
+    section = exclusions["builders_compared"] if excluded else report["builders_compared"]
+    path = "preregistered_exclusions.builders_compared" if excluded else "builders_compared"
     names, reviewers = builder_names(report), reviewer_names(report)
     entry = {"key": "builders", "title": "The builders compared", "sentences": [],
              "section": "builders-compared", "section_title": "Builders compared",
-             "figures": ["builders_compared.builders", "builders_compared.differences",
-                         "builders_compared.ranking"]}
+             "figures": [f"{path}.builders", f"{path}.differences", f"{path}.ranking"]}
     sentences = entry["sentences"]
+    if excluded:
+        sentences.append(_exclusions_words(exclusions))
     if not section["compared"]:
         sentences.append(f"The builders were not compared: {section['not_compared']}.")
         return entry
@@ -492,6 +498,20 @@ def _blinding(report: dict) -> dict:
     sentences.append("People were not asked to guess authors, so how far they stayed blind is "
                      "unmeasured.")
     return entry
+
+
+def _exclusions_words(exclusions: dict) -> str:
+    """What the preregistered exclusions left out, said before the primary results they give."""
+    left = []
+    if exclusions["excluded_tasks"]:
+        left.append(f"{plural(len(exclusions['excluded_tasks']), 'task')} "
+                    f"({', '.join(exclusions['excluded_tasks'])})")
+    if exclusions["excluded_judges"]:
+        left.append(f"{plural(len(exclusions['excluded_judges']), 'judge')} "
+                    f"({', '.join(e['judge'] for e in exclusions['excluded_judges'])})")
+    what = listed(left) if left else "nothing"
+    return (f"With every preregistered exclusion together, the primary results (everyone's are "
+            f"in the section below): they leave out {what}.")
 
 
 def headline(report: dict) -> list[dict]:

@@ -291,22 +291,55 @@ def _source_label(source, group, reviewer, names_r) -> str:
 
 
 def exclusions_context(report: dict) -> dict:
-    """The preregistered exclusions beside the builders: the rules, what they left out, the
-    ranking statements again, and each judge's phase-1 scores without their exclusions."""
+    """The preregistered exclusions beside the builders: the rules, what they left out (tasks,
+    judges and by which rule), the screening draw, the ranking statements again, and each judge's
+    screening figures and phase-1 scores without their exclusions."""
     section = report["preregistered_exclusions"]
     if not section["stated"]:
         return {"stated": False, "why": section["why"]}
     names = ", ".join(f"“{rule['name']}”" for rule in section["rules"])
+    screening = section["screening"]
+    screening_text = None
+    if screening:
+        counts = screening["controls"]
+        screening_text = (
+            f"Screening controls: {screening['share']:g} of each kind, drawn with the seed the "
+            f"protocol committed to ({counts['seeded_defect']['screening']} of "
+            f"{counts['seeded_defect']['controls']} seeded defects, "
+            f"{counts['known_good']['screening']} of {counts['known_good']['controls']} known-good "
+            "copies). Judges are screened on these alone, and every judge's scores here leave "
+            "them out.")
+    screened = {entry["judge"]: entry for entry in section["screened"]}
     return {
         "stated": True,
+        "primary": section["primary"],
         "rules_text": f"Preregistered rule{'s' if len(section['rules']) != 1 else ''}: {names}",
         "excluded": section["excluded_tasks"],
+        "excluded_judges": [f"{e['judge']} (by “{'”, “'.join(e['rules'])}”)"
+                            for e in section["excluded_judges"]],
+        "judge_rules": bool(section["screened"]),
+        "screening_text": screening_text,
         "statements": section["builders_compared"]["ranking"]["statements"],
         "judges": [{"judge": j["judge"], "excluded": ", ".join(j["excluded_tasks"]),
+                    "excluded_by": ", ".join(j["excluded_by"]),
+                    "figures": "; ".join(_figure_text(f)
+                                         for f in screened.get(j["judge"], {}).get("rules", [])),
                     "recall": numbers.rate_text(j["phases"]["1"]["current"]["recall"]),
                     "tnr": numbers.rate_text(j["phases"]["1"]["current"]["tnr"])}
                    for j in section["judges"]],
     }
+
+
+def _figure_text(figure: dict) -> str:
+    """One screening figure in words: “rule” 0/3, or “rule” 4.2 s over 33 for a median; "not
+    computable" where it could not be computed; "(excludes)" where it excludes the judge."""
+    if figure["value"] is None:
+        shown = "not computable"
+    elif figure["k"] is None:
+        shown = f"{figure['value']:.1f} s over {figure['n']}"
+    else:
+        shown = f"{figure['k']}/{figure['n']}"
+    return f"“{figure['rule']}” {shown}" + (" (excludes)" if figure["excludes"] else "")
 
 
 def builders_context(report: dict) -> dict:

@@ -20,8 +20,9 @@ from django.db.models import Func, TextField
 from accounts.models import Judge
 from content.truth import truth_class
 from judging.enums import SessionKind, SessionState
-from judging.models import Assignment, FindingRaise, Run, Session, TaskFlag, Verdict
+from judging.models import Assignment, AuditEvent, FindingRaise, Run, Session, TaskFlag, Verdict
 from judging.services import matrix_sessions
+from judging.services.sessions import SCREENING_DRAWN
 from reports.scoring import judge_group
 
 # A truth's class in the matrices: 1 defective, 0 good, -1 unknown (never scored).
@@ -181,6 +182,9 @@ class ReportData:
     # The run's adjudications that hold an item of this session (Adjudication, by session id):
     # loaded on the same bundle, reported apart (reports.sections.adjudicated).
     adjudications: tuple = ()
+    # The seed that drew the controls judges are screened on (hex; judging.services.sessions,
+    # recorded in the audit log at opening), where an exclude_judge rule reads the controls; "".
+    screening_seed: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,17 @@ def load_report_data(session) -> ReportData:
     data = _load_session(session, bundle)
     if session.kind in (SessionKind.ADJUDICATION, SessionKind.REASONS):
         return data
-    return replace(data, adjudications=tuple(_load_adjudications(session, bundle)))
+    return replace(data, adjudications=tuple(_load_adjudications(session, bundle)),
+                   screening_seed=_screening_seed(session))
+
+
+def _screening_seed(session) -> str:
+    """The screening seed the opening recorded (SCREENING_DRAWN), "" where it drew none."""
+    if "screening" not in (session.protocol or {}):
+        return ""
+    details = (AuditEvent.objects.filter(session=session, action=SCREENING_DRAWN)
+               .order_by("pk").values_list("details", flat=True).first())
+    return (details or {}).get("seed", "")
 
 
 def _load_adjudications(session, bundle: Bundle) -> list[Adjudication]:

@@ -1,11 +1,15 @@
-"""A revealed session's data without some of its tasks: what a preregistered exclusion asks the
-report to analyse again (issue 29 item 4); and with other truth (`with_truths`: adjudicated items
-alone, item 2). Pure: a ReportData in, a ReportData out, no query.
+"""A revealed session's data without some of its tasks, items or judges: what a preregistered
+exclusion asks the report to analyse again (issue 29 item 4, issue 30 item 5); and with other
+truth (`with_truths`: adjudicated items alone, issue 29 item 2). Pure: a ReportData in, a
+ReportData out, no query.
 
 Everything of an excluded task goes: its copies (and their reviews, findings and corrections),
 its items with every judge's verdicts and assignments on them, so that any section computed on
-the result sees a run that never had those tasks. What stays is unchanged, the drawn order's
-thirds included (a judge's order was drawn over every item; an exclusion does not redraw it).
+the result sees a run that never had those tasks. `without_items` leaves items out of the
+session alone (their verdicts and assignments), never the run's copies: what the model reviewers
+and the tests say of them stays. `without_judges` leaves judges out with everything of theirs
+(assignments, verdicts, task flags). What stays is unchanged, the drawn order's thirds included (a
+judge's order was drawn over every item; an exclusion does not redraw it).
 """
 
 import copy
@@ -14,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from content.truth import truth_class
-from reports.loading import CLASS_CODES, Assignments, Bundle, Items, ReportData, Verdicts
+from reports.loading import CLASS_CODES, Assignments, Bundle, Items, Judges, ReportData, Verdicts
 
 
 def without_tasks(data: ReportData, task_pks) -> ReportData:
@@ -28,12 +32,68 @@ def without_tasks(data: ReportData, task_pks) -> ReportData:
     kept_columns = [i for i, item in enumerate(data.items.rows)
                     if (item.copy_id or data.bundle.finding_by_pk[item.finding_id].copy_id)
                     in copy_kept]
+    task_flags = tuple(f for f in data.task_flags if f[1] not in excluded)
+    return replace(_with_columns(data, kept_columns), bundle=bundle, task_flags=task_flags)
+
+
+def without_items(data: ReportData, item_keys) -> ReportData:
+    """`data` with the session's items `item_keys` (Item keys) left out, with every judge's
+    verdicts and assignments on them; the run's copies, reviews and findings all stay."""
+    excluded = set(item_keys)
+    if not excluded:
+        return data
+    return _with_columns(data, [i for i, key in enumerate(data.items.keys) if key not in excluded])
+
+
+def _with_columns(data: ReportData, kept_columns: list[int]) -> ReportData:
+    """`data` with only the items in columns `kept_columns` (ascending), and what is on them."""
     column_of = {old: new for new, old in enumerate(kept_columns)}
     items = _items_without(data.items, kept_columns)
     assignments, order_of = _assignments_without(data.assignments, data.items, kept_columns)
     verdicts = _verdicts_without(data.verdicts, items, column_of, order_of)
-    task_flags = tuple(f for f in data.task_flags if f[1] not in excluded)
-    return replace(data, bundle=bundle, items=items, assignments=assignments, verdicts=verdicts,
+    return replace(data, items=items, assignments=assignments, verdicts=verdicts)
+
+
+def without_judges(data: ReportData, rows) -> ReportData:
+    """`data` with the judges in rows `rows` (of data.judges) left out: their assignments, their
+    verdicts (every matrix loses their row) and their task flags."""
+    excluded = set(rows)
+    if not excluded:
+        return data
+    kept = [j for j in range(len(data.judges.rows)) if j not in excluded]
+    row_of = {old: new for new, old in enumerate(kept)}
+    gone_pks = {data.judges.rows[j].pk for j in excluded}
+    judges = Judges(rows=[data.judges.rows[j] for j in kept],
+                    index={data.judges.rows[j].pk: row_of[j] for j in kept},
+                    pseudonyms=[data.judges.pseudonyms[j] for j in kept],
+                    groups=[data.judges.groups[j] for j in kept])
+    order_of, rows_kept = {}, []
+    for old, row in enumerate(data.assignments.rows):
+        if row[1] not in gone_pks:
+            order_of[old] = len(rows_kept)
+            rows_kept.append(row)
+    assignments = Assignments(rows=rows_kept, thirds=data.assignments.thirds[kept, :])
+    v = data.verdicts
+    keep = [n for n, j in enumerate(v.judge.tolist()) if j in row_of]
+    index = np.asarray(keep, dtype=np.int64)
+    new_place = {old: new for new, old in enumerate(keep)}
+    at = [(order_of[a[0]], row_of[a[1]], a[2], a[3], a[4]) for a in (v.assignment[n] for n in keep)]
+    verdicts = Verdicts(
+        assignment=at,
+        phase=tuple(v.phase[n] for n in keep), value=tuple(v.value[n] for n in keep),
+        kept=tuple(v.kept[n] for n in keep), reason=tuple(v.reason[n] for n in keep),
+        seconds_spent=tuple(v.seconds_spent[n] for n in keep),
+        created_at=tuple(v.created_at[n] for n in keep),
+        updated_at=tuple(v.updated_at[n] for n in keep),
+        judge=np.asarray([row_of[j] for j in v.judge[index].tolist()], dtype=np.int64),
+        item=v.item[index], locked=v.locked[index], says_defective=v.says_defective[index],
+        sort=[new_place[n] for n in v.sort if n in new_place],
+        says={phase: matrix[kept, :] for phase, matrix in v.says.items()},
+        paired=v.paired[kept, :],
+        right={key: matrix[kept, :] for key, matrix in v.right.items()},
+    )
+    task_flags = tuple(f for f in data.task_flags if f[0] not in gone_pks)
+    return replace(data, judges=judges, assignments=assignments, verdicts=verdicts,
                    task_flags=task_flags)
 
 

@@ -8,8 +8,11 @@ issue 25 item 7: their manifest has "bindings"; so two copies cannot trade build
 protocol's hash; for each judge the commitment (salted canonical mapping) and the drawn order
 (positions sorted by HMAC(order seed, item); in a by-task session, the protocol's `by_task`, the
 tasks interleaved as content.draws.draw_order_by_task draws them from the order seed and the
-protocol's item -> task keys, and every task a judge has held whole); and that the mapping's copy →
-builder agrees with the report's copies.
+protocol's item -> task keys, and every task a judge has held whole); that the mapping's copy →
+builder agrees with the report's copies; and, where the protocol commits to a screening seed (an
+exclude_judge rule reading the controls), that the published seed hashes to the commitment and
+draws the published screening controls (content.draws.screening_items over the items whose
+copies are controls, by the report's copies' truth).
 
 Each hash is recomputed in the canonical form its object names (content.canonical): the manifest's
 and the frozen protocol's own "canonical" (RFC 8785 since issue 15; absent: the legacy form they
@@ -23,7 +26,14 @@ from itertools import product
 
 from content.canonical import canonical_sha256, form_named, form_of, sha256_hex
 from content.commitments import commitment_sha256
-from content.draws import draw_order, draw_order_by_task, order_key, stratified_sample
+from content.draws import (
+    draw_order,
+    draw_order_by_task,
+    order_key,
+    screening_items,
+    stratified_sample,
+)
+from content.rules import CONTROL_TRUTHS, screening_count
 from content.truth import is_correct, truth_class
 
 
@@ -89,6 +99,9 @@ def verify(report: dict) -> tuple[list[str], int]:
             sample_problems, sample_checks = _verify_reasons_sample(report, sample)
             problems += sample_problems
             checks += sample_checks
+        screening_problems, screening_checks = _verify_screening(report)
+        problems += screening_problems
+        checks += screening_checks
         # The run's adjudications used in the report (issue 29 item 2): each its own protocol,
         # commitment and drawn order, checked as the session's own are.
         for entry in (report.get("adjudicated") or {}).get("adjudications", []):
@@ -212,6 +225,30 @@ def _verify_reasons_sample(report: dict, sample: dict) -> tuple[list[str], int]:
         problems.append("protocol.items: not the reviews drawn from the published seed per "
                         "stratum")
     return problems, checks
+def _verify_screening(report: dict) -> tuple[list[str], int]:
+    """The screening seed against the protocol's commitment, and the screening controls against
+    what the seed draws; nothing where the protocol commits to none."""
+    committed = report["protocol"]["frozen"].get("screening")
+    if committed is None:
+        return [], 0
+    published = (report.get("preregistered_exclusions") or {}).get("screening")
+    if not published or not published.get("seed"):
+        return ["preregistered_exclusions.screening: the protocol commits to a screening seed, "
+                "and the report publishes none"], 1
+    problems = []
+    seed = published["seed"]
+    if sha256_hex(bytes.fromhex(seed)) != committed["seed_sha256"]:
+        problems.append("preregistered_exclusions.screening.seed does not hash to the protocol's "
+                        "screening.seed_sha256")
+    truth = {c["id"]: c["truth"] for c in report["copies"]}
+    controls = {i["key"]: truth[i["key"]] for i in report["protocol"]["frozen"]["items"]
+                if truth.get(i["key"]) in CONTROL_TRUTHS}
+    share = committed["share"]
+    drawn = screening_items(seed, lambda n: screening_count(share, n), controls)
+    if published["share"] != share or sorted(drawn) != published["items"]:
+        problems.append("preregistered_exclusions.screening.items are not the controls the seed "
+                        "draws at the protocol's share")
+    return problems, 2
 
 
 # A run/2 task's optional fields and the value the importer fills in when one is absent or null.

@@ -153,6 +153,9 @@ PROTOCOL_PARTS = {
                             "({verdict_min_shown_ms} ms)",
     "primary_comparison": "the preregistered primary comparison",
     "alpha": "the preregistered significance level",
+    "actions": "the preregistered rules that exclude tasks or judges",
+    "screening": "the commitment to the seed that draws the controls judges are screened on "
+                 "(the seed and what it draws are published at the reveal)",
     "resampling_unit": "the unit every interval and p-value of the report rests on ({unit})",
 }
 PROTOCOL_INTERNALS = {"blindjudge_protocol", "canonical"}  # the format's version and hash form

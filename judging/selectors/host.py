@@ -135,10 +135,18 @@ def session_lock_counts(session: Session) -> dict:
     )
 
 
+# Details the log keeps and the host's page never shows: the seed that draws the screening
+# controls (judging.services.sessions, screening.drawn) is published by the report at the reveal;
+# shown before, a judge who saw the page could tell which items screen.
+HIDDEN_DETAILS = frozenset({"seed"})
+
+
 def session_events(session: Session, limit: int = 100) -> list[dict]:
-    """The session's audit log, newest first, each event's details as one line."""
+    """The session's audit log, newest first, each event's details as one line (HIDDEN_DETAILS
+    left out)."""
     return [
-        {"event": e, "details": "; ".join(f"{k}={v}" for k, v in sorted(e.details.items()))}
+        {"event": e, "details": "; ".join(f"{k}={v}" for k, v in sorted(e.details.items())
+                                          if k not in HIDDEN_DETAILS)}
         for e in session.auditevent_set.order_by("-at", "-pk")[:limit]
     ]
 

@@ -18,6 +18,7 @@ from content.canonical import CURRENT, FORM_KEY, canonical_sha256, form_of, sha2
 from content.draws import Draws, new_guest_code
 from content.normalise import PatternError, compile_patterns
 from content.rules import (
+    CONTROL_TRUTHS,
     DEFAULT_ALPHA,
     DEFAULT_PRIMARY,
     RulesBlock,
@@ -27,6 +28,7 @@ from content.rules import (
     RunReviewer,
     has_rules_block,
     parse_block,
+    screening_share,
 )
 from judging import audit, live, opening, renders
 from judging.blinding import blinding_check, undecided_refusal
@@ -101,25 +103,41 @@ def _rules_context(run: Run) -> RunContext:
     )
 
 
-def _check_rules(text: str, place: str, run: Run, *, task_flags: bool) -> RulesBlock:
+def _controls_of(run: Run, kind: str) -> dict:
+    """The session's controls by truth ({"seeded_defect": n, "known_good": n}): a copies session
+    judges every copy of the run, so its controls are the run's; no other kind judges copies
+    against a control's truth, so it has none."""
+    if kind != SessionKind.COPIES:
+        return {}
+    counts = dict.fromkeys(CONTROL_TRUTHS, 0)
+    for truth in run.copies.filter(truth__in=CONTROL_TRUTHS).values_list("truth", flat=True):
+        counts[truth] += 1
+    return counts
+
+
+def _check_rules(text: str, place: str, run: Run, *, task_flags: bool, kind: str) -> RulesBlock:
     """The text's rules block, checked against the run; Invalid naming each problem by place.
     `task_flags`: whether the session collects judges' task flags; a rule that excludes flagged
-    tasks is refused where it does not, here, when it is written, never at report time."""
+    tasks is refused where it does not, here, when it is written, never at report time. `kind`:
+    the session's; a rule excluding judges by their scores on the controls is refused where the
+    session has no control of the class it reads (a findings session has none), likewise."""
     try:
-        return parse_block(text, _rules_context(run) if has_rules_block(text) else None,
-                           task_flags=bool(task_flags))
+        if not has_rules_block(text):
+            return parse_block(text)
+        return parse_block(text, _rules_context(run), task_flags=bool(task_flags),
+                           controls=_controls_of(run, kind))
     except RulesError as error:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 
 
 # The draft's settings, each checked in one place for session_create and session_update_draft.
 
-def _checked_preregistration(text: str, run: Run, *, task_flags: bool) -> str:
+def _checked_preregistration(text: str, run: Run, *, task_flags: bool, kind: str) -> str:
     """Text as stored, with its block of decision rules (if any) well formed and naming only
     reviewers, conditions and builders the run has (and excluding flagged tasks only where the
-    session collects task flags)."""
+    session collects task flags, judges by the controls only where it has them)."""
     text = checked_text(text, field="preregistration")
-    _check_rules(text, "preregistration", run, task_flags=task_flags)
+    _check_rules(text, "preregistration", run, task_flags=task_flags, kind=kind)
     return text
 
 
@@ -306,7 +324,8 @@ def session_create(
     minutes_per_item = _checked_minutes_per_item(minutes_per_item)
     verdict_min_shown_ms = _checked_verdict_min_shown_ms(verdict_min_shown_ms)
     task_flags = _checked_task_flags(task_flags, kind)
-    preregistration = _checked_preregistration(preregistration, run, task_flags=task_flags)
+    preregistration = _checked_preregistration(preregistration, run, task_flags=task_flags,
+                                               kind=kind)
     _refuse_draw_seed(draw_seed, rubric=rubric, instructions=instructions,
                       preregistration=preregistration)
     draws = Draws(draw_seed)
@@ -467,7 +486,7 @@ def blinding_undismiss(*, session: Session, matches: list[str], actor: str) -> S
     return session
 
 
-def protocol_of(session: Session) -> dict:
+def protocol_of(session: Session, *, screening_seed: str | None = None) -> dict:
     """The protocol as it freezes at opening.
 
     It holds what judges are asked and how (the items' tasks by key, title and statement hash, the
@@ -479,9 +498,13 @@ def protocol_of(session: Session) -> dict:
     treatment). It names its canonical form ("canonical": RFC 8785), which its hash and every
     judge's commitment use. Judging speed (`advance_on_key`) is not in it: it changes how fast a
     judge answers, not what they are shown.
+    Where an exclude_judge rule reads the controls, it freezes "screening": the share of them
+    drawn for screening and the SHA-256 of the seed that draws them (`screening_seed`, the
+    opening's; a fresh one by default), never the seed or the drawn items: they would tell which
+    items are controls. Both are published at the reveal.
     """
     block = _check_rules(session.preregistration, "preregistration", session.run,
-                         task_flags=session.task_flags)
+                         task_flags=session.task_flags, kind=session.kind)
     items = []
     # The content hash is stored: the copies' content (megabytes each) and the tasks' statements
     # are never needed here.
@@ -555,6 +578,14 @@ def protocol_of(session: Session) -> dict:
         # as above. What the report analyses again without follows from them and the locked
         # flags, never from a choice made after seeing the data.
         protocol["actions"] = list(block.actions)
+    share = screening_share(block.actions)
+    if share is not None:
+        # The commitment to the seed that draws the screening controls (content.draws
+        # .screening_items), only when a rule reads them, as above. Neither the seed nor what it
+        # draws: the protocol holds no truth, and a judge who knew which items screen could
+        # answer those with care and the rest without.
+        seed = screening_seed or screening_seed_of(session)
+        protocol["screening"] = {"share": share, "seed_sha256": screening_commitment(seed)}
     if block.alpha is not None:
         # The significance level the report reads its tests at, when the preregistration names
         # one (else 0.05); only then, as above.
@@ -563,6 +594,20 @@ def protocol_of(session: Session) -> dict:
     # (issue 28 item 1): the run's declared clusters where its copies name any, else its tasks.
     protocol["resampling_unit"] = resampling_unit(session.run)
     return protocol
+
+
+SCREENING_DRAWN = "screening.drawn"  # the audit event holding the screening seed
+
+
+def screening_seed_of(session: Session) -> str:
+    """The seed that draws the session's screening controls: from the session's draws, so a
+    session with a pinned draw seed draws the same ones again."""
+    return Draws(session.draw_seed).hex("screening")
+
+
+def screening_commitment(seed_hex: str) -> str:
+    """What the protocol freezes of the screening seed: the SHA-256 of its 32 bytes, in hex."""
+    return sha256_hex(bytes.fromhex(seed_hex))
 
 
 def resampling_unit(run) -> dict:
@@ -676,7 +721,8 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
         expected = renders.expected_counts(renders.app_models(), session.pk)
         if renders.stored_counts(renders.app_models(), session.pk, key) != expected:
             return None
-        protocol = protocol_of(session)  # checks the rules against the run again
+        seed = screening_seed_of(session)
+        protocol = protocol_of(session, screening_seed=seed)  # checks the rules again
         session.protocol = protocol
         session.protocol_sha256 = canonical_sha256(protocol, form_of(protocol))
         session.decision_rules = protocol["decision_rules"]
@@ -689,6 +735,12 @@ def _open_rendered(session: Session, opener: str, key: str, actor: str) -> Sessi
         claim.save(update_fields=["complete", "opener", "opener_seen_at"])
         audit.record("session.opened", actor=actor, session=session,
                      protocol_sha256=session.protocol_sha256)
+        if "screening" in protocol:
+            # The seed itself, kept host-side in the append-only log (nothing can change it after
+            # the protocol commits to it) until the report publishes it at the reveal; the host's
+            # page never shows it (judging.selectors.host.session_events).
+            audit.record(SCREENING_DRAWN, actor=actor, session=session, seed=seed,
+                         seed_sha256=protocol["screening"]["seed_sha256"])
         live.session_state_changed(session)
     return session
 
@@ -698,7 +750,7 @@ def _openable(session: Session) -> Session:
     fresh = Session.objects.select_related("run").get(pk=session.pk)
     _require_state(fresh, SessionState.DRAFT, doing="open")
     _check_rules(fresh.preregistration, "preregistration", fresh.run,
-                 task_flags=fresh.task_flags)
+                 task_flags=fresh.task_flags, kind=fresh.kind)
     if fresh.kind == SessionKind.ADJUDICATION:
         refuse_adjudicated_elsewhere(fresh)
     try:
@@ -808,7 +860,8 @@ def prereg_amend(*, session: Session, text: str, actor: str) -> PreregAmendment:
     if not text:
         raise Invalid("amendment: the text is empty")
     _refuse_draw_seed(session.draw_seed, amendment=text)
-    block = _check_rules(text, "amendment", session.run, task_flags=session.task_flags)
+    block = _check_rules(text, "amendment", session.run, task_flags=session.task_flags,
+                         kind=session.kind)
     rules = block.rules
     with transaction.atomic():
         session = _locked_session(session)
@@ -913,9 +966,11 @@ def session_update_draft(
     flags_after = changes.get("task_flags", session.task_flags)
     if preregistration is not UNCHANGED:
         changes["preregistration"] = _checked_preregistration(preregistration, session.run,
-                                                              task_flags=flags_after)
+                                                              task_flags=flags_after,
+                                                              kind=session.kind)
     elif "task_flags" in changes:
-        _checked_preregistration(session.preregistration, session.run, task_flags=flags_after)
+        _checked_preregistration(session.preregistration, session.run, task_flags=flags_after,
+                                 kind=session.kind)
     if reviewer_display is not UNCHANGED:
         changes["reviewer_display"] = _checked_reviewer_display(reviewer_display, session.run)
     if scorecards is not UNCHANGED:

@@ -2,10 +2,13 @@
 object form naming the primary builder comparison, and validation against the run (its reviewers
 and their conditions, its builders, its default condition). Pure: the run is a RunContext."""
 
+import hashlib
+import hmac
 import json
 
 import pytest
 
+from content.draws import order_key, screening_items
 from content.rules import (
     DEFAULT_PRIMARY,
     METRICS,
@@ -16,6 +19,7 @@ from content.rules import (
     comparison,
     parse_block,
     parse_rules,
+    screening_count,
     tasks_excluded,
 )
 
@@ -314,7 +318,8 @@ def test_a_rule_that_acts_is_kept_apart_from_the_decision_rules():
 
 @pytest.mark.parametrize("written, errors", [
     ({**EXCLUDE, "action": "exclude_everything"},
-     ['rules[0].action: unknown action "exclude_everything"; known: exclude_tasks']),
+     ['rules[0].action: unknown action "exclude_everything"; known: exclude_tasks, '
+      'exclude_judge']),
     ({**EXCLUDE, "when": None},
      ['rules[0].when: expected an object naming what the action acts on (e.g. {"flag_share": '
       '">=0.5"})']),
@@ -373,3 +378,136 @@ def test_the_tasks_a_rule_excludes_by_share_severity_kind_and_leaving_one_out():
     # Re-scoring J3: t3 is then 1/1 (J4's own flag), still out; t1 2/3.
     assert tasks_excluded(EXCLUDE, flags, seen, leave_out="J3") == {"t1", "t3"}
     assert comparison(">= 0.5") == (">=", 0.5) and comparison("half") is None
+
+
+# --- exclude_judge (issue 30 item 5): a judge left out by their own phase-1 work -------------------
+
+MISSED = {"name": "missed the seeded defects", "action": "exclude_judge",
+          "when": {"judge_recall_controls": "<0.5"}, "screening_share": 0.33}
+FAST = {"name": "too fast", "action": "exclude_judge",
+        "when": {"judge_fast_answers": ">=0.5", "seconds": "<2"}}
+MEDIAN = {"name": "median too short", "action": "exclude_judge",
+          "when": {"judge_median_seconds": "<4"}}
+CONTROLS = {"seeded_defect": 6, "known_good": 3}
+
+
+def test_exclude_judge_sits_beside_exclude_tasks_in_one_grammar():
+    tnr = {**MISSED, "name": "passed nothing good", "when": {"judge_tnr_controls": "<=0.25"}}
+    block = parse_block(text_of([rule("delta_recall"), MISSED, tnr, FAST, MEDIAN, EXCLUDE]), RUN,
+                        task_flags=True, controls=CONTROLS)
+    assert block.rules == [rule("delta_recall")]
+    assert block.actions == (MISSED, tnr, FAST, MEDIAN, EXCLUDE)
+    # Without controls given, the grammar alone; metrics reading no control need none.
+    assert parse_block(text_of([MISSED]), RUN).actions == (MISSED,)
+    assert parse_block(text_of([FAST, MEDIAN]), RUN, controls={}).actions == (FAST, MEDIAN)
+
+
+@pytest.mark.parametrize("written, errors", [
+    ({**MISSED, "when": {"judge_recall": "<0.5"}},
+     ['rules[0].when: unknown selector "judge_recall"; exclude_judge takes judge_recall_controls, '
+      'judge_tnr_controls, judge_fast_answers, judge_median_seconds, seconds',
+      "rules[0].when: name one metric of the judge's own phase-1 work, one of "
+      "judge_recall_controls, judge_tnr_controls, judge_fast_answers, judge_median_seconds"]),
+    ({**MISSED, "when": {"judge_recall_controls": "<0.5", "judge_tnr_controls": "<0.5"}},
+     ["rules[0].when: name one metric of the judge's own phase-1 work, one of "
+      "judge_recall_controls, judge_tnr_controls, judge_fast_answers, judge_median_seconds; it "
+      "names 2: judge_recall_controls, judge_tnr_controls"]),
+    ({**MISSED, "when": {"judge_recall_controls": "below half"}},
+     ['rules[0].when.judge_recall_controls: expected a comparison with a share from 0 to 1, such '
+      'as "<0.5"; got "below half"']),
+    ({**MISSED, "when": {"judge_recall_controls": "<1.5"}},
+     ['rules[0].when.judge_recall_controls: expected a comparison with a share from 0 to 1, such '
+      'as "<0.5"; got "<1.5"']),
+    ({**MEDIAN, "when": {"judge_median_seconds": "<-1"}},
+     ['rules[0].when.judge_median_seconds: expected a comparison with a number of seconds, 0 or '
+      'more, such as "<5"; got "<-1"']),
+    ({**FAST, "when": {"judge_fast_answers": ">=0.5"}},
+     ['rules[0].when.seconds: judge_fast_answers needs it: the time an answer is fast below, '
+      'such as "<3"']),
+    ({**FAST, "when": {"judge_fast_answers": ">=0.5", "seconds": ">30"}},
+     ['rules[0].when.seconds: expected "<" or "<=" and a positive number of seconds, such as '
+      '"<3"; got ">30"']),
+    ({**FAST, "when": {"judge_fast_answers": ">=0.5", "seconds": 2}},
+     ['rules[0].when.seconds: expected "<" or "<=" and a positive number of seconds, such as '
+      '"<3"; got 2']),
+    ({**MEDIAN, "when": {"judge_median_seconds": "<4", "seconds": "<2"}},
+     ["rules[0].when.seconds: only judge_fast_answers takes seconds"]),
+    ({k: v for k, v in MISSED.items() if k != "screening_share"},
+     ["rules[0].screening_share: judge_recall_controls reads the controls, and only a screening "
+      "share of them, drawn at opening (the rest are what every score is reported on); name it, "
+      "such as 0.33"]),
+    ({**MISSED, "screening_share": 1},
+     ["rules[0].screening_share: expected a share above 0 and below 1, such as 0.33; got 1"]),
+    ({**MISSED, "screening_share": 0},
+     ["rules[0].screening_share: expected a share above 0 and below 1, such as 0.33; got 0"]),
+    ({**MISSED, "screening_share": True},
+     ["rules[0].screening_share: expected a share above 0 and below 1, such as 0.33; got true"]),
+    ({**FAST, "screening_share": 0.5},
+     ["rules[0].screening_share: judge_fast_answers reads no control, so nothing is drawn for "
+      "screening; leave it out"]),
+    ({**MISSED, "when": None},
+     ['rules[0].when: expected an object naming what the action acts on (e.g. '
+      '{"judge_recall_controls": "<0.5"})']),
+    ({**MISSED, "phase": 2},
+     ['rules[0]: unknown field "phase" (an exclude_judge rule holds "name", "action", "when" and, '
+      'with a control-based metric, "screening_share")']),
+    ({**EXCLUDE, "screening_share": 0.5},
+     ['rules[0]: unknown field "screening_share" (a rule that acts holds "name", "action" and '
+      '"when")']),
+])
+def test_exclude_judge_is_refused_by_place_when_written(written, errors):
+    assert refused([written]) == errors
+
+
+def test_one_screening_share_serves_every_rule():
+    tnr = {**MISSED, "name": "passed nothing good", "when": {"judge_tnr_controls": "<0.5"},
+           "screening_share": 0.5}
+    assert refused([MISSED, FAST, tnr]) == [
+        "rules[2].screening_share: 0.5 differs from rules[0]'s 0.33; one screening draw serves "
+        "every rule, so name one share"]
+
+
+def controls_refused(block, controls) -> list[str]:
+    with pytest.raises(RulesError) as error:
+        parse_block(text_of(block), RUN, controls=controls)
+    return error.value.errors
+
+
+def test_a_control_based_metric_is_refused_where_the_session_has_no_such_control():
+    tnr = {**MISSED, "name": "passed nothing good", "when": {"judge_tnr_controls": "<0.5"}}
+    assert controls_refused([MISSED, tnr], {}) == [
+        "rules[0].when.judge_recall_controls: it reads the seeded-defect controls (copies of truth "
+        "seeded_defect), and this session has none",
+        "rules[1].when.judge_tnr_controls: it reads the known-good controls (copies of truth "
+        "known_good), and this session has none"]
+    assert controls_refused([tnr], {"seeded_defect": 4, "known_good": 0}) == [
+        "rules[0].when.judge_tnr_controls: it reads the known-good controls (copies of truth "
+        "known_good), and this session has none"]
+    # A share that leaves nothing to report on: 0.33 of 1 is drawn whole.
+    assert controls_refused([MISSED], {"seeded_defect": 1, "known_good": 5}) == [
+        "rules[0].screening_share: 0.33 of the session's 1 seeded-defect control leaves none for "
+        "the reported scores; name a smaller share or add controls"]
+    assert parse_block(text_of([MISSED]), RUN, controls={"seeded_defect": 2}).actions == (MISSED,)
+
+
+@pytest.mark.parametrize("share, n, drawn", [(0.33, 3, 1), (0.33, 30, 10), (0.3, 10, 3),
+                                             (0.5, 7, 4), (0.1, 1, 1), (0.25, 8, 2)])
+def test_the_screening_count_is_the_share_as_written_rounded_up(share, n, drawn):
+    assert screening_count(share, n) == drawn
+
+
+def test_the_screening_draw_is_the_seed_s_order_within_each_control_truth():
+    seed = "ab" * 32
+    controls = {f"d{n}": "seeded_defect" for n in range(6)} | {f"g{n}": "known_good"
+                                                                for n in range(3)}
+    drawn = screening_items(seed, lambda n: screening_count(0.5, n), controls)
+    # Written out here: HMAC-SHA256(seed, key) ascending, the first half (rounded up) of each.
+    def hmac_of(key):
+        return hmac.new(bytes.fromhex(seed), key.encode(), hashlib.sha256).hexdigest()
+
+    defects = sorted((k for k in controls if k[0] == "d"), key=hmac_of)[:3]
+    good = sorted((k for k in controls if k[0] == "g"), key=hmac_of)[:2]
+    assert drawn == set(defects) | set(good)
+    assert all(order_key(seed, k) == hmac_of(k) for k in controls)
+    # Another seed, another draw (with these keys); no seed reads anything but item keys.
+    assert screening_items("cd" * 32, lambda n: screening_count(0.5, n), controls) != drawn

@@ -11,7 +11,13 @@ import pytest
 from blindjudge.errors import Invalid
 from content.canonical import JCS, LEGACY, canonical_sha256
 from judging.models import AuditEvent, PreregAmendment, Session
-from judging.services import prereg_amend, session_create, session_open, session_update_draft
+from judging.services import (
+    prereg_amend,
+    session_create,
+    session_open,
+    session_update_draft,
+    truth_correct,
+)
 from tests.support.verdicts import verdict_record
 from tests.worlds import a_run, invite_and_join, make_bundle, make_run2_bundle
 
@@ -201,3 +207,51 @@ def test_a_rule_that_excludes_flagged_tasks_is_refused_when_written(run2):
     assert str(refused.value) == (
         "preregistration: rules[0].action: exclude_tasks acts on the judges' task flags, and this "
         "session does not collect them")
+
+
+# --- exclude_judge (issue 30 item 5): control-based metrics need controls --------------------------
+
+MISSED = {"name": "missed the seeded defects", "action": "exclude_judge",
+          "when": {"judge_recall_controls": "<0.5"}, "screening_share": 0.33}
+
+
+def test_a_control_based_exclusion_is_refused_where_the_session_has_no_such_control(host, run2):
+    # A findings session judges findings, never a copy against a control's truth.
+    run = a_run(host, make_bundle())
+    with pytest.raises(Invalid) as refused:
+        session_create(run=run, kind="findings", actor="t", preregistration=prereg([MISSED]))
+    assert str(refused.value) == (
+        "preregistration: rules[0].when.judge_recall_controls: it reads the seeded-defect "
+        "controls (copies of truth seeded_defect), and this session has none")
+    # run2 has one seeded defect: a third of it, rounded up, is all of it.
+    sessions = Session.objects.count()
+    with pytest.raises(Invalid) as refused:
+        session_create(run=run2, kind="copies", actor="t", preregistration=prereg([MISSED]))
+    assert str(refused.value) == (
+        "preregistration: rules[0].screening_share: 0.33 of the session's 1 seeded-defect control "
+        "leaves none for the reported scores; name a smaller share or add controls")
+    assert Session.objects.count() == sessions
+    # A metric that reads no control is taken on either.
+    fast = {"name": "too fast", "action": "exclude_judge",
+            "when": {"judge_fast_answers": ">=0.5", "seconds": "<2"}}
+    session_create(run=run, kind="findings", actor="t", preregistration=prereg([fast]))
+
+
+def test_a_control_based_exclusion_is_refused_at_opening_once_its_controls_are_gone(host):
+    # Two seeded defects when the draft is written; one corrected to tests_fail before opening.
+    bundle = make_run2_bundle()
+    bundle["copies"][4]["truth"] = "seeded_defect"
+    bundle["copies"][4]["defect"] = "off by one"
+    run = a_run(host, bundle)
+    draft = session_create(run=run, kind="copies", actor="t",
+                           preregistration=prereg([MISSED])).session
+    truth_correct(run=run, item=bundle["copies"][4]["id"], truth="tests_fail",
+                  note="the tests say so", actor="t")
+    with pytest.raises(Invalid) as refused:
+        session_open(session=draft, actor="t")
+    assert str(refused.value) == (
+        "preregistration: rules[0].screening_share: 0.33 of the session's 1 seeded-defect control "
+        "leaves none for the reported scores; name a smaller share or add controls")
+    draft.refresh_from_db()
+    assert draft.state == "draft" and draft.protocol is None
+    assert not AuditEvent.objects.filter(session=draft, action="screening.drawn").exists()

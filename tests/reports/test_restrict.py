@@ -1,13 +1,15 @@
-"""reports.restrict.without_tasks: a session's data without some tasks is the data of a session
-that never had them. Checked by building both on hand-made records (tests/reports/sections/
-arrays.py) and comparing what the report's sections compute from each."""
+"""reports.restrict.without_tasks, without_items, without_judges: a session's data without some
+tasks (items, judges) is the data of a session that never had them. Checked by building both on
+hand-made records (tests/reports/sections/arrays.py) and comparing what the report's sections
+compute from each."""
 
+import hashlib
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from reports.restrict import without_tasks
+from reports.restrict import without_items, without_judges, without_tasks
 from reports.sections.builders import builders_compared
 from reports.sections.exclusions import NO_RULE, preregistered_exclusions
 from reports.sections.scores import judge_scores, reviewer_scores
@@ -137,3 +139,92 @@ def test_no_preregistered_rule_no_analysis_again():
     section = preregistered_exclusions(full, [(full.bundle.tasks[0].pk, 0, "other", 3, 1)])
     assert (section["stated"], section["why"], section["excluded_tasks"]) == (False, NO_RULE, [])
     assert section["builders_compared"] is None and section["judges"] == []
+
+
+# --- Items and judges left out (issue 30 item 5: screening controls, excluded judges) ------------
+
+def session_of(tasks, copies, reviews, items, marks, *, columns=None, judges=None):
+    """The run whole; the session with only the items in `columns` and the judges (rows of
+    JUDGES) in `judges`."""
+    columns = columns if columns is not None else list(range(len(items)))
+    judges = judges if judges is not None else list(range(len(JUDGES)))
+    return report_data(
+        bundle(tasks=tasks, builders=[B1, B2], copies=copies, reviewers=[R1], reviews=reviews),
+        items=[items[i] for i in columns], judges=[JUDGES[j] for j in judges],
+        grid={p: ["".join(lines[j][i] for i in columns) for j in judges]
+              for p, lines in marks.items()})
+
+
+def same_sections(restricted, direct):
+    for phase in (1, 2):
+        assert np.array_equal(restricted.verdicts.says[phase], direct.verdicts.says[phase])
+    assert np.array_equal(restricted.verdicts.paired, direct.verdicts.paired)
+    assert [(restricted.judges.pseudonyms[restricted.verdicts.judge[n]],
+             restricted.items.keys[restricted.verdicts.item[n]], restricted.verdicts.phase[n],
+             restricted.verdicts.value[n]) for n in restricted.verdicts.sort] == [
+        (direct.judges.pseudonyms[direct.verdicts.judge[n]],
+         direct.items.keys[direct.verdicts.item[n]], direct.verdicts.phase[n],
+         direct.verdicts.value[n]) for n in direct.verdicts.sort]
+    assert builders_compared(restricted) == builders_compared(direct)
+    assert judge_scores(restricted) == judge_scores(direct)
+    assert reviewer_scores(restricted) == reviewer_scores(direct)
+
+
+@pytest.mark.parametrize("n_tasks, left_out", [(3, [2, 5]), (24, [0, 7, 8, 40, 71])])
+def test_without_items_is_a_session_that_never_had_them_on_the_same_run(n_tasks, left_out):
+    world_ = world(n_tasks)
+    full = session_of(*world_)
+    items = world_[3]
+    restricted = without_items(full, {items[i].key for i in left_out})
+    kept = [i for i in range(len(items)) if i not in left_out]
+    direct = session_of(*world_, columns=kept)
+    assert restricted.items.keys == direct.items.keys
+    assert restricted.bundle is full.bundle  # the run's copies and reviews all stay
+    same_sections(restricted, direct)
+    assert judge_scores(full) != judge_scores(restricted)
+    assert without_items(full, set()) is full
+
+
+@pytest.mark.parametrize("left_out", [[1], [0, 2]])
+def test_without_judges_is_a_session_they_never_joined(left_out):
+    world_ = world(24)
+    full = session_of(*world_)
+    restricted = without_judges(full, left_out)
+    direct = session_of(*world_, judges=[j for j in range(3) if j not in left_out])
+    assert restricted.judges.pseudonyms == direct.judges.pseudonyms
+    assert [r[1] for r in restricted.assignments.rows] == [r[1] for r in direct.assignments.rows]
+    assert np.array_equal(restricted.assignments.thirds, direct.assignments.thirds)
+    same_sections(restricted, direct)
+    assert without_judges(full, []) is full
+
+
+MISSED = {"name": "missed the seeded defects", "action": "exclude_judge",
+          "when": {"judge_recall_controls": "<0.5"}, "screening_share": 0.5}
+
+
+def test_a_judge_given_no_screening_control_is_kept_and_every_score_leaves_them_out():
+    tasks, copies, reviews, items, marks = world(3)
+    ctl = [i for i, it in enumerate(items) if it.key.endswith("-ctl")]  # 3 seeded defects
+    # J1 and J2 pass every control in phase 1 (locked); J3 was given none of them.
+    marks = {p: [("".join("P" if i in ctl and p == 1 else m for i, m in enumerate(line))
+                  if j < 2 else "".join("." if i in ctl else m for i, m in enumerate(line)))
+                 for j, line in enumerate(lines)] for p, lines in marks.items()}
+    seed = "7a" * 32
+    data = report_data(
+        bundle(tasks=tasks, builders=[B1, B2], copies=copies, reviewers=[R1], reviews=reviews),
+        items=items, judges=JUDGES, grid=marks,
+        orders={2: [i for i in range(len(items)) if i not in ctl]},
+        session=a_session(protocol={"actions": [MISSED], "screening": {
+            "share": 0.5, "seed_sha256": hashlib.sha256(bytes.fromhex(seed)).hexdigest()}}))
+    section = preregistered_exclusions(replace(data, screening_seed=seed), [])
+    # Half of 3, rounded up: 2 screen.
+    assert section["screening"]["controls"]["seeded_defect"] == {"controls": 3, "screening": 2}
+    assert section["excluded_judges"] == [{"judge": "J1", "rules": [MISSED["name"]]},
+                                          {"judge": "J2", "rules": [MISSED["name"]]}]
+    figure = section["screened"][2]["rules"][0]
+    assert (figure["value"], figure["k"], figure["n"], figure["excludes"]) == (None, 0, 0, False)
+    expected = judge_scores(without_items(data, set(section["screening"]["items"])))
+    assert [j["phases"] for j in section["judges"]] == [j["phases"] for j in expected]
+    assert section["judges"][0]["phases"] != judge_scores(data)[0]["phases"]
+    # J3 alone compared the builders again.
+    assert section["builders_compared"] == builders_compared(without_judges(data, [0, 1]))

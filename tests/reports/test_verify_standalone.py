@@ -38,6 +38,7 @@ from reports.export import anonymise, to_json
 from reports.verify import verify
 from tests.content.test_canonical import SORTING_INPUT
 from tests.reports.test_adjudicated_report import adjudicate, adjudicated_bundle, judged
+from tests.reports.test_exclude_judge_report import revealed_with_rules
 from tests.reports.test_report import build_revealed
 from tests.worlds import a_run, a_session, advance, answer_all, invite_and_join, make_run2_bundle
 
@@ -569,3 +570,38 @@ def test_a_reasons_sample_is_drawn_again_from_its_published_seed_by_both(host, t
         if any("not the reviews drawn" in p for p in verify(d)[0]))
     assert "protocol.items: not the reviews drawn from the published seed per stratum" in \
         same_verdict(tmp_path, redrawn)[0]
+def test_a_screening_draw_verifies_and_a_tampered_seed_fails_in_both(host, tmp_path):
+    """An exclude_judge rule's screening seed (issue 30 item 5): both verifiers hash the published
+    seed against the protocol's commitment and draw the published screening controls from it,
+    check by check alike; another seed, or other items, fail both."""
+    session, seed, screening, _plans = revealed_with_rules(host)
+    report, anon = exported(session)
+    assert report["preregistered_exclusions"]["screening"]["items"] == sorted(screening)
+    problems, checks = same_verdict(tmp_path, report)
+    without = tampered(report, lambda d: d["protocol"]["frozen"].pop("screening"))
+    assert problems == [] and checks == verify(without)[1] + 2
+    assert same_verdict(tmp_path, anon)[0] == []
+
+    def other_seed(data):
+        data["preregistered_exclusions"]["screening"]["seed"] = flip(seed)
+
+    def other_items(data):
+        items = data["preregistered_exclusions"]["screening"]["items"]
+        spare = next(c["id"] for c in data["copies"]
+                     if c["truth"] == "seeded_defect" and c["id"] not in items)
+        items[0] = spare
+        items.sort()
+
+    def no_seed(data):
+        data["preregistered_exclusions"]["screening"] = None
+
+    verdicts = same_verdicts(tmp_path, [tampered(report, change)
+                                        for change in (other_seed, other_items, no_seed)])
+    seed_problem = ("preregistered_exclusions.screening.seed does not hash to the protocol's "
+                    "screening.seed_sha256")
+    items_problem = ("preregistered_exclusions.screening.items are not the controls the seed "
+                     "draws at the protocol's share")
+    assert verdicts[0][0][:1] == [seed_problem]
+    assert verdicts[1][0] == [items_problem]
+    assert verdicts[2][0] == ["preregistered_exclusions.screening: the protocol commits to a "
+                              "screening seed, and the report publishes none"]
