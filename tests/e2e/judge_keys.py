@@ -75,3 +75,30 @@ def wait_stored(page, judge, count: int, *, on_page_clock: bool = False) -> dict
             page.clock.run_for(50)
         page.wait_for_timeout(30)
     raise AssertionError(f"{count} verdicts never stored: {stored_verdicts(judge)}")
+
+
+def in_browser_as(context, origin, cookie: str):
+    name, value = cookie.split("=", 1)
+    context.add_cookies([{"name": name, "value": value, "url": origin}])
+    return context.new_page()
+
+
+def judge_by_keys(page, server, session, judge, keys: dict):
+    """Answers every item of `judge` with the key `keys` gives its item key (typing the reason
+    first where one is given), starting at the first item; ends on the review page."""
+    by_code = dict(judge.assignments.values_list("code", "item__key"))
+    order = list(judge.assignments.order_by("position").values_list("code", flat=True))
+    page.goto(server.url(f"/s/{session.url_id}/i/{order[0]}/"))
+    for position, code in enumerate(order):
+        expect(page.locator("h1 .code")).to_have_text(code)
+        wait_until_keys_count(page)
+        key, reason = keys[by_code[code]]
+        if reason:
+            page.locator("#reason").fill(reason)
+            page.locator("h1").click()  # the keys count outside the reason's box
+        if position + 1 < len(order):
+            page.keyboard.press(key)
+        else:
+            with page.expect_navigation():  # the last item's key leads to the review
+                page.keyboard.press(key)
+    expect(page.get_by_role("heading", name="Review, then lock phase 1")).to_be_visible()

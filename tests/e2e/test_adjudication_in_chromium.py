@@ -24,7 +24,7 @@ from judging.services import (
 )
 from reports.build import build_report
 from reports.verify import verify
-from tests.e2e.judge_keys import wait_until_keys_count
+from tests.e2e.judge_keys import in_browser_as, judge_by_keys
 from tests.e2e.test_github_in_chromium import sign_in_with_github
 from tests.worlds import (
     a_host,
@@ -32,7 +32,6 @@ from tests.worlds import (
     a_session,
     advance,
     answer_all,
-    codes,
     host_cookie,
     invite_and_join,
     judge_cookie,
@@ -62,33 +61,6 @@ def unknown_run2():
                                "raised_by": ["r2"], "proposed_verdict": "refuted",
                                "truth": "unknown"})
     return bundle
-
-
-def in_browser_as(context, origin, cookie: str):
-    name, value = cookie.split("=", 1)
-    context.add_cookies([{"name": name, "value": value, "url": origin}])
-    return context.new_page()
-
-
-def judge_by_keys(page, server, session, judge, keys: dict):
-    """Answers every item of `judge` with the key `keys` gives its item key (typing the reason
-    first where one is given), starting at the first item; ends on the review page."""
-    by_code = dict(judge.assignments.values_list("code", "item__key"))
-    order = codes(judge)
-    page.goto(server.url(f"/s/{session.url_id}/i/{order[0]}/"))
-    for position, code in enumerate(order):
-        expect(page.locator("h1 .code")).to_have_text(code)
-        wait_until_keys_count(page)
-        key, reason = keys[by_code[code]]
-        if reason:
-            page.locator("#reason").fill(reason)
-            page.locator("h1").click()  # the keys count outside the reason's box
-        if position + 1 < len(order):
-            page.keyboard.press(key)
-        else:
-            with page.expect_navigation():  # the last item's key leads to the review
-                page.keyboard.press(key)
-    expect(page.get_by_role("heading", name="Review, then lock phase 1")).to_be_visible()
 
 
 def computed_scores(verdicts, truths, phase=1):
