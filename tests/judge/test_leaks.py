@@ -38,6 +38,7 @@ from django.test import Client, override_settings
 from django.urls import Resolver404, resolve
 
 from accounts.models import Credential, Invitation, Judge
+from content.vocabulary import TRUTH_LABELS
 from judging.enums import SessionKind
 from judging.models import (
     Assignment,
@@ -1574,11 +1575,14 @@ class Normaliser:
         return re.sub(rb"/resume/[A-Za-z0-9_\-]{43}", b"/resume/<RESUME_TOKEN>", text)
 
 
-def twin_transcript(host, bundle, standin, *, build=None, driver=None,
+def twin_transcript(host, bundle, standin, *, build=None, driver=None, normalise_more=None,
                     **options) -> tuple[list, World]:
     """Every judge-facing response in every state, as (who, method, path, status, headers, body),
-    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out. `build` and `driver`
-    (by default `build_world` and `drive`): the world and how it is driven."""
+    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out; each state opened
+    by a marker entry ("state", its name, "", 0, (), b""). `build` and `driver` (by default
+    `build_world` and `drive`): the world and how it is driven; `normalise_more`: (bytes, world)
+    -> bytes, applied to every body after the Normaliser (what a twin test allows to differ, by
+    name)."""
     world = (build or build_world)(host, bundle, seed=SEED, standin=standin, **options)
     normalise = Normaliser(world)
     transcript = []
@@ -1592,16 +1596,19 @@ def twin_transcript(host, bundle, standin, *, build=None, driver=None,
         headers = tuple((k, "<TIME>" if k.lower() == "expires" else
                          normalise(v.encode("latin-1")).decode("latin-1"))
                         for k, v in sorted(response.items()) if k.lower() != "set-cookie")
+        body = normalise(body_of(response))
         transcript.append((persona.label, method, normalise(path.encode()).decode(),
-                           response.status_code, headers, normalise(body_of(response))))
+                           response.status_code, headers,
+                           normalise_more(body, world) if normalise_more else body))
 
     def on_driver_response(persona, method, path, response):
         normalise.refresh()  # the driver changes state between requests (service calls)
         on_response(persona, method, path, response)
 
     crawl = Crawl(world, on_response)
-    for _state, labels in (driver or drive)(world, on_driver_response):
+    for state, labels in (driver or drive)(world, on_driver_response):
         normalise.refresh()
+        transcript.append(("state", state, "", 0, (), b""))
         for label in labels:
             if label != "R":  # a removed judge gets 404s from the guard, whatever the bundle
                 crawl.run(world.personas[label])
@@ -1733,6 +1740,119 @@ def test_case_12a_adjudication_twins_give_byte_identical_adjudicator_responses(c
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page whose length follows the truth label of
     # the adjudicator's copy (cCANARY02: seeded_defect in one twin, known_good in the other).
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        pages = []
+        for world in (left_world, right_world):
+            a = world.personas["A"]
+            normalise = Normaliser(world)
+            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
+                          for code in codes_of(a.judge_pk)])
+    assert pages[0] != pages[1]
+
+
+KNOWN_TRUTH = re.compile(rb"Known truth: <strong>([^<]*)</strong>")
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_12a_reasons_twins_give_byte_identical_auditor_responses(canary_host, standin):
+    """Issue 30 item 6: an auditor of model reasons learns nothing of builders, of the reviewer
+    (model, family), of the copy's other reviews or of the reviews under another condition, and
+    nothing of truth before their phase-1 lock. Twins of the canary bundle differing in builder
+    names, families and ids, in reviewer models and families, in the verdict, reason and
+    authorship guess of every review the auditor does not audit (the other review of a copy they
+    audit among them, and every review under the second condition), and in every truth label
+    the tests settled, give the auditor (and the stranger, and the host of other runs) the same
+    bytes in every state, save one: phase 2 shows the audited copy's known truth in words, by
+    design (the report measures whether knowing it changes what people call grounded). That
+    line alone is set aside by name (`Known truth: <strong>…</strong>`), and it is shown to be
+    absent from every response before the phase-1 lock, present after it, and different between
+    the twins (so setting it aside hides a real difference, and only that one)."""
+    shown = {"left": [], "right": []}
+
+    def truth_set_aside(side):
+        def replace(body: bytes, world) -> bytes:
+            shown[side].extend(KNOWN_TRUTH.findall(body))
+            if world.session.protocol_sha256:
+                body = body.replace(world.session.protocol_sha256.encode(), b"<PROTOCOL>")
+            return KNOWN_TRUTH.sub(b"Known truth: <strong><TRUTH></strong>", body)
+        return replace
+
+    left, left_world = twin_transcript(canary_host, canary_bundle(adjudication=True), standin,
+                                       build=build_reasons_world, driver=drive_reasons,
+                                       normalise_more=truth_set_aside("left"))
+    audited = set(Assignment.objects.filter(judge_id=left_world.personas["A"].judge_pk)
+                  .values_list("item__review__reviewer__bundle_id", "item__review__copy__bundle_id"))
+    twin = reasons_twin(canary_bundle(adjudication=True, truth_twin=True, builder_twin=True),
+                        audited=audited)
+    right, right_world = twin_transcript(canary_host, twin, standin, build=build_reasons_world,
+                                         driver=drive_reasons,
+                                         normalise_more=truth_set_aside("right"))
+    assert len(left) > 300
+    # The auditor audits the same reviews in both twins, and everything else differs.
+    assert audited == set(Assignment.objects.filter(judge_id=right_world.personas["A"].judge_pk)
+                          .values_list("item__review__reviewer__bundle_id",
+                                       "item__review__copy__bundle_id"))
+    assert len(audited) == 5 and len({copy for _, copy in audited}) == 5
+
+    def reviews(world):
+        return {(r.reviewer.bundle_id, r.copy.bundle_id, r.condition): (r.verdict, r.reason)
+                for r in Review.objects.filter(run=world.run).select_related("reviewer", "copy")}
+
+    left_reviews, right_reviews = reviews(left_world), reviews(right_world)
+    assert left_reviews.keys() == right_reviews.keys()
+    default = ADJ_CONDITIONS[0]
+    for key, review in left_reviews.items():
+        assert (review == right_reviews[key]) == (key[2] == default and key[:2] in audited), key
+    # The copy's other review, where an audited copy has one, differs between the twins.
+    assert any(key[2] == default and key[:2] not in audited
+               and key[1] in {copy for _, copy in audited} for key in left_reviews)
+    for field_name in ("model", "family"):
+        assert set(left_world.run.reviewers.values_list(field_name, flat=True)).isdisjoint(
+            right_world.run.reviewers.values_list(field_name, flat=True))
+    assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
+        right_world.run.builders.values_list("model", flat=True))
+    audited_copies = {copy for _, copy in audited}
+    truths = [{c.bundle_id: c.truth for c in w.run.copies.all() if c.bundle_id in audited_copies}
+              for w in (left_world, right_world)]
+    assert sum(truths[0][c] != truths[1][c] for c in audited_copies) >= 3, truths
+    # The protocol (shown to judges by its hash) freezes what each item audits: the review's
+    # verdict and its reason's hash (judging.services.sessions.protocol_of). So it differs, by
+    # design, where the twins differ in reviews other auditors audit, and nowhere else: the hash
+    # is set aside above like the commitments, and the documents are compared here. (It is an
+    # unsalted hash of a document holding host-only item keys and the hashes of reasons the
+    # auditor never reads: nothing in it can be checked against a guess.)
+    left_protocol, right_protocol = (w.session.protocol for w in (left_world, right_world))
+    assert left_world.session.protocol_sha256 != right_world.session.protocol_sha256
+    own_keys = {f"review:{reviewer}:{copy}" for reviewer, copy in audited}
+    differing = [l_item["key"] for l_item, r_item in zip(left_protocol["items"],
+                                                          right_protocol["items"], strict=True)
+                 if l_item != r_item]
+    assert differing and not own_keys & set(differing)
+    assert all(l_item["review"] != r_item["review"] and {**l_item, "review": None}
+               == {**r_item, "review": None}
+               for l_item, r_item in zip(left_protocol["items"], right_protocol["items"], strict=True)
+               if l_item["key"] in differing)
+    assert {**left_protocol, "items": None} == {**right_protocol, "items": None}
+    # A page showing the truth line is as long as its words: its Content-Length is set aside
+    # with them (and only on such a page).
+    left, right = ([(*entry[:4], tuple((k, "<LENGTH>" if k == "Content-Length"
+                                         and b"<TRUTH>" in entry[5] else v)
+                                        for k, v in entry[4]), entry[5]) for entry in side]
+                   for side in (left, right))
+    assert first_difference(left, right) == ""
+    # The truth line: never before the phase-1 lock, shown after it, and not the same words.
+    states = [entry[1] for entry in left if entry[0] == "state"]
+    lock = next(i for i, entry in enumerate(left) if entry[:2] == ("state", "phase 2"))
+    assert states[:states.index("phase 2")] == ["draft", "open, before answering", "answering",
+                                                "answered"]
+    assert not any(b"Known truth" in entry[5] for entry in left[:lock])
+    assert any(b"<TRUTH>" in entry[5] for entry in left[lock:])
+    assert shown["left"] and len(shown["left"]) == len(shown["right"])
+    assert shown["left"] != shown["right"]
+    assert set(shown["left"]) | set(shown["right"]) <= {
+        label.encode() for label in TRUTH_LABELS.values()}
+    # Positive control: without the truth set aside, the comparison fires on the auditor's
+    # pages of phase 2 (as it does on the unsafe page whose length follows the truth label).
     with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         pages = []
         for world in (left_world, right_world):
