@@ -1506,6 +1506,33 @@ def test_positive_control_the_scanner_finds_every_adjudication_canary_on_an_unsa
         unsafe_page_fires_on_every_canary(world, canaries)
 
 
+def test_positive_control_the_scanner_finds_every_reasons_canary_on_an_unsafe_page(
+        canary_host, standin):
+    """The reasons crawl's canaries (the run/2 bundle's reviewer conditions and reviews, the
+    audited reasons among them; the other auditor; the judges of the copies and findings sessions,
+    one by GitHub, with task flags), every one of them, in every form, as the crawl's scanner sees
+    them: each detector the reasons crawl relies on fires, the audited reasons' too (the crawl
+    allows each only on its own item page)."""
+    world = build_reasons_world(canary_host, canary_bundle(adjudication=True), standin=standin)
+    for _ in drive_reasons(world, lambda *args: None):
+        pass
+    own = world.personas["A"].judge_pk
+    canaries = {**content_canaries(world), **phase2_canaries(world),
+                **people_canaries(world, own), **id_canaries(world)}
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(canaries)
+    assert set(audited_labels(own).values()) <= set(canaries)
+    assert any(" task flag " in label for label in canaries)
+    assert any(label.endswith("GitHub login") for label in canaries)
+    other_auditor = Judge.objects.get(session=world.session, display_name=AUDITORS["B"])
+    assert f"judge {other_auditor.pk} name" in canaries
+    mine = {JUDGE_NAMES["A"], *Verdict.objects.filter(assignment__judge_id=own).values_list(
+        "reason", flat=True)}
+    planted = set(planted_values(world.session))
+    assert set(canaries.values()) == planted - mine, set(canaries.values()) ^ (planted - mine)
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        unsafe_page_fires_on_every_canary(world, canaries)
+
+
 def test_positive_control_the_hosts_revealed_report_holds_every_content_canary(canary_host, standin):
     world = revealed_world(canary_host, standin)
     report = build_report(world.session)
