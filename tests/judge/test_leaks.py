@@ -25,6 +25,7 @@ test-only page (tests/support/urls_unsafe.py), and every content canary in the h
 fires on a page whose length depends on the truth label.
 """
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -655,6 +656,28 @@ def drive_adjudication(world, on_response):
 AUDITORS = {"A": JUDGE_NAMES["A"], "B": JUDGE_NAMES["B"]}
 
 
+def reasons_bundle(*, seal_twin: bool = False, **options) -> dict:
+    """The adjudication canary bundle (`canary_bundle(adjudication=True, **options)`) with the
+    exact request each review was made with: canary texts (the copy as sent, the reviewer's
+    profile, evidence references), each sealed by its hash, and every other one carrying an
+    unexpected key named by a canary, so its seal fails with a reason that names it. Requests and
+    seal reasons are canaries (`content_canaries`); `seal_twin` words every request otherwise and
+    moves the unexpected key to the other reviews, so every review's seal outcome flips, the
+    audited reviews' too."""
+    bundle = canary_bundle(adjudication=True, **options)
+    tag = "SW" if seal_twin else "SQ"
+    for index, review in enumerate(bundle["reviews"]):
+        fields = {"candidate_text": f"CanaryRequestText{tag}{index:02d} «the copy»",
+                  "reviewer_profile": f"CanaryRequestProfile{tag}{index:02d} ø",
+                  "evidence_refs": [f"CanaryEvidenceRef{tag}{index:02d}"]}
+        if (index % 2 == 1) != seal_twin:
+            fields[f"CanarySealKey{tag}{index:02d}x"] = "x"
+        request = json.dumps(fields, ensure_ascii=False)
+        review["request"] = request
+        review["request_sha256"] = hashlib.sha256(request.encode("utf-8")).hexdigest()
+    return bundle
+
+
 def reasons_twin(bundle: dict, *, audited: set, reviewers: bool = True) -> dict:
     """The canary bundle (`canary_bundle(adjudication=True, …)`) changed everywhere an auditor
     must learn nothing of, and nowhere they may: with `reviewers`, the reviewers' models and
@@ -806,6 +829,11 @@ def content_canaries(world) -> dict[str, str]:
     for review in Review.objects.filter(run=run):
         if review.authorship_guess:
             found[f"authorship guess {review.pk}"] = review.authorship_guess
+        # The exact request a review was made with, and why its seal failed (reasons_bundle).
+        if review.request:
+            found[f"review {review.pk} request"] = review.request
+        if review.seal_reason:
+            found[f"review {review.pk} seal reason"] = review.seal_reason
     # Reviewer conditions the host named (run/2); "clean", the format's default, names nothing.
     for condition in {run.default_condition, *Review.objects.filter(run=run)
                       .values_list("condition", flat=True)} - {"clean"}:
@@ -1405,8 +1433,10 @@ REASONS_ROUTES = ADJUDICATION_ROUTES
 
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
 def test_no_canary_in_any_byte_an_auditor_of_reasons_receives_in_any_state(canary_host, standin):
-    world = build_reasons_world(canary_host, canary_bundle(adjudication=True), standin=standin)
+    world = build_reasons_world(canary_host, reasons_bundle(), standin=standin)
     assert unfillable_routes(world) == []
+    assert {"sealed", "failed"} <= set(Review.objects.filter(run=world.run)
+                                       .values_list("seal", flat=True))
     # The world is what the test says: every default-condition review audited, none of the other
     # condition, beside two unrevealed sessions judged by others, every kind of canary present.
     default, told = ADJ_CONDITIONS
@@ -1513,7 +1543,7 @@ def test_positive_control_the_scanner_finds_every_reasons_canary_on_an_unsafe_pa
     one by GitHub, with task flags), every one of them, in every form, as the crawl's scanner sees
     them: each detector the reasons crawl relies on fires, the audited reasons' too (the crawl
     allows each only on its own item page)."""
-    world = build_reasons_world(canary_host, canary_bundle(adjudication=True), standin=standin)
+    world = build_reasons_world(canary_host, reasons_bundle(), standin=standin)
     for _ in drive_reasons(world, lambda *args: None):
         pass
     own = world.personas["A"].judge_pk
@@ -1521,6 +1551,8 @@ def test_positive_control_the_scanner_finds_every_reasons_canary_on_an_unsafe_pa
                 **people_canaries(world, own), **id_canaries(world)}
     assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(canaries)
     assert set(audited_labels(own).values()) <= set(canaries)
+    assert any(label.endswith(" request") for label in canaries)
+    assert any(label.endswith(" seal reason") for label in canaries)
     assert any(" task flag " in label for label in canaries)
     assert any(label.endswith("GitHub login") for label in canaries)
     other_auditor = Judge.objects.get(session=world.session, display_name=AUDITORS["B"])
@@ -1804,12 +1836,12 @@ def test_case_12a_reasons_twins_give_byte_identical_auditor_responses(canary_hos
             return KNOWN_TRUTH.sub(b"Known truth: <strong><TRUTH></strong>", body)
         return replace
 
-    left, left_world = twin_transcript(canary_host, canary_bundle(adjudication=True), standin,
+    left, left_world = twin_transcript(canary_host, reasons_bundle(), standin,
                                        build=build_reasons_world, driver=drive_reasons,
                                        normalise_more=truth_set_aside("left"))
     audited = set(Assignment.objects.filter(judge_id=left_world.personas["A"].judge_pk)
                   .values_list("item__review__reviewer__bundle_id", "item__review__copy__bundle_id"))
-    twin = reasons_twin(canary_bundle(adjudication=True, truth_twin=True, builder_twin=True),
+    twin = reasons_twin(reasons_bundle(truth_twin=True, builder_twin=True, seal_twin=True),
                         audited=audited)
     right, right_world = twin_transcript(canary_host, twin, standin, build=build_reasons_world,
                                          driver=drive_reasons,
@@ -1830,6 +1862,11 @@ def test_case_12a_reasons_twins_give_byte_identical_auditor_responses(canary_hos
     default = ADJ_CONDITIONS[0]
     for key, review in left_reviews.items():
         assert (review == right_reviews[key]) == (key[2] == default and key[:2] in audited), key
+    # Every review's seal differs between the twins, the audited ones' too.
+    seals = [dict(((r.reviewer.bundle_id, r.copy.bundle_id, r.condition), r.seal)
+                  for r in Review.objects.filter(run=w.run).select_related("reviewer", "copy"))
+             for w in (left_world, right_world)]
+    assert all(seals[0][key] != seals[1][key] for key in seals[0]), seals
     # The copy's other review, where an audited copy has one, differs between the twins.
     assert any(key[2] == default and key[:2] not in audited
                and key[1] in {copy for _, copy in audited} for key in left_reviews)

@@ -39,6 +39,7 @@ from tests.judge.test_leaks import (
     move_ids_to_distinctive_ranges,
     people_canaries,
     phase2_canaries,
+    reasons_bundle,
     restore_ids,
 )
 from tests.support.leakcheck import Scanner
@@ -248,8 +249,8 @@ async def test_no_canary_in_any_websocket_frame_an_auditor_of_reasons_receives(c
     dashboard socket of the copies session on the same run, fed by the same drive (a judge joins
     it while the auditor answers), carries that judge's name, and the scanner finds it; the
     reasons session's own dashboard is live."""
-    world = await sync_to_async(build_reasons_world)(
-        canary_host_tx, canary_bundle(adjudication=True), standin=standin)
+    world = await sync_to_async(build_reasons_world)(canary_host_tx, reasons_bundle(),
+                                                     standin=standin)
     host_client = Client()
     await sync_to_async(host_client.force_login)(canary_host_tx.user)
     copies_dashboard = Listener("host", cookie_of(host_client), f"/ws/host/sessions/{world.other.pk}/")
