@@ -2,10 +2,12 @@
 
 Personas (as in tests/conftest.py): the host (alice), another host (bob), a host signed in with
 GitHub, an invited judge, a judge signed in with GitHub, a guest, a judge of another session, a
-removed judge, and an anonymous visitor; and an adjudicator (issue 29 item 5), invited by join link
+removed judge, and an anonymous visitor; an adjudicator (issue 29 item 5), invited by join link
 to an open adjudication on alice's run whose items (copies c2 and c6, finding f1) are items of the
-copies session the other judges judge. Each cell asserts behaviour: what the page shows, or that
-the refusal is the same 404 a URL that does not exist gives.
+copies session the other judges judge; and an auditor (issue 30 item 6), invited by join link to
+an open reasons session on alice's run auditing its model reviews of c1 and c2 (copies the other
+judges judge). Each cell asserts behaviour: what the page shows, or that the refusal is the same
+404 a URL that does not exist gives.
 """
 
 import re
@@ -69,20 +71,37 @@ def adjudicator(adjudication):
 
 
 @pytest.fixture
+def reasons_session(run):
+    """An open reasons session on alice's run: its three default-condition reviews (r1 of c1 and
+    c2, r2 of c1), audited beside the open copies session the other judges judge."""
+    return a_session(run, SessionState.OPEN, kind=SessionKind.REASONS)
+
+
+@pytest.fixture
+def auditor(reasons_session):
+    """An auditor of the reasons session, invited by join link (outside the matrix as declared:
+    a link-only judge is not checked against the run's other sessions)."""
+    return invite_and_join(reasons_session, name="Audrey Auditor").judge
+
+
+@pytest.fixture
 def world(open_session, host, other_host, invited_judge, guest, judge_of_another_session,
-          removed_judge, github_judge, anonymous, standin, adjudication, adjudicator):
+          removed_judge, github_judge, anonymous, standin, adjudication, adjudicator,
+          reasons_session, auditor):
     """Every persona's browser (conftest's personas, each held by client_as), a host signed in
-    with GitHub, and the adjudicator's."""
+    with GitHub, the adjudicator's and the auditor's."""
     clients = {"invited": client_as(invited_judge), "guest": client_as(guest),
                "other_session_judge": client_as(judge_of_another_session),
                "removed": client_as(removed_judge), "anonymous": anonymous,
                "host": client_as(host), "other_host": client_as(other_host),
                "github_judge": client_as(github_judge), "github_host": github_host(standin),
-               "adjudicator": client_as(adjudicator)}
+               "adjudicator": client_as(adjudicator), "auditor": client_as(auditor)}
     return {"session": open_session, "clients": clients,
             "invited_codes": own_codes(clients["invited"], open_session),
             "adjudication": adjudication,
-            "adjudicator_codes": own_codes(clients["adjudicator"], adjudication)}
+            "adjudicator_codes": own_codes(clients["adjudicator"], adjudication),
+            "reasons": reasons_session,
+            "auditor_codes": own_codes(clients["auditor"], reasons_session)}
 
 
 def judge_routes():
@@ -97,10 +116,11 @@ def test_the_matrix_knows_every_judge_page():
         "judge_instructions", "judge_card", "judge_card_frame", "judge_task_flag"])
 
 
-# The adjudicator judges the same copies in another session: to them this session is any other.
+# The adjudicator judges the same copies in another session, and the auditor audits their
+# reviews in another: to them this session is any other.
 NOT_FOUND_FOR_EVERYONE_BUT_THE_JUDGE = ["guest", "github_judge", "other_session_judge", "removed",
                                         "anonymous", "host", "other_host", "github_host",
-                                        "adjudicator"]
+                                        "adjudicator", "auditor"]
 # Pages every judge of the session has (their own), whatever the URL's item code.
 OWN_IN_THE_SESSION = ("judge_home", "judge_welcome", "judge_lock", "github_judge_link",
                       "github_judge_link_done", "judge_reissue", "judge_instructions")
@@ -271,7 +291,7 @@ def test_the_adjudicator_reaches_their_own_adjudication_pages(world):
 # run (never an adjudicator: refused by account and by GitHub), other hosts.
 NOT_FOUND_FOR_EVERYONE_BUT_THE_ADJUDICATOR = ["invited", "guest", "github_judge",
                                               "other_session_judge", "removed", "anonymous",
-                                              "host", "other_host", "github_host"]
+                                              "host", "other_host", "github_host", "auditor"]
 
 
 @pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_ADJUDICATOR)
@@ -338,6 +358,119 @@ def test_the_phase_2_preview_of_an_adjudication_is_404_for_the_host(world, host)
         assert refused.status_code == 404, name
         assert refused.content == nowhere.content, name
         for persona in ("other_host", "github_host", "adjudicator", "invited"):
+            for phase in ("1", "2"):
+                assert world["clients"][persona].get(fill(route, phase=phase, **values)).status_code \
+                    in (302, 404), (persona, name, phase)
+
+
+# --- The auditor of model reasons (issue 30 item 6) ------------------------------------------------
+
+def test_the_auditor_reaches_their_own_reasons_pages(world):
+    session, auditor = world["reasons"], world["clients"]["auditor"]
+    codes = world["auditor_codes"]
+    assert len(codes) == 2  # one review of c1 and one of c2: never two reviews of one copy
+    values = {"url_id": session.url_id, "code": codes[0]}
+    pages = {name: auditor.get(fill(route, **values)) for route, name in judge_routes()}
+    assert pages["judge_home"].status_code == 200
+    for code in codes:
+        item = auditor.get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id=session.url_id, code=code))
+        text = item.content.decode()
+        assert f"Item <span class=\"code\">{code}</span>" in text
+        assert "The review to audit" in text and "not_grounded" in text
+        # Phase 1: the review's verdict and reason, never its reviewer nor the copy's truth.
+        assert "Known truth" not in text and "What the model reviewers said" not in text
+        for name in ("qwen3", "gpt-4o-mini", "Alibaba", "OpenAI", "clean"):
+            assert name not in text, name
+        frame = auditor.get(fill(JUDGE_PREFIX + "i/<str:code>/frame", url_id=session.url_id,
+                                 code=code))
+        assert frame.status_code == 200 and frame["Content-Security-Policy"].startswith("sandbox")
+    assert pages["judge_item"].status_code == 200
+    assert b"2 of 2 items have no phase-1 verdict yet" in pages["judge_lock"].content
+    assert b"Your commitment" in pages["judge_welcome"].content
+    assert pages["judge_instructions"].status_code == 200
+    assert b"Link your GitHub account" in pages["github_judge_link"].content
+    assert pages["github_judge_link_done"]["Location"] == f"/s/{session.url_id}/"
+    assert pages["judge_reissue"]["Location"] == f"/s/{session.url_id}/"
+    # No scorecard (a reasons session has none), no card pages, no task flags.
+    for name in ("judge_scorecard", "judge_card", "judge_card_frame"):
+        assert pages[name].status_code == 404, name
+    assert pages["judge_task_flag"]["Location"] == f"/s/{session.url_id}/"
+    refused = auditor.post(fill(JUDGE_PREFIX + "i/<str:code>/flag", **values),
+                           {"phase": "1", "kind": "other", "severity": "1", "reason": "r"},
+                           HTTP_ACCEPT="application/json")
+    assert refused.status_code == 409
+    assert refused.json()["message"] == "this session does not collect task flags"
+
+
+# Everyone but the auditor: the judges of the copies session on the same run (by join link, as a
+# guest, by GitHub), a judge of another session, the adjudicator, a removed judge, a stranger, the
+# host of the run, other hosts.
+NOT_FOUND_FOR_EVERYONE_BUT_THE_AUDITOR = ["invited", "guest", "github_judge",
+                                          "other_session_judge", "removed", "anonymous", "host",
+                                          "other_host", "github_host", "adjudicator"]
+
+
+@pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_AUDITOR)
+def test_everyone_else_gets_the_same_404_on_the_auditors_pages(world, persona):
+    session = world["reasons"]
+    client = world["clients"][persona]
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    for code in world["auditor_codes"]:
+        values = {"url_id": session.url_id, "code": code}
+        for route, name in judge_routes():
+            response = client.get(fill(route, **values))
+            assert response.status_code == 404, (persona, name)
+            assert response.content == nonexistent.content, (persona, name)
+            post = client.post(fill(route, **values), {"verdict": "grounded", "phase": "1",
+                                                       "reason": "r", "confirm": "yes"})
+            assert post.status_code in (404, 405), (persona, name)
+            if post.status_code == 404:
+                assert post.content == nonexistent.content, (persona, name)
+
+
+def test_the_auditor_gets_the_same_404_on_every_other_session_of_the_run(world, other_session):
+    """The copies session (world["session"]) is covered by the matrix above; here, every session
+    on the run the auditor is not in (the adjudication among them), with its judges' codes."""
+    auditor = world["clients"]["auditor"]
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    others = [s for s in other_session.run.sessions.all() if s.pk != world["reasons"].pk]
+    assert {s.kind for s in others} >= {"copies", "adjudication"}
+    invite_and_join(other_session, name="Elsewhere Too")
+    for session in others:
+        codes = [c for judge in session.judges.all()
+                 for c in judge.assignments.values_list("code", flat=True)]
+        for code in codes or ["ZZZZ"]:
+            for route, name in judge_routes():
+                response = auditor.get(fill(route, url_id=session.url_id, code=code))
+                assert response.status_code == 404, (session.kind, name)
+                assert response.content == nonexistent.content, (session.kind, name)
+
+
+def test_the_hosts_preview_of_a_reasons_session_works_in_both_phases(world):
+    """The host previews both phases of a reasons session (phase 2 shows the copy's truth beside
+    the review audited, as the auditor's phase 2 does); every preview URL answers in both, none
+    in a phase that does not exist. Other hosts, the auditor and a judge of the run get nothing."""
+    session = world["reasons"]
+    client = world["clients"]["host"]
+    start = client.get(f"/host/sessions/{session.pk}/preview/")
+    assert start.status_code == 302
+    seed = re.match(rf"/host/sessions/{session.pk}/preview/([^/]+)/1/", start["Location"]).group(1)
+    phase1 = client.get(f"/host/sessions/{session.pk}/preview/{seed}/1/").content.decode()
+    codes = re.findall(rf'href="/host/sessions/{session.pk}/preview/{seed}/1/i/([A-Z0-9]+)/"', phase1)
+    assert codes, phase1[:2000]
+    for phase in ("1", "2"):
+        item = client.get(fill("host/sessions/<int:session_id>/preview/<str:seed>/<int:phase>/i/"
+                               "<str:code>/", session_id=str(session.pk), seed=seed, phase=phase,
+                               code=codes[0])).content.decode()
+        assert "The review to audit" in item
+        assert ("Known truth" in item) == (phase == "2")
+        assert "What the model reviewers said" not in item
+    for route, name in preview_routes():
+        values = {"session_id": str(session.pk), "seed": seed, "code": codes[0]}
+        for phase in ("1", "2"):
+            assert client.get(fill(route, phase=phase, **values)).status_code == 200, (name, phase)
+        assert client.get(fill(route, phase="3", **values)).status_code == 404, name
+        for persona in ("other_host", "github_host", "auditor", "invited"):
             for phase in ("1", "2"):
                 assert world["clients"][persona].get(fill(route, phase=phase, **values)).status_code \
                     in (302, 404), (persona, name, phase)

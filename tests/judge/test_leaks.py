@@ -25,6 +25,7 @@ test-only page (tests/support/urls_unsafe.py), and every content canary in the h
 fires on a page whose length depends on the truth label.
 """
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from django.test import Client, override_settings
 from django.urls import Resolver404, resolve
 
 from accounts.models import Credential, Invitation, Judge
+from content.vocabulary import TRUTH_LABELS
 from judging.enums import SessionKind
 from judging.models import (
     Assignment,
@@ -649,6 +651,164 @@ def drive_adjudication(world, on_response):
     yield "revealed", ["A", "O"]
 
 
+# --- A reasons session's world (issue 30 items 2 and 6) ------------------------------------------
+
+AUDITORS = {"A": JUDGE_NAMES["A"], "B": JUDGE_NAMES["B"]}
+
+
+def reasons_bundle(*, seal_twin: bool = False, **options) -> dict:
+    """The adjudication canary bundle (`canary_bundle(adjudication=True, **options)`) with the
+    exact request each review was made with: canary texts (the copy as sent, the reviewer's
+    profile, evidence references), each sealed by its hash, and every other one carrying an
+    unexpected key named by a canary, so its seal fails with a reason that names it. Requests and
+    seal reasons are canaries (`content_canaries`); `seal_twin` words every request otherwise and
+    moves the unexpected key to the other reviews, so every review's seal outcome flips, the
+    audited reviews' too."""
+    bundle = canary_bundle(adjudication=True, **options)
+    tag = "SW" if seal_twin else "SQ"
+    for index, review in enumerate(bundle["reviews"]):
+        fields = {"candidate_text": f"CanaryRequestText{tag}{index:02d} «the copy»",
+                  "reviewer_profile": f"CanaryRequestProfile{tag}{index:02d} ø",
+                  "evidence_refs": [f"CanaryEvidenceRef{tag}{index:02d}"]}
+        if (index % 2 == 1) != seal_twin:
+            fields[f"CanarySealKey{tag}{index:02d}x"] = "x"
+        request = json.dumps(fields, ensure_ascii=False)
+        review["request"] = request
+        review["request_sha256"] = hashlib.sha256(request.encode("utf-8")).hexdigest()
+    return bundle
+
+
+def reasons_twin(bundle: dict, *, audited: set, reviewers: bool = True) -> dict:
+    """The canary bundle (`canary_bundle(adjudication=True, …)`) changed everywhere an auditor
+    must learn nothing of, and nowhere they may: with `reviewers`, the reviewers' models and
+    families (their ids stay: they name the items, whose keys the protocol holds); every review
+    not in `audited` ((reviewer, copy) of the default condition: the auditor's own) gets another
+    verdict, reason and authorship guess, as does every review under the second condition."""
+    default, _ = ADJ_CONDITIONS
+    if reviewers:
+        for index, reviewer in enumerate(bundle["reviewers"]):
+            reviewer["model"] = f"CanaryTwinReviewerModelTM{index} «t»"
+            reviewer["family"] = f"CanaryTwinReviewerFamTF{index} Ltd"
+    flip = {"pass": "fail", "fail": "pass"}
+    for index, review in enumerate(bundle["reviews"]):
+        if (review.get("condition", default) == default
+                and (review["reviewer"], review["copy"]) in audited):
+            continue
+        review["verdict"] = flip[review["verdict"]]
+        review["reason"] = f"CANARYTWINREASON{index:02d} quite «other» words, longer"
+        if review.get("authorship_guess"):
+            review["authorship_guess"] = f"CanaryTwinGuess{index:02d}"
+    return bundle
+
+
+def build_reasons_world(host, bundle, *, seed="", standin=None) -> World:
+    """A run of the adjudication canary bundle (run/2: two reviewer conditions named by canaries,
+    seven reviews of the default condition over five copies, two of those copies reviewed by both
+    reviewers) judged by others in a copies session (with task flags, and a GitHub judge when there
+    is a `standin`) and a findings session, neither revealed; and a reasons session auditing every
+    default-condition review, with names shown for reviewers (what would show their models, were
+    any reviewer shown), the host's instructions, two auditors' invitations (A, crawled; B, who
+    answers through the services, their reasons canaries to A) and a pool of join links for the
+    crawl. The world's `other` is the copies session."""
+    run = a_run(host, bundle)
+    copies = a_session(run, "open", draw_seed=seed, task_flags=True)
+    findings = a_session(run, "open", kind="findings", draw_seed=seed)
+    created = session_create(run=run, kind=SessionKind.REASONS, actor="test", rubric=RUBRIC,
+                             reviewer_display="names", draw_seed=seed)
+    session = session_update_draft(session=created.session, actor="test", instructions=INSTRUCTIONS)
+    assert created.guest_code is None  # a reasons session has no guests
+    tokens = {label: invitation_create(session=session, actor="test", name=name).join_token
+              for label, name in AUDITORS.items()}
+    pool = [invitation_create(session=session, actor="test", name=NEWCOMER).join_token for _ in range(24)]
+    world = World(run=run, session=session, other=copies, others=[findings],
+                  guest_code=NO_GUEST_CODE, join_pool=pool, all_join_tokens=list(pool),
+                  standin=standin)
+    world.tokens.update(join_A=tokens["A"], join_B=tokens["B"])
+    world.personas["V"] = Persona("V", Client())
+    judged_by_others(world, copies, "Kim", standin)
+    judged_by_others(world, findings, "Lou")
+    return world
+
+
+def audited_labels(judge_pk) -> dict[str, str]:
+    """An auditor's codes, each with the phase-2 canary label of the review it audits (the one
+    reason the auditor may see, and only on that code's item page)."""
+    return {code: f"review {review_pk} reason" for code, review_pk in
+            Assignment.objects.filter(judge_id=judge_pk).values_list("code", "item__review_id")}
+
+
+def drive_reasons(world, on_response):
+    """The reasons session through its states, as `drive` does a session: a stranger and a host
+    of other runs see the draft; auditor A joins by join link over HTTP (the join page, the
+    welcome page, a reissued resume link) and is crawled before answering, after answering some,
+    after answering all, after the phase-1 lock (phase 2, beside the copy's truth), with phase 2
+    part answered, after both locks, after the session closes and after the reveal. Auditor B
+    races ahead through the services (phase 1 locked, phase 2 drafts, every answer with a reason);
+    the other sessions' judges go on judging meanwhile (more reasons, each a canary)."""
+    session = world.session
+    world.personas["O"] = github_host_signs_in(world, on_response)
+    yield "draft", ["V", "O"]
+
+    session_open(session=session, actor="test")
+    world.reload()
+    a = Persona("A", Client())
+    token = world.tokens["join_A"]
+    on_response(a, "GET", f"/join/{token}", a.client.get(f"/join/{token}"))
+    joined = a.client.post(f"/join/{token}")
+    on_response(a, "POST", f"/join/{token}", joined)
+    assert joined.status_code == 302, joined.content[:300]
+    welcome = a.client.get(joined["Location"])
+    on_response(a, "GET", joined["Location"], welcome)
+    a.judge_pk = Judge.objects.get(session=session, display_name=AUDITORS["A"]).pk
+    first_resume = re.search(r"/resume/([A-Za-z0-9_\-]+)", welcome.content.decode()).group(1)
+    a.resume_token = resume_token_reissue(judge=a.judge(), actor="test")
+    world.tokens.update(used_join=token, revoked_resume=first_resume)
+    resumed = a.client.post(f"/resume/{a.resume_token}")
+    on_response(a, "POST", f"/resume/{a.resume_token}", resumed)
+    assert resumed.status_code == 302
+    world.personas["A"] = a
+    items = len(codes_of(a.judge_pk))
+    assert items == 5, items  # one review of each of the five reviewed copies
+    b = join_token_exchange(token=world.tokens["join_B"]).judge
+    service_verdicts_in(world, session, b, "Bob", 1)
+    phase_lock(judge=b, phase=1)
+    service_verdicts_in(world, session, b, "Bob", 2)
+    yield "open, before answering", ["A", "V"]
+
+    half = items // 2
+    post_verdicts(a, world, "Ada", 1, range(half), on_response)
+    judge = invite_and_join(world.other, name="CanaryLateJudgeMo JM9").judge
+    service_verdicts_in(world, world.other, judge, "Mo", 1)
+    yield "answering", ["A"]
+
+    post_verdicts(a, world, "Ada", 1, range(half, items), on_response)
+    yield "answered", ["A"]
+
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"})
+    on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
+    assert response.status_code == 302, response.content[:300]
+    assert judge_phase(a.judge()) == 2
+    yield "phase 2", ["A"]
+
+    post_verdicts(a, world, "Ada", 2, range(half), on_response)
+    yield "phase 2, answering", ["A"]
+
+    post_verdicts(a, world, "Ada", 2, range(half, items), on_response)
+    response = a.client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "2"})
+    on_response(a, "POST", f"/s/{session.url_id}/lock/", response)
+    assert response.status_code == 302, response.content[:300]
+    assert a.judge().phase2_locked_at and judge_phase(a.judge()) is None
+    yield "locked", ["A"]
+
+    session_close(session=session, actor="test")
+    world.reload()
+    yield "closed", ["A"]
+
+    session_reveal(session=session, actor="test")
+    world.reload()
+    yield "revealed", ["A", "O"]
+
+
 # --- Canaries ------------------------------------------------------------------------------------
 
 def content_canaries(world) -> dict[str, str]:
@@ -669,6 +829,11 @@ def content_canaries(world) -> dict[str, str]:
     for review in Review.objects.filter(run=run):
         if review.authorship_guess:
             found[f"authorship guess {review.pk}"] = review.authorship_guess
+        # The exact request a review was made with, and why its seal failed (reasons_bundle).
+        if review.request:
+            found[f"review {review.pk} request"] = review.request
+        if review.seal_reason:
+            found[f"review {review.pk} seal reason"] = review.seal_reason
     # Reviewer conditions the host named (run/2); "clean", the format's default, names nothing.
     for condition in {run.default_condition, *Review.objects.filter(run=run)
                       .values_list("condition", flat=True)} - {"clean"}:
@@ -689,6 +854,10 @@ def phase2_canaries(world) -> dict[str, str]:
 def allowed_in_phase2(world) -> set[str]:
     if world.kind == SessionKind.ADJUDICATION:
         return set()  # an adjudicator sees no model's verdict or reviewer, locked or not
+    if world.kind == SessionKind.REASONS:
+        # An auditor sees the one review each item audits, in both phases, on that item's page
+        # only (crawl_world: `audited_labels`); never a reviewer's model, nor another review.
+        return set()
     allowed = set()
     if world.kind == SessionKind.COPIES:
         allowed |= {f"review {pk} reason"
@@ -1025,28 +1194,39 @@ def crawl_world(world, *, expect_2xx: set[str], driver=None):
     allowed2 = allowed_in_phase2(world)
     scanners = {}
     crawl = None
-    locked = {}  # judge pk -> phase 1 locked, and their codes (fixed while a state is crawled)
+    # judge pk -> phase 1 locked, their codes, and (a reasons session) the label of the review
+    # each code audits (fixed while a state is crawled)
+    locked = {}
+    reasons = world.kind == SessionKind.REASONS
 
     def scanner_for(persona, path):
         if persona.judge_pk not in locked:
             judge = persona.judge()
             locked[persona.judge_pk] = (bool(judge and judge.phase1_locked_at),
-                                        set(codes_of(judge.pk)) if judge else set())
-        phase1_locked, own_codes = locked[persona.judge_pk]
-        may_see_phase2 = False
-        if phase1_locked:
-            try:
-                match = resolve(urlsplit(path).path)
-            except Resolver404:
-                match = None
-            may_see_phase2 = bool(match and match.url_name == "judge_item"
-                                  and match.kwargs.get("url_id") == world.session.url_id
-                                  and match.kwargs.get("code") in own_codes)
+                                        set(codes_of(judge.pk)) if judge else set(),
+                                        audited_labels(judge.pk) if judge and reasons else {})
+        phase1_locked, own_codes, audited = locked[persona.judge_pk]
+        own_item = None
+        try:
+            match = resolve(urlsplit(path).path)
+        except Resolver404:
+            match = None
+        if (match and match.url_name == "judge_item"
+                and match.kwargs.get("url_id") == world.session.url_id
+                and match.kwargs.get("code") in own_codes):
+            own_item = match.kwargs["code"]
+        may_see_phase2 = phase1_locked and own_item is not None
+        # A reasons item's page shows the reason of the review it audits, in either phase; every
+        # other review's reason (the copy's other reviewer's among them) stays a canary there.
+        allowed_here = set(allowed2) if may_see_phase2 else set()
+        if own_item in audited:
+            allowed_here.add(audited[own_item])
         may_see_defects = bool(defect_notes) and on_scorecard(path)
-        key = (persona.judge_pk, may_see_phase2, may_see_defects, crawl.generation if crawl else -1)
+        key = (persona.judge_pk, frozenset(allowed_here), may_see_defects,
+               crawl.generation if crawl else -1)
         if key not in scanners:
             canaries = {**content, **people_canaries(world, persona.judge_pk), **id_canaries(world)}
-            canaries.update({k: v for k, v in phase2.items() if not (may_see_phase2 and k in allowed2)})
+            canaries.update({k: v for k, v in phase2.items() if k not in allowed_here})
             if may_see_defects:
                 # After the reveal a judge's scorecard and card pages show the host's defect notes
                 # (redacted as the copies were); the builders' names stay canaries there too.
@@ -1070,7 +1250,8 @@ def crawl_world(world, *, expect_2xx: set[str], driver=None):
         return match.url_name in ("judge_scorecard", "judge_card")
 
     seen_phase2 = set()
-    probe = Scanner({k: v for k, v in phase2.items() if k in allowed2}) if allowed2 else None
+    probe_labels = ({k for k in phase2 if k.startswith("review ")} if reasons else allowed2)
+    probe = Scanner({k: v for k, v in phase2.items() if k in probe_labels}) if probe_labels else None
 
     def on_response(persona, method, path, response):
         found = scanner_for(persona, path).scan_response(response, f"{persona.label} {method} {path}")
@@ -1123,7 +1304,13 @@ def crawl_world(world, *, expect_2xx: set[str], driver=None):
     assert not missing, f"never reached with the judge's own values: {sorted(missing)}"
     # The phase-2 canaries are real: the product shows each of them once allowed, and the scanner
     # finds it there (so their absence before the lock, and elsewhere, counts).
-    assert seen_phase2 == allowed2, sorted(allowed2 - seen_phase2)
+    if reasons:
+        # Each auditor crawled sees the reason of every review they audit (and the hits above
+        # hold that they see it nowhere else, and no other reason anywhere).
+        allowed2 = {label for persona in world.personas.values() if persona.judge_pk
+                    and Judge.objects.filter(pk=persona.judge_pk, session=world.session).exists()
+                    for label in audited_labels(persona.judge_pk).values()}
+    assert seen_phase2 == allowed2, sorted(allowed2 ^ seen_phase2)
     # Likewise the defect notes: shown (what of them is not a builder's name), so their absence
     # elsewhere counts.
     if defect_probe:
@@ -1227,6 +1414,56 @@ def test_no_canary_in_any_byte_an_adjudicator_receives_in_any_state(canary_host,
         .count() == 5
 
 
+# Issue 30 item 6: an auditor of model reasons learns nothing of the reviewer, of the copy's other
+# reviews, of builders or of other judges. Every byte the auditor's browser gets, on every
+# judge-facing URL in every state (before answering, answering, answered, phase 2 after the
+# phase-1 lock, phase 2 part answered, both locked, closed, revealed), holds no canary: the
+# reviewers' models (names are the reviewer display chosen), families and ids, the conditions'
+# names and authorship guesses; every review's reason but the one each item audits, which is
+# allowed on that item's own page only (so the other review of a copy the auditor audits, and the
+# reviews the other auditor audits, are canaries even there); builders' models, families and ids;
+# defect notes; copy and finding ids; the names, GitHub logins and ids, reasons and task flags'
+# reasons of the other auditor and of the judges of the copies and findings sessions on the same
+# run; every database id. The audited reasons are planted canaries the crawl must find where they
+# are allowed (so their absence elsewhere counts). The verdict audited and, in phase 2, the
+# copy's truth are words: the twin test below holds them. Every canary here is shown to fire on
+# the unsafe page by test_positive_control_the_scanner_finds_every_reasons_canary_on_an_unsafe_page.
+REASONS_ROUTES = ADJUDICATION_ROUTES
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_no_canary_in_any_byte_an_auditor_of_reasons_receives_in_any_state(canary_host, standin):
+    world = build_reasons_world(canary_host, reasons_bundle(), standin=standin)
+    assert unfillable_routes(world) == []
+    assert {"sealed", "failed"} <= set(Review.objects.filter(run=world.run)
+                                       .values_list("seal", flat=True))
+    # The world is what the test says: every default-condition review audited, none of the other
+    # condition, beside two unrevealed sessions judged by others, every kind of canary present.
+    default, told = ADJ_CONDITIONS
+    assert sorted(world.session.items.values_list("key", flat=True)) == sorted(
+        f"review:{r.reviewer.bundle_id}:{r.copy.bundle_id}"
+        for r in Review.objects.filter(run=world.run, condition=default))
+    assert Review.objects.filter(run=world.run, condition=told).exists()
+    assert {s.kind for s in world.sessions} == {"reasons", "copies", "findings"}
+    assert TaskFlag.objects.filter(judge__session=world.other).exists()
+    content = content_canaries(world)
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(content)
+    assert any(label.endswith("defect note") for label in content)
+    hits, problems = crawl_world(world, expect_2xx=REASONS_ROUTES, driver=drive_reasons)
+    assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
+    assert not problems, "\n".join(problems[:40])
+    auditor = world.personas["A"].judge()
+    # A audits one review of a copy another reviewer reviewed too: that other reason was a canary
+    # on A's own page of that copy, and was not found there.
+    audited = set(Assignment.objects.filter(judge=auditor).values_list("item__review_id", flat=True))
+    copies = set(Review.objects.filter(pk__in=audited).values_list("copy_id", flat=True))
+    assert Review.objects.filter(copy_id__in=copies, condition=default).exclude(pk__in=audited)\
+        .exists()
+    # Both phases answered with reasons and locked: the crawl saw the audit through.
+    assert Verdict.objects.filter(assignment__judge=auditor, locked=True).count() == 10
+    assert auditor.phase2_locked_at is not None
+
+
 # --- Positive controls ---------------------------------------------------------------------------
 
 def revealed_world(host, standin, **options):
@@ -1292,6 +1529,35 @@ def test_positive_control_the_scanner_finds_every_adjudication_canary_on_an_unsa
     # is the adjudicator's own (their name and reasons).
     own = Judge.objects.get(pk=world.personas["A"].judge_pk)
     mine = {own.display_name, *Verdict.objects.filter(assignment__judge=own).values_list(
+        "reason", flat=True)}
+    planted = set(planted_values(world.session))
+    assert set(canaries.values()) == planted - mine, set(canaries.values()) ^ (planted - mine)
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        unsafe_page_fires_on_every_canary(world, canaries)
+
+
+def test_positive_control_the_scanner_finds_every_reasons_canary_on_an_unsafe_page(
+        canary_host, standin):
+    """The reasons crawl's canaries (the run/2 bundle's reviewer conditions and reviews, the
+    audited reasons among them; the other auditor; the judges of the copies and findings sessions,
+    one by GitHub, with task flags), every one of them, in every form, as the crawl's scanner sees
+    them: each detector the reasons crawl relies on fires, the audited reasons' too (the crawl
+    allows each only on its own item page)."""
+    world = build_reasons_world(canary_host, reasons_bundle(), standin=standin)
+    for _ in drive_reasons(world, lambda *args: None):
+        pass
+    own = world.personas["A"].judge_pk
+    canaries = {**content_canaries(world), **phase2_canaries(world),
+                **people_canaries(world, own), **id_canaries(world)}
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(canaries)
+    assert set(audited_labels(own).values()) <= set(canaries)
+    assert any(label.endswith(" request") for label in canaries)
+    assert any(label.endswith(" seal reason") for label in canaries)
+    assert any(" task flag " in label for label in canaries)
+    assert any(label.endswith("GitHub login") for label in canaries)
+    other_auditor = Judge.objects.get(session=world.session, display_name=AUDITORS["B"])
+    assert f"judge {other_auditor.pk} name" in canaries
+    mine = {JUDGE_NAMES["A"], *Verdict.objects.filter(assignment__judge_id=own).values_list(
         "reason", flat=True)}
     planted = set(planted_values(world.session))
     assert set(canaries.values()) == planted - mine, set(canaries.values()) ^ (planted - mine)
@@ -1368,11 +1634,14 @@ class Normaliser:
         return re.sub(rb"/resume/[A-Za-z0-9_\-]{43}", b"/resume/<RESUME_TOKEN>", text)
 
 
-def twin_transcript(host, bundle, standin, *, build=None, driver=None,
+def twin_transcript(host, bundle, standin, *, build=None, driver=None, normalise_more=None,
                     **options) -> tuple[list, World]:
     """Every judge-facing response in every state, as (who, method, path, status, headers, body),
-    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out. `build` and `driver`
-    (by default `build_world` and `drive`): the world and how it is driven."""
+    normalised; cookies (Set-Cookie: the session and CSRF cookies) left out; each state opened
+    by a marker entry ("state", its name, "", 0, (), b""). `build` and `driver` (by default
+    `build_world` and `drive`): the world and how it is driven; `normalise_more`: (bytes, world)
+    -> bytes, applied to every body after the Normaliser (what a twin test allows to differ, by
+    name)."""
     world = (build or build_world)(host, bundle, seed=SEED, standin=standin, **options)
     normalise = Normaliser(world)
     transcript = []
@@ -1386,16 +1655,19 @@ def twin_transcript(host, bundle, standin, *, build=None, driver=None,
         headers = tuple((k, "<TIME>" if k.lower() == "expires" else
                          normalise(v.encode("latin-1")).decode("latin-1"))
                         for k, v in sorted(response.items()) if k.lower() != "set-cookie")
+        body = normalise(body_of(response))
         transcript.append((persona.label, method, normalise(path.encode()).decode(),
-                           response.status_code, headers, normalise(body_of(response))))
+                           response.status_code, headers,
+                           normalise_more(body, world) if normalise_more else body))
 
     def on_driver_response(persona, method, path, response):
         normalise.refresh()  # the driver changes state between requests (service calls)
         on_response(persona, method, path, response)
 
     crawl = Crawl(world, on_response)
-    for _state, labels in (driver or drive)(world, on_driver_response):
+    for state, labels in (driver or drive)(world, on_driver_response):
         normalise.refresh()
+        transcript.append(("state", state, "", 0, (), b""))
         for label in labels:
             if label != "R":  # a removed judge gets 404s from the guard, whatever the bundle
                 crawl.run(world.personas[label])
@@ -1527,6 +1799,124 @@ def test_case_12a_adjudication_twins_give_byte_identical_adjudicator_responses(c
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page whose length follows the truth label of
     # the adjudicator's copy (cCANARY02: seeded_defect in one twin, known_good in the other).
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        pages = []
+        for world in (left_world, right_world):
+            a = world.personas["A"]
+            normalise = Normaliser(world)
+            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
+                          for code in codes_of(a.judge_pk)])
+    assert pages[0] != pages[1]
+
+
+KNOWN_TRUTH = re.compile(rb"Known truth: <strong>([^<]*)</strong>")
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_12a_reasons_twins_give_byte_identical_auditor_responses(canary_host, standin):
+    """Issue 30 item 6: an auditor of model reasons learns nothing of builders, of the reviewer
+    (model, family), of the copy's other reviews or of the reviews under another condition, and
+    nothing of truth before their phase-1 lock. Twins of the canary bundle differing in builder
+    names, families and ids, in reviewer models and families, in the verdict, reason and
+    authorship guess of every review the auditor does not audit (the other review of a copy they
+    audit among them, and every review under the second condition), and in every truth label
+    the tests settled, give the auditor (and the stranger, and the host of other runs) the same
+    bytes in every state, save one: phase 2 shows the audited copy's known truth in words, by
+    design (the report measures whether knowing it changes what people call grounded). That
+    line alone is set aside by name (`Known truth: <strong>…</strong>`), and it is shown to be
+    absent from every response before the phase-1 lock, present after it, and different between
+    the twins (so setting it aside hides a real difference, and only that one)."""
+    shown = {"left": [], "right": []}
+
+    def truth_set_aside(side):
+        def replace(body: bytes, world) -> bytes:
+            shown[side].extend(KNOWN_TRUTH.findall(body))
+            if world.session.protocol_sha256:
+                body = body.replace(world.session.protocol_sha256.encode(), b"<PROTOCOL>")
+            return KNOWN_TRUTH.sub(b"Known truth: <strong><TRUTH></strong>", body)
+        return replace
+
+    left, left_world = twin_transcript(canary_host, reasons_bundle(), standin,
+                                       build=build_reasons_world, driver=drive_reasons,
+                                       normalise_more=truth_set_aside("left"))
+    audited = set(Assignment.objects.filter(judge_id=left_world.personas["A"].judge_pk)
+                  .values_list("item__review__reviewer__bundle_id", "item__review__copy__bundle_id"))
+    twin = reasons_twin(reasons_bundle(truth_twin=True, builder_twin=True, seal_twin=True),
+                        audited=audited)
+    right, right_world = twin_transcript(canary_host, twin, standin, build=build_reasons_world,
+                                         driver=drive_reasons,
+                                         normalise_more=truth_set_aside("right"))
+    assert len(left) > 300
+    # The auditor audits the same reviews in both twins, and everything else differs.
+    assert audited == set(Assignment.objects.filter(judge_id=right_world.personas["A"].judge_pk)
+                          .values_list("item__review__reviewer__bundle_id",
+                                       "item__review__copy__bundle_id"))
+    assert len(audited) == 5 and len({copy for _, copy in audited}) == 5
+
+    def reviews(world):
+        return {(r.reviewer.bundle_id, r.copy.bundle_id, r.condition): (r.verdict, r.reason)
+                for r in Review.objects.filter(run=world.run).select_related("reviewer", "copy")}
+
+    left_reviews, right_reviews = reviews(left_world), reviews(right_world)
+    assert left_reviews.keys() == right_reviews.keys()
+    default = ADJ_CONDITIONS[0]
+    for key, review in left_reviews.items():
+        assert (review == right_reviews[key]) == (key[2] == default and key[:2] in audited), key
+    # Every review's seal differs between the twins, the audited ones' too.
+    seals = [dict(((r.reviewer.bundle_id, r.copy.bundle_id, r.condition), r.seal)
+                  for r in Review.objects.filter(run=w.run).select_related("reviewer", "copy"))
+             for w in (left_world, right_world)]
+    assert all(seals[0][key] != seals[1][key] for key in seals[0]), seals
+    # The copy's other review, where an audited copy has one, differs between the twins.
+    assert any(key[2] == default and key[:2] not in audited
+               and key[1] in {copy for _, copy in audited} for key in left_reviews)
+    for field_name in ("model", "family"):
+        assert set(left_world.run.reviewers.values_list(field_name, flat=True)).isdisjoint(
+            right_world.run.reviewers.values_list(field_name, flat=True))
+    assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
+        right_world.run.builders.values_list("model", flat=True))
+    audited_copies = {copy for _, copy in audited}
+    truths = [{c.bundle_id: c.truth for c in w.run.copies.all() if c.bundle_id in audited_copies}
+              for w in (left_world, right_world)]
+    assert sum(truths[0][c] != truths[1][c] for c in audited_copies) >= 3, truths
+    # The protocol (shown to judges by its hash) freezes what each item audits: the review's
+    # verdict and its reason's hash (judging.services.sessions.protocol_of). So it differs, by
+    # design, where the twins differ in reviews other auditors audit, and nowhere else: the hash
+    # is set aside above like the commitments, and the documents are compared here. (It is an
+    # unsalted hash of a document holding host-only item keys and the hashes of reasons the
+    # auditor never reads: nothing in it can be checked against a guess.)
+    left_protocol, right_protocol = (w.session.protocol for w in (left_world, right_world))
+    assert left_world.session.protocol_sha256 != right_world.session.protocol_sha256
+    own_keys = {f"review:{reviewer}:{copy}" for reviewer, copy in audited}
+    differing = [l_item["key"] for l_item, r_item in zip(left_protocol["items"],
+                                                          right_protocol["items"], strict=True)
+                 if l_item != r_item]
+    assert differing and not own_keys & set(differing)
+    assert all(l_item["review"] != r_item["review"] and {**l_item, "review": None}
+               == {**r_item, "review": None}
+               for l_item, r_item in zip(left_protocol["items"], right_protocol["items"], strict=True)
+               if l_item["key"] in differing)
+    assert {**left_protocol, "items": None} == {**right_protocol, "items": None}
+    # A page showing the truth line is as long as its words: its Content-Length is set aside
+    # with them (and only on such a page).
+    left, right = ([(*entry[:4], tuple((k, "<LENGTH>" if k == "Content-Length"
+                                         and b"<TRUTH>" in entry[5] else v)
+                                        for k, v in entry[4]), entry[5]) for entry in side]
+                   for side in (left, right))
+    assert first_difference(left, right) == ""
+    # The truth line: never before the phase-1 lock, shown after it, and not the same words.
+    states = [entry[1] for entry in left if entry[0] == "state"]
+    lock = next(i for i, entry in enumerate(left) if entry[:2] == ("state", "phase 2"))
+    assert states[:states.index("phase 2")] == ["draft", "open, before answering", "answering",
+                                                "answered"]
+    assert not any(b"Known truth" in entry[5] for entry in left[:lock])
+    assert any(b"<TRUTH>" in entry[5] for entry in left[lock:])
+    assert shown["left"] and len(shown["left"]) == len(shown["right"])
+    assert shown["left"] != shown["right"]
+    assert set(shown["left"]) | set(shown["right"]) <= {
+        label.encode() for label in TRUTH_LABELS.values()}
+    # Positive control: without the truth set aside, the comparison fires on the auditor's
+    # pages of phase 2 (as it does on the unsafe page whose length follows the truth label).
     with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
         pages = []
         for world in (left_world, right_world):

@@ -28,15 +28,18 @@ from judging.services import judge_remove
 from tests.judge.test_leaks import (
     JUDGE_NAMES,
     build_adjudication_world,
+    build_reasons_world,
     build_world,
     canary_bundle,
     content_canaries,
     drive,
     drive_adjudication,
+    drive_reasons,
     id_canaries,
     move_ids_to_distinctive_ranges,
     people_canaries,
     phase2_canaries,
+    reasons_bundle,
     restore_ids,
 )
 from tests.support.leakcheck import Scanner
@@ -226,3 +229,71 @@ async def test_no_canary_in_any_websocket_frame_an_adjudicator_receives(canary_h
     named = [hit for frame in own_dashboard.frames
              for hit in Scanner({"adjudicator": JUDGE_NAMES["A"]}).scan_bytes(frame, "host frame")]
     assert not named, named
+
+
+AUDITOR_FRAME_TYPES = {"state", "saved", "locked", "session"}  # no one is removed here
+
+
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("fresh_channel_layer")
+@pytest.mark.django_db(transaction=True)
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+async def test_no_canary_in_any_websocket_frame_an_auditor_of_reasons_receives(canary_host_tx,
+                                                                               standin):
+    """Issue 30 item 6: the reasons session's world and driver (tests/judge/test_leaks.py), the
+    auditor holding a socket from joining and opening a fresh one at every state (before
+    answering, answering, answered, phase 2, phase 2 part answered, both locked, closed,
+    revealed): every frame is scanned for every content, reviewer, review-reason (the audited
+    ones too: a frame is no item page), people (the other auditor, and the judges of the copies
+    and findings sessions on the same run) and id canary. Positive control: the host's
+    dashboard socket of the copies session on the same run, fed by the same drive (a judge joins
+    it while the auditor answers), carries that judge's name, and the scanner finds it; the
+    reasons session's own dashboard is live."""
+    world = await sync_to_async(build_reasons_world)(canary_host_tx, reasons_bundle(),
+                                                     standin=standin)
+    host_client = Client()
+    await sync_to_async(host_client.force_login)(canary_host_tx.user)
+    copies_dashboard = Listener("host", cookie_of(host_client), f"/ws/host/sessions/{world.other.pk}/")
+    own_dashboard = Listener("host", cookie_of(host_client), f"/ws/host/sessions/{world.session.pk}/")
+    listeners: dict[str, Listener] = {}
+    steps = drive_reasons(world, lambda *args: None)
+    next_state = sync_to_async(lambda: next(steps, (None, None))[0])
+    state = await next_state()
+    await copies_dashboard.open()
+    await own_dashboard.open()
+    dashboards = [copies_dashboard, own_dashboard]
+    while state is not None:
+        for label, persona in world.personas.items():
+            if persona.judge_pk and label not in listeners:
+                listeners[label] = Listener(label, cookie_of(persona.client),
+                                            f"/ws/s/{world.session.url_id}/")
+        for listener in listeners.values():
+            await listener.open()  # a fresh page's socket at every state: its snapshot
+        await drain_all([*listeners.values(), *dashboards])
+        state = await next_state()
+        await drain_all([*listeners.values(), *dashboards])
+    for listener in [*listeners.values(), *dashboards]:
+        await listener.close()
+
+    assert set(listeners) == {"A"}
+    auditor = listeners["A"]
+    content = await sync_to_async(content_canaries)(world)
+    phase2 = await sync_to_async(phase2_canaries)(world)
+    ids = await sync_to_async(id_canaries)(world)
+    people = await sync_to_async(people_canaries)(world, world.personas["A"].judge_pk)
+    assert any(label.startswith("review ") for label in phase2)
+    scanner = Scanner({**content, **phase2, **people, **ids})
+    hits, kinds = [], set()
+    for frame in auditor.frames:
+        hits += scanner.scan_bytes(frame, "websocket frame", f"A {auditor.path}")
+        kinds.add(json.loads(frame)["type"])
+    assert not hits, "canaries in websocket frames:\n" + "\n".join(str(h) for h in hits[:40])
+    assert kinds == AUDITOR_FRAME_TYPES, f"the socket never carried {AUDITOR_FRAME_TYPES - kinds}"
+    assert auditor.refused == 0
+
+    # Positive control: the late judge of the copies session is named on its dashboard.
+    names = {"late copies judge": "CanaryLateJudgeMo JM9"}
+    found = {hit.canary for frame in copies_dashboard.frames
+             for hit in Scanner(names).scan_bytes(frame, "host frame")}
+    assert found == set(names), found
+    assert own_dashboard.frames

@@ -34,8 +34,8 @@ from tests.support.leakcheck import encode
 
 def planted_values(session: Session) -> list[str]:
     """Every host-only value of a session's run the way a careless page would read it: the run's
-    name, builders, bundle ids, defect notes, reviewers, review reasons, authorship guesses and
-    reviewer conditions;
+    name, builders, bundle ids, defect notes, reviewers, review reasons, authorship guesses, the
+    requests reviews were made with and why their seals failed, and reviewer conditions;
     for every session on the run, every judge's name, GitHub login and id, reasons and task
     flags' reasons; and
     every database id."""
@@ -49,8 +49,9 @@ def planted_values(session: Session) -> list[str]:
     values += list(Finding.objects.filter(run=run).values_list("bundle_id", flat=True))
     for reviewer in run.reviewers.all():
         values += [reviewer.bundle_id, reviewer.model, reviewer.family]
-    for reason, guess in Review.objects.filter(run=run).values_list("reason", "authorship_guess"):
-        values += [reason, guess]
+    for reason, guess, request, seal_reason in Review.objects.filter(run=run).values_list(
+            "reason", "authorship_guess", "request", "seal_reason"):
+        values += [reason, guess, request, seal_reason]
     # Reviewer conditions the host named (run/2); "clean", the bundle format's default, names
     # nothing of the run.
     values += sorted({run.default_condition, *Review.objects.filter(run=run)
