@@ -49,6 +49,10 @@ JUDGE_AUDITS = ("You audit this run's model reasons (reasons session {session}),
                 "recorded.")
 HOST_ADJUDICATES = ("The host of the run cannot adjudicate it: an adjudicator must be outside the "
                     "matrix, and the host is not blind. Invite someone else. Nothing was recorded.")
+HOST_AUDITS = ("The host of the run cannot audit its reasons: the host knows the copies' truth, "
+               "and phase 1 of an audit is given without it. Invite someone else. Nothing was "
+               "recorded.")
+HOST_REFUSALS = {SessionKind.ADJUDICATION: HOST_ADJUDICATES, SessionKind.REASONS: HOST_AUDITS}
 ONE_ADJUDICATOR = ("This adjudication already has its adjudicator ({pseudonym}): truth is decided "
                    "once, by one person. Nothing was recorded.")
 NO_GUESTS = ("an adjudication has no guests: its adjudicator is invited, so that who they are can "
@@ -132,13 +136,13 @@ def refuse_inside_matrix(session: Session, *, github_id: int | None, user=None,
     """InsideMatrix when the person would judge both sides of the matrix on the run (see the
     module docstring). `github_id`: their GitHub account's id when they are identified by it
     (None: joined by link, nothing to check); `user`: their signed-in account, if any."""
-    if session.kind == SessionKind.ADJUDICATION:
+    if session.kind in HOST_REFUSALS:
         host_user_id = Run.objects.filter(pk=session.run_id).values_list("host__user_id",
                                                                          flat=True)[0]
         if host_admission or (user is not None and user.pk == host_user_id) or (
                 github_id and SocialAccount.objects.filter(
                     provider="github", uid=str(github_id), user_id=host_user_id).exists()):
-            raise InsideMatrix(HOST_ADJUDICATES)
+            raise InsideMatrix(HOST_REFUSALS[session.kind])
     if not github_id:
         return
     other = (Judge.objects.filter(github_id=github_id, session__in=matrix_sessions(session))
@@ -171,12 +175,12 @@ def invited_login_refusal(session: Session, login: str) -> str | None:
     """Why a GitHub login cannot be invited to `session` (the matrix, by login: logins can change
     hands, so joining checks again by id), or None."""
     login = login.strip()
-    if session.kind == SessionKind.ADJUDICATION:
+    if session.kind in HOST_REFUSALS:
         host_user_id = Run.objects.filter(pk=session.run_id).values_list("host__user_id",
                                                                          flat=True)[0]
         for account in SocialAccount.objects.filter(provider="github", user_id=host_user_id):
             if str((account.extra_data or {}).get("login", "")).lower() == login.lower():
-                return HOST_ADJUDICATES
+                return HOST_REFUSALS[session.kind]
     other = (Judge.objects.filter(github_login__iexact=login,
                                   session__in=matrix_sessions(session))
              .select_related("session").order_by("session_id").first())

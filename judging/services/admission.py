@@ -47,7 +47,7 @@ from judging import audit, live
 from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, AuditEvent, Item, Session
 from judging.services.adjudication import (
-    HOST_ADJUDICATES,
+    HOST_REFUSALS,
     InsideMatrix,
     invited_login_refusal,
     refuse_inside_matrix,
@@ -613,8 +613,8 @@ def host_join(*, session: Session, host: Host) -> Admission:
     """
     if session.run.host_id != host.pk:
         raise NotFound(f"no session {session.pk}")
-    if session.kind == SessionKind.ADJUDICATION:
-        raise InsideMatrix(HOST_ADJUDICATES)  # before any draw (_admit refuses it anyway)
+    if session.kind in HOST_REFUSALS:
+        raise InsideMatrix(HOST_REFUSALS[session.kind])  # before any draw (_admit refuses too)
     if Judge.objects.filter(session=session, user=host.user).exists():
         raise Conflict(ALREADY_JOINED)  # before any draw (the unique constraint holds it anyway)
     items = session_item_rows(session.pk)

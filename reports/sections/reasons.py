@@ -56,6 +56,10 @@ DEFINITIONS = {
                     ".md); withheld says why a figure or its interval is not given",
     "agreement": "Krippendorff's alpha (nominal) over the four answers, among the judges on the "
                  "reviews they audited: " + AGREEMENT_LABEL,
+    "auditors": "whether each auditor was outside the matrix (judging no unrevealed session on "
+                "the run, and no judge of one auditing): checked where they signed in with "
+                "GitHub (their id was checked both ways at joining), declared, not checked where "
+                "they joined by link",
 }
 
 
@@ -94,7 +98,11 @@ def reasons(data: ReportData) -> dict | None:
     sample = dict(session.reasons_sample or {"by": "all"})
     if sample.get("by") == "stratified":
         sample["seed"] = session.reasons_seed  # committed by its hash in the frozen protocol
+    auditors = [{"judge": judge.pseudonym, "identified_by": judge.identified_by,
+                 "outside_the_matrix": "checked" if judge.github_id is not None
+                 else "declared, not checked"} for judge in data.judges.rows]
     return {"definitions": dict(DEFINITIONS), "sample": sample, "reviewers": reviewers,
+            "auditors": auditors,
             "agreement": {"label": AGREEMENT_LABEL,
                           **{f"phase{p}": _agreement(answers[p], len(data.judges.rows),
                                                      len(item_review)) for p in (1, 2)}}}

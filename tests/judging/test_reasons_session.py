@@ -15,7 +15,14 @@ from judging.models import Item, ReviewRender
 from judging.selectors.host import blinding_check
 from judging.selectors.judge import judge_item
 from judging.selectors.preview import preview_slots
-from judging.services import invitation_create, item_save, phase_lock, session_create
+from judging.services import (
+    InsideMatrix,
+    host_join,
+    invitation_create,
+    item_save,
+    phase_lock,
+    session_create,
+)
 from reports.build import build_report
 from reports.html import to_html
 from reports.verify import verify
@@ -271,3 +278,16 @@ def test_a_stratified_sample_gives_the_whole_output_by_the_stratified_estimator(
     # One review sampled per stratum: too few for a bootstrap, and it says so.
     assert phase1["whole_output"]["grounded"]["low"] is None
     assert phase1["whole_output"]["grounded"]["withheld"].startswith("no interval")
+
+
+def test_the_host_cannot_audit_the_reasons_of_their_run(run2, host):
+    session = reasons(run2)
+    with pytest.raises(InsideMatrix, match="host of the run cannot audit its reasons"):
+        host_join(session=session, host=host)
+    judge = invite_and_join(session).judge
+    for code in codes(judge):
+        item_save(judge=judge, code=code, phase=1, value="no_claim", reason="nothing to check")
+    phase_lock(judge=judge, phase=1)
+    report_auditors = build_report(advance(session, SessionState.REVEALED))["reasons"]["auditors"]
+    assert report_auditors == [{"judge": "J01", "identified_by": "token",
+                                "outside_the_matrix": "declared, not checked"}]
