@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -132,12 +133,21 @@ def setup_session(judges: int, items: int, seed: int = 7):
             else:  # the models move some verdicts, mostly towards truth
                 right = phase1[assignment_pk] if rng.random() < 0.85 else rng.random() < 0.7
             says_fail = defective[copy_pk] == right
+            seconds = float(rng.integers(5, 120))
+            # The server's interval between answers as a real session has it: a number on every
+            # verdict, so the report reads and counts a full column (issue 30 item 4).
             verdicts.append(Verdict(assignment_id=assignment_pk, phase=phase,
                                     value="fail" if says_fail else "pass",
                                     kept=phase == 2 and right == phase1[assignment_pk],
-                                    seconds_spent=float(rng.integers(5, 120))))
+                                    seconds_spent=seconds, server_seconds=seconds + 1.5))
         with transaction.atomic():
             Verdict.objects.bulk_create(verdicts, batch_size=5000)
+            # item_save keeps each judge's answered count on their row, and the lock reads it;
+            # rows inserted in bulk are counted here (every judge answered all their items).
+            assigned = Counter(judge_pk for _, judge_pk, _ in rows)
+            for judge in joined:
+                type(judge).objects.filter(pk=judge.pk).update(
+                    **{judge.answered_field(phase): assigned[judge.pk]})
         for judge in joined:
             phase_lock(judge=judge, phase=phase)
     session = session_close(session=session, actor="bench")

@@ -17,7 +17,7 @@ from content.instructions import mark_meanings, time_estimate, verdict_keys
 from content.rules import FLAG_KINDS, MAX_SEVERITY
 from judging.enums import SessionKind
 from judging.selectors.judge import JudgeItem, JudgeProgress, verdict_label
-from judging.services import KEEP, text_limit, verdict_values
+from judging.services import KEEP, QUICK_ANSWER_SECONDS, text_limit, verdict_values
 
 # "gzip" among the encodings a client takes, unless it gives it q=0.
 ACCEPTS_GZIP = re.compile(r"(?:^|,)\s*gzip\s*(?:,|$|;\s*q\s*=\s*(?!0(?:\.0{0,3})?\s*(?:,|$)))", re.I)
@@ -184,9 +184,16 @@ def review_context(*, session, phase, entries, links: PageLinks, error=None) -> 
                               verdict_label(verdict["value"]) if verdict else "No verdict yet"),
             "reason_start": start_of(verdict["reason"]) if verdict else "",
             "seconds_spent": verdict["seconds_spent"] if verdict else None,
+            # Marked by the page's own time on the item (summed over visits), the figure this
+            # row shows: the judge can check it against what they remember. The server's interval
+            # between answer saves is not used here: saves retried after a lost connection land
+            # together, and answers changed on a second pass come seconds apart, so it would mark
+            # items the judge read at length (the report gives it beside this one).
+            "check": verdict is not None and verdict["seconds_spent"] < QUICK_ANSWER_SECONDS,
         })
     missing = [row for row in rows if not row["answered"]]
     return {"session": session, "phase": phase, "rows": rows, "missing": missing,
+            "checks": sum(row["check"] for row in rows),
             "answered": len(rows) - len(missing), "total": len(rows), "error": error,
             "links": links}
 

@@ -414,6 +414,26 @@ class Verdict(models.Model):
     seconds_spent = models.FloatField(
         default=0, help_text="Time the judge spent on the item in this phase, summed over visits."
     )
+    # Issue 30 item 4: the server's own measure beside the page's. An "answer save" is a save
+    # that creates the verdict or changes its answer (value, or keep); a save of the reason or
+    # the time alone is none, so typing a reason cannot cut the interval up. Both fields are
+    # written with the answer, under the judge's row lock (judging.services.verdicts.item_save),
+    # and so never on a locked row.
+    answered_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the server stored the verdict's current answer: the save that created "
+                  "the verdict or last changed its value (or keep). A save of the reason or the "
+                  "time alone leaves it. Null for verdicts saved before it was recorded.",
+    )
+    server_seconds = models.FloatField(
+        null=True, blank=True,
+        help_text="Seconds between the save that gave the verdict its current answer and the "
+                  "judge's previous answer save in the same phase (of any of their items, this "
+                  "one included), measured by the server's clock, not the page's. An answer save "
+                  "creates a verdict or changes its value (or keep); saves of a reason or the "
+                  "time alone are not counted. Null for the judge's first answer of the phase. "
+                  "Saves retried after a lost connection arrive together, with short intervals.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     locked = models.BooleanField(default=False, help_text="Set when the judge locks the phase.")

@@ -495,7 +495,19 @@ def judges_context(report: dict) -> dict:
                          for s in imported],
             "counts": [{"judge": s["judge"], "group": GROUP_LABELS.get(s["group"], s["group"]),
                         "unknown": s["phases"]["1"]["current"]["unknown_truth"],
-                        "drafts": s["unlocked_drafts"]} for s in scores]}
+                        "drafts": s["unlocked_drafts"]} for s in scores],
+            "dwell": _dwell_rows(scores)}
+
+
+def _dwell_rows(scores: list) -> list[dict]:
+    """Each scored judge's time per item, a row per phase they have locked answers in
+    (scores.judges[].dwell): the median page-measured seconds, and the answers under one second
+    by the page's measure and by the server's."""
+    return [{"judge": s["judge"], "group": GROUP_LABELS.get(s["group"], s["group"]),
+             "phase": phase, "answers": block["answers"],
+             "median": f"{numbers.decimal(block['median_seconds'], 1)} s",
+             "quick": block["under_one_second"], "server_quick": block["server_under_one_second"]}
+            for s in scores for phase, block in s["dwell"].items() if block["answers"]]
 
 
 def _resampled_text(value) -> str:

@@ -150,6 +150,7 @@ class Verdicts:
     kept: tuple
     reason: tuple
     seconds_spent: tuple
+    server_seconds: tuple  # the server's interval since the judge's previous answer save, or None
     created_at: tuple  # ISO text, made by the database (IsoTimestamp)
     updated_at: tuple
     judge: np.ndarray  # judge row
@@ -379,13 +380,13 @@ def _load_verdicts(session, context: dict, n_judges: int, items: Items) -> Verdi
         Verdict.objects.filter(assignment__judge__session=session)
         .annotate(created_text=IsoTimestamp("created_at"), updated_text=IsoTimestamp("updated_at"))
         .values_list("assignment_id", "phase", "value", "kept", "reason", "seconds_spent", "locked",
-                     "created_text", "updated_text")
+                     "created_text", "updated_text", "server_seconds")
     )
     n_items = len(items.rows)
     # Column-wise from here: numpy for what is counted (a Python loop with lookups and appends
     # per verdict was a third of a 200,000-verdict report's time).
     (assignment_col, phase_col, value_col, kept_col, reason_col, seconds_col, locked_col,
-     created_col, updated_col) = zip(*rows, strict=True) if rows else ((),) * 9
+     created_col, updated_col, server_col) = zip(*rows, strict=True) if rows else ((),) * 10
     count = len(rows)
     at = [context[pk] for pk in assignment_col]
     order = np.fromiter((c[0] for c in at), dtype=np.int64, count=count)
@@ -408,7 +409,8 @@ def _load_verdicts(session, context: dict, n_judges: int, items: Items) -> Verdi
             right[(version, phase)] = ((says[phase] == 1) == defective[None, :]) & (says[phase] >= 0)
     return Verdicts(
         assignment=at, phase=phase_col, value=value_col, kept=kept_col, reason=reason_col,
-        seconds_spent=seconds_col, created_at=created_col, updated_at=updated_col,
-        judge=v_judge, item=v_item, locked=locked, says_defective=says_defective, sort=sort,
+        seconds_spent=seconds_col, server_seconds=server_col, created_at=created_col,
+        updated_at=updated_col, judge=v_judge, item=v_item, locked=locked,
+        says_defective=says_defective, sort=sort,
         says=says, paired=(says[1] >= 0) & (says[2] >= 0), right=right,
     )

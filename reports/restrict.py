@@ -155,6 +155,7 @@ def _verdicts_without(verdicts: Verdicts, items: Items, column_of: dict, order_o
         kept=tuple(verdicts.kept[n] for n in keep),
         reason=tuple(verdicts.reason[n] for n in keep),
         seconds_spent=tuple(verdicts.seconds_spent[n] for n in keep),
+        server_seconds=tuple(verdicts.server_seconds[n] for n in keep),
         created_at=tuple(verdicts.created_at[n] for n in keep),
         updated_at=tuple(verdicts.updated_at[n] for n in keep),
         judge=verdicts.judge[index], item=np.asarray([column_of[i] for i in

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import DateTimeField, F, Subquery, Value
 from django.utils import timezone
 
 from accounts.enums import JudgeStatus
@@ -46,6 +46,37 @@ LOCK_PHASE_MISSING = ("Nothing locked: the lock did not say which phase it is fo
 # is clamped to it (a tab left open and visible overnight still saves its verdict, with a time
 # no report average can be swamped by). Twelve hours is far beyond any honest reading of a copy.
 MAX_SECONDS_SPENT = 12 * 3600
+
+
+# An answer given in less time than this on its item is marked for the judge to check before the
+# lock ("answered in 0 s — check") and counted per judge in the report (issue 30 item 4).
+QUICK_ANSWER_SECONDS = 1.0
+
+
+def _phase_or_none(phase) -> int | None:
+    """The phase a save names, or None where it names none (refused later, by _phase_of)."""
+    try:
+        return _phase_of(phase)
+    except Invalid:
+        return None
+
+
+def answer_clock():
+    """The server's time of an answer save: now. One name, so that the tests which pin the
+    report's bytes can pin its intervals too (tests/support/clock.py)."""
+    return timezone.now()
+
+
+def _latest_answer_at(judge, phase: int | None):
+    """When the judge last saved an answer in the phase, of any of their items (None: never):
+    the newest `answered_at` of their verdicts of the phase, as a subquery riding in the
+    assignment's lookup so a save makes no query more for it (tests/judging/test_query_counts.py).
+    Read under the judge's row lock, so no other save of theirs falls in between."""
+    if phase is None:
+        return Value(None, output_field=DateTimeField())
+    return Subquery(Verdict.objects.filter(assignment__judge_id=judge.pk, phase=phase,
+                                           answered_at__isnull=False)
+                    .order_by("-answered_at").values("answered_at")[:1])
 
 
 def _phase_of(phase, missing: str = PHASE_MISSING) -> int:
@@ -143,6 +174,10 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
     the judge has locked since is refused, never stored as a verdict of the next phase.
     `seconds_spent` is the judge's running total on the item in this phase, clamped to
     MAX_SECONDS_SPENT; the stored time never decreases, so a replay cannot lower it.
+    An answer save (the verdict created, or its value or keep changed; not a save of the reason
+    or the time alone) stamps the verdict's `answered_at` and `server_seconds`: the server's
+    interval since the judge's previous answer save in the phase, of any item (None for the
+    first), beside the page's `seconds_spent`.
     `revision` is the item's save number the page showed (None: the caller does not track it,
     the last save wins): a save naming another one while what is stored differs from what it
     sends is refused with ChangedElsewhere (409 `changed_elsewhere`), unless `overwrite`.
@@ -166,7 +201,9 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
         if session.state != SessionState.OPEN:
             raise Conflict(f"the session is {session.state}; verdicts are not accepted now")
         # order_by(): the default ordering would join and sort for a unique-key lookup.
-        assignment = Assignment.objects.filter(judge=judge, code=code).order_by().first()
+        assignment = (Assignment.objects.filter(judge=judge, code=code).order_by()
+                      .annotate(latest_answer_at=_latest_answer_at(judge, _phase_or_none(phase)))
+                      .first())
         if assignment is None:
             raise NotFound("no such item")
         phase = _phase_of(phase)  # after the code: another judge's code is a 404 whatever is sent
@@ -205,10 +242,15 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
             if draft is not None:
                 # The time saved with a reason before the verdict counts towards the verdict's.
                 seconds_spent = max(seconds_spent, draft.seconds_spent)
+            answered_at = answer_clock()
+            # The clock stepped back (a time sync) would give a negative interval: none is 0.
+            server_seconds = (None if assignment.latest_answer_at is None else
+                              max((answered_at - assignment.latest_answer_at).total_seconds(), 0.0))
             if verdict is None:
                 verdict = Verdict.objects.create(
                     assignment=assignment, phase=phase, value=value, kept=kept, reason=reason,
-                    seconds_spent=seconds_spent,
+                    seconds_spent=seconds_spent, answered_at=answered_at,
+                    server_seconds=server_seconds,
                 )
                 answered = judge.answered_field(phase)
                 type(judge).objects.filter(pk=judge.pk).update(**{answered: F(answered) + 1})
@@ -216,9 +258,13 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
                 changed = True
             elif (verdict.value, verdict.kept, verdict.reason) != (value, kept, reason) or \
                     seconds_spent > verdict.seconds_spent:
+                fields = ["value", "kept", "reason", "seconds_spent", "updated_at"]
+                if (verdict.value, verdict.kept) != (value, kept):  # a new answer
+                    verdict.answered_at, verdict.server_seconds = answered_at, server_seconds
+                    fields += ["answered_at", "server_seconds"]
                 verdict.value, verdict.kept, verdict.reason = value, kept, reason
                 verdict.seconds_spent = max(verdict.seconds_spent, seconds_spent)
-                verdict.save(update_fields=["value", "kept", "reason", "seconds_spent", "updated_at"])
+                verdict.save(update_fields=fields)
                 live.verdict_saved(judge, code=code, phase=phase, new=False)
                 changed = True
         elif verdict is not None:

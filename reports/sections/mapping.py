@@ -53,12 +53,14 @@ def verdicts(data: ReportData) -> list[dict]:
     pseudonyms, item_keys, at = data.judges.pseudonyms, data.items.keys, v.assignment
     phase_col, value_col, kept_col, reason_col = v.phase, v.value, v.kept, v.reason
     seconds_col, created_col, updated_col = v.seconds_spent, v.created_at, v.updated_at
+    server_col = v.server_seconds
     judge_list, item_list, locked_list = v.judge.tolist(), v.item.tolist(), v.locked.tolist()
     return [
         {"judge": pseudonyms[judge_list[k]], "item": item_keys[item_list[k]],
          "code": at[k][3], "position": at[k][4], "phase": phase_col[k], "value": value_col[k],
          "kept": bool(kept_col[k]), "reason": reason_col[k], "seconds_spent": seconds_col[k],
-         "locked": locked_list[k], "created_at": created_col[k], "updated_at": updated_col[k],
+         "server_seconds": server_col[k], "locked": locked_list[k], "created_at": created_col[k],
+         "updated_at": updated_col[k],
          "truth": current_truth[item_list[k]], "correct": correct[k]}
         for k in v.sort
     ]

@@ -24,6 +24,7 @@ from content.truth import is_correct, truth_class
 from reports import stats
 from reports.loading import CLASS_CODES, ReportData
 from reports.sections.common import estimate
+from reports.sections.dwell import DWELL_DEFINITION, judge_dwell
 from reports.sections.model_reviewers import review_group, seal_counts
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
@@ -58,8 +59,13 @@ def scores(data: ReportData) -> dict:
         "without_abstentions": "a model reviewer that gave no verdict to more than a tenth of its "
                                "reviews, under not_flagged: the same rates with those replies "
                                "left out, beside the declared ones",
+        "dwell": DWELL_DEFINITION,
     }
-    return {"definitions": definitions, "judges": judge_scores(data), "reviewers": reviewer_scores(data)}
+    # Each judge's time per item beside their scores (issue 30 item 4); here, not in
+    # judge_scores, which the exclusions and the adjudicated scoring call again on part of the data.
+    judges = [{**entry, "dwell": dwell}
+              for entry, dwell in zip(judge_scores(data), judge_dwell(data), strict=True)]
+    return {"definitions": definitions, "judges": judges, "reviewers": reviewer_scores(data)}
 
 
 def judge_scores(data: ReportData) -> list[dict]:

@@ -3,7 +3,9 @@
 A restructuring must not change a byte of what the host downloads. The realistic revealed session
 of test_report is built with a pinned draw seed, so allocation, orders, codes, salts and the guest
 code replay; what stays random by design (times, the session's URL id, database ids) is replaced
-by a placeholder before comparing. The expected files live in tests/reports/golden/<database vendor>/:
+by a placeholder before comparing; the server's intervals between a judge's answers
+(server_seconds) are wall-clock time too, and are pinned by a stepping clock
+(tests/support/clock.py). The expected files live in tests/reports/golden/<database vendor>/:
 PostgreSQL's jsonb gives the frozen protocol's keys back in its own order, so the JSON exports
 differ between the two databases (the CSV, JSON Lines and HTML do not). A change that means to alter the
 report regenerates them on purpose, on both databases, saying so in its commit:
@@ -25,6 +27,7 @@ from reports.html import to_html
 from tests.reports.matrix_world import DRAW_SEED as MATRIX_DRAW_SEED
 from tests.reports.matrix_world import build_matrix
 from tests.reports.test_report import build_revealed
+from tests.support.clock import pinned_answer_clock
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / connection.vendor
 PINNED_DRAW_SEED = "5eed" * 16
@@ -61,7 +64,8 @@ def exports(session) -> dict[str, str]:
 
 @pytest.mark.django_db
 def test_every_export_is_byte_identical_to_the_pinned_one(host):
-    session, _ = build_revealed(host, draw_seed=PINNED_DRAW_SEED, url_id=PINNED_URL_ID)
+    with pinned_answer_clock():
+        session, _ = build_revealed(host, draw_seed=PINNED_DRAW_SEED, url_id=PINNED_URL_ID)
     produced = {name: pinned(text, session) for name, text in exports(session).items()}
     if os.environ.get("BLINDJUDGE_REGENERATE_GOLDEN") == "1":
         GOLDEN.mkdir(parents=True, exist_ok=True)
@@ -75,7 +79,8 @@ def test_every_export_is_byte_identical_to_the_pinned_one(host):
 @pytest.mark.django_db
 def test_the_comparison_sees_a_change_of_seed(host):
     """The placeholders hide only what is random by design: another draw seed changes the bytes."""
-    session, _ = build_revealed(host, draw_seed="0" * 64, url_id=PINNED_URL_ID)
+    with pinned_answer_clock():
+        session, _ = build_revealed(host, draw_seed="0" * 64, url_id=PINNED_URL_ID)
     golden = (GOLDEN / "report.json").read_bytes().decode("utf-8")
     assert pinned(exports(session)["report.json"], session) != golden
 
@@ -87,7 +92,7 @@ def test_the_matrix_world_s_html_report_is_byte_stable_for_pinned_seeds(host):
     page, byte for byte, once what is random by design is blanked."""
     pages = []
     for _ in range(2):  # each build rolled back, so the second may take the same URL id
-        with transaction.atomic():
+        with transaction.atomic(), pinned_answer_clock():
             session = build_matrix(host, draw_seed=MATRIX_DRAW_SEED, url_id=PINNED_URL_ID)
             pages.append(pinned(to_html(build_report(session)), session))
             transaction.set_rollback(True)

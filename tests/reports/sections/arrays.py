@@ -164,7 +164,7 @@ def report_data(bundle_, *, items=(), judges=(), grid=None, orders=None, session
     docstring). `orders`: judge index -> the item indexes it was assigned, in its drawn order
     (default: every item, in item order). `verdict_rows`: overrides the verdicts' columns, a list
     of dicts (judge, item, phase, value, locked and optionally kept, reason, seconds_spent,
-    created_at, updated_at), in the database's order."""
+    server_seconds, created_at, updated_at), in the database's order."""
     session = session or a_session()
     items, judges = list(items), list(judges)
     n_j, n_i = len(judges), len(items)
@@ -216,7 +216,8 @@ def report_data(bundle_, *, items=(), judges=(), grid=None, orders=None, session
     verdicts = Verdicts(
         assignment=context, phase=column("phase", None), value=column("value", None),
         kept=column("kept", False), reason=column("reason", ""),
-        seconds_spent=column("seconds_spent", 0), created_at=column("created_at", None),
+        seconds_spent=column("seconds_spent", 0), server_seconds=column("server_seconds", None),
+        created_at=column("created_at", None),
         updated_at=column("updated_at", None),
         judge=np.array([v["judge"] for v in verdict_rows], dtype=np.int64),
         item=np.array([v["item"] for v in verdict_rows], dtype=np.int64),

@@ -68,7 +68,7 @@ def test_verdicts_listed_by_judge_position_phase_beside_the_truth():
     # In the database's order, shuffled: the section lists them by judge, position, then phase.
     rows = [
         {"judge": 1, "item": 0, "phase": 1, "value": "pass", "locked": True, "reason": "looks fine",
-         "seconds_spent": 12, "kept": 0, "created_at": "c", "updated_at": "u"},
+         "seconds_spent": 12, "server_seconds": 7.5, "kept": 0, "created_at": "c", "updated_at": "u"},
         {"judge": 0, "item": 2, "phase": 2, "value": "fail", "locked": True, "kept": 1},
         {"judge": 0, "item": 1, "phase": 1, "value": "fail", "locked": False},
         {"judge": 0, "item": 2, "phase": 1, "value": "pass", "locked": True},
@@ -88,8 +88,10 @@ def test_verdicts_listed_by_judge_position_phase_beside_the_truth():
         ("J2", 1, 1, "t1-b1", "J2:t1-b1", "pass", True, "seeded_defect", False),
     ]
     assert [v["kept"] for v in listed] == [False, True, False, False, False]
-    assert (listed[-1]["reason"], listed[-1]["seconds_spent"], listed[-1]["created_at"],
-            listed[-1]["updated_at"]) == ("looks fine", 12, "c", "u")
+    assert (listed[-1]["reason"], listed[-1]["seconds_spent"], listed[-1]["server_seconds"],
+            listed[-1]["created_at"], listed[-1]["updated_at"]) == ("looks fine", 12, 7.5, "c", "u")
+    # The server's interval beside the page's time; None where there was no previous answer.
+    assert [v["server_seconds"] for v in listed[:-1]] == [None] * 4
 
 
 def test_a_findings_session_s_verdicts_are_real_or_false_alarm():
