@@ -83,6 +83,7 @@ def without_judges(data: ReportData, rows) -> ReportData:
         phase=tuple(v.phase[n] for n in keep), value=tuple(v.value[n] for n in keep),
         kept=tuple(v.kept[n] for n in keep), reason=tuple(v.reason[n] for n in keep),
         seconds_spent=tuple(v.seconds_spent[n] for n in keep),
+        server_seconds=tuple(v.server_seconds[n] for n in keep),
         created_at=tuple(v.created_at[n] for n in keep),
         updated_at=tuple(v.updated_at[n] for n in keep),
         judge=np.asarray([row_of[j] for j in v.judge[index].tolist()], dtype=np.int64),
