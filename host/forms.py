@@ -288,9 +288,7 @@ class _SessionSettings(HostForm):
 
 
 class SessionCreateForm(_SessionSettings):
-    field_order = ["kind", "reasons_per_stratum", "unknown_copies", "adjudicate_findings",
-                   "adjudicate_copies",
-                   "rubric", "preregistration", "items_per_judge", "by_task",
+    field_order = ["kind", "rubric", "preregistration", "items_per_judge", "by_task",
                    "guests_allowed", "guest_cap", "reviewer_display", "scorecards",
                    "advance_on_key", "verdict_min_shown_ms", "mark_disagreement", "task_flags"]
 
@@ -303,6 +301,18 @@ class SessionCreateForm(_SessionSettings):
             (SessionKind.REASONS, "the model reviewers' reasons (grounded or not in the copy)")],
         initial=SessionKind.COPIES,
     )
+    # Shown folded below the common settings (host/_form.html): they apply to an adjudication
+    # or a reasons session only.
+    folded_fields = ("reasons_per_stratum", "unknown_copies", "adjudicate_findings",
+                     "adjudicate_copies")
+    folded_title = "For an adjudication or an audit of reasons"
+
+    @property
+    def folded_open(self) -> bool:
+        return self.is_bound and any(
+            self[name].errors or self[name].value() not in (None, "", False)
+            for name in self.folded_fields)
+
     reasons_per_stratum = forms.IntegerField(
         label="Reasons: reviews per stratum", required=False, min_value=1,
         help_text="At most this many reviews of each reviewer × right or wrong verdict × truth "

@@ -281,3 +281,16 @@ def test_the_command_line_creates_an_adjudication(unknown_run, capsys):
     assert created["items"] == 5  # f2, f3 (unknown), c6 (unknown), f1 and c1 (named)
     with pytest.raises(CommandError, match="no guests"):
         call_command("create_session", str(unknown_run.pk), "--kind", "adjudication", "--guests")
+
+
+def test_the_new_session_form_folds_the_adjudication_settings_and_opens_them_on_a_refusal(
+        unknown_run, host):
+    browser = client_as(host)
+    page = browser.get(reverse("host:run", args=[unknown_run.pk])).content.decode()
+    assert '<details class="folded-fields">' in page  # folded: the common settings come first
+    refused = browser.post(reverse("host:session_create", args=[unknown_run.pk]), {
+        "kind": "adjudication", "adjudicate_findings": "f9", "reviewer_display": "letters",
+        "verdict_min_shown_ms": "300"})
+    text = refused.content.decode()
+    assert refused.status_code == 400 and "has no finding or copy f9" in text
+    assert '<details class="folded-fields" open>' in text and 'value="f9"' in text
