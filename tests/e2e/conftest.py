@@ -14,6 +14,7 @@ mistakes for async code: DJANGO_ALLOW_ASYNC_UNSAFE is set while the browser is u
 so other test modules keep the check); the server process never gets it.
 """
 
+import faulthandler
 import http.server
 import os
 import re
@@ -67,6 +68,20 @@ class _SinkHandler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+# A browser test that stops answering (a Playwright call without a timeout of its own, such as a
+# key press, waiting on a renderer that never acknowledges it) would otherwise hold its worker
+# until CI's limit: past this, the worker prints every thread's stack and exits, and the test
+# fails there with the stack to read.
+BROWSER_TEST_WATCHDOG_SECONDS = 300
+
+
+@pytest.fixture(autouse=True)
+def _watchdog():
+    faulthandler.dump_traceback_later(BROWSER_TEST_WATCHDOG_SECONDS, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="module")
