@@ -28,6 +28,16 @@ def truth_class(truth: str) -> str | None:
     return None
 
 
+def audit_stratum(scored_verdict: str | None, truth: str) -> tuple[str, str]:
+    """A reasons session's stratum of a review, beside its reviewer (issue 30): whether its
+    verdict is right ("correct", "wrong", or "unscored": unknown truth, or an abstention left out
+    of scoring, `scored_verdict` None) and its copy's truth class ("defective", "good",
+    "unknown"). One definition for the sample's draw, the report and verify_report."""
+    right = None if scored_verdict is None else is_correct(scored_verdict, truth)
+    return ("unscored" if right is None else "correct" if right else "wrong",
+            truth_class(truth) or "unknown")
+
+
 def is_correct(verdict: str, truth: str) -> bool | None:
     """Whether a verdict matches truth; None when truth is unknown."""
     cls = truth_class(truth)

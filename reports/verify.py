@@ -34,7 +34,7 @@ from content.draws import (
     stratified_sample,
 )
 from content.rules import CONTROL_TRUTHS, screening_count
-from content.truth import is_correct, truth_class
+from content.truth import audit_stratum
 
 
 def verify(report: dict) -> tuple[list[str], int]:
@@ -213,11 +213,9 @@ def _verify_reasons_sample(report: dict, sample: dict) -> tuple[list[str], int]:
     for review in report["reviews"]:
         if not review["default_condition"]:
             continue
-        scored, copy_truth = review["scored_as"], truth[review["copy"]]
-        right = None if scored is None else is_correct(scored, copy_truth)
-        correctness = "unscored" if right is None else "correct" if right else "wrong"
-        strata[f"{review['reviewer']}|{correctness}|{truth_class(copy_truth) or 'unknown'}"] \
-            .append(f"review:{review['reviewer']}:{review['copy']}")
+        correctness, cls = audit_stratum(review["scored_as"], truth[review["copy"]])
+        strata[f"{review['reviewer']}|{correctness}|{cls}"].append(
+            f"review:{review['reviewer']}:{review['copy']}")
     checks += 1
     drawn = stratified_sample(strata, sample["per_stratum"], seed)
     frozen = sorted(item["key"] for item in report["protocol"]["frozen"]["items"])

@@ -21,7 +21,7 @@ people call grounded; phase 1 is the primary measure (docs/statistics.md).
 from content.canonical import sha256_hex
 from content.draws import stratified_sample
 from content.scoring import scored_verdict
-from content.truth import is_correct, truth_class
+from content.truth import audit_stratum
 from judging.models import Run
 
 REASON_VERDICTS = ("grounded", "partly", "not_grounded", "no_claim")
@@ -36,10 +36,8 @@ def review_key(reviewer_id: str, copy_id: str) -> str:
 def stratum_of(review, copy, abstain_scoring: str) -> str:
     """The review's stratum label: reviewer, whether its verdict is right (correct, wrong, or
     unscored: unknown truth or an abstention left out), and the truth class of its copy."""
-    scored = scored_verdict(review.verdict, abstain_scoring)
-    right = None if scored is None else is_correct(scored, copy.truth)
-    correctness = "unscored" if right is None else "correct" if right else "wrong"
-    return f"{review.reviewer.bundle_id}|{correctness}|{truth_class(copy.truth) or 'unknown'}"
+    correctness, cls = audit_stratum(scored_verdict(review.verdict, abstain_scoring), copy.truth)
+    return f"{review.reviewer.bundle_id}|{correctness}|{cls}"
 
 
 def reasons_sources(run: Run, *, per_stratum: int | None, seed: str):

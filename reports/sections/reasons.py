@@ -23,7 +23,7 @@ never used to decide.
 import numpy as np
 
 from content.scoring import rate, scored_verdict
-from content.truth import is_correct, truth_class
+from content.truth import audit_stratum, is_correct
 from judging.enums import SessionKind
 from reports import stats
 from reports.loading import ReportData
@@ -111,11 +111,8 @@ def reasons(data: ReportData) -> dict | None:
 def _stratum(review, bundle) -> tuple[str, str]:
     """(right, wrong or unscored; truth class) of a review, as its sample drew it
     (judging.services.reasons.stratum_of, with the copy's current truth)."""
-    copy_truth = bundle.copy_by_pk[review.copy_id].truth
-    scored = scored_verdict(review.verdict, bundle.run.abstain_scoring)
-    right = None if scored is None else is_correct(scored, copy_truth)
-    return ("unscored" if right is None else "correct" if right else "wrong",
-            truth_class(copy_truth) or "unknown")
+    return audit_stratum(scored_verdict(review.verdict, bundle.run.abstain_scoring),
+                         bundle.copy_by_pk[review.copy_id].truth)
 
 
 def _whole_output(reviewer, audits: list[tuple[int, str]], item_review: list, bundle) -> dict:
