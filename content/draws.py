@@ -69,6 +69,13 @@ def draw_order(order_seed_hex: str, item_keys: list[str]) -> list[str]:
     return sorted(item_keys, key=lambda key: (order_key(order_seed_hex, key), key))
 
 
+def pair_swapped(order_seed_hex: str, item_key: str) -> bool:
+    """Whether a judge sees a pair's second copy on the left: one bit of HMAC(order seed, "side:"
+    + the pair's key). Drawn from the seed the judge's order comes from, so the sides are committed
+    with the order and a verifier redraws them from the published seed."""
+    return bool(int(_hmac_hex(order_seed_hex, f"side:{item_key}")[:2], 16) & 1)
+
+
 def draw_item_codes(draws: Draws, label: str, count: int) -> list[str]:
     """`count` distinct item codes for one judge."""
     codes: list[str] = []

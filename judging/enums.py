@@ -63,6 +63,20 @@ class SessionKind(models.TextChoices):
     # People audit whether a model review's reason is grounded in the copy (issue 30): items are
     # reviews; phase 1 shows the review's verdict and reason, never its reviewer.
     REASONS = "reasons"
+    # Side-by-side judging (issue 31): items are pairs of copies of one task by two builders; the
+    # judge prefers the left, the right, both (tie) or neither (both bad), sides drawn per judge.
+    PAIRS = "pairs"
+
+
+class PairVerdict(models.TextChoices):
+    """A preference between two copies. A judge's answer names the sides they saw (left/right);
+    a model reviewer's comparison names the order it saw them in (first/second)."""
+    LEFT = "left"
+    RIGHT = "right"
+    FIRST = "first"
+    SECOND = "second"
+    TIE = "tie"
+    BOTH_BAD = "both_bad"
 
 
 class SessionState(models.TextChoices):

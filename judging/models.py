@@ -176,6 +176,36 @@ class Review(models.Model):
         ]
 
 
+class Comparison(models.Model):
+    """A model reviewer's preference between two copies of one task, in the order it saw them
+    (run/2 `comparisons`). A reviewer shown a pair both ways has two rows, one per order."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="comparisons")
+    reviewer = models.ForeignKey(Reviewer, on_delete=models.CASCADE, related_name="comparisons")
+    first = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="+",
+                              help_text="The copy the reviewer was shown first.")
+    second = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="+",
+                               help_text="The copy the reviewer was shown second.")
+    condition = models.CharField(
+        max_length=100, help_text="What the reviewer was told besides the copies; the run's "
+        "default_condition for a clean comparison.")
+    verdict = models.CharField(max_length=10, help_text="first, second, tie or both_bad.")
+    reason = models.TextField(blank=True, help_text="The reviewer's reason (untrusted).")
+    request = models.TextField(blank=True, help_text="The exact serialized request, as sent.")
+    request_sha256 = models.CharField(max_length=64, blank=True)
+    seal = models.CharField(max_length=20, choices=SealOutcome.choices,
+                            help_text="As for reviews (Review.seal).")
+    seal_reason = models.TextField(blank=True, help_text="Why the seal check failed.")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["reviewer", "first", "second", "condition"],
+                                    name="comparison_one_per_order_and_condition")
+        ]
+
+
 class Finding(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="findings")
     bundle_id = models.CharField(max_length=200)
@@ -269,6 +299,14 @@ class Session(models.Model):
         help_text="Reasons sessions: how the audited reviews were drawn, frozen with the protocol: "
         "{by: all | stratified, per_stratum, seed_sha256, strata: [{reviewer, correct, truth_class, "
         "reviews, sampled}]}; the seed itself is published at the reveal.")
+    pairs_design = models.JSONField(
+        null=True, blank=True, default=None,
+        help_text="Pairs sessions: how the pairs were chosen, frozen with the protocol: {by: all | "
+        "balanced, pairs, per_builder_pair, seed_sha256}; the seed itself is published at the "
+        "reveal.")
+    pairs_seed = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="Pairs sessions: the seed (hex) of a balanced sample's draw; shown from the reveal.")
     reasons_seed = models.CharField(
         max_length=64, blank=True, help_text="Reasons sessions: the seed the stratified sample was "
         "drawn with (hex), committed by its SHA-256 in reasons_sample; published at the reveal.")
@@ -365,6 +403,11 @@ class Item(models.Model):
     review = models.ForeignKey(
         Review, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
         help_text="Reasons sessions: the model review whose reason is audited (its copy is `copy`).")
+    pair_copy = models.ForeignKey(
+        Copy, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Pairs sessions: the pair's second copy (same task, another builder); `copy` is "
+        "the first, by the builders' import order. Which is shown on the left is drawn per judge "
+        "(Assignment.swapped).")
     key = models.CharField(
         max_length=220, help_text="The bundle id of the copy or finding (in an adjudication, "
         "prefixed finding: or copy:); keys the order HMAC."
@@ -387,6 +430,17 @@ class Assignment(models.Model):
     order_key = models.CharField(
         max_length=64, help_text="HMAC-SHA256(order seed, item key), hex; sorting by it is the order."
     )
+    swapped = models.BooleanField(
+        default=False, help_text="Pairs sessions: the pair's second copy is shown on the left. "
+        "Drawn per judge and pair from the judge's order seed (content.draws.pair_swapped), so it "
+        "is committed with the order.")
+    first_code = models.CharField(
+        max_length=16, blank=True, default="",
+        help_text="Pairs sessions: the code this judge sees on the pair's first copy (the same on "
+        "every pair of theirs holding that copy).")
+    second_code = models.CharField(
+        max_length=16, blank=True, default="",
+        help_text="Pairs sessions: the code this judge sees on the pair's second copy.")
 
     class Meta:
         ordering = ["judge", "position"]
@@ -405,7 +459,8 @@ class Verdict(models.Model):
     value = models.CharField(
         max_length=12, help_text="pass/fail (copies) or real/false_alarm (findings); in an "
         "adjudication also cannot_tell; in a reasons session grounded, partly, not_grounded or "
-        "no_claim."
+        "no_claim; in a pairs session left, right, tie or both_bad (the sides as this judge saw "
+        "them: Assignment.swapped says which copy was on the left)."
     )
     kept = models.BooleanField(
         default=False, help_text="Phase 2 only: the judge kept their phase-1 verdict."
