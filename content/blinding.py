@@ -492,12 +492,12 @@ class JudgedCopy:
 def redactions_shown(copy: JudgedCopy, *, kind: str, scorecards: bool, patterns: list[str]) -> int:
     """How many redactions the accepted patterns make in what a session's judges read of one
     copy: its content (in its format) and, as text, its findings judged; in a copies session
-    ("copies": judging.enums.SessionKind) also the reviewers' reasons of phase 2 and, where the
-    judges' scorecards show it, the defect note; in a reasons session the reasons audited (the
-    caller passes those). The one definition: the host's blinding check and the report's
+    ("copies": judging.enums.SessionKind) and a pairs session also the reviewers' reasons of
+    phase 2 and, where the judges' scorecards show it, the defect note; in a reasons session the
+    reasons audited (the caller passes those). The one definition: the host's blinding check and the report's
     redactions per builder both count with it."""
     texts = list(copy.findings)
-    if kind in ("copies", "reasons"):
+    if kind in ("copies", "reasons", "pairs"):
         texts += copy.reasons
         if kind == "copies" and scorecards and copy.defect:
             texts.append(copy.defect)

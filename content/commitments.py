@@ -13,6 +13,9 @@ from content.canonical import FORM_KEY, JCS, LEGACY, canonical_sha256, form_name
 # The payload's version in each form: 1 hashed blindjudge-json-1, 2 hashed jcs-rfc8785.
 COMMITMENT_VERSIONS = {LEGACY: 1, JCS: 2}
 COMMITMENT_VERSION = COMMITMENT_VERSIONS[JCS]
+# What a pairs session's assignment commits besides every assignment's keys (absent elsewhere, so
+# every other commitment hashes as it always did).
+PAIR_KEYS = ("second_copy", "second_builder", "swapped", "first_code", "second_code")
 
 
 def commitment_payload(*, session_url_id: str, pseudonym: str, order_seed: str, salt: str,
@@ -20,7 +23,9 @@ def commitment_payload(*, session_url_id: str, pseudonym: str, order_seed: str, 
     """The salted mapping a judge commits to at joining.
 
     assignments: [{"position", "code", "item", "copy", "builder"}] — the judge's code → item →
-    builder mapping in drawn order. The salt makes the hash reveal nothing before the reveal.
+    builder mapping in drawn order; a pair's also names its second copy and builder, the side
+    drawn (`swapped`: the second copy on the left) and each copy's code (PAIR_KEYS), so the sides
+    are committed like the order. The salt makes the hash reveal nothing before the reveal.
     `canonical`: the form it is hashed in (its protocol's); version 2 (JCS) names it in the
     payload, version 1 (legacy) is the payload as it always was.
     """
@@ -37,6 +42,7 @@ def commitment_payload(*, session_url_id: str, pseudonym: str, order_seed: str, 
             {
                 "position": a["position"], "code": a["code"], "item": a["item"],
                 "copy": a["copy"], "builder": a["builder"],
+                **{key: a[key] for key in PAIR_KEYS if key in a},
             }
             for a in sorted(assignments, key=lambda a: a["position"])
         ],

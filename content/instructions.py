@@ -65,7 +65,8 @@ def mark_meanings() -> list[MarkMeaning]:
 _VERDICT_WORDS = {"copies": (VERDICT_LABELS["pass"], VERDICT_LABELS["fail"]),
                   "findings": (VERDICT_LABELS["real"], VERDICT_LABELS["false_alarm"]),
                   "reasons": tuple(VERDICT_LABELS[v] for v in
-                                   ("grounded", "partly", "not_grounded", "no_claim"))}
+                                   ("grounded", "partly", "not_grounded", "no_claim")),
+                  "pairs": tuple(VERDICT_LABELS[v] for v in ("left", "right", "tie", "both_bad"))}
 KEEP_WORDS = VERDICT_LABELS["keep"]
 
 

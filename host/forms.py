@@ -298,14 +298,16 @@ class SessionCreateForm(_SessionSettings):
             (SessionKind.FINDINGS, "each finding (real / false alarm)"),
             (SessionKind.ADJUDICATION, "an adjudication: the findings of unknown truth, decided "
                                        "once, blind, by one adjudicator outside the matrix"),
-            (SessionKind.REASONS, "the model reviewers' reasons (grounded or not in the copy)")],
+            (SessionKind.REASONS, "the model reviewers' reasons (grounded or not in the copy)"),
+            (SessionKind.PAIRS, "pairs: two builders' copies of one task side by side, which is "
+                                "better")],
         initial=SessionKind.COPIES,
     )
     # Shown folded below the common settings (host/_form.html): they apply to an adjudication
     # or a reasons session only.
-    folded_fields = ("reasons_per_stratum", "unknown_copies", "adjudicate_findings",
-                     "adjudicate_copies")
-    folded_title = "For an adjudication or an audit of reasons"
+    folded_fields = ("pairs_design", "pairs_count", "reasons_per_stratum", "unknown_copies",
+                     "adjudicate_findings", "adjudicate_copies")
+    folded_title = "For pairs, an adjudication or an audit of reasons"
 
     @property
     def folded_open(self) -> bool:
@@ -313,6 +315,16 @@ class SessionCreateForm(_SessionSettings):
             self[name].errors or self[name].value() not in (None, "", False)
             for name in self.folded_fields)
 
+    pairs_design = forms.ChoiceField(
+        label="Pairs: design", required=False, choices=[
+            ("", "every pair of builders on every task"),
+            ("balanced", "a balanced sample of the number of pairs below")],
+        help_text="Balanced: each pair of builders equally often, each task as evenly as "
+                  "possible, drawn with a recorded seed.",
+    )
+    pairs_count = forms.IntegerField(
+        label="Pairs: how many (balanced design)", required=False, min_value=1,
+    )
     reasons_per_stratum = forms.IntegerField(
         label="Reasons: reviews per stratum", required=False, min_value=1,
         help_text="At most this many reviews of each reviewer × right or wrong verdict × truth "

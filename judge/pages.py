@@ -137,6 +137,9 @@ def item_context(request, *, session, view: JudgeItem, links: PageLinks, progres
         "open": can_answer,
         "live_phase": live_phase,
         "frame_url": links.frame(view.code),
+        # A pairs session's two copies, each framed by its own code (a pair's code frames none).
+        "pair": ({side: {**view.pair[side], "frame_url": links.frame(view.pair[side]["code"])}
+                  for side in ("left", "right")} if view.pair else None),
         "one_key": session.advance_on_key,
         "read_only": read_only_reason is not None,
         "read_only_reason": read_only_reason,
@@ -150,7 +153,8 @@ def item_context(request, *, session, view: JudgeItem, links: PageLinks, progres
         "next_url": links.item(view.next_code) if view.next_code else None,
         "previous_url": links.item(view.previous_code) if view.previous_code else None,
         "review_url": links.review,
-        "next_frame_url": links.frame(view.next_code) if view.next_code else None,
+        "next_frame_url": links.frame(view.next_code) if view.next_code and not view.pair
+        else None,
         "mark_disagreement": session.mark_disagreement,
         # The frame's rows are this high (content.rendering): the page sizes the frame from
         # item.frame_lines with them, so the page scrolls and not a box inside it.

@@ -103,7 +103,10 @@ def blinding_check(session: Session, *, counts: bool = True) -> dict:
 
     dismissed = set(session.blinding_dismissed)
     judged = list(session.items.order_by().values_list("copy_id", "finding_id", "review_id"))
-    judged_copies = {copy_id for copy_id, _, _ in judged}
+    # A pairs session's judges read both copies of every pair.
+    judged_copies = {copy_id for copy_id, _, _ in judged} | set(
+        session.items.filter(pair_copy__isnull=False).order_by()
+        .values_list("pair_copy_id", flat=True))
     judged_findings = {finding_id for _, finding_id, _ in judged if finding_id}
     audited = {review_id for _, _, review_id in judged if review_id}
 

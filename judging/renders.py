@@ -200,11 +200,34 @@ def _task_ids(models: Models, session_id: int) -> set[int]:
                .values_list("task_id", flat=True))
 
 
+def _copy_ids(models: Models, items) -> set[int]:
+    """The copies a session's items show: each item's copy, and a pair's second copy (migrations
+    before 0019 pass an Item without pairs)."""
+    copies = set(items.values_list("copy_id", flat=True))
+    if any(f.name == "pair_copy" for f in models.Item._meta.get_fields()):
+        copies |= set(items.filter(pair_copy__isnull=False).values_list("pair_copy_id", flat=True))
+    return copies
+
+
+def _finding_ids(models: Models, items) -> set[int]:
+    """The findings a session's judges read: each item's finding, and in a pairs session every
+    finding raised on either copy of a pair (phase 2 shows them beside the reviewers' rows)."""
+    findings = set(items.filter(finding__isnull=False).values_list("finding_id", flat=True))
+    if any(f.name == "pair_copy" for f in models.Item._meta.get_fields()):
+        pairs = items.filter(pair_copy__isnull=False)
+        if pairs.exists():
+            copies = set(pairs.values_list("copy_id", flat=True)) | set(
+                pairs.values_list("pair_copy_id", flat=True))
+            findings |= set(models.Finding.objects.filter(copy_id__in=copies)
+                            .values_list("pk", flat=True))
+    return findings
+
+
 def pending(models: Models, session_id: int, key: str) -> tuple[list[int], list[int]]:
     """(copy ids, finding ids) of the session's items with no render for these inputs yet."""
     items = models.Item.objects.filter(session_id=session_id).order_by()
-    copies = set(items.values_list("copy_id", flat=True))
-    findings = set(items.filter(finding__isnull=False).values_list("finding_id", flat=True))
+    copies = _copy_ids(models, items)
+    findings = _finding_ids(models, items)
     copies -= set(models.CopyRender.objects.filter(session_id=session_id, inputs_sha256=key)
                   .values_list("copy_id", flat=True))
     findings -= set(models.FindingRender.objects.filter(session_id=session_id, inputs_sha256=key)
@@ -235,8 +258,8 @@ def pending_reviews(models: Models, session_id: int, key: str) -> list[int]:
 def expected_counts(models: Models, session_id: int) -> tuple[int, int, int, int]:
     """How many copy, finding, task and review renders a complete session has."""
     items = models.Item.objects.filter(session_id=session_id).order_by()
-    return (items.values("copy_id").distinct().count(),
-            items.filter(finding__isnull=False).values("finding_id").distinct().count(),
+    return (len(_copy_ids(models, items)),
+            len(_finding_ids(models, items)),
             len(_task_ids(models, session_id)) if models.TaskRender is not None else 0,
             items.filter(review__isnull=False).values("review_id").distinct().count()
             if models.ReviewRender is not None else 0)

@@ -177,6 +177,7 @@ def session_create_view(request, run):
             unknown_copies=data["unknown_copies"], adjudicate_findings=data["adjudicate_findings"],
             adjudicate_copies=data["adjudicate_copies"],
             reasons_per_stratum=data["reasons_per_stratum"],
+            pairs_design=data["pairs_design"] or None, pairs_count=data["pairs_count"],
         )
         if created.guest_code:
             show_once(request, kind="guest_code", session=created.session.pk,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection
 from django.db.models import Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.enums import CredentialKind, JudgeStatus
@@ -128,6 +129,10 @@ class JudgeItem:
     # rendered at opening; never its reviewer), and in phase 2 its copy's known truth in words.
     review: dict | None = None
     known_truth: str | None = None
+    # A pairs session's item: its two copies as this judge sees them, {"left": side, "right":
+    # side}, each side {code, frame_lines, frame_text_lines, frame_prose_px, reviewer_rows,
+    # findings} (phase-2 rows only once phase 1 is locked). Never which copy is the pair's first.
+    pair: dict | None = None
 
 
 def reviewer_labels(session) -> dict[int, str]:
@@ -267,7 +272,61 @@ def judge_item(judge, code: str) -> JudgeItem:
     if reasons:
         view = replace(view, review=audited_review(session.pk, place.assignment_id),
                        known_truth=_known_truth(place.copy_id) if judge.phase1_locked_at else None)
+    elif session.kind == SessionKind.PAIRS:
+        view = replace(view, pair=pair_sides(session, place.assignment_id,
+                                             phase2=bool(judge.phase1_locked_at)))
     return view
+
+
+def pair_sides(session, assignment_id: int, *, phase2: bool) -> dict:
+    """A pair's two copies as the judge sees them, left and right by the side drawn for them:
+    each copy's code, its stored frame's geometry and, with `phase2`, the reviewers' verdicts and
+    reasons on it and the findings raised on it (in the reviews judges may see). Which copy is
+    the pair's first is used here and never returned."""
+    swapped, first_code, second_code, first, second = (
+        Assignment.objects.filter(pk=assignment_id).order_by()
+        .values_list("swapped", "first_code", "second_code", "item__copy_id",
+                     "item__pair_copy_id")[0])
+    columns = ["copy_id", "line_count", "prose", "prose_height_wide", "prose_height_narrow"]
+    if phase2:
+        columns.append("reviews")
+    stored = {row["copy_id"]: row for row in CopyRender.objects.filter(
+        session_id=session.pk, copy_id__in=(first, second)).order_by().values(*columns)}
+    findings = _findings_on(session, (first, second)) if phase2 else {}
+
+    def side(copy_id: int, code: str) -> dict:
+        row = stored.get(copy_id, {})
+        lines, text_lines = frame_lines_of(row.get("line_count"), row.get("prose"))
+        material = (phase2_material(session, finding_id=None, reviews=row.get("reviews") or [],
+                                    phase1_verdict=None) if phase2 else Phase2Material())
+        return {"code": code, "frame_lines": lines, "frame_text_lines": text_lines,
+                "frame_prose_px": prose_px_of(row.get("prose_height_wide"),
+                                              row.get("prose_height_narrow")),
+                "reviewer_rows": material.reviewer_rows, "findings": findings.get(copy_id, [])}
+
+    sides = (side(first, first_code), side(second, second_code))
+    left, right = (sides[1], sides[0]) if swapped else sides
+    return {"left": left, "right": right}
+
+
+def _findings_on(session, copy_ids) -> dict[int, list[dict]]:
+    """Per copy, the findings raised on it in the reviews judges may see (the run's default
+    condition), as rendered at opening, each with who raised it by the session's labels."""
+    labels = reviewer_labels(session)
+    condition = Run.objects.filter(sessions=session.pk).values("default_condition")[:1]
+    raised: dict[int, list[str]] = {}
+    for finding_id, reviewer_id in (FindingRaise.objects.filter(
+            finding__copy_id__in=copy_ids, condition=Subquery(condition))
+            .order_by().values_list("finding_id", "reviewer_id")):
+        raised.setdefault(finding_id, []).append(labels[reviewer_id])
+    html = dict(FindingRender.objects.filter(session_id=session.pk, finding_id__in=raised)
+                .order_by().values_list("finding_id", "html"))
+    out: dict[int, list[dict]] = {}
+    for finding_id, copy_id in (Finding.objects.filter(pk__in=raised).order_by("position")
+                                .values_list("pk", "copy_id")):
+        out.setdefault(copy_id, []).append({"html": html.get(finding_id, ""),
+                                            "raised_by": sorted(raised[finding_id])})
+    return out
 
 
 def audited_review(session_id: int, assignment_id: int) -> dict:
@@ -422,9 +481,17 @@ def judge_frame(judge, code: str) -> StoredFrame:
     the copy is read."""
     # order_by(): the models' default ordering would join the judge (and sort by session and
     # number) for what is a lookup on a unique key; every judge-path lookup clears it.
-    own_copy = (Assignment.objects.filter(judge=judge, code=code).order_by()
-                .values("item__copy_id")[:1])
-    rows = list(CopyRender.objects.filter(session_id=judge.session_id, copy_id=Subquery(own_copy))
+    if judge.session.kind == SessionKind.PAIRS:
+        # By the copy's own code only: a pair's code names no frame (it would tell which of the
+        # two is the pair's first, and so the builders' order).
+        mine = Assignment.objects.filter(judge=judge).order_by()
+        own_copy = Coalesce(
+            Subquery(mine.filter(first_code=code).values("item__copy_id")[:1]),
+            Subquery(mine.filter(second_code=code).values("item__pair_copy_id")[:1]))
+    else:
+        own_copy = Subquery(Assignment.objects.filter(judge=judge, code=code).order_by()
+                            .values("item__copy_id")[:1])
+    rows = list(CopyRender.objects.filter(session_id=judge.session_id, copy_id=own_copy)
                 .order_by().values_list("frame_gzip", "style_hash")[:1])
     if not rows:
         raise NotFound("no such item")

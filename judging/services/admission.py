@@ -40,6 +40,7 @@ from content.draws import (
     draw_order_by_task,
     one_per_copy_pick,
     order_key,
+    pair_swapped,
 )
 from content.invitees import Invitee
 from content.stored_text import TextRefused
@@ -77,15 +78,19 @@ class _ItemRow:
     task: str  # bundle ids only: opaque labels for the spread, never names, content or truth
     copy: str
     builder: str
+    second_copy: str | None = None  # a pair's second copy and its builder (pairs sessions)
+    second_builder: str | None = None
 
 
 def session_item_rows(session_id: int) -> dict[str, _ItemRow]:
     """The session's items by key, as admission needs them: ids only, never a copy's content
     (megabytes each) or a task's statement. Items never change once a session has opened, so
     callers read them before they take the write lock (on SQLite, the whole database's)."""
-    return {key: _ItemRow(pk, task, copy, builder) for pk, key, task, copy, builder in
+    return {key: _ItemRow(pk, task, copy, builder, second, second_builder)
+            for pk, key, task, copy, builder, second, second_builder in
             Item.objects.filter(session_id=session_id).order_by("key").values_list(
-                "pk", "key", "task__bundle_id", "copy__bundle_id", "copy__builder__bundle_id")}
+                "pk", "key", "task__bundle_id", "copy__bundle_id", "copy__builder__bundle_id",
+                "pair_copy__bundle_id", "pair_copy__builder__bundle_id")}
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,8 @@ class _Drawn:
     salt: str
     mapping: list[dict]
     commitment: str
-    assignments: list[tuple[int, str, int, str]]  # item id, code, position, order key
+    # item id, code, position, order key, and for a pair: swapped, first code, second code
+    assignments: list[tuple]
 
 
 class _DrawnForAnother(Exception):  # noqa: N818 - an outcome, not an error
@@ -164,23 +170,39 @@ def _draw(session: Session, items: dict[str, _ItemRow]) -> _Drawn:
         ordered = draw_order(order_seed, keys)
     else:
         if limited:
-            groups = {key: (item.task, item.builder) for key, item in items.items()}
+            # A pair's "builder" for the spread is its pair of builders: each judge gets the
+            # builder pairs as evenly as the tasks.
+            groups = {key: (item.task, item.builder if item.second_builder is None
+                            else f"{item.builder}|{item.second_builder}")
+                      for key, item in items.items()}
             keys = balanced_pick(keys, counts, session.items_per_judge, session.allocation_seed,
                                  number, groups)
         ordered = draw_order(order_seed, keys)
-    codes = draw_item_codes(draws, f"judge:{number}:codes", len(ordered))
-    mapping = [
-        {"position": position, "code": code, "item": key, "copy": items[key].copy,
-         "builder": items[key].builder}
-        for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)
-    ]
+    pairs = session.kind == SessionKind.PAIRS
+    # A pair's copies have codes of their own, one per copy for the judge (the same on each of
+    # their pairs that holds it), drawn with the pairs' codes so that none repeats.
+    copies = sorted({c for key in ordered for c in (items[key].copy, items[key].second_copy)}) \
+        if pairs else []
+    codes = draw_item_codes(draws, f"judge:{number}:codes", len(ordered) + len(copies))
+    copy_codes = dict(zip(copies, codes[len(ordered):], strict=True))
+    mapping = []
+    for position, (key, code) in enumerate(zip(ordered, codes, strict=False), start=1):
+        item = items[key]
+        entry = {"position": position, "code": code, "item": key, "copy": item.copy,
+                 "builder": item.builder}
+        if pairs:
+            entry.update(second_copy=item.second_copy, second_builder=item.second_builder,
+                         swapped=pair_swapped(order_seed, key), first_code=copy_codes[item.copy],
+                         second_code=copy_codes[item.second_copy])
+        mapping.append(entry)
     # In the form the session's protocol froze in: a session opened before RFC 8785 keeps
     # committing its judges in the legacy form, so every commitment verifies like its protocol.
     commitment = commitment_sha256(
         session_url_id=session.url_id, pseudonym=_pseudonym(number), order_seed=order_seed,
         salt=salt, assignments=mapping, canonical=form_of(session.protocol),
     )
-    assignments = [(items[m["item"]].pk, m["code"], m["position"], order_key(order_seed, m["item"]))
+    assignments = [(items[m["item"]].pk, m["code"], m["position"], order_key(order_seed, m["item"]),
+                    m.get("swapped", False), m.get("first_code", ""), m.get("second_code", ""))
                    for m in mapping]
     return _Drawn(seen=seen, number=number, order_seed=order_seed, salt=salt, mapping=mapping,
                   commitment=commitment, assignments=assignments)
@@ -250,8 +272,9 @@ def _admit(session: Session, *, admitted_as: str, identified_by: str, display_na
     except IntegrityError:
         raise Conflict(ALREADY_JOINED) from None
     Assignment.objects.bulk_create(
-        Assignment(judge=judge, item_id=item_id, code=code, position=position, order_key=key)
-        for item_id, code, position, key in drawn.assignments
+        Assignment(judge=judge, item_id=item_id, code=code, position=position, order_key=key,
+                   swapped=swapped, first_code=first_code, second_code=second_code)
+        for item_id, code, position, key, swapped, first_code, second_code in drawn.assignments
     )
     session.joined_judges = number
     session.save(update_fields=["joined_judges"])

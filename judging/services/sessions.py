@@ -57,6 +57,7 @@ from judging.services.adjudication import (
 from judging.services.admission import issue_credential
 from judging.services.checks import check_guest_cap, checked_text
 from judging.services.judges import judge_remove
+from judging.services.pairs import pairs_sources
 from judging.services.reasons import reasons_sources
 
 DEFAULT_MINUTES_PER_ITEM = 3  # Session.minutes_per_item's default: not named in the protocol
@@ -228,6 +229,18 @@ def _check_reasons(*, guests_allowed=False, by_task=False, task_flags=False, sco
                           "apply to it")
 
 
+def _check_pairs(*, by_task=False, task_flags=False, scorecards=False,
+                 mark_disagreement=False) -> None:
+    """Invalid for a setting a pairs session does not have (yet): by task (a pair is already one
+    task's), task flags, scorecards and marked disagreements (they speak of one copy's verdict,
+    and a pair's answer is a preference)."""
+    for value, what in ((by_task, "by task"), (task_flags, "task flags"),
+                        (scorecards, "scorecards"), (mark_disagreement, "marking disagreements")):
+        if value:
+            raise Invalid(f"a pairs session asks which of two copies is better: {what} does not "
+                          "apply to it")
+
+
 def _checked_per_stratum(value) -> int | None:
     if value is None:
         return None
@@ -274,7 +287,8 @@ def session_create(
     minutes_per_item: int = DEFAULT_MINUTES_PER_ITEM,
     verdict_min_shown_ms: int = DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags: bool = False,
     unknown_copies: bool = False, adjudicate_findings=(), adjudicate_copies=(),
-    reasons_per_stratum: int | None = None,
+    reasons_per_stratum: int | None = None, pairs_design: str | None = None,
+    pairs_count: int | None = None,
 ) -> SessionCreated:
     """Create a draft session on a run, with one item per copy (or per finding).
 
@@ -309,6 +323,11 @@ def session_create(
     with `reasons_per_stratum` N at most N of each stratum, drawn with a seed from the session's
     draws (recorded; committed by its hash in the protocol); guests, by task, task flags,
     scorecards and marked disagreements are refused on it.
+    A pairs session (judging.services.pairs) holds pairs of copies of one task by two builders:
+    with `pairs_design` "all" (the default) every such pair, with "balanced" `pairs_count` of
+    them, each builder pair equally often and the tasks as evenly as possible, drawn with a seed
+    from the session's draws (recorded; committed by its hash in the protocol); by task, task
+    flags, scorecards and marked disagreements are refused on it.
     """
     if kind not in SessionKind.values:
         raise Invalid(f'kind "{kind}" is not one of {", ".join(SessionKind.values)}')
@@ -330,18 +349,21 @@ def session_create(
                       preregistration=preregistration)
     draws = Draws(draw_seed)
     reasons_seed, reasons_sample = "", None
+    pairs_seed, pairs_drawn = "", None
     if reasons_per_stratum is not None and kind != SessionKind.REASONS:
         raise Invalid("per stratum: only a reasons session samples reviews")
+    if (pairs_design is not None or pairs_count is not None) and kind != SessionKind.PAIRS:
+        raise Invalid("design and number of pairs: only a pairs session has them")
     if kind != SessionKind.ADJUDICATION and (unknown_copies or adjudicate_findings
                                              or adjudicate_copies):
         raise Invalid("only an adjudication takes items of unknown truth or named items to "
                       "adjudicate")
-    # Each item's (copy, finding, review, key).
+    # Each item's (copy, finding, review, key, second copy).
     if kind == SessionKind.ADJUDICATION:
         _check_adjudication(guests_allowed=guests_allowed, items_per_judge=items_per_judge,
                             by_task=by_task, scorecards=scorecards,
                             mark_disagreement=mark_disagreement, preregistration=preregistration)
-        sources = [(c, f, None, key) for c, f, key in adjudication_sources(
+        sources = [(c, f, None, key, None) for c, f, key in adjudication_sources(
             run, unknown_copies=unknown_copies, findings=adjudicate_findings,
             copies=adjudicate_copies)]
     elif kind == SessionKind.REASONS:
@@ -351,16 +373,25 @@ def session_create(
         if per_stratum is not None:
             reasons_seed = draws.hex("reasons")
         drawn, reasons_sample = reasons_sources(run, per_stratum=per_stratum, seed=reasons_seed)
-        sources = [(c, None, r, key) for c, r, key in drawn]
+        sources = [(c, None, r, key, None) for c, r, key in drawn]
         if not sources:
             raise Invalid(f"run {run.pk} has no review under its default condition "
                           f"({run.default_condition}); a reasons session audits reviews")
+    elif kind == SessionKind.PAIRS:
+        _check_pairs(by_task=by_task, task_flags=task_flags, scorecards=scorecards,
+                     mark_disagreement=mark_disagreement)
+        pairs_design = pairs_design or "all"
+        if pairs_design == "balanced":
+            pairs_seed = draws.hex("pairs")
+        drawn, pairs_drawn = pairs_sources(run, design=pairs_design, count=pairs_count,
+                                           seed=pairs_seed)
+        sources = [(first, None, None, key, second) for first, second, key in drawn]
     elif kind == SessionKind.FINDINGS:
-        sources = [(f.copy, f, None, f.bundle_id) for f in run.findings.select_related("copy")]
+        sources = [(f.copy, f, None, f.bundle_id, None) for f in run.findings.select_related("copy")]
         if not sources:
             raise Invalid(f"run {run.pk} has no findings; a findings session needs some")
     else:
-        sources = [(c, None, None, c.bundle_id) for c in run.copies.defer("content")]
+        sources = [(c, None, None, c.bundle_id, None) for c in run.copies.defer("content")]
     items_per_judge = _checked_items_per_judge(items_per_judge, len(sources))
     by_task = _checked_by_task(by_task, kind, run)
     if guest_cap is DEFAULT_GUEST_CAP:
@@ -377,11 +408,12 @@ def session_create(
             mark_disagreement=bool(mark_disagreement), instructions=instructions,
             minutes_per_item=minutes_per_item, verdict_min_shown_ms=verdict_min_shown_ms,
             task_flags=task_flags, reasons_sample=reasons_sample, reasons_seed=reasons_seed,
+            pairs_design=pairs_drawn, pairs_seed=pairs_seed,
         )
         Item.objects.bulk_create(
             Item(session=session, copy=copy, task_id=copy.task_id, finding=finding, review=review,
-                 key=key)
-            for copy, finding, review, key in sources
+                 key=key, pair_copy=second)
+            for copy, finding, review, key, second in sources
         )
         audit.record("session.created", actor=actor, session=session, kind=kind,
                      items=len(sources), items_per_judge=items_per_judge, by_task=by_task,
@@ -508,9 +540,12 @@ def protocol_of(session: Session, *, screening_seed: str | None = None) -> dict:
     items = []
     # The content hash is stored: the copies' content (megabytes each) and the tasks' statements
     # are never needed here.
-    for item in (session.items.select_related("copy", "finding", "task", "review")
-                 .defer("copy__content", "task__statement", "review__request").order_by("key")):
+    for item in (session.items.select_related("copy", "finding", "task", "review", "pair_copy")
+                 .defer("copy__content", "task__statement", "review__request",
+                        "pair_copy__content").order_by("key")):
         entry = {"key": item.key, "task": item.task.bundle_id, "copy_sha256": item.copy.content_sha256}
+        if item.pair_copy_id:
+            entry["second_copy_sha256"] = item.pair_copy.content_sha256
         if item.finding_id:
             entry["finding_sha256"] = sha256_hex(item.finding.text.encode("utf-8"))
         if item.review_id:
@@ -570,6 +605,10 @@ def protocol_of(session: Session, *, screening_seed: str | None = None) -> dict:
         # How a reasons session's reviews were drawn (all, or per stratum with the seed's hash:
         # the seed is published at the reveal); only for reasons sessions, as above.
         protocol["reasons_sample"] = session.reasons_sample
+    if session.pairs_design is not None:
+        # How a pairs session's pairs were chosen (all, or balanced with the seed's hash: the
+        # seed is published at the reveal); only for pairs sessions, as above.
+        protocol["pairs_design"] = session.pairs_design
     if block.primary_comparison is not None:
         # Likewise only when the preregistration names it.
         protocol["primary_comparison"] = block.primary_comparison

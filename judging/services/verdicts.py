@@ -15,6 +15,7 @@ from judging import audit, live
 from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, Item, ItemDraft, TaskFlag, Verdict
 from judging.services.checks import checked_text
+from judging.services.pairs import PAIR_VERDICTS
 from judging.services.reasons import REASON_VERDICTS
 
 COPY_VERDICTS = ("pass", "fail")
@@ -97,6 +98,8 @@ def verdict_values(kind: str, *, finding: bool | None = None) -> tuple[str, ...]
         return (FINDING_VERDICTS if finding else COPY_VERDICTS) + (CANNOT_TELL,)
     if kind == SessionKind.REASONS:
         return REASON_VERDICTS
+    if kind == SessionKind.PAIRS:
+        return PAIR_VERDICTS
     return COPY_VERDICTS if kind == SessionKind.COPIES else FINDING_VERDICTS
 
 

@@ -20,6 +20,9 @@
   var SMALL = window.matchMedia ? window.matchMedia("(max-width: 600px)") : null;
   function small() { return !!(SMALL && SMALL.matches); }
   var copyArea = document.getElementById("copy-area");
+  // A pairs session's page shows two copies, each in its own frame, and loads whole on each move
+  // (nothing fetched ahead): both frames are new on every pair.
+  var pairMode = !!(copyArea && copyArea.dataset.pair === "1");
   var backgroundStatus = document.getElementById("background-status");
   var helpDialog = document.getElementById("keys-help");
   var current = null;       // the item shown: see itemState()
@@ -303,12 +306,16 @@
     delete state.top.dataset.keysReady;
     state.readyTimer = setTimeout(function () { state.top.dataset.keysReady = "1"; }, state.minShownMs);
   }
-  // The wait starts when the item's copy is in its (visible) frame.
-  function startShowing(state, frame) {
-    whenLoaded(frame, function () {
-      if (current !== state) { return; }
-      state.shownAt = Date.now();
-      waitBeforeKeys(state);
+  // The wait starts when the item's copy is in its (visible) frame: both copies, on a pair.
+  function startShowing(state, frames) {
+    var waiting = frames.length;
+    frames.forEach(function (frame) {
+      whenLoaded(frame, function () {
+        waiting -= 1;
+        if (current !== state || waiting > 0) { return; }
+        state.shownAt = Date.now();
+        waitBeforeKeys(state);
+      });
     });
   }
   function dropTooSoon(state, text) {
@@ -344,8 +351,14 @@
         if (frame.getAttribute("src") !== wanted) { frame.setAttribute("src", wanted); }
       });
     }
-    var proseHeight = textView ? null : proseHeightOf(frame);
-    if (lines > 0 && !(mode.wrap && !textView)) {
+    var proseHeight = textView || frame.dataset.boxed === "1" ? null : proseHeightOf(frame);
+    if (frame.dataset.boxed === "1") {
+      // A pair's copy: always its own box (two copies side by side cannot both scroll with the
+      // page), reached with Tab, scrolled inside by the arrow keys and Space.
+      frame.style.height = "";
+      frame.classList.add("boxed");
+      frame.setAttribute("tabindex", "0");
+    } else if (lines > 0 && !(mode.wrap && !textView)) {
       // As tall as the copy: the page scrolls (Space, Page Down) and the frame never does.
       frame.style.height = Math.ceil(lines * linePx + padPx) + "px";
       frame.classList.remove("boxed");
@@ -367,7 +380,7 @@
       button.setAttribute("aria-pressed", String(button.dataset.frameToggle === "wrap" ? mode.wrap : mode.text));
     });
     var note = document.getElementById("frame-note");
-    if (note) {
+    if (note && !pairMode) {
       note.textContent = frame.classList.contains("boxed") ?
         "The copy is in its own box: Tab moves into it (then the arrow keys and Space scroll it) and Tab leaves the copy again." :
         proseHeight ? "The copy scrolls with the page: Space and Page Down read on. Tab also moves into it (then the arrow keys and Space scroll it) and Tab leaves it again." :
@@ -407,7 +420,7 @@
   var IN_COPY = "Keys go to the copy: its arrows, Space and End scroll it; the verdict keys are off. Tab or Shift+Tab (or a click outside the copy) brings them back.";
   function focusInCopy() {
     var active = document.activeElement;
-    return !!active && active.tagName === "IFRAME" && active === shownFrame();
+    return !!active && active.tagName === "IFRAME" && shownFrames().indexOf(active) >= 0;
   }
   function showWhereKeysGo() {
     var note = document.getElementById("focus-note");
@@ -423,6 +436,7 @@
   window.addEventListener("focus", showWhereKeysGo);
   document.addEventListener("focusin", showWhereKeysGo);
   function shownFrame() { return copyArea.querySelector("iframe.copy-frame"); }
+  function shownFrames() { return Array.prototype.slice.call(copyArea.querySelectorAll("iframe.copy-frame")); }
 
   // --- Fetching ahead and showing an item without a page load ----------------------------------
 
@@ -455,6 +469,7 @@
     return frame;
   }
   function prefetchNext(state) {
+    if (pairMode) { return; }
     if (!state.nextIsItem || !state.nextUrl || prefetched[state.nextUrl]) { return; }
     var entry = {page: null, frame: null};
     // The frame can start at once when the server names it; otherwise when the page is parsed.
@@ -569,7 +584,7 @@
     var url = direction > 0 ? state.nextUrl : state.previousUrl;
     if (!url || navigating) { return; }
     if (state.dirty) { save(state); }
-    if (direction > 0 && !state.nextIsItem) {
+    if (pairMode || (direction > 0 && !state.nextIsItem)) {
       navigating = true;
       if (!state.preview) { say(state, "", "Saving…"); }
       allSaved().then(function () { window.location.assign(url); });
@@ -587,7 +602,7 @@
     learnAnswered();
     if (state.preview && hasVerdict(state)) { answeredCodes[state.code] = true; }  // kept in the page
     showProgress();
-    startShowing(state, shownFrame());
+    startShowing(state, shownFrames());
     state.form.addEventListener("change", function (event) {
       if (event.target.name === "verdict") {
         if (!shownLongEnough(state)) {
@@ -642,14 +657,14 @@
         var wrap = button.dataset.frameToggle === "wrap";
         var mode = frameMode();
         remember(wrap ? WRAP_KEY : TEXT_KEY, (wrap ? mode.wrap : mode.text) ? "0" : "1");
-        sizeFrame(shownFrame());
+        shownFrames().forEach(sizeFrame);
       });
     });
     document.querySelectorAll("[data-opens=keys-help]").forEach(function (button) {
       button.addEventListener("click", openHelp);
     });
     foldReason(state);
-    sizeFrame(shownFrame());
+    shownFrames().forEach(sizeFrame);
     showWhereKeysGo();
     if (barWatch) { barWatch.disconnect(); barWatch.observe(state.form); }
     fitBar();
@@ -707,7 +722,7 @@
   var barWatch = window.ResizeObserver ? new ResizeObserver(fitBar) : null;
   window.addEventListener("resize", function () {
     fitBar();
-    if (current) { sizeFrame(shownFrame()); }
+    if (current) { shownFrames().forEach(sizeFrame); }
   });
 
   function openHelp() { if (helpDialog && !helpDialog.open) { helpDialog.showModal(); } }
@@ -800,15 +815,16 @@
 
   window.addEventListener("popstate", function () {
     // Back and forward through the items shown here: that item, as it is now.
-    if (codeOf(window.location.pathname)) { navigating = false; show(window.location.pathname, false); }
+    if (codeOf(window.location.pathname) && !pairMode) { navigating = false; show(window.location.pathname, false); }
     else { window.location.reload(); }
   });
   // The parent ignores anything the copy frame posts (it cannot run scripts anyway).
   window.addEventListener("message", function (event) { event.stopImmediatePropagation(); }, true);
 
-  var first = shownFrame();
-  first.loaded = document.readyState === "complete";
-  first.addEventListener("load", function () { first.loaded = true; });
+  shownFrames().forEach(function (frame) {
+    frame.loaded = document.readyState === "complete";
+    frame.addEventListener("load", function () { frame.loaded = true; });
+  });
   start();
   window.history.replaceState({item: window.location.pathname}, "", window.location.href);
   try {

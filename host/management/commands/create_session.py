@@ -11,12 +11,20 @@ class Command(HostCommand):
     def add_command_arguments(self, parser):
         parser.add_argument("run")
         parser.add_argument("--kind", required=True,
-                            choices=["copies", "findings", "adjudication", "reasons"],
+                            choices=["copies", "findings", "adjudication", "reasons", "pairs"],
                             help="copies: pass / fail per copy; findings: real / false alarm per "
                                  "finding; adjudication: the run's findings of unknown truth "
                                  "decided once, blind, by one adjudicator outside the matrix; "
                                  "reasons: people audit whether model reviews' reasons are "
-                                 "grounded in the copy")
+                                 "grounded in the copy; pairs: two builders' copies of one task "
+                                 "side by side, which is better")
+        parser.add_argument("--design", choices=["all", "balanced"], dest="pairs_design",
+                            help="pairs: every pair of builders on every task (all, the default) "
+                                 "or --pairs N of them, each builder pair equally often and the "
+                                 "tasks as evenly as possible (balanced, drawn with a recorded "
+                                 "seed); `plan_pairs RUN` says how many a target needs")
+        parser.add_argument("--pairs", type=int, metavar="N", dest="pairs_count",
+                            help="pairs, balanced design: how many pairs")
         parser.add_argument("--per-stratum", type=int, metavar="N", dest="reasons_per_stratum",
                             help="reasons: at most N reviews of each stratum (reviewer × right "
                                  "or wrong verdict × truth class), drawn with a recorded seed "
@@ -85,7 +93,7 @@ class Command(HostCommand):
             instructions=None, minutes_per_item=DEFAULT_MINUTES_PER_ITEM, pick_then_save=False,
             mark_disagreement=False, verdict_min_shown_ms=DEFAULT_VERDICT_MIN_SHOWN_MS, task_flags=False,
             unknown_copies=False, adjudicate_findings=(), adjudicate_copies=(),
-            reasons_per_stratum=None, **options):
+            reasons_per_stratum=None, pairs_design=None, pairs_count=None, **options):
         created = session_create(
             run=get_run(run), kind=kind, actor="cli",
             rubric=read_text_file(rubric, "--rubric") if rubric else "",
@@ -100,6 +108,7 @@ class Command(HostCommand):
             task_flags=task_flags, unknown_copies=unknown_copies,
             adjudicate_findings=tuple(adjudicate_findings),
             adjudicate_copies=tuple(adjudicate_copies), reasons_per_stratum=reasons_per_stratum,
+            pairs_design=pairs_design, pairs_count=pairs_count,
         )
         result = {"session": created.session.pk, "state": created.session.state,
                   "items": created.session.items.count()}
