@@ -8,8 +8,9 @@ The block may instead hold an object `{"alpha": 0.01, "primary_comparison": {...
 0, at most 0.2; 0.05 when not named) and the primary builder comparison:
 `{"source": "judges_phase1" | "judges_phase2" | "truth" | "reviewer", "group": …, "reviewer": …}`.
 
-A condition (a rule, or its `and`) names one metric. The pooled metrics (METRICS' first nine) take
-no selectors; the others name what they measure with selectors beside "metric" (SELECTORS):
+A condition (a rule, or its `and`) names one metric. The pooled metrics (POOLED_METRICS, and in a
+pairs session PAIRS_METRICS instead) take no selectors; the others name what they measure with
+selectors beside "metric" (SELECTORS):
 - reviewer_recall, reviewer_tnr: "reviewer" (bundle id or model), optional "condition" (default:
   the run's default condition);
 - condition_delta_flag_rate, condition_mcnemar_p: "reviewer", "condition" (not the default one),
@@ -58,6 +59,14 @@ POOLED_METRICS = (
     "recall_phase1", "tnr_phase1", "recall_phase2", "tnr_phase2",
     "shift_towards_truth", "shift_away_from_truth",
 )
+# A pairs session's pooled metrics (issue 31), on the main group's phase-1 (or 2) preferences
+# (reports.sections.pairs): pairwise and decisive accuracy against truth, and position bias (the
+# mean over judges of their left share among left/right answers, minus 0.5). A pairs session
+# names these, never the per-copy ones above, which it does not measure.
+PAIRS_METRICS = (
+    "pairwise_accuracy_phase1", "pairwise_accuracy_phase2", "decisive_accuracy_phase1",
+    "decisive_accuracy_phase2", "position_bias",
+)
 _BUILDER_SOURCE = ("source", "group", "reviewer")
 # metric -> (selectors it needs, selectors it may have), in the order they are checked.
 SELECTORS = {
@@ -70,7 +79,7 @@ SELECTORS = {
     "builder_difference": (("builders",), _BUILDER_SOURCE),
     "builder_difference_p_holm": (("builders",), _BUILDER_SOURCE),
 }
-METRICS = POOLED_METRICS + tuple(SELECTORS)
+METRICS = POOLED_METRICS + PAIRS_METRICS + tuple(SELECTORS)
 OPERATORS = (">=", ">", "<=", "<", "==", "!=")
 TRUTH_CLASSES = ("defective", "good")
 SOURCES = ("judges_phase1", "judges_phase2", "truth", "reviewer")
@@ -361,7 +370,8 @@ def has_rules_block(preregistration: str) -> bool:
 
 
 def parse_block(preregistration: str, run: RunContext | None = None, *,
-                task_flags: bool | None = None, controls: dict | None = None) -> RulesBlock:
+                task_flags: bool | None = None, controls: dict | None = None,
+                kind: str | None = None) -> RulesBlock:
     """The decision rules in a preregistration's `rules` block and the primary builder comparison
     it names (no rules and None when there is no block), and its rules that act, apart.
 
@@ -370,6 +380,9 @@ def parse_block(preregistration: str, run: RunContext | None = None, *,
     `controls`: the session's controls by truth ({"seeded_defect": n, "known_good": n}): a
     control-based exclude_judge metric is refused where its class has none, or where the share
     leaves none to report on; None checks the grammar only.
+    `kind`: the session's ("pairs", "copies", …): a pairs session's rules name PAIRS_METRICS and
+    no per-copy pooled metric or judge exclusion, every other session's the reverse; None checks
+    the grammar only.
 
     With `run`, every selector is checked against it too. Raises RulesError naming each problem
     (`rules[1].metric: unknown metric "x"; known: …`).
@@ -409,6 +422,8 @@ def parse_block(preregistration: str, run: RunContext | None = None, *,
             actions.append(rule)
         else:
             _check_condition(rule, f"rules[{index}]", errors, named=True, run=run)
+            if kind is not None:
+                _check_kind(rule, kind, f"rules[{index}]", errors)
             decisions.append(rule)
         name = rule.get("name") if isinstance(rule, dict) else None
         if isinstance(name, str) and name in seen:
@@ -419,6 +434,21 @@ def parse_block(preregistration: str, run: RunContext | None = None, *,
         raise RulesError(errors)
     return RulesBlock(rules=decisions, primary_comparison=primary, alpha=alpha,
                       actions=tuple(actions))
+
+
+def _check_kind(rule, kind: str, place: str, errors: list[str]) -> None:
+    """A pooled metric the session's kind measures: preferences in a pairs session, per-copy
+    verdicts elsewhere."""
+    if not isinstance(rule, dict):
+        return
+    for where, condition in ((place, rule), (f"{place}.and", rule.get("and"))):
+        metric = condition.get("metric") if isinstance(condition, dict) else None
+        if kind == "pairs" and metric in POOLED_METRICS:
+            errors.append(f"{where}.metric: {metric} measures verdicts on single copies; a pairs "
+                          f"session measures preferences: {', '.join(PAIRS_METRICS)}")
+        elif kind != "pairs" and metric in PAIRS_METRICS:
+            errors.append(f"{where}.metric: {metric} measures a pairs session's preferences; "
+                          f"this is a {kind} session")
 
 
 def _checked_alpha(value, errors: list[str]) -> float | None:

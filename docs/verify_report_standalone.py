@@ -124,6 +124,12 @@ def order_key(seed, key):
     return hmac.new(bytes.fromhex(seed), key.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
+def pair_swapped(seed, key):
+    # A pair's side: the second copy on the left when the first byte of HMAC(order seed,
+    # "side:" + key) is odd.
+    return bool(int(order_key(seed, "side:" + key)[:2], 16) & 1)
+
+
 def draw_order(seed, items):
     return sorted(items, key=lambda key: (order_key(seed, key), key))
 
@@ -184,12 +190,17 @@ def verify_screening(report):
     return problems, 2
 
 
+# What a pair's assignment commits besides (absent from every other kind's).
+PAIR_KEYS = ("second_copy", "second_builder", "swapped", "first_code", "second_code")
+
+
 def commitment(url_id, judge, c, mine, form):
     payload = {"commitment": 2 if form == JCS else 1}
     if form == JCS:
         payload["canonical"] = JCS
     payload.update(session=url_id, judge=judge, order_seed=c["order_seed"], salt=c["salt"],
-                   assignments=[{k: a[k] for k in ("position", "code", "item", "copy", "builder")}
+                   assignments=[{k: a[k] for k in ("position", "code", "item", "copy", "builder",
+                                                   *PAIR_KEYS) if k in a}
                                 for a in mine])
     return digest(payload, form)
 
@@ -301,6 +312,15 @@ def verify_session(protocol, judges, assignments, url_id, copy_builder, place):
                 problems.append(f"assignments[{name}/{a['position']}]: builder "
                                 f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
                                 f"in copies")
+            if "second_copy" in a:
+                checks += 2
+                if copy_builder.get(a["second_copy"]) != a["second_builder"]:
+                    problems.append(f"assignments[{name}/{a['position']}]: builder "
+                                    f"{a['second_builder']!r} is not the builder of copy "
+                                    f"{a['second_copy']!r} in copies")
+                if pair_swapped(c["order_seed"], a["item"]) != a["swapped"]:
+                    problems.append(f"assignments[{name}/{a['position']}].swapped is not the "
+                                    f"side drawn from the order seed")
     return [place + problem for problem in problems], checks
 
 

@@ -36,6 +36,7 @@ from reports.sections import (
     exclusions,
     mapping,
     model_reviewers,
+    pairs,
     phase_shift,
     pooled,
     protocol,
@@ -108,6 +109,7 @@ def _build_report(session) -> dict:
         "task_flags": task_flags.task_flags(data),
         "adjudicated": adjudicated.adjudicated(data),
         "reasons": reasons.reasons(data),
+        "pairs": pairs.pairs(data),
     }
     # Last, in its place: a rule may name any section's figures (a reviewer's, a condition's, a
     # builder's), so every other section is built first.

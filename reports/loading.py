@@ -11,7 +11,7 @@ Verdicts are read column-wise through `_raw_rows` and turned into arrays with nu
 (bench/report.py), and a Python loop per verdict here would be most of that time.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from django.db import connections
@@ -186,6 +186,12 @@ class ReportData:
     # The seed that drew the controls judges are screened on (hex; judging.services.sessions,
     # recorded in the audit log at opening), where an exclude_judge rule reads the controls; "".
     screening_seed: str = ""
+    # A pairs session's sides: assignment pk -> (swapped, first code, second code), as drawn at
+    # joining (judging.models.Assignment); empty for every other kind.
+    pair_sides: dict = field(default_factory=dict)
+    # The run's model reviewers' comparisons (judging.models.Comparison, run/2 `comparisons`), in
+    # bundle order; loaded for a pairs session's report only.
+    comparisons: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,12 @@ def load_report_data(session) -> ReportData:
     data = _load_session(session, bundle)
     if session.kind in (SessionKind.ADJUDICATION, SessionKind.REASONS):
         return data
+    if session.kind == SessionKind.PAIRS:
+        data = replace(data, pair_sides={
+            pk: (bool(swapped), first, second) for pk, swapped, first, second in
+            Assignment.objects.filter(judge__session=session).order_by()
+            .values_list("pk", "swapped", "first_code", "second_code")},
+            comparisons=tuple(session.run.comparisons.order_by("position")))
     return replace(data, adjudications=tuple(_load_adjudications(session, bundle)),
                    screening_seed=_screening_seed(session))
 
@@ -338,8 +350,9 @@ def _load_items(session, bundle: Bundle) -> Items:
     truths = {"current": [t.truth for t in targets], "imported": [t.imported_truth for t in targets]}
     versions = ["current"] + (["imported"] if bundle.corrections else [])
     # A reasons session's answers say whether a review's reason is grounded, not whether its copy
-    # is good: nothing there is scored against the copy's truth (reports.sections.reasons).
-    scored = session.kind != SessionKind.REASONS
+    # is good, and a pairs session's which of two copies is better: nothing there is scored
+    # against one copy's truth (reports.sections.reasons, reports.sections.pairs).
+    scored = session.kind not in (SessionKind.REASONS, SessionKind.PAIRS)
     classes = {
         version: np.array([CLASS_CODES.get(truth_class(t), -1) if scored else -1
                            for t in truths[version]], dtype=np.int8)

@@ -30,6 +30,7 @@ from content.draws import (
     draw_order,
     draw_order_by_task,
     order_key,
+    pair_swapped,
     screening_items,
     stratified_sample,
 )
@@ -184,6 +185,16 @@ def _verify_session(protocol: dict, judges: list, assignments: list, session_url
                 problems.append(f"assignments[{pseudonym}/{a['position']}]: builder "
                                 f"{a['builder']!r} is not the builder of copy {a['copy']!r} "
                                 f"in copies")
+            if "second_copy" in a:
+                # A pair: its second copy's builder, and the side drawn from the order seed.
+                checks += 2
+                if copy_builder.get(a["second_copy"]) != a["second_builder"]:
+                    problems.append(f"assignments[{pseudonym}/{a['position']}]: builder "
+                                    f"{a['second_builder']!r} is not the builder of copy "
+                                    f"{a['second_copy']!r} in copies")
+                if pair_swapped(commitment["order_seed"], a["item"]) != a["swapped"]:
+                    problems.append(f"assignments[{pseudonym}/{a['position']}].swapped is not "
+                                    f"the side drawn from the order seed")
     return [place + problem for problem in problems], checks
 
 

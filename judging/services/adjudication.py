@@ -107,7 +107,7 @@ def refuse_adjudicated_elsewhere(session: Session) -> None:
                        "truth is adjudicated once. Leave it out of this adjudication.")
 
 
-JUDGED = (SessionKind.COPIES, SessionKind.FINDINGS)
+JUDGED = (SessionKind.COPIES, SessionKind.FINDINGS, SessionKind.PAIRS)
 
 
 def matrix_sessions(session: Session):
@@ -116,14 +116,17 @@ def matrix_sessions(session: Session):
       it (their judges saw those copies, and a reasons judge their reviews and truth);
     - a reasons session (issue 30 item 2: its phase 1 shows model verdicts, its phase 2 truth):
       every session on its run not yet revealed, whose judges are still to judge blind;
-    - a copies or findings session: the adjudications sharing a copy with it, and every reasons
-      session on its run.
+    - a copies, findings or pairs session: the adjudications sharing a copy with it, and every
+      reasons session on its run (a pair's two copies both count as its copies).
     A session of the same kind is never on the other side."""
     others = Session.objects.filter(run_id=session.run_id).exclude(pk=session.pk)
     if session.kind == SessionKind.REASONS:
         return others.exclude(kind=SessionKind.REASONS).exclude(state=SessionState.REVEALED)
-    copies = Item.objects.filter(session_id=session.pk).values("copy_id")
-    sharing = Q(items__copy_id__in=copies)
+    mine = Item.objects.filter(session_id=session.pk)
+    sharing = Q()
+    for theirs in ("items__copy_id__in", "items__pair_copy_id__in"):
+        for ours in ("copy_id", "pair_copy_id"):
+            sharing |= Q(**{theirs: mine.exclude(**{f"{ours}__isnull": True}).values(ours)})
     if session.kind == SessionKind.ADJUDICATION:
         inside = Q(kind__in=(*JUDGED, SessionKind.REASONS)) & sharing
     else:

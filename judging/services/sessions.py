@@ -126,7 +126,7 @@ def _check_rules(text: str, place: str, run: Run, *, task_flags: bool, kind: str
         if not has_rules_block(text):
             return parse_block(text)
         return parse_block(text, _rules_context(run), task_flags=bool(task_flags),
-                           controls=_controls_of(run, kind))
+                           controls=_controls_of(run, kind), kind=str(kind))
     except RulesError as error:
         raise Invalid("\n".join(f"{place}: {e}" for e in error.errors)) from None
 

@@ -61,6 +61,9 @@ FINDINGS_REASON = ("a findings session: its judges judged findings, not copies, 
                    "compared under truth and model reviewers only")
 REASONS_REASON = ("a reasons session: its judges audited model reviews' reasons, not copies, so "
                   "builders are compared under truth and model reviewers only")
+PAIRS_REASON = ("a pairs session: its judges compared copies two at a time, so their comparison "
+                "of the builders is the Bradley–Terry ranking in the pairs section; here builders "
+                "are compared under truth and model reviewers only")
 NO_JUDGES_REASON = "no judge gave a locked verdict on a copy in scope"
 GROUP_WORDS = {"invited": "the invited judges'", "guest": "the guests'",
                "self_blinded_host": "the host's (self-blinded)"}
@@ -233,7 +236,8 @@ def _human(data: ReportData, builder_index: dict, task_index: dict):
     (passes, verdicts): builders × judges × tasks counts of locked verdicts on copies in scope)."""
     bundle, n_builders, n_tasks = data.bundle, len(builder_index), len(task_index)
     if data.session.kind != "copies":
-        return (REASONS_REASON if data.session.kind == "reasons" else FINDINGS_REASON), [], {}
+        return ({"reasons": REASONS_REASON, "pairs": PAIRS_REASON}.get(data.session.kind,
+                                                                       FINDINGS_REASON), [], {})
     present = set(data.judges.groups)
     groups = [g for g in HUMAN_GROUPS if g in present]
     columns, column_builder, column_task = [], [], []

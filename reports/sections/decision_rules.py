@@ -25,6 +25,7 @@ from numbers import Real
 
 from content.rules import (
     DEFAULT_GROUP,
+    PAIRS_METRICS,
     DEFAULT_PRIMARY,
     JUDGE_SOURCES,
     SELECTORS,
@@ -51,7 +52,7 @@ EVALUATED_ON_SELECTORS = (
 def decision_rules(data: ReportData, pooled: dict, sections: dict) -> dict:
     """The section, from the pooled figures and the sections built before it (`sections`: the
     report's keys so far; absent ones make the rules naming them not computable)."""
-    values = rule_values(pooled)
+    values = rule_values(pooled, sections.get("pairs"))
     session, amendments = data.session, data.amendments
     protocol = session.protocol or {}
     rule_sets = [("protocol", None, protocol.get("decision_rules", []))]
@@ -95,14 +96,35 @@ def run_context(data: ReportData) -> RunContext:
     )
 
 
-def rule_values(pooled: dict) -> dict:
-    """metric -> the main group's value of it (pooled effects, the change in agreement), or None."""
+def rule_values(pooled: dict, pairs: dict | None = None) -> dict:
+    """metric -> the main group's value of it (pooled effects, the change in agreement; in a
+    pairs session, its pairs section's figures), or None."""
+    if pairs is not None:
+        return pairs_rule_values(pairs)
     main = pooled.get(MAIN_GROUP) or {}
     values = dict.fromkeys(RULE_METRICS)
     for name, estimate in (main.get("effects") or {}).items():
         values[name] = estimate["value"]
     if main.get("agreement"):
         values["delta_fleiss_kappa"] = main["agreement"]["delta_fleiss_kappa"]
+    return values
+
+
+def pairs_rule_values(pairs: dict) -> dict:
+    """A pairs session's pooled metrics (content.rules.PAIRS_METRICS) from its section: the main
+    group's pairwise and decisive accuracy per phase, and its position bias (the mean of its
+    judges' phase-1 left shares, minus 0.5), or None where not computable."""
+    values = dict.fromkeys(PAIRS_METRICS)
+    main = next((g for g in pairs["groups"] if g["group"] == MAIN_GROUP), None)
+    if main is None:
+        return values
+    for phase in (1, 2):
+        values[f"pairwise_accuracy_phase{phase}"] = main[f"phase{phase}"]["accuracy"]["rate"]
+        values[f"decisive_accuracy_phase{phase}"] = \
+            main[f"phase{phase}"]["decisive_accuracy"]["rate"]
+    shares = [j["phase1"]["left_share"]["rate"] for j in pairs["judges"]
+              if j["group"] == MAIN_GROUP and j["phase1"]["left_share"]["rate"] is not None]
+    values["position_bias"] = sum(shares) / len(shares) - 0.5 if shares else None
     return values
 
 

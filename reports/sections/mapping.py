@@ -33,12 +33,23 @@ def assignments(data: ReportData) -> list[dict]:
     mapped = {item.pk: (item.key, copy_by_pk[item.copy_id].bundle_id,
                         builder_by_pk[copy_by_pk[item.copy_id].builder_id].bundle_id)
               for item in data.items.rows}
-    return [
+    rows = [
         {"judge": pseudonyms[judge_index[judge_pk]], "position": position, "code": code,
          "item": mapped[item_pk][0], "copy": mapped[item_pk][1], "builder": mapped[item_pk][2],
          "order_key": order_key}
         for _, judge_pk, item_pk, code, position, order_key in data.assignments.rows
     ]
+    if data.pair_sides:
+        # A pair's second copy and builder, the side drawn and each copy's code: what the judge
+        # committed to besides (content.commitments.PAIR_KEYS).
+        second = {item.pk: (copy_by_pk[item.pair_copy_id].bundle_id,
+                            builder_by_pk[copy_by_pk[item.pair_copy_id].builder_id].bundle_id)
+                  for item in data.items.rows}
+        for row, (pk, _, item_pk, *_rest) in zip(rows, data.assignments.rows, strict=True):
+            swapped, first_code, second_code = data.pair_sides[pk]
+            row.update(second_copy=second[item_pk][0], second_builder=second[item_pk][1],
+                       swapped=swapped, first_code=first_code, second_code=second_code)
+    return rows
 
 
 def verdicts(data: ReportData) -> list[dict]:

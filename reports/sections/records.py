@@ -126,4 +126,8 @@ def session_kind_note(data: ReportData) -> str:
     if data.session.kind == SessionKind.REASONS:
         return ("items are model reviews; an answer says whether the review's reason is grounded "
                 "in its copy, and is never scored against truth (the reasons section)")
+    if data.session.kind == SessionKind.PAIRS:
+        return ("items are pairs of copies of one task by two builders; an answer prefers one "
+                "(or neither), scored against the copies' truths in the pairs section, never in "
+                "the per-copy scores")
     return "items are copies; a verdict of fail on a defective copy is a catch"

@@ -1,0 +1,243 @@
+"""The "pairs" section (issue 31 item 4): a pairs session's preferences, scored against truth.
+Null for every other kind of session. Every definition is in docs/statistics.md ("Pairs").
+
+A judge's answer on a pair names the sides they saw: left, right, tie (both fine) or both bad;
+the side drawn for them (the assignment's `swapped`) turns it into the copy preferred. A model
+reviewer's comparison (run/2 `comparisons`) names the order it saw the copies in: first, second,
+tie or both bad. From these, per judge, per judge type and per model reviewer, phase 1 apart from
+phase 2 (phase 1, given alone, is the primary measure):
+- pairwise accuracy: over pairs whose copies' truths differ (one good: known_good or tests_pass;
+  one defective: seeded_defect or tests_fail), the share where the good copy was preferred, ties
+  and both-bad counted as not right; decisive accuracy beside it, over left/right answers only;
+  each k/n with its Wilson interval, taking answers as independent;
+- what was preferred on pairs of equal truth (both good, both defective), counted;
+- position bias: the left (first) share among left/right answers, per judge, and across the judges
+  of a type a test that takes the judge as the unit; for each reviewer its first-shown share and
+  its inconsistency over pairs it saw both ways round;
+- the Bradley–Terry ranking of the builders and the style fit (reports.pairwise);
+- the phase shift: per judge, on truth-differing pairs answered in both phases, the preferences
+  that moved towards the good copy and away from it once the reviewers' verdicts were shown
+  (McNemar's exact test on correctness).
+"""
+
+from collections import Counter
+
+from content.scoring import rate
+from content.truth import truth_class
+from judging.enums import SessionKind
+from reports import stats
+from reports.loading import ReportData
+
+ANSWERS = ("left", "right", "tie", "both_bad")
+REVIEWER_ANSWERS = ("first", "second", "tie", "both_bad")
+GROUP_ORDER = ("invited", "guest", "self_blinded_host", "removed")
+MINIMAL_PAIRS_NOTE = ("the bundle does not say which known-good copy a seeded defect was made "
+                      "from, so no pair is known to differ by the defect alone")
+
+DEFINITIONS = {
+    "answer": "a judge's locked answer on a pair in a phase, as the sides were shown to them: "
+              "left, right, tie (both fine) or both_bad; `swapped` (the assignment's) says which "
+              "copy was on the left",
+    "accuracy": "over pairs whose copies' truth classes differ (good: known_good or tests_pass; "
+                "defective: seeded_defect or tests_fail), the answers that preferred the good "
+                "copy; ties and both_bad count as not right. Wilson 95% interval, answers taken "
+                "as independent",
+    "decisive_accuracy": "the same over left/right (first/second) answers only",
+    "equal_truth": "answers on pairs whose copies are both good or both defective, counted",
+    "left_share": "left answers among left/right answers (for a reviewer: first among "
+                  "first/second), with its Wilson interval; 0.5 is no position bias",
+    "position_bias_across_judges": "each judge's left share is one observation: the mean share "
+                                   "and a two-sided test of mean 0.5 across the judges of a type "
+                                   "(reports.pairwise), not one pooled binomial",
+    "inconsistency": "a reviewer's pairs seen both ways round, decisive both times, on which the "
+                     "copy it preferred changed with the order",
+    "phase_shift": "per judge, over truth-differing pairs with a locked answer in both phases: "
+                   "toward = wrong in phase 1, right in phase 2; away = the reverse; McNemar's "
+                   "exact two-sided p on the two",
+    "primary": "phase 1: given alone, before any model's verdict was shown",
+    "minimal_pairs": "pairs of a seeded defect and the known-good copy it was made from, "
+                     "reported apart where the bundle says which that is",
+}
+
+
+def _preferred(answer: str, first, second, *, first_on_left: bool):
+    """The copy an answer preferred (None for tie or both bad)."""
+    if answer in ("left", "first"):
+        return first if first_on_left else second
+    if answer in ("right", "second"):
+        return second if first_on_left else first
+    return None
+
+
+def _good_of(first_truth: str, second_truth: str) -> int | None:
+    """0 where the first copy is the good one of a truth-differing pair, 1 the second, None
+    where the truths do not differ (or one is unknown)."""
+    classes = (truth_class(first_truth), truth_class(second_truth))
+    if classes == ("good", "defective"):
+        return 0
+    if classes == ("defective", "good"):
+        return 1
+    return None
+
+
+def _equal_kind(first_truth: str, second_truth: str) -> str | None:
+    classes = {truth_class(first_truth), truth_class(second_truth)}
+    if classes == {"good"}:
+        return "both_good"
+    if classes == {"defective"}:
+        return "both_defective"
+    return None
+
+
+class _Tally:
+    """The counts every scope (a judge, a judge type, a reviewer) reports in one phase."""
+
+    def __init__(self, answers):
+        self.answers = Counter()
+        self.right = self.scored = self.decisive_right = self.decisive = 0
+        self.first_shown = self.sided = 0
+        self.equal = {"both_good": Counter(), "both_defective": Counter()}
+        self.answer_names = answers
+
+    def add(self, answer: str, good: int | None, equal: str | None, *, first_on_left: bool):
+        self.answers[answer] += 1
+        decisive = answer in ("left", "right", "first", "second")
+        if decisive:
+            self.sided += 1
+            self.first_shown += answer in ("left", "first")
+        if good is not None:
+            chosen = _preferred(answer, 0, 1, first_on_left=first_on_left)
+            self.scored += 1
+            self.right += chosen == good
+            if decisive:
+                self.decisive += 1
+                self.decisive_right += chosen == good
+        elif equal is not None:
+            self.equal[equal][answer] += 1
+
+    def report(self) -> dict:
+        return {
+            "answers": {name: self.answers[name] for name in self.answer_names},
+            "accuracy": rate(self.right, self.scored),
+            "decisive_accuracy": rate(self.decisive_right, self.decisive),
+            "left_share": rate(self.first_shown, self.sided),
+            "equal_truth": {kind: {name: counts[name] for name in self.answer_names}
+                            for kind, counts in self.equal.items()},
+        }
+
+
+def _judge_answers(data: ReportData):
+    """Every locked answer of the session's judges: (judge row, item column, phase, answer,
+    first copy on the left)."""
+    v = data.verdicts
+    for k in range(len(v.phase)):
+        if not v.locked[k]:
+            continue
+        assignment_pk = data.assignments.rows[v.assignment[k][0]][0]
+        swapped = data.pair_sides[assignment_pk][0]
+        yield int(v.judge[k]), int(v.item[k]), v.phase[k], v.value[k], not swapped
+
+
+def pairs(data: ReportData) -> dict | None:
+    session = data.session
+    if session.kind != SessionKind.PAIRS:
+        return None
+    copies = data.bundle.copy_by_pk
+    items = data.items.rows
+    good = [_good_of(copies[i.copy_id].truth, copies[i.pair_copy_id].truth) for i in items]
+    equal = [_equal_kind(copies[i.copy_id].truth, copies[i.pair_copy_id].truth) for i in items]
+    n_judges = len(data.judges.rows)
+    per_judge = {phase: [_Tally(ANSWERS) for _ in range(n_judges)] for phase in (1, 2)}
+    correct = {}  # (judge, item) -> {phase: right?} on truth-differing pairs
+    for j, i, phase, answer, first_on_left in _judge_answers(data):
+        per_judge[phase][j].add(answer, good[i], equal[i], first_on_left=first_on_left)
+        if good[i] is not None:
+            chosen = _preferred(answer, 0, 1, first_on_left=first_on_left)
+            correct.setdefault((j, i), {})[phase] = chosen == good[i]
+    groups = [g for g in GROUP_ORDER if g in data.judges.groups]
+    return {
+        "definitions": DEFINITIONS,
+        "design": session.pairs_design,
+        "pairs": len(items),
+        "truth_differing_pairs": sum(g is not None for g in good),
+        "judges": [
+            {"judge": pseudonym, "group": group,
+             **{f"phase{phase}": per_judge[phase][j].report() for phase in (1, 2)}}
+            for j, (pseudonym, group) in enumerate(zip(data.judges.pseudonyms,
+                                                        data.judges.groups, strict=True))],
+        "groups": [_group(data, per_judge, group) for group in groups],
+        "phase_shift": _phase_shift(data, correct),
+        "reviewers": _reviewers(data),
+        "minimal_pairs": None,
+        "minimal_pairs_note": MINIMAL_PAIRS_NOTE,
+    }
+
+
+def _group(data: ReportData, per_judge: dict, group: str) -> dict:
+    members = [j for j, g in enumerate(data.judges.groups) if g == group]
+    out = {"group": group, "judges": len(members)}
+    for phase in (1, 2):
+        pooled = _Tally(ANSWERS)
+        for j in members:
+            tally = per_judge[phase][j]
+            pooled.answers.update(tally.answers)
+            pooled.right += tally.right
+            pooled.scored += tally.scored
+            pooled.decisive_right += tally.decisive_right
+            pooled.decisive += tally.decisive
+            pooled.first_shown += tally.first_shown
+            pooled.sided += tally.sided
+            for kind in pooled.equal:
+                pooled.equal[kind].update(tally.equal[kind])
+        out[f"phase{phase}"] = pooled.report()
+    return out
+
+
+def _phase_shift(data: ReportData, correct: dict) -> list[dict]:
+    rows = []
+    for j, pseudonym in enumerate(data.judges.pseudonyms):
+        toward = away = both = 0
+        for (judge, _), by_phase in correct.items():
+            if judge != j or len(by_phase) < 2:
+                continue
+            both += 1
+            toward += (not by_phase[1]) and by_phase[2]
+            away += by_phase[1] and not by_phase[2]
+        rows.append({"judge": pseudonym, "group": data.judges.groups[j], "pairs": both,
+                     "toward": toward, "away": away,
+                     "p_value": stats.mcnemar_exact(away, toward) if toward + away else None})
+    return rows
+
+
+def _reviewers(data: ReportData) -> list[dict]:
+    """Per model reviewer, its comparisons under the run's default condition on the session's
+    pairs of copies (either order)."""
+    copies = data.bundle.copy_by_pk
+    default = data.bundle.run.default_condition
+    pair_of = {frozenset((i.copy_id, i.pair_copy_id)) for i in data.items.rows}
+    by_reviewer: dict[int, list] = {}
+    for c in data.comparisons:
+        if c.condition == default and frozenset((c.first_id, c.second_id)) in pair_of:
+            by_reviewer.setdefault(c.reviewer_id, []).append(c)
+    out = []
+    for reviewer in data.bundle.reviewers:
+        mine = by_reviewer.get(reviewer.pk, [])
+        tally = _Tally(REVIEWER_ANSWERS)
+        orders: dict[frozenset, dict] = {}
+        for c in mine:
+            first, second = copies[c.first_id], copies[c.second_id]
+            tally.add(c.verdict, _good_of(first.truth, second.truth),
+                      _equal_kind(first.truth, second.truth), first_on_left=True)
+            chosen = _preferred(c.verdict, c.first_id, c.second_id, first_on_left=True)
+            orders.setdefault(frozenset((c.first_id, c.second_id)), {})[
+                (c.first_id, c.second_id)] = chosen
+        both_ways = [o for o in orders.values() if len(o) == 2]
+        decisive = [o for o in both_ways if None not in o.values()]
+        changed = sum(len(set(o.values())) == 2 for o in decisive)
+        report = tally.report()
+        report["first_share"] = report.pop("left_share")
+        out.append({"reviewer": reviewer.bundle_id, "model": reviewer.model,
+                    "family": reviewer.family, "comparisons": len(mine), **report,
+                    "both_ways": len(both_ways),
+                    "inconsistency": rate(changed, len(decisive))})
+    return out
