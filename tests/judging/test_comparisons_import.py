@@ -4,8 +4,10 @@ condition and its seal computed once, at import; a refused bundle writes none; a
 comparisons is imported (and recorded) exactly as before."""
 
 import json
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from blindjudge.errors import Invalid
 from content.canonical import canonical_sha256, sha256_hex
@@ -17,6 +19,7 @@ from tests.worlds import GOOD, a_run, bundle_bytes, make_run2_bundle
 pytestmark = pytest.mark.django_db
 
 STATEMENT = "Write add(a, b)."  # make_run2_bundle's t-add
+REPORT_SCHEMA = Path(__file__).resolve().parents[2] / "reports" / "schemas" / "report-2.schema.json"
 
 
 def request_of(first: str, second: str, *extra: str) -> tuple[str, str]:
@@ -90,6 +93,17 @@ def test_the_manifest_and_the_audit_event_name_the_comparisons(host):
     }
     event = AuditEvent.objects.get(action="run.imported", run=run)
     assert event.details["comparisons"] == 5
+
+
+def test_the_report_schema_accepts_the_manifest_of_a_run_with_comparisons(host):
+    """The report publishes run.manifest; its schema's manifest is a closed object."""
+    published = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    manifest_schema = Draft202012Validator({"$schema": published["$schema"],
+                                            "$defs": published["$defs"],
+                                            "$ref": "#/$defs/manifest"})
+    for run in (a_run(host, with_comparisons()), a_run(host, make_run2_bundle())):
+        assert not list(manifest_schema.iter_errors(run.manifest))
+    assert list(manifest_schema.iter_errors({**run.manifest, "unknown": {}}))
 
 
 def test_a_run_without_comparisons_has_none_and_is_recorded_as_before(host):
