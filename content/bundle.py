@@ -21,6 +21,10 @@ schema cannot express are checked here:
   finding's copy, by that reviewer, under that condition (a bare id: the default condition), and
   no two entries of one finding name the same review. A finding is raised *in a review*: the
   report attributes it to that review's condition, so one with no such review is refused;
+- run/2 ``comparisons``: each names a reviewer and two copies that exist (``first``, ``second``:
+  the order the reviewer saw them), two different copies of one task by two different builders
+  (a comparison compares builders); a reviewer compares the same two copies in the same order at
+  most once per condition (the other order is another comparison);
 - ids that would give two records one manifest key (only possible with ``/`` in ids) are refused;
 - no string holds a NUL character or a lone surrogate; every text within its limit: the copy's
   content `max_copy_bytes`, every other text the `TextLimits` passed in (content/limits.py; the
@@ -52,6 +56,8 @@ input's format string, ``original`` the parsed bundle exactly as it appeared)::
       "verdict_patterns": [{"name", "pattern", "description" ("")}, ...] ([]),
       "reviews": [{"reviewer", "copy", "condition" (run.default_condition), "verdict",
                    "reason" (""), "authorship_guess" (""), "request"?, "request_sha256"?}, ...] ([]),
+      "comparisons": [{"reviewer", "first", "second", "condition" (run.default_condition),
+                       "verdict", "reason" (""), "request"?, "request_sha256"?}, ...] ([]),
       "findings": [{"id", "copy", "text", "raised_by": [{"reviewer", "condition"}, ...],
                     "proposed_verdict", "truth"}, ...] ([])
     }
@@ -77,6 +83,9 @@ Seal check (never rejects a bundle), one ``SealResult`` per review, in order:
 - ``failed``: anything else; ``reason`` lists every problem, joined by ``"; "``. A failed request
   that carries a verdict keeps ``failed`` and records the match too.
 
+One ``SealResult`` per comparison too (``comparison_seals``), checked the same way, the content
+check removing both copies' contents and their task's statement.
+
 Run manifest (published in reports; every hash is lowercase hex SHA-256)::
 
     {
@@ -95,6 +104,10 @@ Run manifest (published in reports; every hash is lowercase hex SHA-256)::
       "reviews":   {"<reviewer id>/<copy id>": <canonical_sha256(review object)>, ...}  (run/1)
                    {"<reviewer id>/<copy id>/<condition>": ...}  (run/2: the effective condition)
       "findings":  {<finding id>: <canonical_sha256(finding object)>, ...}
+      "comparisons": {"<reviewer id>/<first copy id>/<second copy id>/<condition>":
+                      <canonical_sha256(comparison object)>, ...}
+                   (run/2, the effective condition; only when the bundle has a comparison, so a
+                    bundle without any hashes as it did before comparisons existed)
     }
 
 ``canonical_sha256`` is ``content.canonical``'s: SHA-256 of canonical JSON (strings NFC with LF
@@ -115,6 +128,7 @@ import hmac
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -157,7 +171,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOP_ORDER = {
     k: i for i, k in enumerate(
         ["format", "run", "tasks", "builders", "copies", "reviewers", "request_keys",
-         "verdict_patterns", "reviews", "findings"]
+         "verdict_patterns", "reviews", "comparisons", "findings"]
     )
 }
 _JSON_TYPE = {
@@ -209,7 +223,8 @@ class ValidatedBundle:
     raw_sha256: str
     data: dict
     request_keys: list[str]
-    seals: list[SealResult]
+    seals: list[SealResult]  # one per review, in order
+    comparison_seals: list[SealResult]  # one per comparison, in order
     # Every pattern the content seal check applied, built-in and the host's, as the run records
     # it: [{"name", "origin" ("built_in" | "host"), "pattern", "description"}].
     verdict_patterns: list[dict]
@@ -847,6 +862,9 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
         else:
             seen_keys[key] = i
 
+    if run2:
+        _comparison_errors(data, reviewers, copies, default, errors)
+
     conditions_of: dict[tuple[str, str], list[str]] = {}
     if run2:
         for reviewer, copy, condition in reviewed:
@@ -906,6 +924,66 @@ def _semantic_errors(data: dict, fmt: str, errors: _Errors) -> None:
                     f"reviewer {_q(reviewer)} has no review of copy {_q(copy)} under "
                     f"condition {_q(condition)} ({why}); a finding is raised in a review",
                 )
+
+
+def _comparison_errors(data: dict, reviewers: set[str] | None, copies: set[str] | None,
+                       default: str, errors: _Errors) -> None:
+    """run/2 `comparisons`: each names a reviewer and two copies that exist; the two are different
+    copies of one task by two different builders (a comparison compares builders); a reviewer
+    compares the same two copies in the same order at most once under each condition (the other
+    order is another comparison: the "both orders" design)."""
+    made_by: dict[str, tuple] = {}  # copy id -> (task, builder), as the first record with it says
+    for _, copy in _records(data, "copies"):
+        if _nonempty_str(copy.get("id")):
+            made_by.setdefault(copy["id"], (copy.get("task"), copy.get("builder")))
+    compared: dict[tuple[str, str, str, str], int] = {}
+    seen_keys: dict[str, int] = {}
+    for i, comparison in _records(data, "comparisons"):
+        reviewer = comparison.get("reviewer")
+        first, second = comparison.get("first"), comparison.get("second")
+        _reference(reviewers, reviewer, ("comparisons", i, "reviewer"), "reviewer", errors)
+        first_known = _reference(copies, first, ("comparisons", i, "first"), "copy", errors)
+        second_known = _reference(copies, second, ("comparisons", i, "second"), "copy", errors)
+        if not (_nonempty_str(reviewer) and _nonempty_str(first) and _nonempty_str(second)):
+            continue  # the schema reports it
+        if first == second:
+            errors.add(("comparisons", i),
+                       f"reviewer {_q(reviewer)} compares copy {_q(first)} with itself; a "
+                       "comparison is of two different copies of one task")
+        elif first_known and second_known and first in made_by and second in made_by:
+            (first_task, first_builder), (second_task, second_builder) = (made_by[first],
+                                                                          made_by[second])
+            if (_nonempty_str(first_task) and _nonempty_str(second_task)
+                    and first_task != second_task):
+                errors.add(("comparisons", i),
+                           f"copies {_q(first)} (task {_q(first_task)}) and {_q(second)} (task "
+                           f"{_q(second_task)}) are of different tasks; a comparison is of two "
+                           "copies of one task")
+            elif _nonempty_str(first_builder) and first_builder == second_builder:
+                errors.add(("comparisons", i),
+                           f"copies {_q(first)} and {_q(second)} are both by builder "
+                           f"{_q(first_builder)}; a comparison compares two builders' copies of "
+                           "one task")
+        condition = comparison.get("condition")
+        condition = default if condition is None else condition
+        if not _is_label(condition):
+            continue  # the schema reports it
+        if (reviewer, first, second, condition) in compared:
+            errors.add(("comparisons", i),
+                       f"reviewer {_q(reviewer)} already compared copy {_q(first)} (first) with "
+                       f"copy {_q(second)} (second) under condition {_q(condition)} at "
+                       f"comparisons[{compared[reviewer, first, second, condition]}]")
+            continue
+        compared[reviewer, first, second, condition] = i
+        # Only possible when ids contain "/" (labels cannot).
+        key = f"{reviewer}/{first}/{second}/{condition}"
+        if key in seen_keys:
+            errors.add(("comparisons", i),
+                       f"reviewer {_q(reviewer)}, copies {_q(first)} and {_q(second)} and "
+                       f"condition {_q(condition)} give the manifest key {_q(key)}, already used "
+                       f"by comparisons[{seen_keys[key]}]; rename an id")
+        else:
+            seen_keys[key] = i
 
 
 def _string_problems(text: str) -> list[str]:
@@ -983,6 +1061,8 @@ _LIMITED_TEXTS_2 = {
     "tasks": {"id": "id_chars", "statement": "task_chars", "title": "name_chars",
               "cluster": "id_chars"},
     "reviews": {**_LIMITED_TEXTS_1["reviews"], "condition": "id_chars"},
+    "comparisons": {"reason": "review_reason_chars", "request": "request_bytes",
+                    "condition": "id_chars"},
 }
 _LIMITED_TEXTS = {FORMAT_1: _LIMITED_TEXTS_1, FORMAT_2: _LIMITED_TEXTS_2}
 # Labels the schema bounds itself (maxLength): one past that bound is reported once, by the schema.
@@ -1097,6 +1177,13 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
         seals.append(check_seal(review.get("request"), review.get("request_sha256"), request_keys,
                                 content=copy["content"], statement=statement_of[copy["task"]],
                                 patterns=patterns))
+    comparison_seals = []
+    for comparison in normalised["comparisons"]:
+        first, second = copy_by_id[comparison["first"]], copy_by_id[comparison["second"]]
+        comparison_seals.append(check_seal(
+            comparison.get("request"), comparison.get("request_sha256"), request_keys,
+            content=first["content"], contents=(second["content"],),
+            statement=statement_of[first["task"]], patterns=patterns))
     raw_sha256 = sha256_hex(raw)
     try:
         manifest = build_manifest(data, raw_sha256)
@@ -1110,6 +1197,7 @@ def validate_bundle(raw: bytes, *, max_bundle_bytes: int, max_copy_bytes: int,
         data=normalised,
         request_keys=request_keys,
         seals=seals,
+        comparison_seals=comparison_seals,
         verdict_patterns=patterns.applied,
         manifest=manifest,
         manifest_sha256=manifest_sha256,
@@ -1161,6 +1249,10 @@ def normalise_bundle(data: dict, request_keys: list[str]) -> dict:
          "authorship_guess": _or(r, "authorship_guess", "")}
         for r in data.get("reviews") or []
     ]
+    comparisons = [
+        {**_present(c), "condition": _or(c, "condition", default), "reason": _or(c, "reason", "")}
+        for c in data.get("comparisons") or []
+    ]
     findings = []
     for f in data.get("findings") or []:
         raised_by = [
@@ -1183,6 +1275,7 @@ def normalise_bundle(data: dict, request_keys: list[str]) -> dict:
             for v in data.get("verdict_patterns") or []
         ],
         "reviews": reviews,
+        "comparisons": comparisons,
         "findings": findings,
     }
 
@@ -1201,16 +1294,19 @@ def _key_list(keys: list[str]) -> str:
 def check_seal(
     request: str | None, request_sha256: str | None, request_keys: list[str], *,
     content: str = "", statement: str = "", patterns: VerdictPatterns | None = None,
+    contents: Sequence[str] = (),
 ) -> SealResult:
     """Whether one review's request was sealed: exact key set and matching hash, and no verdict
     carried outside the copy's `content` and the task `statement` (content.content_verdicts,
-    with `patterns`, the built-ins when None); see the module docstring."""
+    with `patterns`, the built-ins when None); see the module docstring. `contents`: the other
+    copies the request shows (a comparison's: `content` the first copy's, `contents` the
+    second's), removed before the content check as `content` is."""
     if request is None:
         return SealResult("absent", "")
     if not isinstance(request, str):
         return SealResult("failed", "request is not a string")
     verdict = find_content_verdict(request, content=content, statement=statement,
-                                   patterns=patterns) or ContentVerdict("", "")
+                                   patterns=patterns, contents=contents) or ContentVerdict("", "")
 
     reasons = []
     duplicates: dict[int, tuple[dict, list[str]]] = {}
@@ -1291,4 +1387,17 @@ def build_manifest(data: dict, raw_sha256: str) -> dict:
         "reviews": {review_key(r): canonical_sha256(r) for r in objects("reviews")},
         "findings": {f["id"]: canonical_sha256(f) for f in objects("findings")},
     })
+    if run2 and (comparisons := objects("comparisons")):
+        # Only where there are comparisons: a bundle without any hashes as it did before they
+        # existed (absent, null and [] alike).
+        manifest["comparisons"] = {comparison_key(c, default): canonical_sha256(c)
+                                   for c in comparisons}
     return manifest
+
+
+def comparison_key(comparison: dict, default_condition: str) -> str:
+    """A comparison's manifest key, `<reviewer>/<first>/<second>/<condition>` (the effective
+    condition: its own, else `default_condition`)."""
+    condition = comparison.get("condition")
+    condition = default_condition if condition is None else condition
+    return f"{comparison['reviewer']}/{comparison['first']}/{comparison['second']}/{condition}"

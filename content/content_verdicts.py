@@ -11,10 +11,11 @@ every string in it is read, keys too, in document order; an object's entry is re
 ``key: value`` (a scalar value as JSON writes it), so ``{"prior_verdict": "PASS"}`` reads
 ``prior_verdict: PASS``. A string that itself holds a JSON object or array is walked the same way
 (three levels at most). A request that is not JSON is read as one text. From every text, line
-endings are made LF and then each occurrence of the copy's content and of the task statement is
-removed, as given, without trailing whitespace and stripped (a harness that rstrips the copy, or
-sends CRLF as LF, still has it removed; JSON escaping is undone by the parse); a removed stretch
-becomes a line break, so nothing on its two sides joins. A content or statement shorter than
+endings are made LF and then each occurrence of the copy's content (of both copies', for a
+comparison's request, which shows two) and of the task statement is removed, as given, without
+trailing whitespace and stripped (a harness that rstrips the copy, or sends CRLF as LF, still has
+it removed; JSON escaping is undone by the parse); a removed stretch becomes a line break, so
+nothing on its two sides joins. A content or statement shorter than
 ``MIN_REMOVED_CHARS`` is removed only where a whole string equals it (a two-character copy must
 not eat the request's own words). A verdict inside the copy or the statement is never seen: the
 check is about what the request adds to them.
@@ -74,6 +75,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -407,13 +409,17 @@ def _cut(text: str) -> str:
 
 
 def find_content_verdict(request: str, *, content: str = "", statement: str = "",
-                         patterns: VerdictPatterns | None = None) -> ContentVerdict | None:
+                         patterns: VerdictPatterns | None = None,
+                         contents: Sequence[str] = ()) -> ContentVerdict | None:
     """The first verdict the request carries outside the copy's `content` and the task
-    `statement` (module docstring), or None. `patterns`: the built-ins when None."""
+    `statement` (module docstring), or None. `patterns`: the built-ins when None. `contents`:
+    the other copies the request shows (a comparison's second copy), removed as `content` is,
+    so a request holding two copies is read without either."""
     if not isinstance(request, str) or not request:
         return None
     patterns = patterns if patterns is not None else _built_ins_only()
-    removed = sorted({*_variants(content), *_variants(statement)}, key=len, reverse=True)
+    removed = sorted({*_variants(content), *(v for c in contents for v in _variants(c)),
+                      *_variants(statement)}, key=len, reverse=True)
     for text in _texts(request, removed):
         found = _first_match(text, patterns)
         if found is not None:

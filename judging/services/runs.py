@@ -10,7 +10,18 @@ from content.canonical import sha256_hex
 from content.importers.conversion import at_host_places
 from judging import audit
 from judging.enums import CopyTruth, FindingTruth
-from judging.models import Builder, Copy, Finding, FindingRaise, Review, Reviewer, Run, Task, TruthCorrection
+from judging.models import (
+    Builder,
+    Comparison,
+    Copy,
+    Finding,
+    FindingRaise,
+    Review,
+    Reviewer,
+    Run,
+    Task,
+    TruthCorrection,
+)
 from judging.services.checks import bundle_limits, checked_text
 
 
@@ -21,8 +32,9 @@ def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = 
     Side effects: creates the Run with its manifest and hashes and the content seal check's
     patterns, its Builders, Copies, Reviewers, Reviews (each marked sealed, verdict_in_content,
     failed with the reason, or absent, with the verdict its request carries, if any: computed here,
-    once, never at report time) and Findings, in one transaction; appends a `run.imported` audit
-    event.
+    once, never at report time), Comparisons (run/2: a reviewer's preference between two copies
+    of one task in the order it saw them, its request sealed as a review's, in bundle order) and
+    Findings, in one transaction; appends a `run.imported` audit event.
     Raises Invalid whose message lists the problems in the bundle, one per line, each naming its
     place (`copies[3].builder: unknown builder "b9"`), every text held to its limit (settings
     BLINDJUDGE_MAX_*); past BLINDJUDGE_MAX_BUNDLE_ERRORS problems the last line says how many
@@ -104,6 +116,17 @@ def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = 
             )
             for i, (r, seal) in enumerate(zip(data.get("reviews", []), bundle.seals, strict=True))
         )
+        Comparison.objects.bulk_create(
+            Comparison(
+                run=run, reviewer=reviewers[c["reviewer"]], first=copies[c["first"]],
+                second=copies[c["second"]], condition=c["condition"], verdict=c["verdict"],
+                reason=c["reason"], request=c.get("request") or "",
+                request_sha256=c.get("request_sha256") or "", seal=seal.outcome,
+                seal_reason=seal.reason, position=i,
+            )
+            for i, (c, seal) in enumerate(zip(data.get("comparisons", []), bundle.comparison_seals,
+                                              strict=True))
+        )
         findings = {
             f["id"]: Finding(
                 run=run, bundle_id=f["id"], copy=copies[f["copy"]], text=f["text"],
@@ -124,6 +147,8 @@ def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = 
             "run.imported", actor=actor, run=run, bundle_sha256=bundle.raw_sha256,
             manifest_sha256=bundle.manifest_sha256, format=bundle.format, tasks=len(tasks),
             copies=len(copies), findings=len(findings),
+            # Named only where there are some: a run without comparisons is recorded as before.
+            **({"comparisons": len(bundle.comparison_seals)} if bundle.comparison_seals else {}),
         )
     return run
 

@@ -150,6 +150,7 @@ def test_minimal_bundle_passes_with_its_manifest():
         "request_keys": DEFAULT_REQUEST_KEYS,
         "verdict_patterns": [],
         "reviews": [],
+        "comparisons": [],
         "findings": [],
     }
     assert result.request_keys == DEFAULT_REQUEST_KEYS

@@ -137,6 +137,7 @@ def test_run2_bundle_is_normalised_with_every_default_filled():
             {**bundle["reviews"][1], "authorship_guess": ""},
             {**bundle["reviews"][2], "reason": ""},
         ],
+        "comparisons": [],
         "findings": [
             {**bundle["findings"][0], "raised_by": [
                 {"reviewer": "r1", "condition": "clean"},
@@ -175,6 +176,7 @@ def test_run1_becomes_a_run_of_one_task_in_the_same_shape():
         "request_keys": ["candidate_text", "reviewer_profile", "evidence_refs"],
         "verdict_patterns": [],
         "reviews": [{**bundle["reviews"][0], "condition": "clean", "authorship_guess": ""}],
+        "comparisons": [],
         "findings": [{**bundle["findings"][0], "raised_by": [
             {"reviewer": "r1", "condition": "clean"}, {"reviewer": "r2", "condition": "clean"}]}],
     }
@@ -720,7 +722,8 @@ words = st.sampled_from([
     "t1", "t2", "t9", "b1", "b9", "c1", "c2", "c9", "r1", "r2", "r9", "f1", "clean", "told_fail",
     "", "a/b", "bad label", "clean\n", {"reviewer": "r1"}, {"reviewer": "r2", "condition": "x"},
     {"reviewer": "r1", "condition": None}, "abstain", "excluded", "c" * 101, "c" * 100,
-    "a" * 64 + "\n", "A" * 64, "known_good", "diff", "markdown", "pass",
+    "a" * 64 + "\n", "A" * 64, "known_good", "diff", "markdown", "pass", "c3", "first", "tie",
+    "both_bad",
 ])
 
 
@@ -760,6 +763,12 @@ def mutated(base: dict, mutations) -> dict:
 
 BASE = run2()
 BASE["verdict_patterns"] = [{"name": "house_ok", "pattern": "house ok", "description": None}]
+BASE["comparisons"] = [  # c1 and c2: task t1, builders b1 and b2; both orders
+    {"reviewer": "r1", "first": "c1", "second": "c2", "verdict": "first", "request": "{}",
+     "request_sha256": "0" * 64},
+    {"reviewer": "r1", "first": "c2", "second": "c1", "condition": None, "verdict": "tie",
+     "reason": None},
+]
 BASE_PATHS = [p for p in _paths(BASE) if p]
 BASE1 = run1()
 BASE1["reviews"][0].update(request="{}", request_sha256="0" * 64, authorship_guess=None)
@@ -796,6 +805,16 @@ def test_fuzz_mutated_run2_bundles(mutations, max_copy_bytes):
     for finding in data["findings"]:
         for entry in finding["raised_by"]:
             assert (entry["reviewer"], finding["copy"], entry["condition"]) in keys
+    # Every comparison that passes is of two copies of one task by two builders, once per order.
+    assert len(result.comparison_seals) == len(data["comparisons"])
+    copy_of = {c["id"]: c for c in data["copies"]}
+    reviewer_ids = {r["id"] for r in data["reviewers"]}
+    for comparison in data["comparisons"]:
+        first, second = copy_of[comparison["first"]], copy_of[comparison["second"]]
+        assert comparison["reviewer"] in reviewer_ids
+        assert first["task"] == second["task"] and first["builder"] != second["builder"]
+    assert len({(c["reviewer"], c["first"], c["second"], c["condition"])
+                for c in data["comparisons"]}) == len(data["comparisons"])
     assert "null" not in json.dumps(data)
     assert result.manifest == build_manifest(result.original, result.raw_sha256)
 
@@ -823,6 +842,6 @@ def test_the_fast_path_says_exactly_what_the_whole_schema_says(case):
 
 def test_the_fast_path_covers_the_many_records_and_leaves_findings_to_the_schema():
     assert sorted(bundle_module._fast_plan(FORMAT_2)[1]) == [
-        "builders", "copies", "reviewers", "reviews", "tasks", "verdict_patterns"]
+        "builders", "comparisons", "copies", "reviewers", "reviews", "tasks", "verdict_patterns"]
     assert sorted(bundle_module._fast_plan(FORMAT_1)[1]) == [
         "builders", "copies", "reviewers", "reviews", "verdict_patterns"]

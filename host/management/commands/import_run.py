@@ -93,16 +93,21 @@ class Command(HostCommand):
         result = {"run": run.pk, "name": run.name, "copies": run.copies.count(),
                   "findings": run.findings.count(), "manifest_sha256": run.manifest_sha256,
                   "seals": dict(_count_seals(run))}
+        comparisons = dict(_count_seals(run, run.comparisons))
+        if comparisons:  # named only where there are some: other runs print as before
+            result["comparisons"] = comparisons
         if summary is not None:
             result["summary"] = summary
         return result
 
     def describe(self, result):
-        seals = ", ".join(f"{n} {k}" for k, n in sorted(result["seals"].items())) or "no reviews"
+        seals = _seal_counts(result["seals"]) or "no reviews"
         lines = summary_lines(result["summary"]) if "summary" in result else []
+        compared = ([f"comparisons: {_seal_counts(result['comparisons'])}"]
+                    if "comparisons" in result else [])
         return [*lines, f"run {result['run']} imported: {result['name']}",
                 f"{result['copies']} copies, {result['findings']} findings; reviews: {seals}",
-                f"manifest sha256: {result['manifest_sha256']}"]
+                *compared, f"manifest sha256: {result['manifest_sha256']}"]
 
 
 def _convert(source_format: str, outputs: str | None, options: dict):
@@ -194,5 +199,11 @@ def _read(path_text: str, what: str) -> bytes:
         raise CommandError(f"cannot read {path_text}: {error.strerror}") from None
 
 
-def _count_seals(run):
-    return run.reviews.values_list("seal").annotate(n=Count("id")).values_list("seal", "n")
+def _count_seals(run, rows=None):
+    """(seal, how many) of the run's reviews, or of `rows` (its comparisons)."""
+    rows = run.reviews if rows is None else rows
+    return rows.values_list("seal").annotate(n=Count("id")).values_list("seal", "n")
+
+
+def _seal_counts(seals: dict) -> str:
+    return ", ".join(f"{n} {k}" for k, n in sorted(seals.items()))
