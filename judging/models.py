@@ -196,6 +196,13 @@ class Comparison(models.Model):
     seal = models.CharField(max_length=20, choices=SealOutcome.choices,
                             help_text="As for reviews (Review.seal).")
     seal_reason = models.TextField(blank=True, help_text="Why the seal check failed.")
+    content_verdict = models.CharField(
+        max_length=200, blank=True, default="",
+        help_text="The text of a verdict the request carries outside the two copies and the task "
+        "statement (at most 200 characters); empty when none was found.")
+    content_verdict_pattern = models.CharField(
+        max_length=100, blank=True, default="",
+        help_text="The name of the pattern that found content_verdict; empty when none.")
     position = models.PositiveIntegerField()
 
     class Meta:

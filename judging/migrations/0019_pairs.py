@@ -71,6 +71,8 @@ class Migration(migrations.Migration):
                 ('request_sha256', models.CharField(blank=True, max_length=64)),
                 ('seal', models.CharField(choices=[('sealed', 'Sealed'), ('verdict_in_content', 'Verdict In Content'), ('failed', 'Failed'), ('absent', 'Absent')], help_text='As for reviews (Review.seal).', max_length=20)),
                 ('seal_reason', models.TextField(blank=True, help_text='Why the seal check failed.')),
+                ('content_verdict', models.CharField(blank=True, default='', help_text='The text of a verdict the request carries outside the two copies and the task statement (at most 200 characters); empty when none was found.', max_length=200)),
+                ('content_verdict_pattern', models.CharField(blank=True, default='', help_text='The name of the pattern that found content_verdict; empty when none.', max_length=100)),
                 ('position', models.PositiveIntegerField()),
                 ('first', models.ForeignKey(help_text='The copy the reviewer was shown first.', on_delete=django.db.models.deletion.CASCADE, related_name='+', to='judging.copy')),
                 ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comparisons', to='judging.reviewer')),

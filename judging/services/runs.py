@@ -122,7 +122,8 @@ def run_import(*, host, raw: bytes, actor: str, places: dict[str, str] | None = 
                 second=copies[c["second"]], condition=c["condition"], verdict=c["verdict"],
                 reason=c["reason"], request=c.get("request") or "",
                 request_sha256=c.get("request_sha256") or "", seal=seal.outcome,
-                seal_reason=seal.reason, position=i,
+                seal_reason=seal.reason, content_verdict=seal.content_verdict,
+                content_verdict_pattern=seal.content_verdict_pattern, position=i,
             )
             for i, (c, seal) in enumerate(zip(data.get("comparisons", []), bundle.comparison_seals,
                                               strict=True))

@@ -25,9 +25,9 @@ from numbers import Real
 
 from content.rules import (
     DEFAULT_GROUP,
-    PAIRS_METRICS,
     DEFAULT_PRIMARY,
     JUDGE_SOURCES,
+    PAIRS_METRICS,
     SELECTORS,
     RunBuilder,
     RunContext,

@@ -74,6 +74,10 @@ def test_each_comparison_is_a_row_in_bundle_order_with_its_seal(host):
         # The request and its hash exactly as given (an upper-case hash too); none: empty.
         assert stored[position].request == given.get("request", "")
         assert stored[position].request_sha256 == given.get("request_sha256", "")
+    # The verdict a request carries outside the copies is kept, with the pattern that found it.
+    assert stored[2].content_verdict and stored[2].content_verdict_pattern
+    assert all(not stored[p].content_verdict and not stored[p].content_verdict_pattern
+               for p in (0, 1, 3, 4))
     # The rows belong to the run's own records, not to another run's of the same ids.
     other = a_run(host, bundle)
     assert {c.first.run_id for c in other.comparisons.select_related("first")} == {other.pk}
