@@ -195,3 +195,34 @@ def test_phase_one_shows_no_reviewer_and_phase_two_each_copys_rows_and_findings(
     assert "uses minus" in html and "told-pass-reason-marker" not in html
     for name in ("gpt-4o-2024-08-06", "claude-3-5-sonnet", "gemini", "b1", "b2", "c1", "c2"):
         assert not re.search(rf"\b{re.escape(name)}\b", html), name
+
+
+@pytest.mark.parametrize("state", [SessionState.DRAFT, SessionState.OPEN])
+def test_a_host_previews_pairs_as_a_judge_sees_them(run2, state):
+    session = pairs(run2, state)
+    client = client_as(run2.host)
+    welcome = client.get(f"/host/sessions/{session.pk}/preview/")["Location"]
+    root = re.match(r"^(/host/sessions/\d+/preview/[0-9a-f]{16})/1/", welcome).group(1)
+    items = client.get(f"{root}/1/").content.decode()
+    paths = list(dict.fromkeys(re.findall(rf'href="({re.escape(root)}/1/i/[A-Z0-9]+/)"', items)))
+    assert len(paths) == 6
+    stored = {r.frame.encode("utf-8") for r in CopyRender.objects.filter(session=session)}
+    for phase in (1, 2):
+        for path in paths:
+            path = path.replace("/1/i/", f"/{phase}/i/")
+            page = client.get(path)
+            html = page.content.decode()
+            assert page.status_code == 200 and html.count('<iframe class="copy-frame"') == 2
+            sources = re.findall(r'<iframe class="copy-frame" sandbox src="([^"]+)"', html)
+            bodies = [frame_body(client.get(src)) for src in sources]
+            assert bodies[0] != bodies[1]
+            if state == SessionState.OPEN:
+                assert set(bodies) <= stored
+            assert client.get(path + "frame").status_code == 404  # a pair's code frames nothing
+            assert ("What the model reviewers said of the left copy" in html) == (phase == 2)
+
+
+def frame_body(response) -> bytes:
+    assert response.status_code == 200
+    return gzip.decompress(response.content) if response.get("Content-Encoding") == "gzip" \
+        else response.content
