@@ -44,7 +44,9 @@ __all__ = [
     "bradley_terry_bootstrap",
     "order_inconsistency",
     "pairwise_accuracy",
+    "phase_shift",
     "position_bias",
+    "preference_records",
     "style_fit",
 ]
 
@@ -322,6 +324,7 @@ def bradley_terry_bootstrap(
     Returns the keys of ``bradley_terry`` and {"units", "judges", "resampled" ("units", "judges
     and units" or None), "conditional_on_judges", "no_interval" (the reason, or None),
     "resamples", "seed", "confidence", "alpha", "intervals" (per builder [low, high], or None),
+    "bootstrap_converged" (whether every resample's fit converged; None without a bootstrap),
     "differences": one dict per pair (a before b in builder order) with "builders" [a, b],
     "difference" θ_a − θ_b, "low", "high", "direct" (comparisons of a against b), "direct_units",
     "p_value", "test" ("sign-flip"), "p_holm", "apart", "apart_by"}.
@@ -335,6 +338,8 @@ def bradley_terry_bootstrap(
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
     seed = _check_count("seed", seed)
+    if _check_count("flips", flips) < 1:
+        raise ValueError("flips must be at least 1")
     confidence = stats._check_probability("confidence", confidence)
     alpha = stats._check_probability("alpha", alpha)
     rows = _tally(records, index, extra=2)
@@ -352,7 +357,7 @@ def bradley_terry_bootstrap(
         "units": n_units, "judges": n_judges, "resampled": None,
         "conditional_on_judges": (not two_way) and n_judges > 1,
         "no_interval": None, "resamples": resamples, "seed": seed, "confidence": confidence,
-        "alpha": alpha, "intervals": None,
+        "alpha": alpha, "intervals": None, "bootstrap_converged": None,
     })
     pairs = list(combinations(range(k), 2))
     theta = np.asarray(result["strengths"])
@@ -367,8 +372,8 @@ def bradley_terry_bootstrap(
             "p-values stand alone")
     elif rows:
         result["resampled"] = "judges and units" if two_way else "units"
-        draws = _resampled_strengths(rows, k, unit_number, judge_number, two_way, prior,
-                                     resamples=resamples, seed=seed)
+        draws, result["bootstrap_converged"] = _resampled_strengths(
+            rows, k, unit_number, judge_number, two_way, prior, resamples=resamples, seed=seed)
         result["intervals"] = [list(stats.percentile_interval(draws[:, i], confidence))
                                for i in range(k)]
         for (a, b), entry in zip(pairs, differences, strict=True):
@@ -408,8 +413,8 @@ def _direct_tests(rows, pairs, differences, seed: int, flips: int) -> None:
 
 
 def _resampled_strengths(rows, k: int, unit_number: dict, judge_number: dict, two_way: bool,
-                         prior: float, *, resamples: int, seed: int) -> np.ndarray:
-    """R × K normalised strengths, one row per resample."""
+                         prior: float, *, resamples: int, seed: int) -> tuple[np.ndarray, bool]:
+    """R × K normalised strengths, one row per resample, and whether every fit converged."""
     # Cells: one per (unit, judge, ordered builder pair), holding its games and a's score.
     cells: dict[tuple[int, int, int, int], list[float]] = {}
     for i, j, score, unit, judge in rows:
@@ -440,21 +445,60 @@ def _resampled_strengths(rows, k: int, unit_number: dict, judge_number: dict, tw
     to_games[np.arange(n_cells), cell_b * k + cell_a] = 1.0
     to_a, to_b = np.eye(k)[cell_a], np.eye(k)[cell_b]
     out = np.empty((resamples, k))
+    all_converged = True
     for start in range(0, resamples, _BOOTSTRAP_BLOCK):
         stop = min(resamples, start + _BOOTSTRAP_BLOCK)
         weight = judge_w[start:stop][:, cell_judges] * unit_w[start:stop][:, cell_units]
         games = ((weight * cell_games) @ to_games).reshape(stop - start, k, k)
         scores = (weight * cell_score) @ to_a + (weight * (cell_games - cell_score)) @ to_b
-        theta, _, _ = _mm(games, scores, prior)
+        theta, _, converged = _mm(games, scores, prior)
+        all_converged = all_converged and converged
         out[start:stop] = theta - theta.mean(axis=1, keepdims=True)
-    return out
+    return out, all_converged
+
+
+# --- answers to records -------------------------------------------------------------------------
+
+# An answer's score for the builder shown left (or first): left and first win, right and second
+# lose, a tie is half; both_bad is None (no preference, left out of the fit).
+_SCORE_OF_ANSWER = {"left": 1.0, "first": 1.0, "right": 0.0, "second": 0.0, "tie": 0.5,
+                    "both_bad": None}
+
+
+def preference_records(rows: Sequence[tuple[Hashable, Hashable, str, Hashable, Hashable]]) -> dict:
+    """Answers as ``bradley_terry_bootstrap``'s records, both_bad set apart.
+
+    ``rows`` are (builder shown left, builder shown right, answer, unit, judge), the answer one of
+    left, right, tie, both_bad (a judge's) or first, second, tie, both_bad (a model reviewer's, the
+    builders then given in the order shown). Returns {"records": [(left builder, right builder,
+    score of the left one, unit, judge)] for every answer but both_bad, "both_bad": how many were
+    both_bad, "both_bad_by_pair": {(a, b) with a before b as first met: count}}.
+
+    Raises ValueError for an answer outside both vocabularies or a row that is not five fields.
+    """
+    records, by_pair = [], {}
+    for m, row in enumerate(rows):
+        try:
+            left, right, answer, unit, judge = row
+        except (TypeError, ValueError):
+            raise ValueError(f"row {m} must be (left builder, right builder, answer, unit, judge), "
+                             f"got {row!r}") from None
+        if answer not in _SCORE_OF_ANSWER:
+            raise ValueError(f"row {m}: answer {answer!r} is not one of {tuple(_SCORE_OF_ANSWER)}")
+        score = _SCORE_OF_ANSWER[answer]
+        if score is None:
+            key = (right, left) if (right, left) in by_pair else (left, right)
+            by_pair[key] = by_pair.get(key, 0) + 1
+        else:
+            records.append((left, right, score, unit, judge))
+    return {"records": records, "both_bad": sum(by_pair.values()), "both_bad_by_pair": by_pair}
 
 
 # --- position bias ------------------------------------------------------------------------------
 
 
 def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
-                  resamples: int = 20000) -> dict:
+                  flips: int = 20000, resamples: int = 2000, confidence: float = 0.95) -> dict:
     """Whether judges prefer the left copy, with the judge as the unit.
 
     ``judges`` are (judge, left, decisive): each judge's count of "left" answers and of left-or-
@@ -463,22 +507,32 @@ def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
 
     Each judge's left share s_j = left_j / decisive_j. Across judges, the test of "the mean share
     is 1/2" is an exact sign-flip test on s_j − 1/2 (``stats.sign_flip_p``: every assignment up
-    to 16 judges, ``resamples`` random ones with ``seed`` beyond): under "no side is favoured"
+    to 16 judges, ``flips`` random ones with ``seed`` beyond): under "no side is favoured"
     with sides drawn at random each judge's share is symmetric about 1/2, which is all the test
     needs. It is chosen over a one-sample t-test because shares are bounded and, with a few
     judges, far from normal; and over a pooled binomial because answers of one judge are not
     independent: a pooled test lets one judge who answers much, with a habit of their own, carry
     the whole group (each judge counts once here, however many answers they gave).
 
+    The mean share's interval is a percentile bootstrap over the judges (``resamples`` draws,
+    ``seed``), by the product's rule only from ``stats.MIN_BOOTSTRAP_UNITS`` judges with a share;
+    below, none, and ``no_interval`` says why.
+
     Returns {"judges": [{"judge", "left", "decisive", "share"}], "n_judges" (with a share),
     "without_decisive", "mean_share" (the unweighted mean of the shares, the test's statistic;
-    None with no judge), "p_value" (None with no judge), "test" ("sign-flip across judges"),
+    None with no judge), "low", "high" (its interval, or None), "no_interval", "p_value" (None
+    with no judge), "test" ("sign-flip across judges"),
     "pooled" (Σ left / Σ decisive as a Wilson k/n, for reference), "pooled_p" (the exact binomial
     test of the pooled share, for reference only: it treats answers as independent)}.
 
     Raises ValueError for a row that is not (judge, left, decisive) with 0 ≤ left ≤ decisive whole
     numbers, or a judge named twice.
     """
+    seed = _check_count("seed", seed)
+    resamples = _check_count("resamples", resamples)
+    if resamples < 1 or _check_count("flips", flips) < 1:
+        raise ValueError("resamples and flips must be at least 1")
+    confidence = stats._check_probability("confidence", confidence)
     entries, seen = [], set()
     for n, row in enumerate(judges):
         try:
@@ -502,12 +556,23 @@ def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
         from scipy.stats import binomtest  # noqa: PLC0415 - lazy, as reports.stats does
 
         pooled_p = float(binomtest(total_left, total, 0.5).pvalue)
+    low = high = None
+    if len(shares) < stats.MIN_BOOTSTRAP_UNITS:
+        no_interval = (f"{len(shares)} judge{'s' if len(shares) != 1 else ''} with a decisive "
+                       f"answer, fewer than {stats.MIN_BOOTSTRAP_UNITS}: no interval "
+                       "(docs/statistics.md); the sign-flip p stands alone")
+    else:
+        no_interval = None
+        values = np.asarray(shares)
+        drawn = np.random.default_rng(seed).integers(0, values.size, size=(resamples, values.size))
+        low, high = stats.percentile_interval(values[drawn].mean(axis=1), confidence)
     return {
         "judges": entries,
         "n_judges": len(shares),
         "without_decisive": len(entries) - len(shares),
         "mean_share": float(np.mean(shares)) if shares else None,
-        "p_value": (stats.sign_flip_p([s - 0.5 for s in shares], resamples=resamples, seed=seed)
+        "low": low, "high": high, "no_interval": no_interval,
+        "p_value": (stats.sign_flip_p([s - 0.5 for s in shares], resamples=flips, seed=seed)
                     if shares else None),
         "test": "sign-flip across judges",
         "pooled": _rate(total_left, total),
@@ -613,6 +678,50 @@ def pairwise_accuracy(answers: Sequence[tuple[str, str | None]]) -> dict:
             "ties": ties, "both_bad": both_bad, "equal": equal, "equal_n": sum(equal.values())}
 
 
+def phase_shift(rows: Sequence[tuple[str, str, str]]) -> dict:
+    """How many preferences moved towards the right copy, and away from it, between phase 1 (alone)
+    and phase 2 (beside the model reviewers' verdicts).
+
+    ``rows`` are (phase-1 answer, phase-2 answer, right_side) for one judge's (or one group's)
+    pairs whose truths differ, right_side "left" or "right" as in ``pairwise_accuracy`` (rows with
+    None are counted in ``equal`` and otherwise left out). An answer is correct where it names the
+    right side; ties and both_bad are not. ``toward``: wrong in phase 1, correct in phase 2;
+    ``away``: correct, then wrong. McNemar's exact test (``stats.mcnemar_exact``) on those two
+    counts: the pairs are one judge's, each answered in both phases, the paired binary design.
+
+    Returns {"pairs", "toward", "away", "correct_both", "wrong_both", "changed" (answers that
+    changed at all, correctness kept or not), "equal", "phase1" and "phase2" (correct k/n with
+    Wilson), "p_value", "test" ("McNemar exact")}. Raises ValueError outside the vocabulary.
+    """
+    counts = dict.fromkeys(("toward", "away", "correct_both", "wrong_both"), 0)
+    n = changed = equal = 0
+    for m, row in enumerate(rows):
+        try:
+            one, two, side = row
+        except (TypeError, ValueError):
+            raise ValueError(f"row {m} must be (phase-1 answer, phase-2 answer, right_side), "
+                             f"got {row!r}") from None
+        for answer in (one, two):
+            if answer not in VERDICTS:
+                raise ValueError(f"row {m}: {answer!r} is not one of {VERDICTS}")
+        if side is None:
+            equal += 1
+            continue
+        if side not in ("left", "right"):
+            raise ValueError(f"row {m}: right_side must be left, right or None, got {side!r}")
+        n += 1
+        changed += one != two
+        first, second = one == side, two == side
+        key = {(False, True): "toward", (True, False): "away", (True, True): "correct_both",
+               (False, False): "wrong_both"}[(first, second)]
+        counts[key] += 1
+    return {"pairs": n, **counts, "changed": changed, "equal": equal,
+            "phase1": _rate(counts["correct_both"] + counts["away"], n),
+            "phase2": _rate(counts["correct_both"] + counts["toward"], n),
+            "p_value": stats.mcnemar_exact(counts["toward"], counts["away"]),
+            "test": "McNemar exact"}
+
+
 # --- style against truth ------------------------------------------------------------------------
 
 
@@ -622,7 +731,6 @@ def _irls(x: np.ndarray, y: np.ndarray, ridge: float, *, tolerance: float = 1e-1
     penalised information matrix X'WX + λI at β, iterations, converged)."""
     beta = np.zeros(x.shape[1])
     penalty = ridge * np.eye(x.shape[1])
-    information = x.T @ x / 4.0 + penalty
     for iteration in range(1, max_iterations + 1):
         p = 1.0 / (1.0 + np.exp(-(x @ beta)))
         gradient = x.T @ (y - p) - ridge * beta

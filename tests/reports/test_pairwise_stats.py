@@ -23,7 +23,9 @@ from reports.pairwise import (
     bradley_terry_bootstrap,
     order_inconsistency,
     pairwise_accuracy,
+    phase_shift,
     position_bias,
+    preference_records,
     style_fit,
 )
 
@@ -235,11 +237,12 @@ def test_ten_judges_or_more_resample_judges_and_units():
     # resample 0 refitted from its drawn judges and tasks
     drawn = [rec[:3] for rec in records
              for _ in range(int(judge_w[0, int(rec[4][1:])] * unit_w[0, int(rec[3][1:])]))]
-    assert bradley_terry(drawn, names)["strengths"] == pytest.approx(
-        list(pairwise._resampled_strengths(
-            pairwise._tally(records, {n: i for i, n in enumerate(names)}, extra=2), 3,
-            {f"t{t}": t for t in range(20)}, {f"j{j}": j for j in range(10)}, True,
-            PRIOR_GAMES, resamples=300, seed=0)[0]), abs=1e-9)
+    strengths, converged = pairwise._resampled_strengths(
+        pairwise._tally(records, {n: i for i, n in enumerate(names)}, extra=2), 3,
+        {f"t{t}": t for t in range(20)}, {f"j{j}": j for j in range(10)}, True,
+        PRIOR_GAMES, resamples=300, seed=0)
+    assert converged and result["bootstrap_converged"] is True
+    assert bradley_terry(drawn, names)["strengths"] == pytest.approx(list(strengths[0]), abs=1e-9)
 
 
 def test_below_twenty_units_no_interval_and_the_test_stands_alone():
@@ -338,6 +341,23 @@ def test_the_judge_is_the_unit_not_the_answer():
     assert leaning["pooled_p"] > 0.05  # 48/80 pooled is not significant
 
 
+def test_the_mean_share_has_an_interval_from_twenty_judges():
+    rng = np.random.default_rng(12)
+    rows = [(f"j{i}", int(rng.integers(3, 10)), 10) for i in range(24)]
+    result = position_bias(rows, resamples=500, seed=4)
+    assert result["no_interval"] is None
+    # the same draws, one resample at a time
+    shares = np.array([left / 10 for _, left, _ in rows])
+    draws = np.random.default_rng(4).integers(0, 24, size=(500, 24))
+    means = [shares[row].mean() for row in draws]
+    assert (result["low"], result["high"]) == pytest.approx(
+        tuple(np.quantile(means, [0.025, 0.975])), abs=1e-12)
+    assert result["low"] < result["mean_share"] < result["high"]
+    few = position_bias(rows[:19])
+    assert few["low"] is None and "19 judges with a decisive answer, fewer than 20" in \
+        few["no_interval"]
+
+
 def test_position_bias_rows_are_checked():
     with pytest.raises(ValueError, match="exceeds"):
         position_bias([("j", 3, 2)])
@@ -385,6 +405,38 @@ def test_pairwise_accuracy_by_counting():
     assert pairwise_accuracy([])["accuracy"]["rate"] is None
     with pytest.raises(ValueError, match="right_side"):
         pairwise_accuracy([("left", "up")])
+
+
+def test_phase_shift_by_counting():
+    rows = [("left", "right", "right"),     # toward
+            ("tie", "left", "left"),        # toward
+            ("left", "left", "left"),       # correct both
+            ("right", "tie", "right"),      # away
+            ("both_bad", "tie", "left"),    # wrong both, changed
+            ("left", "right", None)]        # equal truth
+    result = phase_shift(rows)
+    assert (result["toward"], result["away"], result["correct_both"], result["wrong_both"]) == \
+        (2, 1, 1, 1)
+    assert result["pairs"] == 5 and result["equal"] == 1 and result["changed"] == 4
+    assert (result["phase1"]["k"], result["phase2"]["k"]) == (2, 3)
+    assert result["p_value"] == stats.mcnemar_exact(2, 1) == 1.0
+    assert result["test"] == "McNemar exact"
+
+
+def test_answers_become_records_and_both_bad_is_set_apart():
+    rows = [("A", "B", "left", "t1", "j1"), ("B", "A", "right", "t1", "j2"),
+            ("A", "C", "tie", "t2", "j1"), ("C", "A", "both_bad", "t2", "j2"),
+            ("A", "C", "both_bad", "t3", "j1"), ("B", "C", "second", "t3", "r1"),
+            ("C", "B", "first", "t4", "r1")]
+    result = preference_records(rows)
+    assert result["records"] == [("A", "B", 1.0, "t1", "j1"), ("B", "A", 0.0, "t1", "j2"),
+                                 ("A", "C", 0.5, "t2", "j1"), ("B", "C", 0.0, "t3", "r1"),
+                                 ("C", "B", 1.0, "t4", "r1")]
+    assert result["both_bad"] == 2 and result["both_bad_by_pair"] == {("C", "A"): 2}
+    fit = bradley_terry([r[:3] for r in result["records"]], ["A", "B", "C"])
+    assert fit["wins"] == [2, 0, 2] and fit["ties"] == [1, 0, 1]
+    with pytest.raises(ValueError, match="not one of"):
+        preference_records([("A", "B", "better", "t", "j")])
 
 
 # --- the style fit ------------------------------------------------------------------------------
