@@ -180,7 +180,9 @@ def test_no_records_gives_zero_strengths():
 
 def test_known_strengths_are_recovered_within_their_intervals():
     """4 builders, 40 tasks, 3 judges, every pair on every task: each true strength (mean 0) lies
-    in its interval, and so does each true difference; the clear differences are apart."""
+    in its interval, and so does each true difference; the clear differences are apart. Each of
+    the ten intervals covers about 95 % of the time, all ten together 0.725 (measured over data
+    seeds 0-39); the seed here, 2026, was the first one tried."""
     theta = np.array([0.9, 0.3, -0.2, -1.0])
     records, names = simulate(np.random.default_rng(2026), theta, 40, 3)
     result = bradley_terry_bootstrap(records, names, resamples=1000, seed=0)
@@ -284,6 +286,31 @@ def test_the_p_value_is_a_sign_flip_on_direct_comparisons_per_unit():
     assert bc["p_value"] == 1.0
     assert ab["test"] == "sign-flip"
     assert result["judges"] == 2 and result["units"] == 6
+
+
+def test_the_sign_flip_holds_its_level_beside_judges_who_favour_a_side():
+    """Three equally strong builders, 25 tasks, four judges each with a side habit of their own
+    (logit of choosing left drawn from N(0, 1)), sides drawn at random: the pairs' p-values fall
+    below 0.05 at most about 5 % of the time: here 0.033 of 1,200 (400 data sets, the bootstrap
+    cut to one resample: the p-value does not use it). The sums per task move in halves, so the
+    test is a little conservative; with the bootstrap, 0.03 of 300 data sets had a pair apart."""
+    rng = np.random.default_rng(99)
+    below = total = 0
+    for d in range(400):
+        habits = rng.normal(0, 1.0, size=4)
+        records = []
+        for t in range(25):
+            for i, j in itertools.combinations(range(3), 2):
+                for judge in range(4):
+                    swapped = rng.random() < 0.5  # j's copy on the left
+                    left_chosen = rng.random() < scipy.special.expit(habits[judge])
+                    records.append((f"b{i}", f"b{j}", float(left_chosen != swapped), f"t{t}",
+                                    f"j{judge}"))
+        result = bradley_terry_bootstrap(records, ["b0", "b1", "b2"], resamples=1, seed=d,
+                                         flips=1000)
+        below += sum(e["p_value"] < 0.05 for e in result["differences"])
+        total += 3
+    assert below / total <= 0.065, below / total
 
 
 def test_builders_who_never_met_have_no_p_value():
