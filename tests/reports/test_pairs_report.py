@@ -12,6 +12,7 @@ from judging.enums import SessionKind, SessionState
 from judging.models import Assignment
 from judging.services import item_save, phase_lock, session_create
 from reports.build import build_report
+from reports.html import to_html
 from reports.verify import verify
 from tests.reports.test_builders import exported, schema_errors
 from tests.reports.test_report import SCHEMA_PATH
@@ -145,3 +146,11 @@ def test_a_rule_naming_what_the_kind_does_not_measure_is_refused(host, kind, met
     with pytest.raises(Invalid, match=words):
         session_create(run=run, kind=kind, actor="test", preregistration=prereg(
             [{"name": "x", "metric": metric, "op": ">", "threshold": 0.1}]))
+
+
+def test_the_html_report_shows_the_pairs_section(judged):
+    html = to_html(build_report(judged))
+    assert "Pairs: which copy people (and models) preferred, against truth" in html
+    assert "6 pairs of two builders' copies of one task (3 of one good and one defective copy)" \
+        in html
+    assert html.count("Bradley–Terry ranking, invited, phase") == 2
