@@ -219,6 +219,17 @@ def test_known_strengths_are_recovered_within_their_intervals():
         excludes = e["low"] > 0 or e["high"] < 0
         assert e["apart"] == (e["p_holm"] < 0.05 and excludes)
         assert e["apart_by"] == "test and interval"
+    # both gates act: b0 − b1's interval excludes 0 but its Holm p (0.08) does not pass 0.05;
+    # at α = 0.5 and a 99.9 % interval, b1 − b2 passes the test (0.32) but its interval holds 0
+    by_pair = {tuple(e["builders"]): e for e in result["differences"]}
+    assert by_pair[("b0", "b1")]["low"] > 0 and by_pair[("b0", "b1")]["p_holm"] > 0.05
+    assert by_pair[("b0", "b1")]["apart"] is False
+    wide = bradley_terry_bootstrap(records, names, resamples=1000, seed=0, confidence=0.999,
+                                   alpha=0.5)
+    by_pair = {tuple(e["builders"]): e for e in wide["differences"]}
+    assert by_pair[("b1", "b2")]["p_holm"] < 0.5 and by_pair[("b1", "b2")]["low"] < 0
+    assert by_pair[("b1", "b2")]["apart"] is False
+    assert by_pair[("b0", "b1")]["apart"] is True
 
 
 def test_the_bootstrap_is_the_refit_of_each_resample():
