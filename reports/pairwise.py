@@ -333,8 +333,7 @@ def bradley_terry_bootstrap(
     "bootstrap_converged" (whether every resample's fit converged; None without a bootstrap),
     "differences": one dict per pair (a before b in builder order) with "builders" [a, b],
     "difference" θ_a − θ_b, "low", "high", "direct" (comparisons of a against b), "direct_units",
-    "p_value", "test" ("sign-flip"), "smallest_p" (the smallest p the test could give on these
-    units, 2^(1 − m) for the m units whose sum is not 0), "p_holm", "apart", "apart_by"}.
+    "p_value", "test" ("sign-flip"), "p_holm", "apart", "apart_by"}.
 
     Raises as ``bradley_terry``, and for a record without its unit and judge, resamples or flips
     < 1, a negative seed, or confidence or alpha outside (0, 1).
@@ -416,14 +415,7 @@ def _direct_tests(rows, pairs, differences, seed: int, flips: int) -> None:
         entry["direct_units"] = len(sums)
         entry["p_value"] = (stats.sign_flip_p(list(sums.values()), resamples=flips, seed=seed)
                              if sums else None)
-        entry["smallest_p"] = _smallest_p(sums.values()) if sums else None
         entry["test"] = "sign-flip" if sums else None
-
-
-def _smallest_p(values) -> float:
-    """The smallest two-sided p a sign-flip test can give on these values, 2^(1 − m) for the m
-    that are not 0 (a 0 is the same under either sign): a large p on few units says little."""
-    return min(1.0, 2.0 ** (1 - sum(1 for v in values if v != 0)))
 
 
 def _resampled_strengths(rows, k: int, unit_number: dict, judge_number: dict, two_way: bool,
@@ -535,9 +527,7 @@ def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
     Returns {"judges": [{"judge", "left", "decisive", "share"}], "n_judges" (with a share),
     "without_decisive", "mean_share" (the unweighted mean of the shares, the test's statistic;
     None with no judge), "low", "high" (its interval, or None), "no_interval", "p_value" (None
-    with no judge), "test" ("sign-flip across judges"), "smallest_p" (the smallest p the test
-    could give: 2^(1 − m) for the m judges whose share is not exactly 1/2, so 1 for one judge or
-    one model reviewer: read ``pooled_p`` there, a reviewer's answers being its own requests),
+    with no judge), "test" ("sign-flip across judges"),
     "pooled" (Σ left / Σ decisive as a Wilson k/n, for reference), "pooled_p" (the exact binomial
     test of the pooled share, for reference only: it treats answers as independent)}.
 
@@ -590,7 +580,6 @@ def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
         "low": low, "high": high, "no_interval": no_interval,
         "p_value": (stats.sign_flip_p([s - 0.5 for s in shares], resamples=flips, seed=seed)
                     if shares else None),
-        "smallest_p": _smallest_p([s - 0.5 for s in shares]) if shares else None,
         "test": "sign-flip across judges",
         "pooled": _rate(total_left, total),
         "pooled_p": pooled_p,
