@@ -27,7 +27,6 @@ import math
 import numbers
 from collections.abc import Hashable, Sequence
 from itertools import combinations
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -799,8 +798,7 @@ def style_fit(rows: Sequence[tuple], *, ridge: float = STYLE_RIDGE,
     correctness shows β_length large beside β_correct small. Fitted by Newton's method (IRLS) on
     the log-likelihood penalised by ``ridge``/2 · ‖β‖² (``STYLE_RIDGE``), so data that a
     coefficient separates perfectly still give a finite fit. Standard errors from the inverse of
-    the penalised information matrix (X'WX + λI); Wald intervals β ± z·SE (z from
-    ``statistics.NormalDist``, within 1e-15 of scipy's).
+    the penalised information matrix (X'WX + λI); Wald intervals β ± z·SE.
 
     A term whose column does not vary (every pair of equal truth; strength differences all one
     value, as with one builder pair in one order) is not estimable apart from the intercept: it is
@@ -840,7 +838,8 @@ def style_fit(rows: Sequence[tuple], *, ridge: float = STYLE_RIDGE,
     result["not_estimable"] = [STYLE_TERMS[c] for c in range(1, 4) if c not in keep]
     beta, information, iterations, converged = _irls(x[:, keep], y, float(ridge))
     covariance = np.linalg.inv(information)
-    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    # scipy's quantile, as every other interval of the report (NormalDist's differs by an ulp)
+    z = stats._two_sided_z(confidence)
     for position, column in enumerate(keep):
         se = math.sqrt(max(0.0, float(covariance[position, position])))
         estimate = float(beta[position])
