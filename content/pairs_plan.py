@@ -181,8 +181,11 @@ def balanced_pairs(task_builders: dict[str, list[str]], count: int,
     task_count: dict[str, int] = dict.fromkeys(task_builders, 0)
     pair_tie = {pair: order_key(seed_hex, f"pair:{pair[0]}|{pair[1]}") for pair in by_pair}
 
+    task_tie = {(task, pair): order_key(seed_hex, f"{task}|{pair[0]}|{pair[1]}")
+                for pair, tasks in by_pair.items() for task in tasks}
+
     def rank(task, pair):
-        return (task_count[task], order_key(seed_hex, f"{task}|{pair[0]}|{pair[1]}"), task)
+        return (task_count[task], task_tie[(task, pair)], task)
 
     # One heap of tasks per builder pair, by (task count, HMAC, task); a task's count only grows,
     # so a stale head is re-ranked and pushed back (a lazy heap, as content.draws.balanced_pick).

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from content.stdlib_stats import check_probability
 from reports import stats
 
 __all__ = [
@@ -55,9 +56,11 @@ __all__ = [
 # builder that never wins has strength −∞ (and one that never loses +∞), and the MM iterations
 # never stop; with it every strength is finite. Two games (one won, one lost) weigh as much as two
 # real comparisons: against a builder's tens or hundreds of comparisons a small pull to the middle.
-# It is the likelihood of a Beta(1, 1)-like pseudo-count on each builder's win probability against
-# the average, as in D. R. Hunter (2004) §5's remark on adding "fake" games, and the ridge-like
-# penalty Σ_i g/2·[log(1 + e^{θ_i}) + log(1 + e^{−θ_i})] on the log strengths θ_i.
+# (Without a prior the maximum exists only under Ford's condition, that for every split of the
+# builders in two some builder of each side beat one of the other: L. R. Ford Jr. (1957), "Solution
+# of a ranking problem from binary comparisons", Amer. Math. Monthly 64:28-33.) In the likelihood
+# it is the penalty Σ_i g/2·[log(1 + e^{θ_i}) + log(1 + e^{−θ_i})] on the log strengths θ_i, whose
+# curvature (at least g/4 per builder near 0) also makes the maximum unique.
 PRIOR_GAMES = 2.0
 # The MM iterations stop when no log strength moves by more than this in one step (or after
 # BT_MAX_ITERATIONS, which the fit reports as not converged).
@@ -140,8 +143,8 @@ def _mm(games: np.ndarray, scores: np.ndarray, prior: float, *, tolerance: float
     scores[r] a length-K vector of each builder's wins (ties as halves). Returns (θ, R × K log
     strengths with the virtual opponent at 0, not yet normalised; iterations; converged).
 
-    Each step, for every builder i at once (Hunter 2004, eq. 3, with the virtual opponent of
-    strength 1 playing g games, half won, against each builder)::
+    Each step, for every builder i at once (Hunter's step for Bradley–Terry, with the virtual
+    opponent of strength 1 playing g games, half won, against each builder)::
 
         π_i ← (W_i + g/2) / ( Σ_j n_ij / (π_i + π_j)  +  g / (π_i + 1) )
 
@@ -219,7 +222,8 @@ def bradley_terry(records: Sequence[tuple[Hashable, Hashable, float]],
 
     ``records`` are (a, b, score_a): builder a's copy compared with builder b's on one task by one
     judge, score_a 1 where a's was preferred, 0 where b's was, 0.5 for a tie (both fine): a tie is
-    half a win for each, the likelihood's Davidson-free treatment LMArena uses. A ``both_bad``
+    half a win for each (not a tie parameter as in Davidson's model), as Chatbot Arena's ranking
+    counts ties. A ``both_bad``
     answer says nothing of which is better and is left out by the caller (and counted apart).
 
     The model: P(a preferred to b) = π_a / (π_a + π_b), θ = log π. Fitted by Hunter's MM
@@ -236,8 +240,9 @@ def bradley_terry(records: Sequence[tuple[Hashable, Hashable, float]],
 
     Source: R. A. Bradley & M. E. Terry (1952), "Rank analysis of incomplete block designs I",
     Biometrika 39:324-345; D. R. Hunter (2004), "MM algorithms for generalized Bradley–Terry
-    models", Annals of Statistics 32:384-406 (the MM step, §3). W.-L. Chiang et al. (2024),
-    "Chatbot Arena", ICML, for ties as half wins and intervals by bootstrap.
+    models", Annals of Statistics 32:384-406 (the MM step); W.-L. Chiang et al. (2024), "Chatbot
+    Arena: an open platform for evaluating LLMs by human preference", ICML (ties, bootstrap
+    intervals of the strengths).
 
     Raises ValueError for fewer than two builders, repeated builders, a record that is not
     (a, b, score_a) with a ≠ b among the builders and score_a in {1, 0.5, 0}, or a prior that is
@@ -340,8 +345,8 @@ def bradley_terry_bootstrap(
     seed = _check_count("seed", seed)
     if _check_count("flips", flips) < 1:
         raise ValueError("flips must be at least 1")
-    confidence = stats._check_probability("confidence", confidence)
-    alpha = stats._check_probability("alpha", alpha)
+    confidence = check_probability("confidence", confidence)
+    alpha = check_probability("alpha", alpha)
     rows = _tally(records, index, extra=2)
     result = bradley_terry([(builders[i], builders[j], s) for i, j, s, *_ in rows], builders,
                            prior=prior)
@@ -532,7 +537,7 @@ def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
     resamples = _check_count("resamples", resamples)
     if resamples < 1 or _check_count("flips", flips) < 1:
         raise ValueError("resamples and flips must be at least 1")
-    confidence = stats._check_probability("confidence", confidence)
+    confidence = check_probability("confidence", confidence)
     entries, seen = [], set()
     for n, row in enumerate(judges):
         try:
@@ -816,7 +821,7 @@ def style_fit(rows: Sequence[tuple], *, ridge: float = STYLE_RIDGE,
             or not math.isfinite(ridge):
         raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
     minimum = _check_count("minimum", minimum)
-    confidence = stats._check_probability("confidence", confidence)
+    confidence = check_probability("confidence", confidence)
     x, y = style_design(rows)
     n, left = len(y), int(y.sum())
     result = {"fitted": False, "reason": None, "n": n, "left": left,
@@ -833,6 +838,7 @@ def style_fit(rows: Sequence[tuple], *, ridge: float = STYLE_RIDGE,
     result["not_estimable"] = [STYLE_TERMS[c] for c in range(1, 4) if c not in keep]
     beta, information, iterations, converged = _irls(x[:, keep], y, float(ridge))
     covariance = np.linalg.inv(information)
+    # scipy's quantile, as every other interval of the report (NormalDist's differs by an ulp)
     z = stats._two_sided_z(confidence)
     for position, column in enumerate(keep):
         se = math.sqrt(max(0.0, float(covariance[position, position])))
