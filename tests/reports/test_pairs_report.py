@@ -16,6 +16,7 @@ from reports.html import to_html
 from reports.verify import verify
 from tests.reports.test_builders import exported, schema_errors
 from tests.reports.test_report import SCHEMA_PATH
+from tests.reports.test_verify_standalone import same_verdicts
 from tests.worlds import a_run, a_session, advance, invite_and_join, make_run2_bundle
 
 
@@ -154,3 +155,15 @@ def test_the_html_report_shows_the_pairs_section(judged):
     assert "6 pairs of two builders' copies of one task (3 of one good and one defective copy)" \
         in html
     assert html.count("Bradley–Terry ranking, invited, phase") == 2
+
+
+def test_the_stand_alone_verifier_says_what_verify_report_says_of_a_pairs_report(judged, tmp_path):
+    report = json.loads(json.dumps(build_report(judged)))
+    flipped = json.loads(json.dumps(report))
+    flipped["assignments"][0]["swapped"] = not flipped["assignments"][0]["swapped"]
+    wrong_builder = json.loads(json.dumps(report))
+    wrong_builder["assignments"][1]["second_builder"] = report["assignments"][1]["builder"]
+    verdicts = same_verdicts(tmp_path, [report, flipped, wrong_builder])
+    assert verdicts[0][0] == []
+    assert any("swapped is not the side drawn" in p for p in verdicts[1][0])
+    assert any("is not the builder of copy" in p for p in verdicts[2][0])
