@@ -26,6 +26,7 @@ from content.scoring import rate
 from content.truth import truth_class
 from judging.enums import SessionKind
 from reports import pairwise, stats
+from reports.groups import SEAL_GROUPS, SEALS
 from reports.loading import ReportData
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
@@ -58,6 +59,12 @@ DEFINITIONS = {
     "primary": "phase 1: given alone, before any model's verdict was shown",
     "minimal_pairs": "pairs of a seeded defect and the known-good copy it was made from, "
                      "reported apart where the bundle says which that is",
+    "reviewer_comparisons": "a model reviewer's comparisons under the run's default condition on "
+                            "the session's pairs (either order), its seal neither failed nor "
+                            "carrying a verdict in the request (those are counted in seals, and "
+                            "left out, as reviews are)",
+    "own_family": "comparisons of one copy by a builder of the reviewer's own family against one "
+                  "of another family, decisive: the share preferring its own family's",
 }
 
 
@@ -276,9 +283,13 @@ def _reviewers(data: ReportData) -> list[dict]:
     default = data.bundle.run.default_condition
     pair_of = {frozenset((i.copy_id, i.pair_copy_id)) for i in data.items.rows}
     by_reviewer: dict[int, list] = {}
+    seals: dict[int, dict] = {}
     for c in data.comparisons:
         if c.condition == default and frozenset((c.first_id, c.second_id)) in pair_of:
-            by_reviewer.setdefault(c.reviewer_id, []).append(c)
+            seals.setdefault(c.reviewer_id, dict.fromkeys(SEALS, 0))[c.seal] += 1
+            if SEAL_GROUPS.get(c.seal) is None:
+                by_reviewer.setdefault(c.reviewer_id, []).append(c)
+    builders = data.bundle.builder_by_pk
     unit_of = data.bundle.unit_of_copy
     out = []
     for reviewer in data.bundle.reviewers:
@@ -286,8 +297,15 @@ def _reviewers(data: ReportData) -> list[dict]:
         tally = _Tally(REVIEWER_ANSWERS)
         orders: dict[frozenset, dict] = {}
         shown = []
+        own = own_preferred = 0
+        family = reviewer.family.casefold()
         for c in mine:
             first, second = copies[c.first_id], copies[c.second_id]
+            mine_first = builders[first.builder_id].family.casefold() == family
+            mine_second = builders[second.builder_id].family.casefold() == family
+            if mine_first != mine_second and c.verdict in ("first", "second"):
+                own += 1
+                own_preferred += (c.verdict == "first") == mine_first
             tally.add(c.verdict, _good_of(first.truth, second.truth),
                       _equal_kind(first.truth, second.truth), first_on_left=True)
             # Each pair's two orders, keyed by its copies in the pair's own (item) order.
@@ -299,7 +317,9 @@ def _reviewers(data: ReportData) -> list[dict]:
         report = tally.report()
         report["first_share"] = report.pop("left_share")
         out.append({"reviewer": reviewer.bundle_id, "model": reviewer.model,
-                    "family": reviewer.family, "comparisons": len(mine), **report,
+                    "family": reviewer.family, "comparisons": len(mine),
+                    "seals": seals.get(reviewer.pk, dict.fromkeys(SEALS, 0)), **report,
+                    "own_family": rate(own_preferred, own),
                     "inconsistency": pairwise.order_inconsistency(both_ways),
                     **(_statistics(data, shown, across_judges=False) if mine else
                        {"both_bad": 0, "ranking": None, "style": None})})
