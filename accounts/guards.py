@@ -21,6 +21,7 @@ from django.http import Http404
 
 from accounts.enums import JudgeStatus
 from accounts.models import Host, Judge
+from blindjudge.prepared import PreparedQuery
 
 JUDGE_SESSION_KEY = "judge:{url_id}"
 
@@ -84,16 +85,22 @@ def judge_held_by(browser_session, url_id: str) -> Judge | None:
     if bound is None:
         return None
     judge_pk, generation = bound
-    # Every judge request starts here: leave out the session's protocol and the run's manifest,
-    # large JSON documents (an entry per item) that no judge page reads.
-    # get() leaves out the ORDER BY that first() adds: one row by primary key needs none.
-    try:
-        return (Judge.objects.select_related("session__run")
-                .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
-                .get(pk=judge_pk, session__url_id=url_id, status=JudgeStatus.ACTIVE,
-                     credential_generation=generation))
-    except Judge.DoesNotExist:
+    if not (0 < judge_pk < 2**63 and 0 <= generation < 2**63):  # no such row; a database's integer
         return None
+    return _HELD_JUDGE.first(pk=judge_pk, url_id=url_id, generation=generation)
+
+
+# Every judge request starts here: compiled once per process (blindjudge/prepared.py), where
+# building and compiling the queryset each time cost more than the database's answer. It leaves
+# out the session's protocol and the run's manifest, large JSON documents (an entry per item) that
+# no judge page reads, and any ORDER BY: one row by primary key needs none.
+_HELD_JUDGE = PreparedQuery(
+    lambda pk, url_id, generation: (
+        Judge.objects.select_related("session__run")
+        .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
+        .filter(pk=pk, session__url_id=url_id, status=JudgeStatus.ACTIVE,
+                credential_generation=generation).order_by()),
+    pk=2_147_480_033, url_id="prepared:url_id:sentinel", generation=2_147_480_021)
 
 
 def held_sessions(request) -> list[str]:

@@ -282,6 +282,8 @@ if env("GITHUB_URL"):
     SOCIALACCOUNT_PROVIDERS["github"]["GITHUB_URL"] = env("GITHUB_URL")
 
 # --- Security headers ----------------------------------------------------------------------
+# Django's database sessions, their per-request read written out (blindjudge/sessions.py).
+SESSION_ENGINE = "blindjudge.sessions"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_HTTPONLY = True

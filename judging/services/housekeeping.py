@@ -38,7 +38,7 @@ def expired_purge() -> Purged:
     Side effects: deletes those rows; nothing else changes.
     """
     now = timezone.now()
-    if settings.SESSION_ENGINE == "django.contrib.sessions.backends.db":
+    if settings.SESSION_ENGINE in ("django.contrib.sessions.backends.db", "blindjudge.sessions"):
         sessions = Session.objects.filter(expire_date__lt=now).delete()[0]
     else:  # another session store: its own way of clearing (Django's clearsessions)
         import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()

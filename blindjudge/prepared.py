@@ -1,0 +1,105 @@
+"""Querysets compiled once per process and run again with new values (issue 32).
+
+Every judge request starts with the same lookups (the judge row with their session and run, by
+the guard), differing only in their values. Django builds and compiles a queryset's SQL on every
+evaluation, and for the guard's `select_related` query that took longer than the database took
+to answer it: profiled at a third of the item page's server CPU. A `PreparedQuery` builds its
+queryset once per database connection alias, with a sentinel in place of each value that
+changes, keeps the SQL and the compiler's column map, and then only substitutes the values,
+executes, and turns the row into model instances through Django's own converters and
+`select_related` populators — the same objects the queryset gives (tests/test_prepared.py
+compares them field by field).
+
+Only values Django passes to the database unchanged may be sentinels (ints and strings: primary
+keys, codes, URL ids); each must appear exactly once in the compiled parameters, or the query is
+refused at its first use.
+"""
+
+import threading
+from dataclasses import dataclass
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models.query import get_related_populators
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    query: object  # the sql.Query, to make a compiler bound to the connection in use
+    sql: str
+    params: tuple
+    slots: dict  # sentinel name -> its index in params
+    select: list
+    klass_info: dict
+    annotation_col_map: dict
+    init_list: list
+    fields_start: int
+    fields_end: int
+    populators: list
+
+
+class PreparedQuery:
+    """`build(**values)` returns the queryset; `sentinels` names a stand-in for each value (an int
+    or string no real call passes). `first(**values)`: the first model instance, or None."""
+
+    def __init__(self, build, **sentinels):
+        for name, sentinel in sentinels.items():
+            if type(sentinel) not in (int, str):
+                raise TypeError(f"sentinel {name}: only ints and strings reach the database as given")
+        self._build = build
+        self._sentinels = sentinels
+        self._compiled: dict[str, _Compiled] = {}
+        self._lock = threading.Lock()
+
+    def _compile(self, alias: str) -> _Compiled:
+        queryset = self._build(**self._sentinels).using(alias)
+        compiler = queryset.query.get_compiler(using=alias)
+        sql, params = compiler.as_sql()
+        slots = {}
+        for name, sentinel in self._sentinels.items():
+            found = [index for index, param in enumerate(params)
+                     if type(param) is type(sentinel) and param == sentinel]
+            if len(found) != 1:
+                raise RuntimeError(f"{name}: its sentinel appears {len(found)} times in the query's "
+                                   "parameters; a prepared query needs each value exactly once")
+            slots[name] = found[0]
+        klass_info, select = compiler.klass_info, compiler.select
+        start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+        return _Compiled(
+            query=queryset.query, sql=sql, params=tuple(params), slots=slots, select=select,
+            klass_info=klass_info, annotation_col_map=compiler.annotation_col_map,
+            init_list=[column[0].target.attname for column in select[start:end]],
+            fields_start=start, fields_end=end,
+            populators=get_related_populators(klass_info, select, alias))
+
+    def first(self, *, using: str = DEFAULT_DB_ALIAS, **values):
+        compiled = self._compiled.get(using)
+        if compiled is None:
+            with self._lock:
+                compiled = self._compiled.get(using) or self._compile(using)
+                self._compiled[using] = compiled
+        if values.keys() != compiled.slots.keys():
+            raise TypeError(f"values for {sorted(compiled.slots)} expected, got {sorted(values)}")
+        params = list(compiled.params)
+        for name, value in values.items():
+            if type(value) is not type(self._sentinels[name]):
+                raise TypeError(f"{name}: {type(self._sentinels[name]).__name__} expected")
+            params[compiled.slots[name]] = value
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        # A compiler bound to this thread's connection, given the column map compiled once:
+        # Django's own converters (dates, JSON, booleans as each backend returns them).
+        compiler = compiled.query.get_compiler(connection=connection)
+        compiler.select, compiler.klass_info = compiled.select, compiled.klass_info
+        compiler.annotation_col_map = compiled.annotation_col_map
+        compiler.col_count = len(compiled.select)
+        row = next(iter(compiler.results_iter(results=[[row]])))
+        model = compiled.klass_info["model"]
+        instance = model.from_db(using, compiled.init_list,
+                                 row[compiled.fields_start:compiled.fields_end])
+        for populator in compiled.populators:
+            populator.populate(row, instance)
+        return instance
