@@ -11,8 +11,9 @@ executes, and turns the row into model instances through Django's own converters
 compares them field by field).
 
 Only values Django passes to the database unchanged may be sentinels (ints and strings: primary
-keys, codes, URL ids); each must appear exactly once in the compiled parameters, or the query is
-refused at its first use.
+keys, codes, URL ids); each must appear in the compiled parameters (every place it appears takes
+the value), or the query is refused at its first use. `first()` gives a model instance (with its
+annotations); `rows()` the rows of a `values_list()` queryset, converted as Django converts them.
 """
 
 import threading
@@ -27,9 +28,9 @@ class _Compiled:
     query: object  # the sql.Query, to make a compiler bound to the connection in use
     sql: str
     params: tuple
-    slots: dict  # sentinel name -> its index in params
+    slots: dict  # sentinel name -> its indexes in params
     select: list
-    klass_info: dict
+    klass_info: dict | None
     annotation_col_map: dict
     init_list: list
     fields_start: int
@@ -58,11 +59,14 @@ class PreparedQuery:
         for name, sentinel in self._sentinels.items():
             found = [index for index, param in enumerate(params)
                      if type(param) is type(sentinel) and param == sentinel]
-            if len(found) != 1:
-                raise RuntimeError(f"{name}: its sentinel appears {len(found)} times in the query's "
-                                   "parameters; a prepared query needs each value exactly once")
-            slots[name] = found[0]
+            if not found:
+                raise RuntimeError(f"{name}: its sentinel is not among the query's parameters")
+            slots[name] = tuple(found)
         klass_info, select = compiler.klass_info, compiler.select
+        if klass_info is None or queryset._fields is not None:  # values() / values_list()
+            return _Compiled(query=queryset.query, sql=sql, params=tuple(params), slots=slots,
+                             select=select, klass_info=None, annotation_col_map={}, init_list=[],
+                             fields_start=0, fields_end=0, populators=[])
         start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
         return _Compiled(
             query=queryset.query, sql=sql, params=tuple(params), slots=slots, select=select,
@@ -71,7 +75,7 @@ class PreparedQuery:
             fields_start=start, fields_end=end,
             populators=get_related_populators(klass_info, select, alias))
 
-    def first(self, *, using: str = DEFAULT_DB_ALIAS, **values):
+    def _run(self, using: str, values: dict, *, one: bool):
         compiled = self._compiled.get(using)
         if compiled is None:
             with self._lock:
@@ -83,23 +87,40 @@ class PreparedQuery:
         for name, value in values.items():
             if type(value) is not type(self._sentinels[name]):
                 raise TypeError(f"{name}: {type(self._sentinels[name]).__name__} expected")
-            params[compiled.slots[name]] = value
+            for index in compiled.slots[name]:
+                params[index] = value
         connection = connections[using]
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
-            row = cursor.fetchone()
-        if row is None:
-            return None
+            rows = cursor.fetchmany(1) if one else cursor.fetchall()
+        if not rows:
+            return compiled, []
         # A compiler bound to this thread's connection, given the column map compiled once:
         # Django's own converters (dates, JSON, booleans as each backend returns them).
         compiler = compiled.query.get_compiler(connection=connection)
         compiler.select, compiler.klass_info = compiled.select, compiled.klass_info
         compiler.annotation_col_map = compiled.annotation_col_map
         compiler.col_count = len(compiled.select)
-        row = next(iter(compiler.results_iter(results=[[row]])))
+        return compiled, list(compiler.results_iter(results=[rows], tuple_expected=True))
+
+    def first(self, *, using: str = DEFAULT_DB_ALIAS, **values):
+        """The first row as a model instance (select_related objects and annotations set), or
+        None."""
+        compiled, rows = self._run(using, values, one=True)
+        if not rows:
+            return None
+        row = rows[0]
+        if compiled.klass_info is None:
+            raise TypeError("first() makes model instances: use rows() for values_list()")
         model = compiled.klass_info["model"]
         instance = model.from_db(using, compiled.init_list,
                                  row[compiled.fields_start:compiled.fields_end])
         for populator in compiled.populators:
             populator.populate(row, instance)
+        for name, position in (compiled.annotation_col_map or {}).items():
+            setattr(instance, name, row[position])
         return instance
+
+    def rows(self, *, using: str = DEFAULT_DB_ALIAS, **values) -> list[tuple]:
+        """Every row of a values_list() queryset, as tuples."""
+        return self._run(using, values, one=False)[1]

@@ -4,13 +4,18 @@ and for a host's preview of them (judge/preview.py): what differs is where the p
 """
 
 import gzip
+import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from urllib.parse import quote
 
 from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.http import RFC3986_SUBDELIMS
+from django.utils.safestring import mark_safe
 
 from content.frame_geometry import FRAME_LINE_PX, FRAME_PAD_PX, PROSE_MEASURE_CH, PROSE_NARROW_CH
 from content.instructions import mark_meanings, time_estimate, verdict_keys
@@ -33,13 +38,31 @@ class PageLinks:
     frame: Callable[[str], str]
 
 
+# A code no item has, reversed in its place once per page and then replaced by each code.
+_CODE_SLOT = "codeslot0sentinel"
+
+
+def _per_code(name: str, url_id: str) -> Callable[[str], str]:
+    """reverse(name, url_id, code) for any code, reversing once: the URL with `_CODE_SLOT` in
+    the code's place, the code quoted as reverse() quotes it (a review page links 160 codes, and
+    each reverse() took longer than the row's drawing). A code reverse() would refuse (empty, or
+    with a slash) goes to reverse() itself, which refuses it."""
+    before, after = reverse(name, kwargs={"url_id": url_id, "code": _CODE_SLOT}).split(_CODE_SLOT)
+
+    def url(code: str) -> str:
+        if not code or "/" in code:
+            return reverse(name, kwargs={"url_id": url_id, "code": code})
+        return before + quote(code, safe=RFC3986_SUBDELIMS + "/~:@") + after
+    return url
+
+
 def judge_links(url_id: str) -> PageLinks:
     return PageLinks(
         home=reverse("judge_home", kwargs={"url_id": url_id}),
         instructions=reverse("judge_instructions", kwargs={"url_id": url_id}),
         review=reverse("judge_lock", kwargs={"url_id": url_id}),
-        item=lambda code: reverse("judge_item", kwargs={"url_id": url_id, "code": code}),
-        frame=lambda code: reverse("judge_frame", kwargs={"url_id": url_id, "code": code}),
+        item=_per_code("judge_item", url_id),
+        frame=_per_code("judge_frame", url_id),
     )
 
 
@@ -197,9 +220,40 @@ def review_context(*, session, phase, entries, links: PageLinks, error=None) -> 
         })
     missing = [row for row in rows if not row["answered"]]
     return {"session": session, "phase": phase, "rows": rows, "missing": missing,
+            "rows_html": mark_safe("".join(_review_row_html(row) for row in rows)),  # noqa: S308
             "checks": sum(row["check"] for row in rows),
             "answered": len(rows) - len(missing), "total": len(rows), "error": error,
             "links": links}
+
+
+def _escaped(value) -> str:
+    """conditional_escape's text, without its SafeString per value."""
+    return value.__html__() if hasattr(value, "__html__") else html.escape(str(value))
+
+
+def _whole_seconds(seconds) -> str:
+    """floatformat:"0" of a time in seconds: rounded half up to a whole number, no grouping."""
+    return str(int(Decimal(repr(float(seconds))).quantize(Decimal(1), rounding=ROUND_HALF_UP)))
+
+
+def _review_row_html(row: dict) -> str:
+    """One row of the review table, every value escaped as autoescape escapes it: what the
+    template's loop drew, byte for byte (tests/judge/test_review_rows.py), at a fraction of its
+    time (a review page has a row per item, 160 in the benchmark, and the template engine's cost
+    per value was most of the page; format_html's, half of what was left)."""
+    if row["check"]:
+        spent = '<strong class="check">answered in 0 s — check</strong>'
+    elif row["seconds_spent"] is not None:
+        spent = _whole_seconds(row["seconds_spent"]) + " s"
+    else:
+        spent = "—"
+    unanswered = "" if row["answered"] else ' class="unanswered"'
+    return (f'<tr{unanswered}>\n'
+            f'    <td>{_escaped(row["position"])}</td>\n'
+            f'    <td><a class="code" href="{_escaped(row["url"])}">{_escaped(row["code"])}</a></td>\n'
+            f'    <td>{_escaped(row["verdict_label"])}</td>\n'
+            f'    <td>{_escaped(row["reason_start"] or "—")}</td>\n'
+            f'    <td>{spent}</td>\n  </tr>')
 
 
 def instructions_context(*, session, shown, links) -> dict:

@@ -18,6 +18,7 @@ from django.utils import timezone
 from accounts.enums import CredentialKind, JudgeStatus
 from accounts.models import Credential, Judge
 from blindjudge.errors import NotFound, Refused
+from blindjudge.prepared import PreparedQuery
 from content.credentials import RESUME_REFUSAL, token_sha256
 from content.vocabulary import TRUTH_LABELS, VERDICT_LABELS
 from judging.enums import ReviewerDisplay, SessionKind
@@ -39,6 +40,11 @@ from judging.models import (
     Verdict,
 )
 from judging.renders import frame_csp
+
+# Sentinels of the prepared queries (blindjudge/prepared.py): values no call passes. The reads
+# every judge page makes are compiled once per process: the ORM took longer building and
+# compiling them than the database took answering.
+_PK = 2_147_480_301
 
 # Built from explicit column lists that hold no builder, family, bundle id of a copy, truth or
 # defect note: blinding is a property of these queries, not of a template that forgets a field.
@@ -137,15 +143,17 @@ class JudgeItem:
 
 def reviewer_labels(session) -> dict[int, str]:
     """Reviewer pk → the label judges see in phase 2, as the host chose."""
-    reviewers = Reviewer.objects.filter(run_id=session.run_id).order_by("position").values(
-        "pk", "model")
     labels = {}
-    for index, reviewer in enumerate(reviewers):
+    for index, (pk, model) in enumerate(_REVIEWERS.rows(run=session.run_id)):
         if session.reviewer_display == ReviewerDisplay.NAMES:
-            labels[reviewer["pk"]] = reviewer["model"]
+            labels[pk] = model
         else:
-            labels[reviewer["pk"]] = f"Reviewer {_letters(index)}"
+            labels[pk] = f"Reviewer {_letters(index)}"
     return labels
+
+
+_REVIEWERS = PreparedQuery(lambda run: Reviewer.objects.filter(run_id=run).order_by("position")
+                           .values_list("pk", "model"), run=_PK)
 
 
 def _letters(index: int) -> str:
@@ -236,6 +244,14 @@ def judge_task_flag(judge, code: str, phase: int) -> dict | None:
             .order_by().values("kind", "severity", "reason", "locked").first())
 
 
+_STORED_REVIEWS = PreparedQuery(
+    lambda session, copy: CopyRender.objects.filter(session_id=session, copy_id=copy).order_by()
+    .values_list("reviews")[:1], session=_PK, copy=_PK + 1)
+_ITEM_VERDICT_FIELDS = ("phase", "value", "reason", "seconds_spent", "kept", "locked")
+_ITEM_VERDICTS = PreparedQuery(lambda assignment: Verdict.objects.filter(assignment_id=assignment)
+                               .order_by().values_list(*_ITEM_VERDICT_FIELDS), assignment=_PK)
+
+
 def judge_item(judge, code: str) -> JudgeItem:
     """One of the judge's items under its code, in the judge's current phase, with the session's
     task and rubric: every text as the session stored it rendered at opening.
@@ -253,15 +269,15 @@ def judge_item(judge, code: str) -> JudgeItem:
     frame_lines, frame_text_lines = frame_lines_of(*row[11:13])
     frame_prose_px = prose_px_of(*row[16:18])
     draft = {"reason": row[13] or "", "seconds_spent": row[14] or 0.0, "revision": row[15] or 0}
-    verdicts = {v["phase"]: v for v in Verdict.objects.filter(assignment_id=place.assignment_id)
-                .order_by().values("phase", "value", "reason", "seconds_spent", "kept", "locked")}
+    verdicts = {row[0]: dict(zip(_ITEM_VERDICT_FIELDS, row, strict=True))
+                for row in _ITEM_VERDICTS.rows(assignment=place.assignment_id)}
     # An adjudicator never sees a model's verdict, not even after their lock; a reasons judge
     # sees the one review they audit (below), never the copy's other reviews.
     if judge.phase1_locked_at and not adjudication and not reasons:
-        stored = (CopyRender.objects.filter(session_id=session.pk, copy_id=place.copy_id)
-                  .order_by().values_list("reviews", flat=True)[:1]) if not place.finding_id else []
+        stored = _STORED_REVIEWS.rows(session=session.pk, copy=place.copy_id) \
+            if not place.finding_id else []
         material = phase2_material(session, finding_id=place.finding_id,
-                                   reviews=stored[0] if stored else [],
+                                   reviews=stored[0][0] if stored else [],
                                    phase1_verdict=verdicts.get(1))
     else:
         material = Phase2Material()
@@ -278,20 +294,26 @@ def judge_item(judge, code: str) -> JudgeItem:
     return view
 
 
+_PAIR = PreparedQuery(lambda assignment: Assignment.objects.filter(pk=assignment).order_by()
+                      .values_list("swapped", "first_code", "second_code", "item__copy_id",
+                                   "item__pair_copy_id"), assignment=_PK)
+_PAIR_COLUMNS = ("copy_id", "line_count", "prose", "prose_height_wide", "prose_height_narrow")
+_PAIR_RENDERS = {phase2: PreparedQuery(
+    lambda session, first, second, phase2=phase2: CopyRender.objects.filter(
+        session_id=session, copy_id__in=(first, second)).order_by()
+    .values_list(*_PAIR_COLUMNS, *(("reviews",) if phase2 else ())),
+    session=_PK, first=_PK + 1, second=_PK + 2) for phase2 in (False, True)}
+
+
 def pair_sides(session, assignment_id: int, *, phase2: bool) -> dict:
     """A pair's two copies as the judge sees them, left and right by the side drawn for them:
     each copy's code, its stored frame's geometry and, with `phase2`, the reviewers' verdicts and
     reasons on it and the findings raised on it (in the reviews judges may see). Which copy is
     the pair's first is used here and never returned."""
-    swapped, first_code, second_code, first, second = (
-        Assignment.objects.filter(pk=assignment_id).order_by()
-        .values_list("swapped", "first_code", "second_code", "item__copy_id",
-                     "item__pair_copy_id")[0])
-    columns = ["copy_id", "line_count", "prose", "prose_height_wide", "prose_height_narrow"]
-    if phase2:
-        columns.append("reviews")
-    stored = {row["copy_id"]: row for row in CopyRender.objects.filter(
-        session_id=session.pk, copy_id__in=(first, second)).order_by().values(*columns)}
+    swapped, first_code, second_code, first, second = _PAIR.rows(assignment=assignment_id)[0]
+    columns = _PAIR_COLUMNS + (("reviews",) if phase2 else ())
+    stored = {row[0]: dict(zip(columns, row, strict=True)) for row in _PAIR_RENDERS[phase2].rows(
+        session=session.pk, first=first, second=second)}
     findings = _findings_on(session, (first, second)) if phase2 else {}
 
     def side(copy_id: int, code: str) -> dict:
@@ -439,6 +461,11 @@ class JudgeProgress:
     answered_codes: tuple[str, ...] = ()
 
 
+_PROGRESS = {phase: PreparedQuery(
+    lambda judge, phase=phase: Verdict.objects.filter(assignment__judge_id=judge, phase=phase)
+    .order_by().values_list("assignment__code", "seconds_spent"), judge=_PK) for phase in (1, 2)}
+
+
 def judge_progress(judge, phase: int | None, *, total: int | None = None) -> JudgeProgress:
     """The judge's own progress in a phase, with an estimate of the time left from their own
     median time per item (nobody else's): one query on the judge's own verdicts (two when the
@@ -447,8 +474,7 @@ def judge_progress(judge, phase: int | None, *, total: int | None = None) -> Jud
         total = Assignment.objects.filter(judge=judge).count()
     if phase is None:
         return JudgeProgress(answered=total, total=total, median_seconds=None, remaining_seconds=None)
-    rows = list(Verdict.objects.filter(assignment__judge=judge, phase=phase).order_by()
-                .values_list("assignment__code", "seconds_spent"))
+    rows = _PROGRESS[phase].rows(judge=judge.pk)
     seconds = [spent for _, spent in rows]
     median = statistics.median(seconds) if len(seconds) >= 2 else None
     return JudgeProgress(answered=len(seconds), total=total, median_seconds=median,
@@ -460,13 +486,19 @@ def judge_progress(judge, phase: int | None, *, total: int | None = None) -> Jud
 def judge_review(judge, phase: int) -> list[dict]:
     """Every item of the judge in their order with their verdict of the phase (value, kept,
     reason, time) or None: the review before the lock."""
-    rows = list(Assignment.objects.filter(judge=judge).order_by("position")
-                .values("pk", "code", "position"))
-    verdicts = {v["assignment_id"]: v for v in Verdict.objects.filter(
-        assignment__judge=judge, phase=phase).order_by().values(
-        "assignment_id", "value", "kept", "reason", "seconds_spent")}
-    return [{"code": r["code"], "position": r["position"], "verdict": verdicts.get(r["pk"])}
-            for r in rows]
+    verdicts = {row[0]: dict(zip(_REVIEW_VERDICT_FIELDS, row[1:], strict=True))
+                for row in _REVIEW_VERDICTS[phase].rows(judge=judge.pk)}
+    return [{"code": code, "position": position, "verdict": verdicts.get(pk)}
+            for pk, code, position in _REVIEW_ITEMS.rows(judge=judge.pk)]
+
+
+_REVIEW_ITEMS = PreparedQuery(lambda judge: Assignment.objects.filter(judge_id=judge)
+                              .order_by("position").values_list("pk", "code", "position"), judge=_PK)
+_REVIEW_VERDICT_FIELDS = ("value", "kept", "reason", "seconds_spent")
+_REVIEW_VERDICTS = {phase: PreparedQuery(
+    lambda judge, phase=phase: Verdict.objects.filter(assignment__judge_id=judge, phase=phase)
+    .order_by().values_list("assignment_id", *_REVIEW_VERDICT_FIELDS), judge=_PK)
+    for phase in (1, 2)}
 
 
 @dataclass(frozen=True)
@@ -475,24 +507,35 @@ class StoredFrame:
     csp: str
 
 
+def _frame_query(pairs: bool) -> PreparedQuery:
+    # order_by(): the models' default ordering would join the judge (and sort by session and
+    # number) for what is a lookup on a unique key; every judge-path lookup clears it.
+    def build(judge, session, code):
+        mine = Assignment.objects.filter(judge_id=judge).order_by()
+        if pairs:
+            # By the copy's own code only: a pair's code names no frame (it would tell which of
+            # the two is the pair's first, and so the builders' order).
+            own_copy = Coalesce(
+                Subquery(mine.filter(first_code=code).values("item__copy_id")[:1]),
+                Subquery(mine.filter(second_code=code).values("item__pair_copy_id")[:1]))
+        else:
+            own_copy = Subquery(mine.filter(code=code).values("item__copy_id")[:1])
+        return (CopyRender.objects.filter(session_id=session, copy_id=own_copy)
+                .order_by().values_list("frame_gzip", "style_hash")[:1])
+    return PreparedQuery(build, judge=2_147_480_201, session=2_147_480_202,
+                         code="prepared:code:sentinel")
+
+
+# Compiled once per process (blindjudge/prepared.py): every frame request runs one of these.
+_FRAME = {False: _frame_query(pairs=False), True: _frame_query(pairs=True)}
+
+
 def judge_frame(judge, code: str) -> StoredFrame:
     """The stored frame of the copy behind one of the judge's codes, as rendered when the session
     opened, with the CSP header for the style block it holds. One indexed query; nothing else of
     the copy is read."""
-    # order_by(): the models' default ordering would join the judge (and sort by session and
-    # number) for what is a lookup on a unique key; every judge-path lookup clears it.
-    if judge.session.kind == SessionKind.PAIRS:
-        # By the copy's own code only: a pair's code names no frame (it would tell which of the
-        # two is the pair's first, and so the builders' order).
-        mine = Assignment.objects.filter(judge=judge).order_by()
-        own_copy = Coalesce(
-            Subquery(mine.filter(first_code=code).values("item__copy_id")[:1]),
-            Subquery(mine.filter(second_code=code).values("item__pair_copy_id")[:1]))
-    else:
-        own_copy = Subquery(Assignment.objects.filter(judge=judge, code=code).order_by()
-                            .values("item__copy_id")[:1])
-    rows = list(CopyRender.objects.filter(session_id=judge.session_id, copy_id=own_copy)
-                .order_by().values_list("frame_gzip", "style_hash")[:1])
+    rows = _FRAME[judge.session.kind == SessionKind.PAIRS].rows(
+        judge=judge.pk, session=judge.session_id, code=code) if type(code) is str else []
     if not rows:
         raise NotFound("no such item")
     gzipped, style_hash = rows[0]

@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.enums import JudgeStatus
 from accounts.models import Judge
 from blindjudge.errors import Conflict, Invalid, NotFound
+from blindjudge.prepared import PreparedQuery
 from judging import audit, live
 from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, Item, ItemDraft, TaskFlag, Verdict
@@ -76,7 +77,8 @@ def _latest_answer_at(judge, phase: int | None):
     Read under the judge's row lock, so no other save of theirs falls in between."""
     if phase is None:
         return Value(None, output_field=DateTimeField())
-    return Subquery(Verdict.objects.filter(assignment__judge_id=judge.pk, phase=phase,
+    judge_id = judge if isinstance(judge, int) else judge.pk
+    return Subquery(Verdict.objects.filter(assignment__judge_id=judge_id, phase=phase,
                                            answered_at__isnull=False)
                     .order_by("-answered_at").values("answered_at")[:1])
 
@@ -104,15 +106,45 @@ def verdict_values(kind: str, *, finding: bool | None = None) -> tuple[str, ...]
     return COPY_VERDICTS if kind == SessionKind.COPIES else FINDING_VERDICTS
 
 
+# Sentinels of the prepared queries below (blindjudge/prepared.py): values no call passes.
+_PK, _CODE = 2_147_480_101, "prepared:code:sentinel"
+
+# The run comes along for the audit event of a lock; the session's protocol and the run's
+# manifest (an entry per item each) are needed by neither a verdict nor a lock. Compiled once per
+# process: every save and lock starts here.
+_JUDGE_FOR_UPDATE = PreparedQuery(
+    lambda pk: (Judge.objects.select_for_update(of=("self",)).select_related("session__run")
+                .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
+                .filter(pk=pk).order_by()),
+    pk=_PK)
+
+
 def judge_for_update(judge):
-    # The run comes along for the audit event of a lock; the session's protocol and the run's
-    # manifest (an entry per item each) are needed by neither a verdict nor a lock.
-    judge = (Judge.objects.select_for_update(of=("self",)).select_related("session__run")
-             .defer("session__protocol", "session__run__manifest", "session__run__request_keys")
-             .get(pk=judge.pk))
+    """The judge's row, locked for the transaction under way, with their session and run."""
+    if not transaction.get_connection().in_atomic_block:
+        raise transaction.TransactionManagementError("judge_for_update outside a transaction")
+    judge = _JUDGE_FOR_UPDATE.first(pk=judge.pk)
+    if judge is None:
+        raise Judge.DoesNotExist("Judge matching query does not exist.")
     if judge.status != JudgeStatus.ACTIVE:
         raise NotFound("no such judge")
     return judge
+
+
+# A save's reads, compiled once per process. order_by(): the default ordering would join and sort
+# for a unique-key lookup.
+def _assignment_query(phase):
+    return PreparedQuery(
+        lambda judge, code: (Assignment.objects.filter(judge_id=judge, code=code).order_by()
+                             .annotate(latest_answer_at=_latest_answer_at(judge, phase))),
+        judge=_PK, code=_CODE)
+
+
+_ASSIGNMENT = {phase: _assignment_query(phase) for phase in (1, 2, None)}
+_VERDICT = {phase: PreparedQuery(lambda assignment, phase=phase: Verdict.objects.filter(
+    assignment_id=assignment, phase=phase).order_by(), assignment=_PK) for phase in (1, 2)}
+_DRAFT = {phase: PreparedQuery(lambda assignment, phase=phase: ItemDraft.objects.filter(
+    assignment_id=assignment, phase=phase).order_by(), assignment=_PK) for phase in (1, 2)}
 
 
 class ChangedElsewhere(Conflict):
@@ -206,10 +238,8 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
         session = judge.session
         if session.state != SessionState.OPEN:
             raise Conflict(f"the session is {session.state}; verdicts are not accepted now")
-        # order_by(): the default ordering would join and sort for a unique-key lookup.
-        assignment = (Assignment.objects.filter(judge=judge, code=code).order_by()
-                      .annotate(latest_answer_at=_latest_answer_at(judge, _phase_or_none(phase)))
-                      .first())
+        assignment = (_ASSIGNMENT[_phase_or_none(phase)].first(judge=judge.pk, code=code)
+                      if type(code) is str else None)
         if assignment is None:
             raise NotFound("no such item")
         phase = _phase_of(phase)  # after the code: another judge's code is a 404 whatever is sent
@@ -232,8 +262,8 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
                 kept = True
         if value and value not in allowed:
             raise Invalid(f'verdict "{value}" is not one of {", ".join(allowed)}')
-        verdict = Verdict.objects.filter(assignment=assignment, phase=phase).order_by().first()
-        draft = ItemDraft.objects.filter(assignment=assignment, phase=phase).order_by().first()
+        verdict = _VERDICT[phase].first(assignment=assignment.pk)
+        draft = _DRAFT[phase].first(assignment=assignment.pk)
         stored_revision = draft.revision if draft else 0
         if revision is not None and revision != stored_revision and not overwrite:
             stored = ((verdict.value, verdict.kept, verdict.reason) if verdict
