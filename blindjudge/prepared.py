@@ -30,6 +30,7 @@ class _Compiled:
     params: tuple
     slots: dict  # sentinel name -> its indexes in params
     select: list
+    converters: dict  # column index -> (converters, expression), as the compiler made them
     klass_info: dict | None
     annotation_col_map: dict
     init_list: list
@@ -63,13 +64,20 @@ class PreparedQuery:
                 raise RuntimeError(f"{name}: its sentinel is not among the query's parameters")
             slots[name] = tuple(found)
         klass_info, select = compiler.klass_info, compiler.select
+        # Django's converters for each column (dates from SQLite's text, JSON, booleans). Those
+        # of the backend are bound to the connection compiled on; they read only what every
+        # connection of the alias shares (its settings: USE_TZ, the time zone), and each is
+        # given the connection in use when it runs, as Django gives it.
+        converters = compiler.get_converters([column[0] for column in select])
         if klass_info is None or queryset._fields is not None:  # values() / values_list()
             return _Compiled(query=queryset.query, sql=sql, params=tuple(params), slots=slots,
-                             select=select, klass_info=None, annotation_col_map={}, init_list=[],
-                             fields_start=0, fields_end=0, populators=[])
+                             select=select, converters=converters, klass_info=None,
+                             annotation_col_map={}, init_list=[], fields_start=0, fields_end=0,
+                             populators=[])
         start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
         return _Compiled(
             query=queryset.query, sql=sql, params=tuple(params), slots=slots, select=select,
+            converters=converters,
             klass_info=klass_info, annotation_col_map=compiler.annotation_col_map,
             init_list=[column[0].target.attname for column in select[start:end]],
             fields_start=start, fields_end=end,
@@ -93,15 +101,18 @@ class PreparedQuery:
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchmany(1) if one else cursor.fetchall()
-        if not rows:
-            return compiled, []
-        # A compiler bound to this thread's connection, given the column map compiled once:
-        # Django's own converters (dates, JSON, booleans as each backend returns them).
-        compiler = compiled.query.get_compiler(connection=connection)
-        compiler.select, compiler.klass_info = compiled.select, compiled.klass_info
-        compiler.annotation_col_map = compiled.annotation_col_map
-        compiler.col_count = len(compiled.select)
-        return compiled, list(compiler.results_iter(results=[rows], tuple_expected=True))
+        if not rows or not compiled.converters:
+            return compiled, [tuple(row) for row in rows]
+        converted = []
+        for row in rows:  # SQLCompiler.apply_converters, with the converters made once
+            row = list(row)
+            for position, (functions, expression) in compiled.converters.items():
+                value = row[position]
+                for function in functions:
+                    value = function(value, expression, connection)
+                row[position] = value
+            converted.append(tuple(row))
+        return compiled, converted
 
     def first(self, *, using: str = DEFAULT_DB_ALIAS, **values):
         """The first row as a model instance (select_related objects and annotations set), or
