@@ -54,6 +54,7 @@ def test_every_check_passes_on_the_pages_as_they_are_today(host, open_session):
     assert check(shapes.progress(2), progress) is None
 
 
+@pytest.mark.pure
 def test_the_frame_check_fires_on_the_old_pre_frame():
     with pytest.raises(PageChanged) as changed:
         shapes.frame().check(200, {}, OLD_FRAME, "GET /s/x/i/ABC/frame")
@@ -90,6 +91,7 @@ def test_each_check_fires_on_its_page_with_a_marker_taken_out(host, open_session
         shapes.progress(2).check(200, {}, progress)
 
 
+@pytest.mark.pure
 def test_a_server_failing_under_load_is_counted_and_any_other_status_is_a_changed_page():
     assert "status 503" in shapes.frame().check(503, {}, b"busy")
     assert "status 500" in shapes.save().check(500, {}, b"database is locked")
