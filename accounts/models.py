@@ -95,6 +95,15 @@ class Judge(models.Model):
     phase2_answered = models.PositiveIntegerField(
         default=0, help_text="Items with a phase-2 verdict (a count, never a value)."
     )
+    # Kept by the services where a judge acts (judging.services.activity: a verdict or a reason
+    # saved, a page opened) so the host's pages read a judge's last activity from this row,
+    # not from their verdicts, drafts and sockets (issue 32 item 2: the progress page's cost
+    # then stays flat as verdicts accumulate). Joining and the locks are on the row already.
+    last_acted_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="The judge's latest save that changed a verdict or a reason, or page opened "
+                  "(a socket opened); null before any. Pings of an open tab are not acts.",
+    )
 
     class Meta:
         ordering = ["session", "number"]

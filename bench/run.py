@@ -27,6 +27,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -39,9 +40,18 @@ from pathlib import Path
 import aiohttp
 import psutil
 
+if __package__ in (None, ""):  # run as a script: bench/run.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import shapes  # noqa: E402
+from bench.shapes import PageChanged  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("BENCH_PYTHON") or str(ROOT / ".venv" / "bin" / "python")
 CSRF = "benchcsrftoken0123456789abcdefgh"  # a valid 32-character CSRF secret, cookie and header
+# ./bj start's Uvicorn options after --host and --port (kept the same by hand: see ./bj).
+BJ_START_UVICORN = ["--loop", "uvloop", "--http", "httptools", "--ws", "websockets-sansio",
+                    "--lifespan", "off", "--ws-max-size", "4096", "--timeout-graceful-shutdown", "5",
+                    "--timeout-keep-alive", "75", "--no-server-header"]
 KINDS = ["hello", "item", "frame", "save", "phase2", "progress"]
 
 
@@ -143,7 +153,8 @@ class Server:
         }
 
     def stop(self):
-        self.sampler.stopped.set()
+        if hasattr(self, "sampler"):  # started once the server answered
+            self.sampler.stopped.set()
         try:
             os.killpg(self.process.pid, signal.SIGTERM)
             self.process.wait(timeout=20)
@@ -168,12 +179,14 @@ async def drive(base, make_request, concurrency, duration, max_requests, warmup,
     """`concurrency` clients, each sending its next request as soon as the last one answers.
     Requests answered inside the measured window (after `warmup` s, for `duration` s or until
     `max_requests` answers) count. make_request(client, n) -> (method, path, headers, data,
-    check) or None when that client has nothing more to send; check(status, body) -> error text
-    or None."""
+    shape) or None when that client has nothing more to send; shape: a bench.shapes.Shape, whose
+    check counts a failure under load as an error and raises PageChanged for a response of the
+    wrong shape, which ends the cell at once and is raised here (warm-up answers are checked
+    too)."""
     connector = aiohttp.TCPConnector(limit=0, force_close=False)
     timeout = aiohttp.ClientTimeout(total=60)
     latencies, errors, error_samples = [], 0, []
-    state = {"recording": False, "done": False}
+    state = {"recording": False, "done": False, "changed": None}
     window_full = asyncio.Event()
 
     async with aiohttp.ClientSession(base_url=base, connector=connector, timeout=timeout,
@@ -186,15 +199,21 @@ async def drive(base, make_request, concurrency, duration, max_requests, warmup,
                 n += 1
                 if spec is None:
                     return
-                method, path, headers, data, check = spec
+                method, path, headers, data, shape = spec
                 started = time.perf_counter()
                 try:
                     async with http.request(method, path, headers=headers, data=data,
                                             allow_redirects=False) as response:
                         body = await response.read()
-                        problem = check(response.status, body)
+                        problem = shape.check(response.status, response.headers, body,
+                                              f"{method} {path}")
                 except (TimeoutError, aiohttp.ClientError) as error:
                     problem = f"{type(error).__name__}: {error}"
+                except PageChanged as changed:
+                    state["changed"] = state["changed"] or changed
+                    state["done"] = True
+                    window_full.set()
+                    return
                 elapsed = time.perf_counter() - started
                 if not state["recording"] or state["done"]:
                     continue
@@ -221,6 +240,8 @@ async def drive(base, make_request, concurrency, duration, max_requests, warmup,
         cpu_after = cpu_probe()
         waiter.cancel()
         await asyncio.wait_for(everyone_done, timeout=70)
+    if state["changed"] is not None:
+        raise state["changed"]
     latencies.sort()
     answered = len(latencies) + errors
     return {
@@ -237,16 +258,6 @@ async def drive(base, make_request, concurrency, duration, max_requests, warmup,
 
 def _ms(seconds):
     return None if seconds is None else round(1000 * seconds, 1)
-
-
-def expect(status_wanted, contains=None):
-    def check(status, body):
-        if status != status_wanted:
-            return f"status {status}: {body[:200]!r}"
-        if contains and contains not in body:
-            return f"status {status} without {contains!r}: {body[:200]!r}"
-        return None
-    return check
 
 
 class Traffic:
@@ -270,19 +281,19 @@ class Traffic:
         url_id = self.url_id
 
         def hello(client, n):
-            return "GET", "/bench/hello", {}, None, expect(200, b"Hello")
+            return "GET", "/bench/hello", {}, None, shapes.hello()
 
-        def item(client, n, group=None):
+        def item(client, n, group=None, phase=1):
             judge = self._judge(group or self.phase1, client)
             code = self.random.choice(judge["codes"])
             return ("GET", f"/s/{url_id}/i/{code}/", self.cookie(judge["sessionid"]), None,
-                    expect(200, b"Item "))
+                    shapes.item(code, phase))
 
         def frame(client, n):
             judge = self._judge(self.phase1, client)
             code = self.random.choice(judge["codes"])
             return ("GET", f"/s/{url_id}/i/{code}/frame", self.cookie(judge["sessionid"]), None,
-                    expect(200, b"<pre"))
+                    shapes.frame())
 
         def save(client, n):
             judge = self._judge(self.phase1, client)
@@ -291,19 +302,24 @@ class Traffic:
                        "Accept": "application/json"}
             data = {"verdict": self.random.choice(("pass", "fail")), "phase": "1", "reason": "",
                     "seconds_spent": str(n + 1)}
-            return ("POST", f"/s/{url_id}/i/{code}/", headers, data,
-                    expect(200, b'"saved": true'))
+            return ("POST", f"/s/{url_id}/i/{code}/", headers, data, shapes.save())
 
         def phase2(client, n):
-            return item(client, n, group=self.phase2)
+            return item(client, n, group=self.phase2, phase=2)
+
+        def review(client, n):
+            # The phase-1 judges, every item answered after the pre-fill, not locked yet.
+            judge = self._judge(self.phase1, client)
+            return ("GET", f"/s/{url_id}/lock/", self.cookie(judge["sessionid"]), None,
+                    shapes.review(1))
 
         def progress(client, n):
             return ("GET", f"/host/sessions/{self.fixture['session_id']}/judges",
                     {"Cookie": f"sessionid={self.fixture['host_sessionid']}"}, None,
-                    expect(200, b"J01"))
+                    shapes.progress(len(self.fixture["judges"])))
 
         return {"hello": hello, "item": item, "frame": frame, "save": save, "phase2": phase2,
-                "progress": progress}[kind]
+                "review": review, "progress": progress}[kind]
 
     def locks(self, judges, phase):
         """One lock POST of `phase` per judge (the phase the review form names), each judge once,
@@ -316,7 +332,7 @@ class Traffic:
             judge = queue.pop()
             headers = {**self.cookie(judge["sessionid"]), "X-CSRFToken": CSRF}
             return ("POST", f"/s/{self.url_id}/lock/", headers, {"confirm": "yes", "phase": str(phase)},
-                    expect(302))
+                    shapes.lock(self.url_id, phase))
         return lock
 
 
@@ -362,8 +378,14 @@ def database_env(db, args, port, work):
     return env
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def bench_database(db, args, results_dir):
-    port = args.port + (0 if db == "sqlite" else 1)
+    port = (args.port + (0 if db == "sqlite" else 1)) if args.port else free_port()
     work = Path(args.work_dir) / db
     shutil.rmtree(work, ignore_errors=True)
     (work / "data").mkdir(parents=True)
@@ -372,7 +394,7 @@ def bench_database(db, args, results_dir):
     if db == "postgres":
         out["postgres_settings"] = fresh_postgres(args.pg_url)
     run_python(["manage.py", "migrate", "--no-input", "-v0"], env, "migrate")
-    if db == "postgres":  # ./bj start collects static files itself
+    if db == "postgres" or args.server == "uvicorn":  # ./bj start collects static files itself
         run_python(["manage.py", "collectstatic", "--no-input", "-v0"], env, "collectstatic")
     fixture_path = work / "fixture.json"
     log(f"[{db}] creating {args.items} items and {args.judges} judges")
@@ -380,13 +402,17 @@ def bench_database(db, args, results_dir):
                                "--items", str(args.items), "--judges", str(args.judges),
                                "--per-judge", str(args.per_judge)], env, "setup")
     fixture = json.loads(fixture_path.read_text())
-    judges = fixture["judges"]
-    half = len(judges) // 2
-    phase1, phase2 = judges[:half], judges[half:]
-    names = lambda group: ",".join(j["pseudonym"] for j in group)  # noqa: E731
 
     base = f"http://127.0.0.1:{port}"
-    if db == "sqlite":
+    if db == "sqlite" and args.server == "uvicorn":
+        # The server ./bj start execs, without its install, migrate and demo steps (seconds that
+        # --smoke has not got to spare; its venv is the one running this).
+        command = [PYTHON, "-m", "uvicorn", "blindjudge.asgi:application", "--host", "127.0.0.1",
+                   "--port", str(port), *BJ_START_UVICORN]
+        env["MALLOC_ARENA_MAX"] = env.get("MALLOC_ARENA_MAX", "2")
+        out["server"] = "Uvicorn as ./bj start runs it (one process, SQLite file in the bench's data dir)"
+        marker = None
+    elif db == "sqlite":
         command = [str(ROOT / "bj"), "start"]
         out["server"] = "./bj start (Uvicorn, one process, SQLite file in the bench's data dir)"
         marker = "uvicorn"
@@ -396,7 +422,24 @@ def bench_database(db, args, results_dir):
         marker = None
     log(f"[{db}] starting {out['server']}")
     server = Server(command, env, work / "server.log", base)
-    server.wait_ready("/bench/hello", marker=marker)
+    try:
+        server.wait_ready("/bench/hello", marker=marker)
+        load(db, args, out, env, work, fixture, fixture_path, server, base)
+    finally:
+        server.stop()
+    log_text = (work / "server.log").read_text(errors="replace")
+    out["database_is_locked_in_log"] = log_text.count("database is locked")
+    out["server_log_errors"] = len(re.findall(r"Traceback|ERROR", log_text))
+    out["report_build"] = report_build(env) if args.report_build else {"skipped": "--no-report-build"}
+    return out
+
+
+def load(db, args, out, env, work, fixture, fixture_path, server, base):
+    """Every cell against the started server, in order (bench_database stops the server)."""
+    judges = fixture["judges"]
+    half = len(judges) // 2
+    phase1, phase2 = judges[:half], judges[half:]
+    names = lambda group: ",".join(j["pseudonym"] for j in group)  # noqa: E731
     out["cold_start"] = server.cold_start()
     first_page = time.perf_counter()
     status = http_status(base + f"/s/{fixture['url_id']}/i/{judges[0]['codes'][0]}/",
@@ -438,7 +481,8 @@ def bench_database(db, args, results_dir):
     out["verdicts_for_progress"] = sum(p["verdicts"] for p in out["prefill"])
     for concurrency in args.concurrency:
         cell("phase2", concurrency)
-        cell("progress", concurrency, label="progress@10k")
+        cell("review", concurrency)
+        cell("progress", concurrency, label=progress_label(out["verdicts_for_progress"]))
     # Locks: each judge locks once. Phase 1 of the phase-1 judges all at once (32), then phase 2
     # of the phase-2 judges, pre-filled to the lock, one at a time and eight at a time.
     cell("lock", len(phase1), maker=traffic.locks(phase1, 1), label="lock (phase 1)",
@@ -457,7 +501,7 @@ def bench_database(db, args, results_dir):
                                env, "reveal")
     server.sampler.label = "after report download"
     downloads = []
-    for _ in range(3):
+    for _ in range(args.downloads):
         started = time.perf_counter()
         status = http_status(base + f"/host/sessions/{fixture['session_id']}/report/json",
                              cookie=f"sessionid={fixture['host_sessionid']}", timeout=300)
@@ -465,12 +509,6 @@ def bench_database(db, args, results_dir):
     time.sleep(0.3)
     out["report_download"] = downloads
     out["rss_mb"]["after report download"] = server.sampler.peaks.get("after report download", {})
-    server.stop()
-    log_text = (work / "server.log").read_text(errors="replace")
-    out["database_is_locked_in_log"] = log_text.count("database is locked")
-    out["server_log_errors"] = len(re.findall(r"Traceback|ERROR", log_text))
-    out["report_build"] = report_build(env)
-    return out
 
 
 def report_build(env):
@@ -535,13 +573,20 @@ def log(message):
     print(f"{datetime.datetime.now(datetime.UTC):%H:%M:%S} {message}", file=sys.stderr, flush=True)
 
 
+def progress_label(verdicts: int) -> str:
+    """The progress view's cell once the verdicts are in: "progress@10k" at the full run's
+    10,000 and more, else the count (--smoke's few)."""
+    return "progress@10k" if verdicts >= 10_000 else f"progress@{verdicts}"
+
+
 def verdicts_against_targets(db_result):
     """Each judge kind at the highest concurrency against the baseline of the same run."""
     cells = db_result["cells"]
     top = max(c["concurrency"] for c in cells if c["kind"] == "hello")
     hello = next(c for c in cells if c["kind"] == "hello" and c["concurrency"] == top)
     rows = []
-    for kind in ("item", "frame", "save", "phase2", "progress@10k"):
+    full = progress_label(db_result.get("verdicts_for_progress", 10_000))
+    for kind in ("item", "frame", "save", "phase2", "review", full):
         c = next((c for c in cells if c["kind"] == kind and c["concurrency"] == top), None)
         if not c:
             continue
@@ -568,7 +613,8 @@ def target_rows(db):
         c = cells.get((kind, 1))
         if c:
             add(f"{kind}, one judge alone: p50 <= 10 ms", f"{c['p50_ms']} ms", c["p50_ms"] <= 10)
-    empty, full = cells.get(("progress@0", 1)), cells.get(("progress@10k", 1))
+    empty = cells.get(("progress@0", 1))
+    full = cells.get((progress_label(db.get("verdicts_for_progress", 10_000)), 1))
     if empty:
         add("progress page p50 <= 10 ms", f"{empty['p50_ms']} ms (no verdict)", empty["p50_ms"] <= 10)
     if empty and full:
@@ -581,7 +627,8 @@ def target_rows(db):
             f"{row['errors']} errors", row["meets"])
     add("no 'database is locked'", f"{db['database_is_locked_in_log']} in the server log",
         db["database_is_locked_in_log"] == 0)
-    add("import of 1,000 x 2 KB <= 1 s", f"{db['setup']['import_seconds']:.2f} s",
+    add(f"import of {db['setup']['items']:,} x 2 KB (1,000: <= 1 s)",
+        f"{db['setup']['import_seconds']:.2f} s",
         db["setup"]["import_seconds"] <= 1)
     judge_peak = max(p["rss_mb"] for p in db["rss_mb"]["judge traffic"].values())
     add("a judge-serving process <= 120 MB resident", f"{judge_peak} MB peak", judge_peak <= 120)
@@ -619,7 +666,8 @@ def markdown(result):
         lines += ["", f"Targets, {db['database']}:", "", "| target | measured | |", "|---|---|---|"]
         lines += [f"| {t} | {f} | {m} |" for t, f, m in target_rows(db)]
     size = result["install_size"]
-    lines.append(f"\nRuntime install: {size.get('megabytes')} MB in {size.get('packages')} packages.")
+    if size:
+        lines.append(f"\nRuntime install: {size.get('megabytes')} MB in {size.get('packages')} packages.")
     return "\n".join(lines)
 
 
@@ -672,7 +720,17 @@ def main(argv=None):
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds per cell")
     parser.add_argument("--max-requests", type=int, default=20000, help="per cell")
     parser.add_argument("--workers", type=int, default=2, help="Uvicorn workers on PostgreSQL")
-    parser.add_argument("--port", type=int, default=8790)
+    parser.add_argument("--port", type=int, default=8790, help="0: a free port")
+    parser.add_argument("--server", choices=("bj", "uvicorn"), default="bj",
+                        help="SQLite's server: ./bj start, or the Uvicorn it execs started directly")
+    parser.add_argument("--downloads", type=int, default=3, help="report downloads after the reveal")
+    parser.add_argument("--no-report-build", dest="report_build", action="store_false",
+                        help="leave out bench/report.py's report builds (200,000 verdicts)")
+    parser.add_argument("--no-install-size", dest="install_size", action="store_false")
+    parser.add_argument("--smoke", action="store_true",
+                        help="CI's run (.ci/run): SQLite, 8 judges of 20 items, 1 s cells at 1 "
+                             "and 8 clients, no report build, under a minute; every response's "
+                             "shape checked, the figures printed, nothing asserted")
     parser.add_argument("--pg-url", default="postgres://postgres@127.0.0.1:5432/bench_bj")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--work-dir", default=str(ROOT / "var" / "bench"))
@@ -682,6 +740,13 @@ def main(argv=None):
     parser.add_argument("--peer", default=None, metavar="RESULTS.jsonl",
                         help="Label Studio's results (JSON lines, bench/README.md) to compare with")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.db, args.items, args.judges, args.per_judge = "sqlite", 40, 8, 20
+        args.concurrency, args.duration, args.warmup = "1,8", 1.0, 0.3
+        args.port, args.downloads, args.report_build, args.install_size = 0, 1, False, False
+        args.server = "uvicorn"
+        args.work_dir = str(ROOT / "var" / "bench-smoke")
+        args.out = args.out or str(Path(args.work_dir) / "result.json")
     if args.show:
         result = json.loads(Path(args.show).read_text())
         print(markdown(result))
@@ -695,11 +760,18 @@ def main(argv=None):
                     "python": platform.python_version(),
                     "memory_gb": round(psutil.virtual_memory().total / 2**30, 1)},
         "settings": {k: v for k, v in vars(args).items() if k not in ("pg_url", "redis_url")},
-        "install_size": install_size(),
+        "install_size": install_size() if args.install_size else {},
         "databases": [],
     }
     for db in args.db.split(","):
-        db_result = bench_database(db.strip(), args, ROOT / "bench" / "results")
+        try:
+            db_result = bench_database(db.strip(), args, ROOT / "bench" / "results")
+        except PageChanged as changed:
+            # The benchmark no longer measures what it says: stop, loudly (bench/shapes.py).
+            log(f"[{db}] {changed}")
+            raise SystemExit(f"bench/run.py: stopped: {changed.page} changed shape "
+                             f"({changed.request}): {changed.problem}. Update bench/shapes.py "
+                             "to what the page holds now.") from None
         db_result["targets"] = verdicts_against_targets(db_result)
         result["databases"].append(db_result)
     result["finished_at"] = now()

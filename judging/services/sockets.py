@@ -10,6 +10,7 @@ from accounts.enums import JudgeStatus
 from blindjudge.errors import NotFound
 from judging import live
 from judging.models import LiveSocket
+from judging.services.activity import judge_acted
 from judging.services.verdicts import judge_for_update
 
 
@@ -20,7 +21,8 @@ def live_socket_open(*, judge, channel_name: str):
     was missed.
 
     Side effects: records the socket with the time (and drops rows a killed process left behind
-    more than a day ago); after commit, the host's dashboard gets the judge's row.
+    more than a day ago) and, as the judge's last activity, its opening; after commit, the host's
+    dashboard gets the judge's row.
     """
     generation = judge.credential_generation
     with transaction.atomic():
@@ -29,8 +31,10 @@ def live_socket_open(*, judge, channel_name: str):
             raise NotFound("no such judge")
         now = timezone.now()
         LiveSocket.objects.filter(seen_at__lt=now - timedelta(days=1)).delete()
-        LiveSocket.objects.update_or_create(channel_name=channel_name,
-                                            defaults={"judge": judge, "seen_at": now})
+        socket, opened = LiveSocket.objects.update_or_create(
+            channel_name=channel_name, defaults={"judge": judge, "seen_at": now})
+        if opened:  # a page opened: an act (its pings are not)
+            judge_acted(judge.pk, socket.opened_at)
         live.judge_changed(judge)
     return judge
 
@@ -52,8 +56,10 @@ def live_socket_seen(*, judge, channel_name: str) -> bool:
             return False
         socket = LiveSocket.objects.filter(channel_name=channel_name).first()
         if socket is None or (now - socket.seen_at).total_seconds() > live.STALE_SECONDS:
-            LiveSocket.objects.update_or_create(channel_name=channel_name,
-                                                defaults={"judge_id": judge.pk, "seen_at": now})
+            socket, opened = LiveSocket.objects.update_or_create(
+                channel_name=channel_name, defaults={"judge_id": judge.pk, "seen_at": now})
+            if opened:  # known again after its row was dropped: counted as opened, as it was
+                judge_acted(judge.pk, socket.opened_at)
             live.judge_changed(judge)
         else:
             LiveSocket.objects.filter(pk=socket.pk).update(seen_at=now)

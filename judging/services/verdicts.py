@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import DateTimeField, F, Subquery, Value
+from django.db.models import DateTimeField, Subquery, Value
 from django.utils import timezone
 
 from accounts.enums import JudgeStatus
@@ -14,6 +14,7 @@ from blindjudge.errors import Conflict, Invalid, NotFound
 from judging import audit, live
 from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, Item, ItemDraft, TaskFlag, Verdict
+from judging.services.activity import judge_acted
 from judging.services.checks import checked_text
 from judging.services.pairs import PAIR_VERDICTS
 from judging.services.reasons import REASON_VERDICTS
@@ -186,9 +187,11 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
     sends is refused with ChangedElsewhere (409 `changed_elsewhere`), unless `overwrite`.
     Side effects: creates or updates the Verdict row of (assignment, phase), or the draft's
     reason; bumps the item's revision when anything changed; a new verdict adds one to the
-    judge's answered count of that phase; after commit, tells the judge's other tabs, and the
-    host's dashboard when the item got its first verdict. Reasons and drafts are not audited
-    (verdicts never are: they are the judge's work, and the lock is the audited event).
+    judge's answered count of that phase; a save that changed anything stamps the judge's last
+    activity (Judge.last_acted_at, in the same write of their row); after commit, tells the
+    judge's other tabs, and the host's dashboard when the item got its first verdict. Reasons
+    and drafts are not audited (verdicts never are: they are the judge's work, and the lock is
+    the audited event).
     Refuses: an unknown code (404, same as another judge's code), a closed session, a locked
     phase (409: PHASE_1_LOCKED, PHASE_2_LOCKED), phase 2 before the phase-1 lock (409), a missing
     or garbled phase (400: PHASE_MISSING), a time that is not a number of seconds (400), a
@@ -241,6 +244,7 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
                     verdict=(KEEP if verdict and verdict.kept else verdict.value if verdict else ""),
                     reason=stored[2], revision=stored_revision)
         changed = False
+        new_answer = None  # the answered count a new verdict adds to
         if value:
             if draft is not None:
                 # The time saved with a reason before the verdict counts towards the verdict's.
@@ -255,8 +259,7 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
                     seconds_spent=seconds_spent, answered_at=answered_at,
                     server_seconds=server_seconds,
                 )
-                answered = judge.answered_field(phase)
-                type(judge).objects.filter(pk=judge.pk).update(**{answered: F(answered) + 1})
+                new_answer = judge.answered_field(phase)
                 live.verdict_saved(judge, code=code, phase=phase, new=True)
                 changed = True
             elif (verdict.value, verdict.kept, verdict.reason) != (value, kept, reason) or \
@@ -284,6 +287,8 @@ def item_save(*, judge, code: str, phase: int, value: str, reason: str = "",
         if changed:
             draft = _draft_saved(draft, assignment, phase, verdict=verdict, reason=reason,
                                  seconds_spent=seconds_spent)
+            # The judge's last activity and answered count, in one write of their row.
+            judge_acted(judge.pk, draft.updated_at, answered_field=new_answer)
         saved_at = draft.updated_at if draft else (verdict.updated_at if verdict else timezone.now())
     return ItemSaved(verdict=verdict, revision=draft.revision if draft else 0, saved_at=saved_at)
 
