@@ -439,6 +439,22 @@ class PlannerForm(HostForm):
     power = forms.FloatField(label="Power (1 − β)", initial=0.80, required=False)
 
 
+class PairsPlanForm(HostForm):
+    half_width = forms.FloatField(
+        label="Target: half-width of the 95% interval", min_value=0.005, max_value=0.5,
+        initial=0.10, help_text="e.g. 0.10 for ±10 points.")
+    target = forms.ChoiceField(
+        label="Of", initial="difference", choices=[
+            ("difference", "a builder-vs-builder difference in win rate"),
+            ("accuracy", "a judge type's pairwise accuracy against truth")])
+    pairs_per_judge = forms.IntegerField(label="Pairs each judge takes", min_value=1,
+                                         initial=20)
+    design_effect = forms.FloatField(
+        label="Design effect", min_value=1, initial=1.5, required=False,
+        help_text="How much correlated answers (one judge's, one task's) cost; 1 for "
+                  "independent answers.")
+
+
 class AmendForm(HostForm):
     prefix = "amend"
     limits = {"text": "amendment"}

@@ -24,7 +24,15 @@ from judging.enums import SessionKind, SessionState
 from judging.models import Assignment, CopyRender, Item
 from judging.selectors.judge import judge_item
 from judging.services import item_save, phase_lock, session_create
-from tests.worlds import a_run, a_session, client_as, codes, invite_and_join, make_run2_bundle
+from tests.worlds import (
+    a_host,
+    a_run,
+    a_session,
+    client_as,
+    codes,
+    invite_and_join,
+    make_run2_bundle,
+)
 
 # make_run2_bundle: tasks t-add (c1 b1, c2 b2, c3 b3) and t-sub (c4 b1, c5 b2, c6 b3).
 ALL_PAIRS = ["pair:c1|c2", "pair:c1|c3", "pair:c2|c3", "pair:c4|c5", "pair:c4|c6", "pair:c5|c6"]
@@ -275,3 +283,23 @@ def test_the_planner_says_what_a_target_needs_on_the_run(run2, capsys):
     assert plan["comparisons"] == math.ceil(needed / 0.5)
     with pytest.raises(CommandError, match="half_width"):
         call_command("plan_pairs", str(run2.pk), "--half-width", "1.5")
+
+
+def test_the_host_plans_a_pairs_session_on_the_run_s_page(run2):
+    client = client_as(run2.host)
+    page = client.get(f"/host/runs/{run2.pk}/")
+    assert f'href="/host/runs/{run2.pk}/pairs-planner"' in page.content.decode()
+    planner = client.get(f"/host/runs/{run2.pk}/pairs-planner")
+    assert planner.status_code == 200
+    assert '<strong id="offered-pairs">6</strong> pairs' in planner.content.decode()
+    z = NormalDist().inv_cdf(0.975)
+    per_pair = math.ceil(1.5 * z * z / 0.01)
+    shown = client.get(f"/host/runs/{run2.pk}/pairs-planner", {
+        "half_width": "0.1", "target": "difference", "pairs_per_judge": "6",
+        "design_effect": "1.5"}).content.decode()
+    assert f"{per_pair * 3} answers: {math.ceil(per_pair * 3 / 6)} judges at 6 pairs each" in shown
+    refused = client.get(f"/host/runs/{run2.pk}/pairs-planner", {
+        "half_width": "2", "target": "difference", "pairs_per_judge": "6"})
+    assert refused.status_code == 400
+    other = client_as(a_host("someone-else")).get(f"/host/runs/{run2.pk}/pairs-planner")
+    assert other.status_code == 404
