@@ -4,6 +4,7 @@ Run by bench/run.py in a subprocess whose environment names the database under t
     python -m bench.fixture setup  --out FIXTURE.json [--items 1000] [--judges 64] [--per-judge 160]
     python -m bench.fixture prefill --fixture FIXTURE.json --phase 1 --judges J01,J02 [--lock]
     python -m bench.fixture reveal --fixture FIXTURE.json
+    python -m bench.fixture pairs  --out PAIRS.json [--pairs 200] [--judges 32] [--per-judge 160]
 Each prints one JSON object (timings, counts) on stdout.
 
 Judges are bound to browser sessions the way the join page binds them (accounts.guards), but
@@ -161,6 +162,39 @@ def reveal(fixture: dict) -> dict:
     return {"verdicts": Verdict.objects.filter(assignment__judge__session=session).count()}
 
 
+def pairs(pair_count: int, judges: int, per_judge: int) -> dict:
+    """A pairs session (issue 31) beside the copies one: a run/2 bundle of `pair_count` tasks,
+    two builders' copies each (bench/judging_loop.py's), `judges` judges bound to browser
+    sessions, each with their pairs' codes and the codes of the copies on either side (a pair's
+    frames are fetched by the sides' codes)."""
+    _django()
+    from bench.judging_loop import pairs_bundle  # noqa: PLC0415 - after setup
+    from judging.models import Assignment  # noqa: PLC0415 - after setup
+    from judging.services import (  # noqa: PLC0415 - after setup
+        host_create,
+        run_import,
+        session_create,
+        session_open,
+    )
+
+    raw = json.dumps(pairs_bundle(pair_count)).encode("utf-8")
+    host = host_create(username=f"bench-pairs-{secrets.token_hex(4)}").host
+    run = run_import(host=host, raw=raw, actor="bench")
+    session = session_open(session=session_create(
+        run=run, kind="pairs", actor="bench", rubric="Which copy does the task better?",
+        items_per_judge=per_judge).session, actor="bench")
+    rows = []
+    for number in range(1, judges + 1):
+        judge, session_key = admit_judge(session, f"Bench pairs judge {number}")
+        codes = list(Assignment.objects.filter(judge=judge).order_by("position")
+                     .values_list("code", "first_code", "second_code"))
+        rows.append({"pseudonym": judge.pseudonym, "pk": judge.pk, "sessionid": session_key,
+                     "codes": [c[0] for c in codes],
+                     "side_codes": [c[1] for c in codes] + [c[2] for c in codes]})
+    return {"url_id": session.url_id, "session_id": session.pk, "pairs": pair_count,
+            "judges": rows}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.fixture")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -174,10 +208,20 @@ def main(argv=None):
     p.add_argument("--phase", type=int, choices=(1, 2), required=True)
     p.add_argument("--judges", required=True, help="comma-separated pseudonyms")
     p.add_argument("--lock", action="store_true")
+    q = sub.add_parser("pairs")
+    q.add_argument("--out", required=True)
+    q.add_argument("--pairs", type=int, default=200)
+    q.add_argument("--judges", type=int, default=32)
+    q.add_argument("--per-judge", type=int, default=160)
     r = sub.add_parser("reveal")
     r.add_argument("--fixture", required=True)
     args = parser.parse_args(argv)
-    if args.command == "setup":
+    if args.command == "pairs":
+        result = pairs(args.pairs, args.judges, args.per_judge)
+        with open(args.out, "w") as out:
+            json.dump(result, out)
+        result = {"url_id": result["url_id"], "judges": len(result["judges"])}
+    elif args.command == "setup":
         result = setup(args.items, args.judges, args.per_judge or None)
         with open(args.out, "w") as out:
             json.dump(result, out)

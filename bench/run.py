@@ -263,8 +263,9 @@ def _ms(seconds):
 class Traffic:
     """Request makers for each kind, over the fixture's judges."""
 
-    def __init__(self, fixture, phase1_judges, phase2_judges):
+    def __init__(self, fixture, phase1_judges, phase2_judges, pairs=None):
         self.fixture = fixture
+        self.pairs = pairs
         self.url_id = fixture["url_id"]
         self.phase1 = phase1_judges
         self.phase2 = phase2_judges
@@ -313,13 +314,26 @@ class Traffic:
             return ("GET", f"/s/{url_id}/lock/", self.cookie(judge["sessionid"]), None,
                     shapes.review(1))
 
+        def pair(client, n):
+            judge = self._judge(self.pairs["judges"], client)
+            code = self.random.choice(judge["codes"])
+            return ("GET", f"/s/{self.pairs['url_id']}/i/{code}/", self.cookie(judge["sessionid"]),
+                    None, shapes.pair(code))
+
+        def pairframe(client, n):
+            judge = self._judge(self.pairs["judges"], client)
+            code = self.random.choice(judge["side_codes"])
+            return ("GET", f"/s/{self.pairs['url_id']}/i/{code}/frame",
+                    self.cookie(judge["sessionid"]), None, shapes.frame())
+
         def progress(client, n):
             return ("GET", f"/host/sessions/{self.fixture['session_id']}/judges",
                     {"Cookie": f"sessionid={self.fixture['host_sessionid']}"}, None,
                     shapes.progress(len(self.fixture["judges"])))
 
         return {"hello": hello, "item": item, "frame": frame, "save": save, "phase2": phase2,
-                "review": review, "progress": progress}[kind]
+                "review": review, "progress": progress, "pair": pair,
+                "pairframe": pairframe}[kind]
 
     def locks(self, judges, phase):
         """One lock POST of `phase` per judge (the phase the review form names), each judge once,
@@ -402,6 +416,14 @@ def bench_database(db, args, results_dir):
                                "--items", str(args.items), "--judges", str(args.judges),
                                "--per-judge", str(args.per_judge)], env, "setup")
     fixture = json.loads(fixture_path.read_text())
+    if args.pairs:
+        pairs_path = work / "pairs.json"
+        log(f"[{db}] creating a pairs session of {args.pairs} pairs for {len(fixture['judges']) // 2} judges")
+        out["pairs_setup"] = run_python(
+            ["-m", "bench.fixture", "pairs", "--out", str(pairs_path), "--pairs", str(args.pairs),
+             "--judges", str(max(1, len(fixture["judges"]) // 2)),
+             "--per-judge", str(min(args.per_judge, args.pairs))], env, "pairs")
+        fixture["pairs"] = json.loads(pairs_path.read_text())
 
     base = f"http://127.0.0.1:{port}"
     if db == "sqlite" and args.server == "uvicorn":
@@ -447,7 +469,7 @@ def load(db, args, out, env, work, fixture, fixture_path, server, base):
     out["cold_start"]["first_item_page_s"] = round(time.perf_counter() - first_page, 3)
     out["cold_start"]["first_item_page_status"] = status
 
-    traffic = Traffic(fixture, phase1, phase2)
+    traffic = Traffic(fixture, phase1, phase2, pairs=fixture.get("pairs"))
     cells = out["cells"] = []
 
     def cell(kind, concurrency, maker=None, label=None, duration=None, max_requests=None,
@@ -466,7 +488,7 @@ def load(db, args, out, env, work, fixture, fixture_path, server, base):
     cell("progress", 1, label="progress@0")
     for concurrency in args.concurrency:
         cell("hello", concurrency)
-        for kind in ("item", "frame", "save"):
+        for kind in ("item", "frame", "save") + (("pair", "pairframe") if traffic.pairs else ()):
             cell(kind, concurrency)
     log(f"[{db}] pre-filling verdicts (services)")
     prefills = [(["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
@@ -586,7 +608,8 @@ def verdicts_against_targets(db_result):
     hello = next(c for c in cells if c["kind"] == "hello" and c["concurrency"] == top)
     rows = []
     full = progress_label(db_result.get("verdicts_for_progress", 10_000))
-    for kind in ("item", "frame", "save", "phase2", "review", full):
+    for kind in ("item", "frame", "save", "pair", "pairframe", "phase2", "review", full,
+                 "lock (phase 1)"):
         c = next((c for c in cells if c["kind"] == kind and c["concurrency"] == top), None)
         if not c:
             continue
@@ -595,8 +618,9 @@ def verdicts_against_targets(db_result):
             "rps_vs_baseline": round(c["rps"] / hello["rps"], 2),
             "p99_vs_baseline": round(c["p99_ms"] / hello["p99_ms"], 2) if c["p99_ms"] else None,
             "errors": c["errors"],
+            # Issue 32: 60 % of hello's requests per second, p99 at most twice hello's.
             "meets": c["rps"] >= 0.6 * hello["rps"] and c["p99_ms"] is not None
-            and c["p99_ms"] <= 1.5 * hello["p99_ms"] and c["errors"] == 0,
+            and c["p99_ms"] <= 2 * hello["p99_ms"] and c["errors"] == 0,
         })
     return rows
 
@@ -622,7 +646,7 @@ def target_rows(db):
         add(f"progress at {db.get('verdicts_for_progress', '10,000+')} verdicts within 1.5x of none",
             f"{full['p50_ms']} / {empty['p50_ms']} ms = {ratio:.2f}x", ratio <= 1.5)
     for row in db["targets"]:
-        add(f"{row['kind']} at {row['concurrency']}: >= 60% of baseline req/s, p99 <= 1.5x, 0 errors",
+        add(f"{row['kind']} at {row['concurrency']}: >= 60% of baseline req/s, p99 <= 2x, 0 errors",
             f"{row['rps_vs_baseline']:.0%} of req/s, p99 {row['p99_vs_baseline']}x, "
             f"{row['errors']} errors", row["meets"])
     add("no 'database is locked'", f"{db['database_is_locked_in_log']} in the server log",
@@ -731,6 +755,9 @@ def main(argv=None):
                         help="CI's run (.ci/run): SQLite, 8 judges of 20 items, 1 s cells at 1 "
                              "and 8 clients, no report build, under a minute; every response's "
                              "shape checked, the figures printed, nothing asserted")
+    parser.add_argument("--pairs", type=int, default=200,
+                        help="pairs in a pairs session beside the copies one, its item page and "
+                             "frames measured after the frame (0: none)")
     parser.add_argument("--pg-url", default="postgres://postgres@127.0.0.1:5432/bench_bj")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--work-dir", default=str(ROOT / "var" / "bench"))
@@ -745,6 +772,7 @@ def main(argv=None):
         args.concurrency, args.duration, args.warmup = "1,8", 1.0, 0.3
         args.port, args.downloads, args.report_build, args.install_size = 0, 1, False, False
         args.server = "uvicorn"
+        args.pairs = 20
         args.work_dir = str(ROOT / "var" / "bench-smoke")
         args.out = args.out or str(Path(args.work_dir) / "result.json")
     if args.show:

@@ -98,6 +98,15 @@ def item(code: str, phase: int) -> Shape:
     return Shape(f"the item page (phase {phase})", contains=markers)
 
 
+def pair(code: str) -> Shape:
+    """A pairs session's item page in phase 1: the pair's code, its verdict form, and the two
+    copies' sandboxed frames, left and right."""
+    return Shape("the pair page (phase 1)", contains=(
+        f'data-code="{code}"'.encode(), b'data-phase="1"', b'<form method="post" class="verdict',
+        b'name="phase" value="1"', b'data-side="left"', b'data-side="right"'),
+        counted=(b'<iframe class="copy-frame" sandbox src="', 2))
+
+
 def frame() -> Shape:
     """The copy frame: the frame document (content.rendering.frame_document) holding numbered
     rows (content.rendering.FrameBody; a markdown copy's plain-text view has them too)."""

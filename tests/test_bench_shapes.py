@@ -20,7 +20,17 @@ from bench import run, shapes
 from bench.shapes import PageChanged
 from bench.urls import hello
 from content.rendering import frame_document
-from tests.worlds import answer_all, client_as, codes, invite_and_join
+from judging.enums import SessionKind, SessionState
+from judging.models import Assignment
+from tests.worlds import (
+    a_run,
+    a_session,
+    answer_all,
+    client_as,
+    codes,
+    invite_and_join,
+    make_run2_bundle,
+)
 
 # The copy frame as it was before issue 16 made it rows: what bench/run.py still looked for.
 OLD_FRAME = frame_document('<pre class="copy">def add(a, b):\n    return a + b\n</pre>').encode()
@@ -52,6 +62,20 @@ def test_every_check_passes_on_the_pages_as_they_are_today(host, open_session):
     answer_all(other, 1)
     progress = client_as(host).get(f"/host/sessions/{session.pk}/judges")
     assert check(shapes.progress(2), progress) is None
+
+
+@pytest.mark.django_db
+def test_the_pair_checks_pass_on_a_pairs_session_today(host):
+    session = a_session(a_run(host, make_run2_bundle()), SessionState.OPEN, kind=SessionKind.PAIRS)
+    judge = invite_and_join(session, "Ann").judge
+    client, url_id = client_as(judge), session.url_id
+    for code, first, second in Assignment.objects.filter(judge=judge).values_list(
+            "code", "first_code", "second_code"):
+        assert check(shapes.pair(code), client.get(f"/s/{url_id}/i/{code}/")) is None
+        for side in (first, second):
+            assert check(shapes.frame(), client.get(f"/s/{url_id}/i/{side}/frame")) is None
+    with pytest.raises(PageChanged):  # a copies item page is not a pair's
+        check(shapes.pair(code), client.get(f"/s/{url_id}/i/{first}/"))
 
 
 @pytest.mark.pure
