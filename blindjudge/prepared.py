@@ -11,7 +11,8 @@ executes, and turns the row into model instances through Django's own converters
 compares them field by field).
 
 Only values Django passes to the database unchanged may be sentinels (ints and strings: primary
-keys, codes, URL ids); each must appear in the compiled parameters (every place it appears takes
+keys, codes, URL ids; an int the backend wraps, as PostgreSQL's wraps an IntegerField's in
+psycopg's Int4, is wrapped the same way); each must appear in the compiled parameters (every place it appears takes
 the value), or the query is refused at its first use. `first()` gives a model instance (with its
 annotations); `rows()` the rows of a `values_list()` queryset, converted as Django converts them.
 """
@@ -58,8 +59,11 @@ class PreparedQuery:
         sql, params = compiler.as_sql()
         slots = {}
         for name, sentinel in self._sentinels.items():
+            # PostgreSQL's backend hands integers over wrapped (psycopg's Int4 for an
+            # IntegerField): a subclass of int, kept for the value put in its place.
             found = [index for index, param in enumerate(params)
-                     if type(param) is type(sentinel) and param == sentinel]
+                     if isinstance(param, type(sentinel)) and not isinstance(param, bool)
+                     and param == sentinel]
             if not found:
                 raise RuntimeError(f"{name}: its sentinel is not among the query's parameters")
             slots[name] = tuple(found)
@@ -96,7 +100,8 @@ class PreparedQuery:
             if type(value) is not type(self._sentinels[name]):
                 raise TypeError(f"{name}: {type(self._sentinels[name]).__name__} expected")
             for index in compiled.slots[name]:
-                params[index] = value
+                wrapper = type(compiled.params[index])
+                params[index] = value if wrapper is type(value) else wrapper(value)
         connection = connections[using]
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
