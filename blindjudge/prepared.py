@@ -13,8 +13,9 @@ compares them field by field).
 Only values Django passes to the database unchanged may be sentinels (ints and strings: primary
 keys, codes, URL ids; an int the backend wraps, as PostgreSQL's wraps an IntegerField's in
 psycopg's Int4, is wrapped the same way); each must appear in the compiled parameters (every
-place it appears takes the value), or the query is refused at its first use. `first()` gives a model instance (with its
-annotations); `rows()` the rows of a `values_list()` queryset, converted as Django converts them.
+place it appears takes the value), or the query is refused at its first use. `first()` gives a
+model instance (with its annotations); `rows()` the rows of a `values_list()` queryset,
+converted as Django converts them.
 """
 
 import threading
