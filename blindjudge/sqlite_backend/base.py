@@ -125,10 +125,10 @@ class IdleConnections:
             return len(self._idle)
 
 
-# As many as a server process has requests in flight at a time (Uvicorn gives each its thread,
-# and each its connection): with 8, 32 judges at once closed and reopened most of theirs
-# (issue 32: 7 % of the server's samples opening connections under the item page at 32 judges).
-_IDLE = IdleConnections(size=32)
+# 8: at 32 judges at once most requests open a connection (7 % of the server's samples under the
+# item page, issue 32); keeping 32 saved 0.3-0.9 ms of CPU a request but each kept connection
+# holds its page cache, and the benchmark's process grew (bench/README.md, issue 32 item 1).
+_IDLE = IdleConnections()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
