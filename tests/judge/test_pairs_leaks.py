@@ -1,0 +1,110 @@
+"""Pairs sessions leak nothing (issue 31 item 6; docs/threats.md case 14e).
+
+A pair is two copies of one task by two builders. Which of them is the pair's *first* is the
+earlier builder's in import order (Item.copy; the second is Item.pair_copy), and its key names
+them in that order ("pair:<first>|<second>"). A judge must never learn it: in a run of two
+builders every pair's first copy is the same builder's, so knowing which copy is first on any
+pair would sort every copy the judge sees by builder, across tasks. The side each copy is on is
+drawn per judge and pair (Assignment.swapped, content.draws.pair_swapped: one bit of HMAC(order
+seed, "side:" + key)), each copy has its own code per judge, and the pair's own code frames
+nothing.
+
+What this module holds, beside the canary crawl of tests/judge/test_leaks.py run on a pairs
+session (same crawl, same scanner, same states):
+
+- The page of a pair does not depend on which copy is first (the Plain text control among
+  others): a direct check on every pair with one prose copy, and the twin below.
+- Twins whose builders are imported in reverse order (so every pair's first and second copies
+  swap, and every key is the mirror of the other twin's), with different builder names,
+  families, ids and truths, give the judge byte-identical responses *for the same drawn view*.
+  What a twin can hold fixed: with one seed, the two twins cannot draw the same order and sides,
+  because both HMACs take the key, and the key names the copies in builder order; so a plain twin
+  differs by construction (shown below), harmlessly, since the seed is secret until the reveal
+  and each side is a fair coin whichever copy is first (case 13, `test_rules_and_draws.py`).
+  What is invariant is everything given the draw: the reversed twin's draw is conjugated (each
+  mirrored key gets the position its mirror got in the other twin, and the opposite side bit), so
+  the judge is shown the same copy on the same side at the same place under the same codes;
+  then nothing else may differ. The protocol hash is set aside by name: its document holds the
+  items' keys (with the allocation seed, which no judge knows), and it is shown to differ exactly
+  by the mirrored keys and swapped copy hashes.
+- The blinding check reads the second copy of every pair.
+"""
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from judging.enums import SessionKind
+from judging.models import Assignment, CopyRender
+from tests.judge.test_leaks import canary_bundle
+from tests.worlds import a_host, a_run, a_session, client_as, invite_and_join
+
+pytestmark = pytest.mark.django_db
+
+PLAIN_TEXT_TOGGLE = b'data-frame-toggle="text"'
+
+
+def item_page(client, session, code) -> bytes:
+    response = client.get(reverse("judge_item", kwargs={"url_id": session.url_id, "code": code}))
+    assert response.status_code == 200, response.status_code
+    return response.content
+
+
+def test_a_pairs_page_does_not_tell_which_copy_is_first_by_its_plain_text_control():
+    """The "Plain text" control is offered for a prose (markdown) frame. On a pair whose copies
+    are one prose and one not, whether it is offered must not follow which copy is the pair's
+    first: it is offered on every such pair (one of its frames has a plain-text view), whichever
+    side the prose copy is on and whichever copy is first. Were it read from the pair's first
+    copy alone, its presence would tell the judge whether the prose copy is the earlier builder's.
+
+    The canary bundle's copies: b1 text, text; b2 markdown, diff; b3 text, markdown."""
+    run = a_run(a_host("pairshost"), canary_bundle())
+    session = a_session(run, "open", kind=SessionKind.PAIRS)
+    judge = invite_and_join(session, name="Pat").judge
+    client = client_as(judge)
+    prose = dict(CopyRender.objects.filter(session=session).values_list("copy_id", "prose"))
+    seen = {}
+    for a in Assignment.objects.filter(judge=judge).select_related("item"):
+        first, second = prose[a.item.copy_id], prose[a.item.pair_copy_id]
+        if first == second:
+            continue
+        html = item_page(client, session, a.code)
+        # The control, and where the prose copy is: the page's frame marked with text lines.
+        seen[(first, a.swapped)] = PLAIN_TEXT_TOGGLE in html
+        assert len(re.findall(rb'data-text-lines="\d+"', html)) == 1
+    # The prose copy is the pair's first on some of these pairs and its second on others, or the
+    # check proves less than it says.
+    assert {first for first, _ in seen} == {True, False}, seen
+    assert set(seen.values()) == {True}, (
+        "the Plain text control follows which copy is the pair's first: " + repr(seen))
+
+
+def test_a_pair_code_frames_nothing_and_a_copy_code_is_no_item_for_anyone():
+    """A pair's code is no frame (it would frame the first copy: which is the earlier builder's),
+    with the same 404 as a code nobody holds; a copy's code is no item page; neither works for
+    another judge of the session, nor for a stranger."""
+    run = a_run(a_host("pairshost"), canary_bundle())
+    session = a_session(run, "open", kind=SessionKind.PAIRS, guests_allowed=True)
+    judge = invite_and_join(session, name="Pat").judge
+    other = invite_and_join(session, name="Quinn").judge
+    mine, theirs, stranger = client_as(judge), client_as(other), Client()
+
+    def get(client, name, code):
+        return client.get(reverse(name, kwargs={"url_id": session.url_id, "code": code}))
+
+    nothing = get(mine, "judge_frame", "QQQQ")
+    no_item = get(mine, "judge_item", "QQQQ")
+    assert nothing.status_code == no_item.status_code == 404
+    for a in Assignment.objects.filter(judge=judge):
+        for client in (mine, theirs, stranger):
+            response = get(client, "judge_frame", a.code)
+            assert response.status_code == 404
+            if client is not stranger:
+                assert response.content == nothing.content
+        for code in (a.first_code, a.second_code):
+            assert get(mine, "judge_frame", code).status_code == 200
+            assert get(mine, "judge_item", code).content == no_item.content
+            assert get(theirs, "judge_frame", code).content == nothing.content
+            assert get(theirs, "judge_item", code).content == no_item.content
