@@ -33,15 +33,56 @@ session (same crawl, same scanner, same states):
 import re
 
 import pytest
-from django.test import Client
+from django.http import HttpResponse
+from django.test import Client, override_settings
 from django.urls import reverse
 
+from accounts.models import Judge
 from judging.enums import SessionKind
-from judging.models import Assignment, CopyRender
-from tests.judge.test_leaks import canary_bundle
+from judging.models import Assignment, CopyRender, Review, Verdict
+from tests.judge.test_leaks import (
+    ADJ_CONDITIONS,
+    ALL_JUDGE_ROUTES,
+    JUDGE_NAMES,
+    build_world,
+    canary_bundle,
+    codes_of,
+    content_canaries,
+    copy_codes_of,
+    crawl_world,
+    drive,
+    id_canaries,
+    link_problems,
+    move_ids_to_distinctive_ranges,
+    people_canaries,
+    phase2_canaries,
+    restore_ids,
+    unfillable_routes,
+    unsafe_page_fires_on_every_canary,
+)
+from tests.support.urls_unsafe import planted_values
 from tests.worlds import a_host, a_run, a_session, client_as, invite_and_join
 
 pytestmark = pytest.mark.django_db
+
+# A pairs session has no scorecards and collects no task flags (judging.services.sessions).
+PAIRS_ROUTES = ALL_JUDGE_ROUTES - {"judge_scorecard", "judge_card", "judge_card_frame",
+                                   "judge_task_flag"}
+
+
+@pytest.fixture
+def canary_host(db):
+    saved = move_ids_to_distinctive_ranges()
+    yield a_host("canaryhost")
+    restore_ids(saved)
+
+
+def pairs_bundle(**options) -> dict:
+    """The run/2 canary bundle of tests/judge/test_leaks.py (`canary_bundle(adjudication=True)`):
+    one task, three builders of two copies each (so twelve pairs, each builder paired with each
+    other on copies of every format), two reviewer conditions named by canaries, a review and a
+    finding (fCANARYF3) given only under the told condition; every host-only value a canary."""
+    return canary_bundle(adjudication=True, **options)
 
 PLAIN_TEXT_TOGGLE = b'data-frame-toggle="text"'
 
@@ -108,3 +149,72 @@ def test_a_pair_code_frames_nothing_and_a_copy_code_is_no_item_for_anyone():
             assert get(mine, "judge_item", code).content == no_item.content
             assert get(theirs, "judge_frame", code).content == nothing.content
             assert get(theirs, "judge_item", code).content == no_item.content
+
+
+# Issue 31 item 6: a pairs judge learns nothing of builders, reviewers, truth or other judges, and
+# nothing of which copy is a pair's first. Every byte each visitor's browser gets (the judge by
+# join link, a guest, a judge signed in with GitHub, a removed judge, a host of other runs, a
+# stranger), on every judge-facing URL in every state (draft; open with drafts; phase 2 after the
+# lock, part answered; both locked; closed; revealed), holds no canary: builders' models, families
+# and ids; copy and finding ids; defect notes; the reviewers' families and ids, the conditions'
+# names, every reason given under the told condition (a pair's phase 2 shows each copy's reviews
+# of the default condition only, on the judge's own pair pages after their lock, where the crawl
+# finds every one of them); authorship guesses; other judges' names, GitHub logins and ids and
+# reasons, in this session and the copies session beside it; every database id. The crawl asks
+# for every frame by each copy's code (200) and by the pair's own code (404), and for the item
+# page by a copy's code (404); a page linking a frame by a pair's code, or an item by a copy's,
+# is a problem. The scanner's every canary is shown to fire on the unsafe page by
+# test_positive_control_the_scanner_finds_every_pairs_canary_on_an_unsafe_page.
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_no_canary_in_any_byte_a_pairs_judge_receives_in_any_state(canary_host, standin):
+    world = build_world(canary_host, pairs_bundle(), kind=SessionKind.PAIRS, display="names",
+                        standin=standin)
+    assert unfillable_routes(world) == []
+    assert world.session.items.count() == 12
+    assert Review.objects.filter(run=world.run, condition=ADJ_CONDITIONS[1]).exists()
+    content = content_canaries(world)
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(content)
+    assert any(label.endswith("defect note") for label in content)
+    hits, problems = crawl_world(world, expect_2xx=PAIRS_ROUTES)
+    assert not hits, "canaries found:\n" + "\n".join(str(h) for h in hits[:40])
+    assert not problems, "\n".join(problems[:40])
+    judge = world.personas["A"].judge()
+    assert judge.phase2_locked_at is not None
+    assert Verdict.objects.filter(assignment__judge=judge, locked=True).count() == 24
+    # The told reasons were canaries on the judge's own phase-2 pages, and were not found there.
+    told = {f"review {pk} reason" for pk in Review.objects.filter(
+        run=world.run, condition=ADJ_CONDITIONS[1]).values_list("pk", flat=True)}
+    assert told and told <= set(phase2_canaries(world))
+    assert len(copy_codes_of(judge.pk)) == 6
+
+
+def test_positive_control_the_scanner_finds_every_pairs_canary_on_an_unsafe_page(canary_host,
+                                                                                  standin):
+    """The pairs crawl's canaries (the run/2 bundle's builders, copies, reviewer conditions and
+    told reasons; the other judges of the pairs session and of the copies session beside it, one
+    by GitHub), every one of them, in every form, as the crawl's scanner sees them; and the link
+    check fires on a page that frames a copy by its pair's code or opens a pair by a copy's code."""
+    world = build_world(canary_host, pairs_bundle(), kind=SessionKind.PAIRS, display="names",
+                        standin=standin)
+    for _ in drive(world, lambda *args: None):
+        pass
+    own = world.personas["A"].judge_pk
+    canaries = {**content_canaries(world), **phase2_canaries(world),
+                **people_canaries(world, own), **id_canaries(world)}
+    assert {f"condition {c}" for c in ADJ_CONDITIONS} <= set(canaries)
+    assert any(label.endswith("GitHub login") for label in canaries)
+    mine = {JUDGE_NAMES["A"], *Verdict.objects.filter(assignment__judge_id=own).values_list(
+        "reason", flat=True)}
+    planted = set(planted_values(world.session))
+    assert set(canaries.values()) == planted - mine, set(canaries.values()) ^ (planted - mine)
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        unsafe_page_fires_on_every_canary(world, canaries)
+    a = world.personas["A"]
+    pair, copy = codes_of(own)[0], copy_codes_of(own)[0]
+    base = f"/s/{world.session.url_id}/i/"
+    for wrong in (f'<iframe src="{base}{pair}/frame"></iframe>', f'<a href="{base}{copy}/">x</a>'):
+        problems = link_problems(a, "/unsafe/", HttpResponse(wrong), world)
+        assert any("mixed up" in p for p in problems), (wrong, problems)
+    right = f'<iframe src="{base}{copy}/frame"></iframe><a href="{base}{pair}/">x</a>'
+    assert link_problems(a, "/unsafe/", HttpResponse(right), world) == []
+    assert Judge.objects.filter(session=world.session, github_id__isnull=False).exists()
