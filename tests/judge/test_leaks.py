@@ -387,13 +387,12 @@ def codes_of(judge_pk) -> list[str]:
 
 
 def copy_codes_of(judge_pk) -> list[str]:
-    """A pairs judge's copy codes (each copy's own, the frames' codes), in a fixed order; none for
-    a judge of any other kind."""
-    codes = []
-    for first, second in (Assignment.objects.filter(judge_id=judge_pk).exclude(first_code="")
-                          .order_by("position").values_list("first_code", "second_code")):
-        codes += [c for c in (first, second) if c not in codes]
-    return codes
+    """A pairs judge's copy codes (each copy's own, the frames' codes), sorted: an order that
+    does not follow which copy of a pair is its first (the twins of case 14e compare the crawl's
+    requests too); none for a judge of any other kind."""
+    return sorted({code for pair in Assignment.objects.filter(judge_id=judge_pk)
+                   .exclude(first_code="").values_list("first_code", "second_code")
+                   for code in pair})
 
 
 def post_verdicts(persona, world, label, phase, positions, on_response, keep_every=3):

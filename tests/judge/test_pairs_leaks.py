@@ -37,13 +37,16 @@ from django.http import HttpResponse
 from django.test import Client, override_settings
 from django.urls import reverse
 
+import judging.services.admission as admission
 from accounts.models import Judge
+from content.draws import order_key
 from judging.enums import SessionKind
 from judging.models import Assignment, CopyRender, Review, Verdict
 from tests.judge.test_leaks import (
     ADJ_CONDITIONS,
     ALL_JUDGE_ROUTES,
     JUDGE_NAMES,
+    Normaliser,
     build_world,
     canary_bundle,
     codes_of,
@@ -51,12 +54,14 @@ from tests.judge.test_leaks import (
     copy_codes_of,
     crawl_world,
     drive,
+    first_difference,
     id_canaries,
     link_problems,
     move_ids_to_distinctive_ranges,
     people_canaries,
     phase2_canaries,
     restore_ids,
+    twin_transcript,
     unfillable_routes,
     unsafe_page_fires_on_every_canary,
 )
@@ -218,3 +223,134 @@ def test_positive_control_the_scanner_finds_every_pairs_canary_on_an_unsafe_page
     right = f'<iframe src="{base}{copy}/frame"></iframe><a href="{base}{pair}/">x</a>'
     assert link_problems(a, "/unsafe/", HttpResponse(right), world) == []
     assert Judge.objects.filter(session=world.session, github_id__isnull=False).exists()
+
+
+# --- Case 14e: twins whose builders are imported in reverse order --------------------------------
+
+def mirror(key: str) -> str:
+    """A pair's key with its copies the other way round: its key in the twin whose builders are
+    imported in reverse order."""
+    first, second = key.removeprefix("pair:").split("|")
+    return f"pair:{second}|{first}"
+
+
+def conjugate_the_draw(monkeypatch):
+    """The reversed twin's draw, conjugated so that each judge is shown what the other twin's
+    judge of the same number is shown: each pair at the place its mirror key is drawn to, with
+    the opposite side bit (the second copy of one twin is the first of the other, so the same
+    copy lands on the same side). The draw functions are the product's, given the mirror key;
+    only which copy a key names first changes."""
+    real_order, real_swapped = admission.draw_order, admission.pair_swapped
+
+    def draw_order(order_seed, keys):
+        if not all(key.startswith("pair:") for key in keys):
+            return real_order(order_seed, keys)
+        return sorted(keys, key=lambda key: (order_key(order_seed, mirror(key)), mirror(key)))
+
+    def pair_swapped(order_seed, key):
+        return not real_swapped(order_seed, mirror(key))
+
+    monkeypatch.setattr(admission, "draw_order", draw_order)
+    monkeypatch.setattr(admission, "pair_swapped", pair_swapped)
+
+
+def views(world) -> list:
+    """What each judge of the pairs session is shown, by judge number and position: the pair's
+    code, and the copy (by bundle id) and code on each side."""
+    shown = []
+    for a in (Assignment.objects.filter(judge__session=world.session)
+              .select_related("judge", "item__copy", "item__pair_copy")
+              .order_by("judge__number", "position")):
+        first = (a.item.copy.bundle_id, a.first_code)
+        second = (a.item.pair_copy.bundle_id, a.second_code)
+        left, right = (second, first) if a.swapped else (first, second)
+        shown.append((a.judge.number, a.position, a.code, left, right))
+    return shown
+
+
+def firsts(world) -> list:
+    return [(a.judge.number, a.position, a.item.copy.bundle_id, a.swapped)
+            for a in Assignment.objects.filter(judge__session=world.session)
+            .select_related("judge", "item__copy").order_by("judge__number", "position")]
+
+
+def reversed_twin() -> dict:
+    """The canary bundle with its builders imported in reverse order (every pair's first copy is
+    the other twin's second), and different builder names, families and ids, and every truth the
+    tests settled turned over."""
+    bundle = pairs_bundle(builder_twin=True, truth_twin=True)
+    bundle["builders"].reverse()
+    return bundle
+
+
+@override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
+def test_case_14e_reversed_import_twins_give_byte_identical_pairs_judge_responses(
+        canary_host, standin, monkeypatch):
+    """A judge never learns which copy is a pair's first. Twins of the pairs canary bundle whose
+    builders are imported in reverse order (so every key is the mirror of the other twin's and
+    every pair's first and second copies swap), with different builder names, families and ids
+    and every truth turned over, judged with the same pinned seeds and the same drawn view (the
+    reversed twin's draw conjugated: the same copy on the same side at the same place under the
+    same codes, for every judge), give every visitor byte-identical responses in every state,
+    save the protocol hash (set aside by name: its document holds the items' keys, so it differs,
+    by exactly the mirrored keys and swapped copy hashes, beside an allocation seed no judge
+    knows). With the same seeds and no conjugation the twins draw different orders and sides
+    (the HMACs take the key): a plain twin cannot hold the view fixed, which is why the draw is
+    conjugated, and why what is compared is everything given the draw."""
+    def protocol_set_aside(body: bytes, world) -> bytes:
+        if world.session.protocol_sha256:
+            body = body.replace(world.session.protocol_sha256.encode(), b"<PROTOCOL>")
+        return body
+
+    options = {"kind": SessionKind.PAIRS, "normalise_more": protocol_set_aside}
+    left, left_world = twin_transcript(canary_host, pairs_bundle(), standin, **options)
+    # Without conjugation, the reversed twin's judges (same seeds, mirrored keys) would be shown
+    # the pairs in another order, and some of them the other way round.
+    drawn = {}
+    for a in (Assignment.objects.filter(judge__session=left_world.session)
+              .select_related("judge", "item").order_by("judge__number", "position")):
+        drawn.setdefault(a.judge.order_seed, []).append(a.item.key)
+    assert any([mirror(k) for k in admission.draw_order(seed, [mirror(k) for k in keys])] != keys
+               for seed, keys in drawn.items())
+    assert any(admission.pair_swapped(seed, mirror(k)) == admission.pair_swapped(seed, k)
+               for seed, keys in drawn.items() for k in keys)
+    conjugate_the_draw(monkeypatch)
+    right, right_world = twin_transcript(canary_host, reversed_twin(), standin, **options)
+    monkeypatch.undo()
+    assert len(left) > 500
+    # The twins differ where they say: every key mirrored, every pair's first copy the other one,
+    # builders and truths; and every judge is shown the same copies on the same sides.
+    left_keys = sorted(left_world.session.items.values_list("key", flat=True))
+    right_keys = sorted(right_world.session.items.values_list("key", flat=True))
+    assert sorted(mirror(k) for k in left_keys) == right_keys and set(left_keys).isdisjoint(right_keys)
+    assert views(left_world) == views(right_world)
+    left_firsts, right_firsts = firsts(left_world), firsts(right_world)
+    assert len(left_firsts) == len(right_firsts) > 12
+    assert all(one[2] != two[2] and one[3] != two[3]
+               for one, two in zip(left_firsts, right_firsts, strict=True))
+    assert set(left_world.run.builders.values_list("model", flat=True)).isdisjoint(
+        right_world.run.builders.values_list("model", flat=True))
+    assert [c.truth for c in left_world.run.copies.order_by("bundle_id")] != [
+        c.truth for c in right_world.run.copies.order_by("bundle_id")]
+    # The protocol documents differ by the mirrored keys and the swapped copy hashes alone.
+    left_protocol, right_protocol = (w.session.protocol for w in (left_world, right_world))
+
+    def unordered(protocol):
+        return sorted((tuple(sorted(item["key"].removeprefix("pair:").split("|"))), item["task"],
+                       tuple(sorted((item["copy_sha256"], item["second_copy_sha256"]))))
+                      for item in protocol["items"])
+
+    assert unordered(left_protocol) == unordered(right_protocol)
+    assert {**left_protocol, "items": None} == {**right_protocol, "items": None}
+    assert left_world.session.protocol_sha256 != right_world.session.protocol_sha256
+    assert first_difference(left, right) == ""
+    # Positive control: the comparison fires on a page that says which side the first copy is on.
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        pages = []
+        for world in (left_world, right_world):
+            a = world.personas["A"]
+            normalise = Normaliser(world)
+            pages.append([normalise(a.client.get(
+                f"/unsafe/s/{world.session.url_id}/i/{code}/first").content)
+                for code in codes_of(a.judge_pk)])
+    assert pages[0] != pages[1]
