@@ -39,9 +39,12 @@ from django.urls import reverse
 
 import judging.services.admission as admission
 from accounts.models import Judge
+from blindjudge.errors import Invalid
 from content.draws import order_key
+from judging.blinding import blinding_check
 from judging.enums import SessionKind
 from judging.models import Assignment, CopyRender, Review, Verdict
+from judging.services import redactions_accept, session_open
 from tests.judge.test_leaks import (
     ADJ_CONDITIONS,
     ALL_JUDGE_ROUTES,
@@ -354,3 +357,44 @@ def test_case_14e_reversed_import_twins_give_byte_identical_pairs_judge_response
                 f"/unsafe/s/{world.session.url_id}/i/{code}/first").content)
                 for code in codes_of(a.judge_pk)])
     assert pages[0] != pages[1]
+
+
+# --- The blinding check reads both copies of every pair ------------------------------------------
+
+def test_a_builders_name_only_in_pairs_second_copies_is_found_and_counted_in_the_redactions():
+    """A builder's name placed only in a copy that is never a pair's first (the last builder's:
+    every pair holding it holds it second) is found by the pairs session's blinding check, holds
+    its opening until the host decides, and once redacted is counted in that session's redactions
+    of the copy and its builder, and gone from the frame the judge is served. The control: that
+    copy is no item's first copy, so only the pair's second copy makes it read here."""
+    bundle = canary_bundle()
+    b1 = bundle["builders"][0]["model"]
+    named = "cCANARY06"  # b3's, the last builder's: always a pair's second copy
+    for copy in bundle["copies"]:
+        if copy["id"] == named:
+            copy["content"] += f"\nWritten by {b1}, as you can tell.\n"
+    run = a_run(a_host("pairshost"), bundle)
+    session = a_session(run, "draft", kind=SessionKind.PAIRS)
+    items = list(session.items.select_related("copy", "pair_copy"))
+    assert named not in {i.copy.bundle_id for i in items}
+    assert named in {i.pair_copy.bundle_id for i in items}
+    check = blinding_check(session)
+    entry = next(c for c in check["copies"] if c["copy"] == named)
+    assert any(m["where"] == "content" and m["status"] == "undecided" for m in entry["matches"])
+    assert any(u["first"].startswith(f"copy {named}") for u in check["undecided"])
+    with pytest.raises(Invalid, match="cannot open: the blinding check found"):
+        session_open(session=session, actor="test")
+    session = redactions_accept(session=session, patterns=[b1], actor="test")
+    check = blinding_check(session)
+    entry = next(c for c in check["copies"] if c["copy"] == named)
+    assert entry["redactions"] and entry["redactions"] >= 1
+    assert next(b for b in check["builders"] if b["builder"] == "bCANARYQX3")["redactions"] >= 1
+    assert not check["undecided"]
+    session = session_open(session=session, actor="test")
+    judge = invite_and_join(session, name="Pat").judge
+    a = Assignment.objects.filter(judge=judge, item__pair_copy__bundle_id=named).first()
+    response = client_as(judge).get(reverse("judge_frame", kwargs={
+        "url_id": session.url_id, "code": a.second_code}), HTTP_ACCEPT_ENCODING="identity")
+    assert response.status_code == 200
+    frame = response.content.decode()
+    assert "as you can tell" in frame and b1.split()[0] not in frame
