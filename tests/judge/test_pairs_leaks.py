@@ -44,7 +44,7 @@ from content.draws import order_key
 from judging.blinding import blinding_check
 from judging.enums import SessionKind
 from judging.models import Assignment, CopyRender, Review, Verdict
-from judging.services import redactions_accept, session_open
+from judging.services import phase_lock, redactions_accept, session_open
 from tests.judge.test_leaks import (
     ADJ_CONDITIONS,
     ALL_JUDGE_ROUTES,
@@ -69,6 +69,7 @@ from tests.judge.test_leaks import (
     unsafe_page_fires_on_every_canary,
 )
 from tests.support.urls_unsafe import planted_values
+from tests.support.verdicts import verdict_record
 from tests.worlds import a_host, a_run, a_session, client_as, invite_and_join
 
 pytestmark = pytest.mark.django_db
@@ -398,3 +399,37 @@ def test_a_builders_name_only_in_pairs_second_copies_is_found_and_counted_in_the
     assert response.status_code == 200
     frame = response.content.decode()
     assert "as you can tell" in frame and b1.split()[0] not in frame
+
+
+# --- Phase 2: each copy's rows and findings, of the default condition only -----------------------
+
+def test_phase_2_shows_each_copys_findings_of_the_default_condition_and_no_told_one():
+    """After the lock a pair's page lists, under each side, the findings raised on that copy in
+    the reviews judges may see (the run's default condition); a finding raised only under the
+    told condition (fCANARYF3, on cCANARY05) is on no page, and neither is its raiser's told
+    reason. The control: the default-condition finding on cCANARY06 is on every page of a pair
+    holding it, under the side that copy is on."""
+    run = a_run(a_host("pairshost"), pairs_bundle())
+    session = a_session(run, "open", kind=SessionKind.PAIRS)
+    judge = invite_and_join(session, name="Pat").judge
+    for code in codes_of(judge.pk):
+        verdict_record(judge=judge, code=code, phase=1, value="tie")
+    phase_lock(judge=judge, phase=1)
+    client = client_as(judge)
+    told_only = run.findings.get(bundle_id="fCANARYF3").text.encode()
+    told_reasons = [r.reason for r in Review.objects.filter(run=run, condition=ADJ_CONDITIONS[1])]
+    shown = run.findings.get(bundle_id="fCANARYF4").text.encode()
+    on_06 = 0
+    for a in Assignment.objects.filter(judge=judge).select_related("item__copy", "item__pair_copy"):
+        html = item_page(client, session, a.code)
+        assert told_only not in html
+        assert not any(reason.encode() in html for reason in told_reasons)
+        copies = (a.item.copy.bundle_id, a.item.pair_copy.bundle_id)
+        if "cCANARY06" in copies:
+            on_06 += 1
+            side = "left" if (copies.index("cCANARY06") == 1) == a.swapped else "right"
+            section = html.split(f'id="reviewers-{side}"'.encode())[1].split(b"</section>")[0]
+            assert shown in section, side
+        else:
+            assert shown not in html
+    assert on_06 == 4
