@@ -11,6 +11,9 @@ meanwhile, which is the point), presses the verdict key and times, inside the pa
 key's `keydown` to the page's "item shown" signal (judge.js's `blindjudge:item-shown`, sent when
 the new item is on screen and its frame has fired `load`). With one key per decision off (a
 server without the setting) the key picks and Enter moves on: the time is then from Enter.
+With `--kind pairs` the session is a pairs session of N+1 pairs (a run/2 bundle of N+1 tasks,
+two builders' copies of each, the copies as above): the time runs to the next pair on screen with
+both its frames loaded (the same event, sent once both have fired `load`).
 Results: bench/results/judging-loop-<label>-<UTC>.json.
 """
 
@@ -43,7 +46,26 @@ WATCH_JS = """() => {
 }"""
 
 
-def seed(out: str, items: int) -> None:
+
+def pairs_bundle(pairs: int) -> dict:
+    """A run/2 bundle of `pairs` tasks, each with two builders' copies (make_bundle's content)."""
+    from bench.fixture import make_bundle  # noqa: PLC0415 - the bench's own bundle maker
+
+    copies = make_bundle(2 * pairs, reviewers=0)["copies"]
+    return {
+        "format": "blindjudge.run/2",
+        "run": {"name": f"benchmark pairs, {pairs} tasks", "default_condition": "clean"},
+        "tasks": [{"id": f"t{t:04d}", "statement": f"Implement step {t} of the pipeline."}
+                  for t in range(pairs)],
+        "builders": [{"id": f"b{i}", "model": f"builder-model-{i}", "family": f"Lab {i}"}
+                     for i in range(2)],
+        "copies": [{**c, "task": f"t{n // 2:04d}", "builder": f"b{n % 2}"}
+                   for n, c in enumerate(copies)],
+        "reviewers": [], "reviews": [],
+    }
+
+
+def seed(out: str, items: int, kind: str = "copies") -> None:
     """Through the product's services: a bundle of `items` copies, an open copies session where
     the one judge gets every item, the judge's browser session."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
@@ -59,11 +81,11 @@ def seed(out: str, items: int) -> None:
         session_open,
     )
 
-    bundle = make_bundle(items, reviewers=2)
+    bundle = pairs_bundle(items) if kind == "pairs" else make_bundle(items, reviewers=2)
     raw = json.dumps(bundle).encode("utf-8")
     host = host_create(username="loop-bench").host
     run = run_import(host=host, raw=raw, actor="bench")
-    session = session_create(run=run, kind="copies", actor="bench", rubric="Is it right?",
+    session = session_create(run=run, kind=kind, actor="bench", rubric="Is it right?",
                              items_per_judge=items).session
     session = session_open(session=session, actor="bench")
     judge, session_key = admit_judge(session, "Loop judge")
@@ -72,7 +94,7 @@ def seed(out: str, items: int) -> None:
                                      "first_code": first, "items": items}))
 
 
-def measure(base: str, fixture: dict, read_ms: int) -> dict:
+def measure(base: str, fixture: dict, read_ms: int, kind: str = "copies") -> dict:
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - lazy: only the driver needs it
 
     with sync_playwright() as playwright:
@@ -100,7 +122,7 @@ def measure(base: str, fixture: dict, read_ms: int) -> dict:
         browser.close()
     times = sorted(row["ms"] for row in shown)
     assert len(set(codes)) == len(codes) == moves, "each key showed a new item"
-    return {"one_key": one_key, "moves": moves, "read_ms": read_ms,
+    return {"kind": kind, "one_key": one_key, "moves": moves, "read_ms": read_ms,
             "key_to_next_frame_loaded_ms": {
                 "p50": round(statistics.median(times), 1),
                 "p95": round(times[min(len(times) - 1, int(0.95 * len(times)))], 1),
@@ -135,6 +157,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="bench/judging_loop.py")
     parser.add_argument("command", nargs="?", default="run", choices=["run", "seed"])
     parser.add_argument("--items", type=int, default=50)
+    parser.add_argument("--kind", choices=["copies", "pairs"], default="copies")
     parser.add_argument("--read-ms", type=int, default=600)
     parser.add_argument("--port", type=int, default=8793)
     parser.add_argument("--work-dir", default=str(ROOT / "var" / "bench-judging-loop"))
@@ -142,7 +165,7 @@ def main(argv=None):
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.command == "seed":
-        seed(args.out, args.items)
+        seed(args.out, args.items, args.kind)
         return
 
     started = datetime.datetime.now(datetime.UTC)
@@ -164,14 +187,14 @@ def main(argv=None):
     fixture_path = work / "fixture.json"
     # One more item than moves: N keys each lead to a next item.
     _python(["bench/judging_loop.py", "seed", "--out", str(fixture_path), "--items",
-             str(args.items + 1)], env)
+             str(args.items + 1), "--kind", args.kind], env)
     fixture = json.loads(fixture_path.read_text())
     with open(work / "server.log", "w") as log:
         server = subprocess.Popen([str(ROOT / "bj"), "start"], cwd=ROOT, env=env, stdout=log,  # noqa: S603
                                   stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_ready(base + "/bench/hello", server)
-        result.update(measure(base, fixture, args.read_ms))
+        result.update(measure(base, fixture, args.read_ms, args.kind))
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # the group this script started, and only it
         server.wait(timeout=20)

@@ -789,6 +789,76 @@ def reasons_context(report: dict) -> dict | None:
     return {"s": section, "rows": rows}
 
 
+def _strength_cell(strength: float, interval) -> str:
+    """A Bradley–Terry strength, signed, with its interval where there is one."""
+    text = numbers.decimal(strength, 2) if strength < 0 else "+" + numbers.decimal(strength, 2)
+    if interval:
+        text += f" [{numbers.decimal(interval[0], 2)} to {numbers.decimal(interval[1], 2)}]"
+    return text
+
+
+def _ranking_rows(ranking: dict | None) -> list[dict]:
+    """A ranking's builders strongest first, each with its strength, interval and record."""
+    if not ranking:
+        return []
+    intervals = ranking["intervals"] or [None] * len(ranking["builders"])
+    rows = [{"builder": b, "strength": _strength_cell(s, i), "value": s,
+             "record": f"{w} won, {t} tied, {lost} lost"}
+            for b, s, i, w, t, lost in zip(ranking["builders"], ranking["strengths"], intervals,
+                                           ranking["wins"], ranking["ties"], ranking["losses"],
+                                           strict=True)]
+    return sorted(rows, key=lambda r: -r["value"])
+
+
+def _style_text(style: dict | None) -> str:
+    """The style fit in one line: each coefficient with its interval, or why there is none."""
+    if not style:
+        return "no comparisons"
+    if not style["fitted"]:
+        return style["reason"]
+    parts = []
+    for term, c in style["coefficients"].items():
+        if c is not None:
+            parts.append(f"{term} {numbers.decimal(c['estimate'], 2)} "
+                         f"[{numbers.decimal(c['low'], 2)} to {numbers.decimal(c['high'], 2)}]")
+    return "; ".join(parts) + f" (n = {style['n']})"
+
+
+def pairs_context(report: dict) -> dict | None:
+    """A pairs session's preferences: per judge type and phase the ranking, accuracy against
+    truth, left share and position bias, the style fit; per judge; per model reviewer."""
+    section = report.get("pairs")
+    if not section:
+        return None
+    groups = []
+    for g in section["groups"]:
+        for phase in ("phase1", "phase2"):
+            p = g[phase]
+            bias = p["position_bias"]
+            groups.append({
+                "group": g["group"], "phase": phase[-1], "judges": g["judges"],
+                "accuracy": rate_cell(p["accuracy"]), "decisive": rate_cell(p["decisive_accuracy"]),
+                "left": rate_cell(p["left_share"]),
+                "bias": (f"mean {numbers.percent(bias['mean_share'])}, "
+                         f"{numbers.p_text(bias['p_value'])}" if bias["mean_share"] is not None
+                         else "no decisive answer"),
+                "ranking": _ranking_rows(p["ranking"]),
+                "apart": [d for d in (p["ranking"] or {}).get("differences", []) if d["apart"]],
+                "no_interval": (p["ranking"] or {}).get("no_interval"),
+                "style": _style_text(p["style"]), "both_bad": p["both_bad"]})
+    judges = [{"judge": j["judge"], "group": j["group"], "phase": phase[-1],
+               "accuracy": rate_cell(j[phase]["accuracy"]),
+               "decisive": rate_cell(j[phase]["decisive_accuracy"]),
+               "left": rate_cell(j[phase]["left_share"])}
+              for j in section["judges"] for phase in ("phase1", "phase2")]
+    reviewers = [{"reviewer": r["reviewer"], "comparisons": r["comparisons"],
+                  "accuracy": rate_cell(r["accuracy"]), "first": rate_cell(r["first_share"]),
+                  "inconsistent": rate_cell(r["inconsistency"]["inconsistent_decisive"]),
+                  "ranking": _ranking_rows(r["ranking"]), "style": _style_text(r["style"])}
+                 for r in section["reviewers"] if r["comparisons"]]
+    return {"s": section, "groups": groups, "judges": judges, "reviewers": reviewers}
+
+
 def adjudicated_context(report: dict) -> dict:
     """The adjudicated section: each adjudication (used or why not, the matrix check, opened
     after a reveal), each answer beside the item's truth, and the scores on adjudicated items
@@ -942,6 +1012,7 @@ def to_html(report: dict) -> str:
         "conditions": conditions_context(report), "self_preference": self_preference_context(report),
         "task_flags": task_flags_context(report), "copies": copies_table(report),
         "adjudicated": adjudicated_context(report), "reasons": reasons_context(report),
+        "pairs_section": pairs_context(report),
         "protocol": protocol_context(report),
         "commitments": commitments,
         "redactions": [{"builder": b, "name": names_b.get(b, b), "count": n}

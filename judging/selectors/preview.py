@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from blindjudge.errors import NotFound
-from content.draws import Draws, draw_item_codes, draw_order, draw_order_by_task
+from content.draws import Draws, draw_item_codes, draw_order, draw_order_by_task, pair_swapped
 from content.vocabulary import TRUTH_LABELS
 from judging import renders
 from judging.enums import SessionKind, SessionState
@@ -71,6 +71,12 @@ class PreviewSlot:
     copy_id: int
     finding_id: int | None
     task_id: int
+    # A pairs session's: the pair's second copy, the side drawn (the second copy on the left) and
+    # each copy's code in this preview.
+    pair_copy_id: int | None = None
+    swapped: bool = False
+    first_code: str = ""
+    second_code: str = ""
 
 
 def preview_slots(session: Session, seed: str) -> list[PreviewSlot]:
@@ -81,7 +87,7 @@ def preview_slots(session: Session, seed: str) -> list[PreviewSlot]:
     if not PREVIEW_SEED.match(seed or ""):
         raise NotFound("no such preview")
     rows = {str(r["pk"]): r for r in Item.objects.filter(session=session).order_by()
-            .values("pk", "copy_id", "finding_id", "task_id")}
+            .values("pk", "copy_id", "finding_id", "task_id", "pair_copy_id")}
     draws = Draws(seed * 4)
     order_seed = draws.hex("preview:order")
     if session.by_task:
@@ -90,11 +96,18 @@ def preview_slots(session: Session, seed: str) -> list[PreviewSlot]:
         ordered = draw_order(order_seed, list(rows))
     if session.items_per_judge and session.items_per_judge < len(ordered):
         ordered = ordered[:session.items_per_judge]
-    codes = draw_item_codes(draws, "preview:codes", len(ordered))
+    # A pair's copies have codes of their own, as a judge's do (judging.services.admission).
+    copies = sorted({c for key in ordered for c in (rows[key]["copy_id"], rows[key]["pair_copy_id"])
+                     if c is not None}) if session.kind == SessionKind.PAIRS else []
+    codes = draw_item_codes(draws, "preview:codes", len(ordered) + len(copies))
+    copy_codes = dict(zip(copies, codes[len(ordered):], strict=True))
     return [PreviewSlot(code=code, position=position, item_id=rows[key]["pk"],
                         copy_id=rows[key]["copy_id"], finding_id=rows[key]["finding_id"],
-                        task_id=rows[key]["task_id"])
-            for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)]
+                        task_id=rows[key]["task_id"], pair_copy_id=rows[key]["pair_copy_id"],
+                        swapped=bool(copies) and pair_swapped(order_seed, key),
+                        first_code=copy_codes.get(rows[key]["copy_id"], ""),
+                        second_code=copy_codes.get(rows[key]["pair_copy_id"], ""))
+            for position, (key, code) in enumerate(zip(ordered, codes, strict=False), start=1)]
 
 
 def _slot(slots: list[PreviewSlot], code: str) -> PreviewSlot:
@@ -102,6 +115,48 @@ def _slot(slots: list[PreviewSlot], code: str) -> PreviewSlot:
         if slot.code == code:
             return slot
     raise NotFound("no such item")
+
+
+def _copy_of_code(slots: list[PreviewSlot], code: str) -> int:
+    """The copy a preview code frames: a slot's copy, or in a pairs session a pair's copy by its
+    own code (a pair's code frames nothing, as for a judge)."""
+    for slot in slots:
+        if slot.pair_copy_id is None and slot.code == code:
+            return slot.copy_id
+        if slot.pair_copy_id is not None and code in (slot.first_code, slot.second_code):
+            return slot.copy_id if code == slot.first_code else slot.pair_copy_id
+    raise NotFound("no such item")
+
+
+def _copy_shown(session: Session, copy_id: int, patterns) -> tuple:
+    """(line_count, prose, reviews, prose heights) of a copy as the session's judges see it: as
+    its opening stored it, or for a draft as it would."""
+    if session.state == SessionState.OPEN:
+        line_count, prose, reviews, *heights = (
+            CopyRender.objects.filter(session=session, copy_id=copy_id)
+            .values_list("line_count", "prose", "reviews", "prose_height_wide",
+                         "prose_height_narrow").first() or (None, False, [], None, None))
+        return line_count, prose, reviews, heights
+    fresh = renders.copy_render(renders.app_models(), session.pk, copy_id, "", patterns,
+                                condition=session.run.default_condition)
+    return (fresh.line_count, fresh.prose, fresh.reviews,
+            [fresh.prose_height_wide, fresh.prose_height_narrow])
+
+
+def _preview_pair(session: Session, slot: PreviewSlot, phase: int, patterns) -> dict:
+    """A preview pair's sides, as judging.selectors.judge.pair_sides gives a judge's (the
+    findings raised on each copy are shown to judges only, from their opening's renders)."""
+    def side(copy_id: int, code: str) -> dict:
+        line_count, prose, reviews, heights = _copy_shown(session, copy_id, patterns)
+        lines, text_lines = frame_lines_of(line_count, prose)
+        rows = (phase2_material(session, finding_id=None, reviews=reviews, phase1_verdict=None)
+                .reviewer_rows if phase == 2 else [])
+        return {"code": code, "frame_lines": lines, "frame_text_lines": text_lines,
+                "frame_prose_px": prose_px_of(*heights), "reviewer_rows": rows, "findings": []}
+
+    sides = (side(slot.copy_id, slot.first_code), side(slot.pair_copy_id, slot.second_code))
+    left, right = (sides[1], sides[0]) if slot.swapped else sides
+    return {"left": left, "right": right}
 
 
 def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeItem:
@@ -138,6 +193,11 @@ def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeIte
         heights = [fresh.prose_height_wide, fresh.prose_height_narrow]
     frame_lines, frame_text_lines = frame_lines_of(line_count, prose)
     reasons = session.kind == SessionKind.REASONS
+    if session.kind == SessionKind.PAIRS:
+        view = item_view(place, phase=phase, task_html=task_html, rubric_html=rubric_html,
+                         finding_html=None, frame_lines=None, frame_text_lines=None, verdicts={},
+                         draft=NO_DRAFT, material=Phase2Material())
+        return replace(view, pair=_preview_pair(session, slot, phase, patterns))
     material = (phase2_material(session, finding_id=slot.finding_id,
                                 reviews=[] if slot.finding_id else reviews, phase1_verdict=None)
                 if phase == 2 and session.kind in (SessionKind.COPIES, SessionKind.FINDINGS)
@@ -167,15 +227,15 @@ def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeIte
 def preview_frame(session: Session, seed: str, code: str) -> StoredFrame:
     """The copy frame behind a preview code: the stored bytes of an open session, or for a draft
     the frame its opening would store, rendered now and kept nowhere."""
-    slot = _slot(preview_slots(session, seed), code)
+    copy_id = _copy_of_code(preview_slots(session, seed), code)
     if session.state == SessionState.OPEN:
-        row = (CopyRender.objects.filter(session=session, copy_id=slot.copy_id)
+        row = (CopyRender.objects.filter(session=session, copy_id=copy_id)
                .values_list("frame_gzip", "style_hash").first())
         if row is None:
             raise NotFound("no such item")
         gzipped, style_hash = bytes(row[0]), row[1]
     else:
-        fresh = renders.copy_render(renders.app_models(), session.pk, slot.copy_id, "",
+        fresh = renders.copy_render(renders.app_models(), session.pk, copy_id, "",
                                     session.redaction_patterns,
                                     condition=session.run.default_condition)
         gzipped, style_hash = bytes(fresh.frame_gzip), fresh.style_hash

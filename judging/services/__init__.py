@@ -79,6 +79,7 @@ from judging.services.judges import (
     resume_token_reissue,
     resume_token_revoke,
 )
+from judging.services.pairs import pairs_overview
 from judging.services.runs import run_import, truth_correct
 from judging.services.sessions import (
     DEFAULT_MINUTES_PER_ITEM,
@@ -129,6 +130,7 @@ from judging.services.verdicts import (
 )
 
 __all__ = [
+    "pairs_overview",
     "CANNOT_TELL",
     "InsideMatrix",
     "item_key",

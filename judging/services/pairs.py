@@ -17,6 +17,8 @@ from itertools import combinations
 
 from blindjudge.errors import Invalid
 from content.canonical import sha256_hex
+from content.pairs_plan import balanced_pairs
+from content.truth import truth_class
 from judging.models import Run
 
 PAIR_KEY = "pair:"
@@ -63,8 +65,6 @@ def pairs_sources(run: Run, *, design: str, count: int | None, seed: str):
         chosen = sorted(pairs)
         drawn = {"by": "all", "pairs": len(chosen)}
     else:
-        from content.pairs_plan import balanced_pairs  # noqa: PLC0415 - the helper's module
-
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise Invalid("pairs: the balanced design needs a whole number of pairs, 1 or more")
         if count > len(pairs):
@@ -87,3 +87,14 @@ def pairs_sources(run: Run, *, design: str, count: int | None, seed: str):
                  "seed_sha256": sha256_hex(bytes.fromhex(seed))}
     sources = [(pairs[key][0], pairs[key][1], pair_key(key[3], key[4])) for key in chosen]
     return sources, drawn
+
+
+def pairs_overview(run: Run) -> dict:
+    """What the planner needs of a run (content.pairs_plan.pairs_plan): its builders and tasks,
+    how many pairs the design "all" offers, and how many of them are of one good and one
+    defective copy (the accuracy target's share)."""
+    pairs = _all_pairs(run)
+    differing = sum({truth_class(a.truth), truth_class(b.truth)} == {"good", "defective"}
+                    for a, b in pairs.values())
+    return {"builders": run.builders.count(), "tasks": run.tasks.count(), "pairs": len(pairs),
+            "truth_differing_pairs": differing}

@@ -25,8 +25,10 @@ from collections import Counter
 from content.scoring import rate
 from content.truth import truth_class
 from judging.enums import SessionKind
-from reports import stats
+from reports import pairwise, stats
+from reports.groups import SEAL_GROUPS, SEALS
 from reports.loading import ReportData
+from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
 
 ANSWERS = ("left", "right", "tie", "both_bad")
 REVIEWER_ANSWERS = ("first", "second", "tie", "both_bad")
@@ -57,6 +59,12 @@ DEFINITIONS = {
     "primary": "phase 1: given alone, before any model's verdict was shown",
     "minimal_pairs": "pairs of a seeded defect and the known-good copy it was made from, "
                      "reported apart where the bundle says which that is",
+    "reviewer_comparisons": "a model reviewer's comparisons under the run's default condition on "
+                            "the session's pairs (either order), its seal neither failed nor "
+                            "carrying a verdict in the request (those are counted in seals, and "
+                            "left out, as reviews are)",
+    "own_family": "comparisons of one copy by a builder of the reviewer's own family against one "
+                  "of another family, decisive: the share preferring its own family's",
 }
 
 
@@ -138,6 +146,56 @@ def _judge_answers(data: ReportData):
         yield int(v.judge[k]), int(v.item[k]), v.phase[k], v.value[k], not swapped
 
 
+class _Shown:
+    """One answer as the statistics take it: the builders and copies as shown (left/first, then
+    right/second), the answer in those terms, the resampling unit, who answered."""
+
+    __slots__ = ("answer", "judge", "left", "left_builder", "right", "right_builder", "unit")
+
+    def __init__(self, left, right, answer, unit, judge):
+        self.left, self.right, self.answer, self.unit, self.judge = left, right, answer, unit, judge
+        self.left_builder, self.right_builder = left.builder_id, right.builder_id
+
+
+def _statistics(data: ReportData, shown: list, *, across_judges: bool) -> dict:
+    """The ranking, the style fit and (`across_judges`) the position bias of one scope's
+    answers: a judge type in a phase, or a model reviewer."""
+    builders = data.bundle.builders
+    name = {b.pk: b.bundle_id for b in builders}
+    prepared = pairwise.preference_records(
+        [(name[a.left_builder], name[a.right_builder], a.answer, a.unit, a.judge) for a in shown])
+    out = {"both_bad": prepared["both_bad"]}
+    if prepared["records"]:
+        ranking = pairwise.bradley_terry_bootstrap(
+            prepared["records"], [b.bundle_id for b in builders], resamples=RESAMPLES,
+            seed=BOOTSTRAP_SEED)
+        out["ranking"] = ranking
+        strength = dict(zip(ranking["builders"], ranking["strengths"], strict=True))
+    else:
+        out["ranking"] = None
+        strength = {}
+    rows = []
+    for a in shown:
+        if a.answer not in ("left", "right", "first", "second"):
+            continue
+        good = _good_of(a.left.truth, a.right.truth)
+        rows.append((int(a.answer in ("left", "first")),
+                     strength.get(name[a.left_builder], 0.0) - strength.get(name[a.right_builder], 0.0),
+                     len(a.left.content), len(a.right.content),
+                     0 if good is None else (1 if good == 0 else -1)))
+    out["style"] = pairwise.style_fit(rows)
+    if across_judges:
+        counts: dict = {}
+        for a in shown:
+            left, decisive = counts.get(a.judge, (0, 0))
+            counts[a.judge] = (left + (a.answer == "left"),
+                               decisive + (a.answer in ("left", "right")))
+        out["position_bias"] = pairwise.position_bias(
+            [(judge, left, decisive) for judge, (left, decisive) in counts.items()],
+            seed=BOOTSTRAP_SEED, resamples=RESAMPLES)
+    return out
+
+
 def pairs(data: ReportData) -> dict | None:
     session = data.session
     if session.kind != SessionKind.PAIRS:
@@ -146,18 +204,26 @@ def pairs(data: ReportData) -> dict | None:
     items = data.items.rows
     good = [_good_of(copies[i.copy_id].truth, copies[i.pair_copy_id].truth) for i in items]
     equal = [_equal_kind(copies[i.copy_id].truth, copies[i.pair_copy_id].truth) for i in items]
+    unit_of = data.bundle.unit_of_copy
     n_judges = len(data.judges.rows)
     per_judge = {phase: [_Tally(ANSWERS) for _ in range(n_judges)] for phase in (1, 2)}
+    shown_by = {(group, phase): [] for group in GROUP_ORDER for phase in (1, 2)}
     correct = {}  # (judge, item) -> {phase: right?} on truth-differing pairs
     for j, i, phase, answer, first_on_left in _judge_answers(data):
         per_judge[phase][j].add(answer, good[i], equal[i], first_on_left=first_on_left)
+        first, second = copies[items[i].copy_id], copies[items[i].pair_copy_id]
+        left, right = (first, second) if first_on_left else (second, first)
+        shown_by[(data.judges.groups[j], phase)].append(_Shown(
+            left, right, answer, unit_of.get(first.pk, ("task", first.task_id)),
+            data.judges.pseudonyms[j]))
         if good[i] is not None:
             chosen = _preferred(answer, 0, 1, first_on_left=first_on_left)
             correct.setdefault((j, i), {})[phase] = chosen == good[i]
     groups = [g for g in GROUP_ORDER if g in data.judges.groups]
     return {
         "definitions": DEFINITIONS,
-        "design": session.pairs_design,
+        "design": ({**session.pairs_design, "seed": session.pairs_seed}
+                   if session.pairs_seed else session.pairs_design),
         "pairs": len(items),
         "truth_differing_pairs": sum(g is not None for g in good),
         "judges": [
@@ -165,7 +231,7 @@ def pairs(data: ReportData) -> dict | None:
              **{f"phase{phase}": per_judge[phase][j].report() for phase in (1, 2)}}
             for j, (pseudonym, group) in enumerate(zip(data.judges.pseudonyms,
                                                         data.judges.groups, strict=True))],
-        "groups": [_group(data, per_judge, group) for group in groups],
+        "groups": [_group(data, per_judge, group, shown_by) for group in groups],
         "phase_shift": _phase_shift(data, correct),
         "reviewers": _reviewers(data),
         "minimal_pairs": None,
@@ -173,7 +239,7 @@ def pairs(data: ReportData) -> dict | None:
     }
 
 
-def _group(data: ReportData, per_judge: dict, group: str) -> dict:
+def _group(data: ReportData, per_judge: dict, group: str, shown_by: dict) -> dict:
     members = [j for j, g in enumerate(data.judges.groups) if g == group]
     out = {"group": group, "judges": len(members)}
     for phase in (1, 2):
@@ -189,7 +255,8 @@ def _group(data: ReportData, per_judge: dict, group: str) -> dict:
             pooled.sided += tally.sided
             for kind in pooled.equal:
                 pooled.equal[kind].update(tally.equal[kind])
-        out[f"phase{phase}"] = pooled.report()
+        out[f"phase{phase}"] = {**pooled.report(),
+                                **_statistics(data, shown_by[(group, phase)], across_judges=True)}
     return out
 
 
@@ -216,28 +283,44 @@ def _reviewers(data: ReportData) -> list[dict]:
     default = data.bundle.run.default_condition
     pair_of = {frozenset((i.copy_id, i.pair_copy_id)) for i in data.items.rows}
     by_reviewer: dict[int, list] = {}
+    seals: dict[int, dict] = {}
     for c in data.comparisons:
         if c.condition == default and frozenset((c.first_id, c.second_id)) in pair_of:
-            by_reviewer.setdefault(c.reviewer_id, []).append(c)
+            seals.setdefault(c.reviewer_id, dict.fromkeys(SEALS, 0))[c.seal] += 1
+            if SEAL_GROUPS.get(c.seal) is None:
+                by_reviewer.setdefault(c.reviewer_id, []).append(c)
+    builders = data.bundle.builder_by_pk
+    unit_of = data.bundle.unit_of_copy
     out = []
     for reviewer in data.bundle.reviewers:
         mine = by_reviewer.get(reviewer.pk, [])
         tally = _Tally(REVIEWER_ANSWERS)
         orders: dict[frozenset, dict] = {}
+        shown = []
+        own = own_preferred = 0
+        family = reviewer.family.casefold()
         for c in mine:
             first, second = copies[c.first_id], copies[c.second_id]
+            mine_first = builders[first.builder_id].family.casefold() == family
+            mine_second = builders[second.builder_id].family.casefold() == family
+            if mine_first != mine_second and c.verdict in ("first", "second"):
+                own += 1
+                own_preferred += (c.verdict == "first") == mine_first
             tally.add(c.verdict, _good_of(first.truth, second.truth),
                       _equal_kind(first.truth, second.truth), first_on_left=True)
-            chosen = _preferred(c.verdict, c.first_id, c.second_id, first_on_left=True)
+            # Each pair's two orders, keyed by its copies in the pair's own (item) order.
             orders.setdefault(frozenset((c.first_id, c.second_id)), {})[
-                (c.first_id, c.second_id)] = chosen
-        both_ways = [o for o in orders.values() if len(o) == 2]
-        decisive = [o for o in both_ways if None not in o.values()]
-        changed = sum(len(set(o.values())) == 2 for o in decisive)
+                (c.first_id, c.second_id)] = c.verdict
+            shown.append(_Shown(first, second, c.verdict,
+                                unit_of.get(first.pk, ("task", first.task_id)), reviewer.bundle_id))
+        both_ways = [(o[min(o)], o[max(o)]) for o in orders.values() if len(o) == 2]
         report = tally.report()
         report["first_share"] = report.pop("left_share")
         out.append({"reviewer": reviewer.bundle_id, "model": reviewer.model,
-                    "family": reviewer.family, "comparisons": len(mine), **report,
-                    "both_ways": len(both_ways),
-                    "inconsistency": rate(changed, len(decisive))})
+                    "family": reviewer.family, "comparisons": len(mine),
+                    "seals": seals.get(reviewer.pk, dict.fromkeys(SEALS, 0)), **report,
+                    "own_family": rate(own_preferred, own),
+                    "inconsistency": pairwise.order_inconsistency(both_ways),
+                    **(_statistics(data, shown, across_judges=False) if mine else
+                       {"both_bad": 0, "ranking": None, "style": None})})
     return out

@@ -20,9 +20,16 @@
   var SMALL = window.matchMedia ? window.matchMedia("(max-width: 600px)") : null;
   function small() { return !!(SMALL && SMALL.matches); }
   var copyArea = document.getElementById("copy-area");
-  // A pairs session's page shows two copies, each in its own frame, and loads whole on each move
-  // (nothing fetched ahead): both frames are new on every pair.
+  // A pairs session's page shows two copies, each in its own frame inside its side's section
+  // (which stays, as #copy-area does, so a frame loaded ahead, hidden, is shown where it is).
   var pairMode = !!(copyArea && copyArea.dataset.pair === "1");
+  function sideNames() { return pairMode ? ["left", "right"] : ["copy"]; }
+  function containerOf(side) {
+    return pairMode ? copyArea.querySelector('.pair-side[data-side="' + side + '"]') : copyArea;
+  }
+  function specOf(doc, side) {
+    return doc.querySelector(pairMode ? '#copy-area iframe[data-side="' + side + '"]' : "#copy-area iframe");
+  }
   var backgroundStatus = document.getElementById("background-status");
   var helpDialog = document.getElementById("keys-help");
   var current = null;       // the item shown: see itemState()
@@ -454,7 +461,7 @@
       return page;
     });
   }
-  function preloadFrame(src) {
+  function preloadFrame(src, into) {
     var frame = document.createElement("iframe");
     frame.setAttribute("sandbox", "");
     frame.setAttribute("loading", "eager");
@@ -465,22 +472,24 @@
     frame.loaded = false;
     frame.addEventListener("load", function () { frame.loaded = true; });
     frame.setAttribute("src", src);
-    copyArea.appendChild(frame);
+    into.appendChild(frame);
     return frame;
   }
   function prefetchNext(state) {
-    if (pairMode) { return; }
     if (!state.nextIsItem || !state.nextUrl || prefetched[state.nextUrl]) { return; }
-    var entry = {page: null, frame: null};
-    // The frame can start at once when the server names it; otherwise when the page is parsed.
-    if (state.nextFrameUrl) { entry.frame = preloadFrame(frameSrcFor(state.nextFrameUrl)); }
+    var entry = {page: null, frames: {}};
+    // The frame can start at once when the server names it; otherwise when the page is parsed
+    // (a pair's two frames always then: their codes are the next page's).
+    if (state.nextFrameUrl && !pairMode) { entry.frames.copy = preloadFrame(frameSrcFor(state.nextFrameUrl), copyArea); }
     // The next item's own save may still be in flight (the judge went back from it): its page
     // waits for that save, or it would show the old draft and a stale revision.
     entry.page = fetchPage(state.nextUrl, codeOf(state.nextUrl)).then(function (page) {
-      if (!entry.frame) {
-        var spec = page.querySelector("#copy-area iframe");
-        if (spec) { entry.frame = preloadFrame(frameSrcFor(spec.dataset.frameUrl || spec.getAttribute("src"))); }
-      }
+      sideNames().forEach(function (side) {
+        var spec = specOf(page, side);
+        if (!entry.frames[side] && spec) {
+          entry.frames[side] = preloadFrame(frameSrcFor(spec.dataset.frameUrl || spec.getAttribute("src")), containerOf(side));
+        }
+      });
       return page;
     });
     entry.page.catch(function () { if (prefetched[state.nextUrl] === entry) { delete prefetched[state.nextUrl]; } });
@@ -495,7 +504,10 @@
     Object.keys(prefetched).forEach(function (url) {
       if (only && url !== only) { return; }
       var entry = prefetched[url];
-      if (entry.frame && entry.frame.parentNode) { entry.frame.parentNode.removeChild(entry.frame); }
+      Object.keys(entry.frames).forEach(function (side) {
+        var frame = entry.frames[side];
+        if (frame && frame.parentNode) { frame.parentNode.removeChild(frame); }
+      });
       delete prefetched[url];
     });
   }
@@ -507,7 +519,7 @@
     var page = entry ? entry.page : fetchPage(url, codeOf(url));
     page.then(function (doc) {
       if (push) { window.history.pushState({item: url}, "", url); }
-      swapIn(doc, entry && entry.frame, url);
+      swapIn(doc, entry && entry.frames, url);
       if (prefetched[url] === entry) { delete prefetched[url]; }  // its frame is the one shown now
       navigating = false;
       dropPrefetched(null);
@@ -521,32 +533,43 @@
     var match = /\/i\/([^/]+)\/?$/.exec(url);
     return match ? match[1] : null;
   }
-  function swapIn(doc, readyFrame, url) {
+  function swapIn(doc, readyFrames, url) {
     var leaving = current;
     stopClock(leaving);
     leaving.shown = false;
     var newTop = document.importNode(doc.getElementById("item-top"), true);
     var newBar = document.importNode(doc.getElementById("item-bar"), true);
-    var spec = doc.querySelector("#copy-area iframe");
     document.getElementById("item-top").replaceWith(newTop);
     document.getElementById("item-bar").replaceWith(newBar);
-    var old = shownFrame();
-    var frame = readyFrame && readyFrame.parentNode ? readyFrame : null;
-    if (frame) {
-      // The frame that has been loading all along: given the page's attributes, then shown.
-      ["title", "aria-describedby", "data-frame-url", "data-lines", "data-text-lines", "data-line-px", "data-pad-px", "data-prose-px", "data-prose-ch"].forEach(function (name) {
-        if (spec.hasAttribute(name)) { frame.setAttribute(name, spec.getAttribute(name)); }
-      });
-      frame.removeAttribute("aria-hidden");
-      frame.className = "copy-frame";
-      frame.hidden = false;
-      old.remove();
-    } else {
-      frame = document.importNode(spec, true);
-      frame.loaded = false;
-      frame.addEventListener("load", function () { frame.loaded = true; });
-      old.replaceWith(frame);
-    }
+    var shown = sideNames().map(function (side) {
+      var spec = specOf(doc, side);
+      var container = containerOf(side);
+      var old = container.querySelector("iframe.copy-frame");
+      var ready = readyFrames && readyFrames[side];
+      var frame = ready && ready.parentNode === container ? ready : null;
+      if (frame) {
+        // The frame that has been loading all along: given the page's attributes, then shown.
+        ["title", "aria-describedby", "data-frame-url", "data-lines", "data-text-lines", "data-line-px", "data-pad-px", "data-prose-px", "data-prose-ch", "data-side", "data-boxed"].forEach(function (name) {
+          if (spec.hasAttribute(name)) { frame.setAttribute(name, spec.getAttribute(name)); }
+        });
+        frame.removeAttribute("aria-hidden");
+        frame.className = "copy-frame";
+        frame.hidden = false;
+        old.remove();
+      } else {
+        frame = document.importNode(spec, true);
+        frame.loaded = false;
+        frame.addEventListener("load", function () { frame.loaded = true; });
+        old.replaceWith(frame);
+      }
+      if (pairMode) {
+        // The side's label names the new copy's code.
+        var label = container.querySelector(".side-label");
+        var next = doc.querySelector('#copy-area .pair-side[data-side="' + side + '"] .side-label');
+        if (label && next) { label.replaceWith(document.importNode(next, true)); }
+      }
+      return frame;
+    });
     document.title = doc.title;
     start();
     if (url) { current.url = new URL(url, window.location.href).pathname; }
@@ -554,12 +577,19 @@
     if (leaving.lastSaved && !unconfirmed[leaving.code]) { confirmLeftBehind(leaving, leaving.lastSaved); }
     window.scrollTo(0, 0);
     current.top.querySelector("h1").focus({preventScroll: true});
-    announceShown(frame);
+    announceShown(shown);
   }
-  // For the bench and the tests: when the item shown has its copy loaded.
-  function announceShown(frame) {
-    whenLoaded(frame, function () {
-      document.dispatchEvent(new CustomEvent("blindjudge:item-shown", {detail: {code: current.code}}));
+  // For the bench and the tests: when the item shown has its copy (a pair, both) loaded.
+  function announceShown(frames) {
+    var waiting = frames.length;
+    var state = current;
+    frames.forEach(function (frame) {
+      whenLoaded(frame, function () {
+        waiting -= 1;
+        if (waiting === 0 && current === state) {
+          document.dispatchEvent(new CustomEvent("blindjudge:item-shown", {detail: {code: state.code}}));
+        }
+      });
     });
   }
   function whenLoaded(frame, done) {
@@ -584,7 +614,7 @@
     var url = direction > 0 ? state.nextUrl : state.previousUrl;
     if (!url || navigating) { return; }
     if (state.dirty) { save(state); }
-    if (pairMode || (direction > 0 && !state.nextIsItem)) {
+    if (direction > 0 && !state.nextIsItem) {
       navigating = true;
       if (!state.preview) { say(state, "", "Saving…"); }
       allSaved().then(function () { window.location.assign(url); });
@@ -815,7 +845,7 @@
 
   window.addEventListener("popstate", function () {
     // Back and forward through the items shown here: that item, as it is now.
-    if (codeOf(window.location.pathname) && !pairMode) { navigating = false; show(window.location.pathname, false); }
+    if (codeOf(window.location.pathname)) { navigating = false; show(window.location.pathname, false); }
     else { window.location.reload(); }
   });
   // The parent ignores anything the copy frame posts (it cannot run scripts anyway).

@@ -354,7 +354,7 @@ def test_create_session_usage_errors(run, capsys):
     with pytest.raises(CommandError) as error:
         call_command("create_session", str(run.pk), "--kind", "votes", "--json")
     message = ("argument --kind: invalid choice: 'votes' (choose from 'copies', 'findings', "
-               "'adjudication', 'reasons')")
+               "'adjudication', 'reasons', 'pairs')")
     assert str(error.value) == f"Error: {message}"
     assert json.loads(capsys.readouterr().out) == {"ok": False, "error": "invalid", "message": message}
     assert not Session.objects.exists()

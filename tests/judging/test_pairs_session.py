@@ -5,9 +5,16 @@ judge's answers left / right / tie / both bad; phase 2 beside the reviewers' row
 findings raised on each copy; the blinding check on both copies."""
 
 import gzip
+import hashlib
+import json
+import math
 import re
+from collections import Counter
+from statistics import NormalDist
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from blindjudge.errors import Invalid
@@ -195,3 +202,76 @@ def test_phase_one_shows_no_reviewer_and_phase_two_each_copys_rows_and_findings(
     assert "uses minus" in html and "told-pass-reason-marker" not in html
     for name in ("gpt-4o-2024-08-06", "claude-3-5-sonnet", "gemini", "b1", "b2", "c1", "c2"):
         assert not re.search(rf"\b{re.escape(name)}\b", html), name
+
+
+@pytest.mark.parametrize("state", [SessionState.DRAFT, SessionState.OPEN])
+def test_a_host_previews_pairs_as_a_judge_sees_them(run2, state):
+    session = pairs(run2, state)
+    client = client_as(run2.host)
+    welcome = client.get(f"/host/sessions/{session.pk}/preview/")["Location"]
+    root = re.match(r"^(/host/sessions/\d+/preview/[0-9a-f]{16})/1/", welcome).group(1)
+    items = client.get(f"{root}/1/").content.decode()
+    paths = list(dict.fromkeys(re.findall(rf'href="({re.escape(root)}/1/i/[A-Z0-9]+/)"', items)))
+    assert len(paths) == 6
+    stored = {r.frame.encode("utf-8") for r in CopyRender.objects.filter(session=session)}
+    for phase in (1, 2):
+        for path in paths:
+            path = path.replace("/1/i/", f"/{phase}/i/")
+            page = client.get(path)
+            html = page.content.decode()
+            assert page.status_code == 200 and html.count('<iframe class="copy-frame"') == 2
+            sources = re.findall(r'<iframe class="copy-frame" sandbox src="([^"]+)"', html)
+            bodies = [frame_body(client.get(src)) for src in sources]
+            assert bodies[0] != bodies[1]
+            if state == SessionState.OPEN:
+                assert set(bodies) <= stored
+            assert client.get(path + "frame").status_code == 404  # a pair's code frames nothing
+            assert ("What the model reviewers said of the left copy" in html) == (phase == 2)
+
+
+def frame_body(response) -> bytes:
+    assert response.status_code == 200
+    return gzip.decompress(response.content) if response.get("Content-Encoding") == "gzip" \
+        else response.content
+
+
+def test_a_balanced_sample_takes_each_builder_pair_equally_often_with_a_committed_seed(run2):
+    session = pairs(run2, SessionState.OPEN, pairs_design="balanced", pairs_count=3,
+                    draw_seed="cd" * 32)
+    again = pairs(run2, SessionState.DRAFT, pairs_design="balanced", pairs_count=3,
+                  draw_seed="cd" * 32)
+    assert keys(session) == keys(again)  # a pinned draw replays
+    items = list(Item.objects.filter(session=session).select_related(
+        "copy__builder", "pair_copy__builder", "task"))
+    builder_pairs = sorted((i.copy.builder.bundle_id, i.pair_copy.builder.bundle_id)
+                           for i in items)
+    assert builder_pairs == [("b1", "b2"), ("b1", "b3"), ("b2", "b3")]
+    per_task = sorted(Counter(i.task.bundle_id for i in items).values())
+    assert per_task == [1, 2]
+    assert session.protocol["pairs_design"] == {
+        "by": "balanced", "pairs": 3,
+        "seed_sha256": hashlib.sha256(bytes.fromhex(session.pairs_seed)).hexdigest()}
+    with pytest.raises(Invalid, match="at most that many"):
+        session_create(run=run2, kind=SessionKind.PAIRS, actor="test", pairs_design="balanced",
+                       pairs_count=7)
+    with pytest.raises(Invalid, match="whole number of pairs"):
+        session_create(run=run2, kind=SessionKind.PAIRS, actor="test", pairs_design="balanced")
+
+
+def test_the_planner_says_what_a_target_needs_on_the_run(run2, capsys):
+    call_command("plan_pairs", str(run2.pk), "--json")
+    plan = json.loads(capsys.readouterr().out)
+    # run2: 3 builders, 2 tasks, 6 pairs, 3 of one good and one defective copy (c1|c2, c2|c3,
+    # c4|c5). ±0.10 on a difference in win rate: D z² / h² per builder pair, D = 1.5.
+    z = NormalDist().inv_cdf(0.975)
+    per_pair = math.ceil(1.5 * z * z / 0.01)
+    assert (plan["offered_pairs"], plan["truth_differing_pairs"]) == (6, 3)
+    assert plan["comparisons"] == per_pair * 3
+    assert plan["judges"] == math.ceil(per_pair * 3 / 6)  # six pairs each, the most there are
+    call_command("plan_pairs", str(run2.pk), "--target", "accuracy", "--half-width", "0.2",
+                 "--json")
+    plan = json.loads(capsys.readouterr().out)
+    needed = math.ceil(1.5 * z * z * 0.25 / 0.04)
+    assert plan["comparisons"] == math.ceil(needed / 0.5)
+    with pytest.raises(CommandError, match="half_width"):
+        call_command("plan_pairs", str(run2.pk), "--half-width", "1.5")

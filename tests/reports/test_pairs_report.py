@@ -12,9 +12,11 @@ from judging.enums import SessionKind, SessionState
 from judging.models import Assignment
 from judging.services import item_save, phase_lock, session_create
 from reports.build import build_report
+from reports.html import to_html
 from reports.verify import verify
 from tests.reports.test_builders import exported, schema_errors
 from tests.reports.test_report import SCHEMA_PATH
+from tests.reports.test_verify_standalone import same_verdicts
 from tests.worlds import a_run, a_session, advance, invite_and_join, make_run2_bundle
 
 
@@ -150,3 +152,66 @@ def test_a_rule_naming_what_the_kind_does_not_measure_is_refused(host, kind, met
     with pytest.raises(Invalid, match=words):
         session_create(run=run, kind=kind, actor="test", preregistration=prereg(
             [{"name": "x", "metric": metric, "op": ">", "threshold": 0.1}]))
+
+
+def test_the_html_report_shows_the_pairs_section(judged):
+    html = to_html(build_report(judged))
+    assert "Pairs: which copy people (and models) preferred, against truth" in html
+    assert "6 pairs of two builders' copies of one task (3 of one good and one defective copy)" \
+        in html
+    assert html.count("Bradley–Terry ranking, invited, phase") == 2
+
+
+def test_the_stand_alone_verifier_says_what_verify_report_says_of_a_pairs_report(judged, tmp_path):
+    report = json.loads(json.dumps(build_report(judged)))
+    flipped = json.loads(json.dumps(report))
+    flipped["assignments"][0]["swapped"] = not flipped["assignments"][0]["swapped"]
+    wrong_builder = json.loads(json.dumps(report))
+    wrong_builder["assignments"][1]["second_builder"] = report["assignments"][1]["builder"]
+    verdicts = same_verdicts(tmp_path, [report, flipped, wrong_builder])
+    assert verdicts[0][0] == []
+    assert any("swapped is not the side drawn" in p for p in verdicts[1][0])
+    assert any("is not the builder of copy" in p for p in verdicts[2][0])
+
+
+def test_model_reviewers_comparisons_counted_directly(host):
+    bundle = make_run2_bundle()
+    bundle["comparisons"] = [
+        {"reviewer": "r1", "first": "c1", "second": "c2", "verdict": "first"},
+        {"reviewer": "r1", "first": "c2", "second": "c1", "verdict": "first"},
+        {"reviewer": "r1", "first": "c2", "second": "c3", "verdict": "second"},
+        {"reviewer": "r1", "first": "c3", "second": "c2", "verdict": "first"},
+        {"reviewer": "r1", "first": "c4", "second": "c5", "verdict": "tie"},
+        {"reviewer": "r1", "first": "c1", "second": "c2", "verdict": "second",
+         "condition": "told_pass"},
+        {"reviewer": "r2", "first": "c1", "second": "c3", "verdict": "first"},
+        {"reviewer": "r2", "first": "c4", "second": "c6", "verdict": "second"},
+    ]
+    run = a_run(host, bundle)
+    session = a_session(run, SessionState.OPEN, kind=SessionKind.PAIRS)
+    judge = invite_and_join(session).judge
+    for a in Assignment.objects.filter(judge=judge):
+        item_save(judge=judge, code=a.code, phase=1, value="tie")
+    phase_lock(judge=judge, phase=1)
+    for a in Assignment.objects.filter(judge=judge):
+        item_save(judge=judge, code=a.code, phase=2, value="keep")
+    phase_lock(judge=judge, phase=2)
+    report = build_report(advance(session, SessionState.REVEALED))
+    errors = schema_errors(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")), exported(report))
+    assert errors == [], "\n".join(errors)
+    r1, r2 = report["pairs"]["reviewers"]
+    # r1 under the default condition: five comparisons (the told_pass one is another condition).
+    assert r1["comparisons"] == 5 and r1["seals"]["absent"] == 5
+    assert r1["answers"] == {"first": 3, "second": 1, "tie": 1, "both_bad": 0}
+    # Right: c1 over c2 (c1 good), c3 over c2 twice; wrong: c2 over c1; the tie on c4|c5.
+    assert (r1["accuracy"]["k"], r1["accuracy"]["n"]) == (3, 5)
+    assert (r1["decisive_accuracy"]["k"], r1["decisive_accuracy"]["n"]) == (3, 4)
+    assert (r1["first_share"]["k"], r1["first_share"]["n"]) == (3, 4)
+    # c1|c2 both ways: first both times, inconsistent; c2|c3: second then first, consistent.
+    assert r1["inconsistency"]["pairs"] == 2
+    assert (r1["inconsistency"]["inconsistent_decisive"]["k"],
+            r1["inconsistency"]["inconsistent_decisive"]["n"]) == (1, 2)
+    assert r1["ranking"]["builders"] == ["b1", "b2", "b3"]
+    # r2 (OpenAI) against b1's copies (OpenAI): preferred its own family's once of twice.
+    assert (r2["own_family"]["k"], r2["own_family"]["n"]) == (1, 2)
+    assert r1["own_family"]["n"] == 0
