@@ -31,8 +31,10 @@ session (same crawl, same scanner, same states):
 """
 
 import re
+import statistics
 
 import pytest
+from django.db import connection
 from django.http import HttpResponse
 from django.test import Client, override_settings
 from django.urls import reverse
@@ -44,6 +46,7 @@ from content.draws import order_key
 from judging.blinding import blinding_check
 from judging.enums import SessionKind
 from judging.models import Assignment, CopyRender, Review, Verdict
+from judging.selectors.judge import judge_frame
 from judging.services import phase_lock, redactions_accept, session_open
 from tests.judge.test_leaks import (
     ADJ_CONDITIONS,
@@ -433,3 +436,74 @@ def test_phase_2_shows_each_copys_findings_of_the_default_condition_and_no_told_
         else:
             assert shown not in html
     assert on_06 == 4
+
+
+# --- The frame lookup's work does not tell a first copy's code from a second's -------------------
+
+def two_builder_bundle(tasks: int) -> dict:
+    """A run/2 bundle of `tasks` tasks, each built once by two builders: every pair's first copy
+    is b1's, its second b2's."""
+    return {"format": "blindjudge.run/2", "run": {"name": "two builders"},
+            "tasks": [{"id": f"t{i}", "statement": f"Task {i}."} for i in range(tasks)],
+            "builders": [{"id": "b1", "model": "model-one", "family": "One"},
+                         {"id": "b2", "model": "model-two", "family": "Two"}],
+            "copies": [{"id": f"c{i}{b}", "task": f"t{i}", "builder": b, "format": "text",
+                        "content": f"copy {i} {b}\n", "truth": "tests_pass"}
+                       for i in range(tasks) for b in ("b1", "b2")],
+            "reviewers": [], "reviews": [], "findings": []}
+
+
+def vm_steps(lookup) -> int:
+    """SQLite's virtual-machine steps to run `lookup()`: the database's work, counted exactly
+    (a time measured on a shared machine would be noise; this is what the time follows)."""
+    raw = connection.connection
+    steps = [0]
+
+    def tick():
+        steps[0] += 1
+        return 0
+
+    raw.set_progress_handler(tick, 1)
+    try:
+        lookup()
+    finally:
+        raw.set_progress_handler(None, 1)
+    return steps[0]
+
+
+def separable(first: list[int], second: list[int]) -> bool:
+    """Whether the work tells the two kinds of code apart: every second copy's lookup costs more
+    than every first copy's (or the reverse), or their medians are more than a quarter apart."""
+    apart = max(first) < min(second) or max(second) < min(first)
+    low, high = sorted((statistics.median(first), statistics.median(second)))
+    return apart or high > 1.25 * low
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="counts SQLite's virtual-machine steps")
+def test_serving_a_frame_costs_the_same_for_a_pairs_first_and_second_copy():
+    """A judge who times the frames of their copies must not learn which copies are first in
+    their pairs (in a two-builder run, which copies are the same builder's). The frame lookup's
+    database work, counted in SQLite's virtual-machine steps, must not separate the first copies'
+    codes from the second copies'. Positive control: the detector separates a lookup that tries
+    the first codes before the second (a test-only query)."""
+    run = a_run(a_host("pairshost"), two_builder_bundle(60))
+    session = a_session(run, "open", kind=SessionKind.PAIRS)
+    judge = invite_and_join(session, name="Pat").judge
+    rows = list(Assignment.objects.filter(judge=judge).values_list("first_code", "second_code"))
+    assert len(rows) == 60
+    judge.refresh_from_db()
+
+    def unsafe(code):
+        mine = Assignment.objects.filter(judge=judge).order_by()
+        return (list(mine.filter(first_code=code).values("item__copy_id")[:1])
+                or list(mine.filter(second_code=code).values("item__pair_copy_id")[:1]))
+
+    control = ([vm_steps(lambda c=f: unsafe(c)) for f, _ in rows],
+               [vm_steps(lambda c=s: unsafe(c)) for _, s in rows])
+    assert separable(*control), control
+    first = [vm_steps(lambda c=f: judge_frame(judge, c)) for f, _ in rows]
+    second = [vm_steps(lambda c=s: judge_frame(judge, c)) for _, s in rows]
+    assert not separable(first, second), (
+        f"first copies' frames: median {statistics.median(first)} steps, "
+        f"{min(first)}-{max(first)}; second copies': median {statistics.median(second)}, "
+        f"{min(second)}-{max(second)}")
