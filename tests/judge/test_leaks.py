@@ -1169,7 +1169,7 @@ def link_problems(persona, path, response, world, *, urls=None, own_codes=None) 
             continue
         segments = [s for s in parts.path.split("/") if s]
         for segment in segments:
-            if segment.isdigit() and segment not in own_codes:
+            if segment.isdigit() and segment not in own_codes | copy_codes:
                 problems.append(f"{path}: digits-only path segment in {value!r}")
         if parts.path.startswith(settings.STATIC_URL):
             continue
