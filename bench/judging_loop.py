@@ -46,10 +46,9 @@ WATCH_JS = """() => {
 }"""
 
 
-
 def pairs_bundle(pairs: int) -> dict:
     """A run/2 bundle of `pairs` tasks, each with two builders' copies (make_bundle's content)."""
-    from bench.fixture import make_bundle  # noqa: PLC0415 - the bench's own bundle maker
+    from bench.fixture import make_bundle  # noqa: PLC0415 - after setup: the seed step runs it
 
     copies = make_bundle(2 * pairs, reviewers=0)["copies"]
     return {

@@ -120,7 +120,7 @@ def test_adjudication_flags_and_both_scorings_end_to_end(e2e_server, observed_co
     host_page.goto(e2e_server.url(f"/host/runs/{run.pk}/"))
     host_page.get_by_label("Judges judge").select_option("adjudication")
     # Its settings are folded below the common ones.
-    host_page.get_by_text("For an adjudication or an audit of reasons").click()
+    host_page.get_by_text("For pairs, an adjudication or an audit of reasons").click()
     host_page.get_by_label("Adjudication: its copies of unknown truth too (pass / fail)").check()
     host_page.get_by_role("button", name="Create draft session").click()
     adjudication = Session.objects.get(run=run, kind="adjudication")
