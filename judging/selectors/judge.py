@@ -272,8 +272,11 @@ def judge_item(judge, code: str) -> JudgeItem:
         view = replace(view, review=audited_review(session.pk, place.assignment_id),
                        known_truth=_known_truth(place.copy_id) if judge.phase1_locked_at else None)
     elif session.kind == SessionKind.PAIRS:
-        view = replace(view, pair=pair_sides(session, place.assignment_id,
-                                             phase2=bool(judge.phase1_locked_at)))
+        # The item's own frame fields are the pair's first copy's: never on a pair's view (a
+        # template reading them would tell which side the first copy is on).
+        view = replace(view, frame_lines=None, frame_text_lines=None, frame_prose_px=None,
+                       pair=pair_sides(session, place.assignment_id,
+                                       phase2=bool(judge.phase1_locked_at)))
     return view
 
 
