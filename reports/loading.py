@@ -348,6 +348,9 @@ def _load_items(session, bundle: Bundle) -> Items:
     targets = [bundle.finding_by_pk[i.finding_id] if i.finding_id else bundle.copy_by_pk[i.copy_id]
                for i in items]
     truths = {"current": [t.truth for t in targets], "imported": [t.imported_truth for t in targets]}
+    if session.kind == SessionKind.PAIRS:
+        # A pair has no one truth: its copies' are in the pairs section, never the first's alone.
+        truths = {version: ["unknown"] * len(items) for version in truths}
     versions = ["current"] + (["imported"] if bundle.corrections else [])
     # A reasons session's answers say whether a review's reason is grounded, not whether its copy
     # is good, and a pairs session's which of two copies is better: nothing there is scored

@@ -17,6 +17,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from judging.enums import SessionKind, SessionState
+from judging.services import guest_join, guests_configure
 from tests.support import github_standin
 from tests.worlds import a_session, client_as, invite_and_join
 
@@ -474,3 +475,126 @@ def test_the_hosts_preview_of_a_reasons_session_works_in_both_phases(world):
             for phase in ("1", "2"):
                 assert world["clients"][persona].get(fill(route, phase=phase, **values)).status_code \
                     in (302, 404), (persona, name, phase)
+
+
+# --- A pairs session (issue 31 item 6) -----------------------------------------------------------
+# An open pairs session on alice's run (every pair of its builders' copies: 12 pairs, 6 copies),
+# beside the copies session the other judges judge, with a judge invited by join link and a guest
+# (guests are allowed in a pairs session). A pairs judge has two kinds of code: each pair's (its
+# item page) and each copy's (its frame); a pair's code frames nothing, a copy's is no item.
+
+@pytest.fixture
+def pairs(world, run):
+    session = a_session(run, SessionState.OPEN, kind=SessionKind.PAIRS)
+    judge = invite_and_join(session, name="Paula Pairs").judge
+    code = guests_configure(session=session, actor="test", allow=True).guest_code
+    guest = guest_join(code=code, display_name="Gil Pairs Guest", client_address="192.0.2.78").judge
+    return {"session": session, "judge": judge, "guest": guest,
+            "clients": {**world["clients"], "pairs_judge": client_as(judge),
+                        "pairs_guest": client_as(guest)}}
+
+
+def pair_and_copy_codes(judge) -> tuple[list[str], list[str]]:
+    rows = list(judge.assignments.order_by("position").values_list("code", "first_code",
+                                                                   "second_code"))
+    return [r[0] for r in rows], sorted({c for r in rows for c in r[1:]})
+
+
+def test_a_pairs_judge_reaches_their_own_pairs_and_frames_only_by_copy_codes(pairs):
+    session, client = pairs["session"], pairs["clients"]["pairs_judge"]
+    pair_codes, copy_codes = pair_and_copy_codes(pairs["judge"])
+    assert len(pair_codes) == 12 and len(copy_codes) == 6
+    assert own_codes(client, session) == pair_codes
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    for code in pair_codes:
+        item = client.get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id=session.url_id, code=code))
+        text = item.content.decode()
+        assert f"Pair <span class=\"code\">{code}</span>" in text
+        framed = re.findall(rf'<iframe class="copy-frame" sandbox src="/s/{session.url_id}/i/'
+                            r'([A-Z0-9]+)/frame"', text)
+        assert len(framed) == 2 and set(framed) <= set(copy_codes), framed
+        # The pair's own code frames nothing: the same 404 as a code nobody holds.
+        frame = client.get(fill(JUDGE_PREFIX + "i/<str:code>/frame", url_id=session.url_id,
+                                code=code))
+        assert frame.status_code == 404 and frame.content == nonexistent.content
+    for code in copy_codes:
+        frame = client.get(fill(JUDGE_PREFIX + "i/<str:code>/frame", url_id=session.url_id,
+                                code=code))
+        assert frame.status_code == 200 and frame["Content-Security-Policy"].startswith("sandbox")
+        # A copy's code is no item, no card, no flag.
+        for route in ("i/<str:code>/", "card/<str:code>/", "card/<str:code>/frame"):
+            response = client.get(fill(JUDGE_PREFIX + route, url_id=session.url_id, code=code))
+            assert response.status_code == 404 and response.content == nonexistent.content, route
+    # No scorecard (a pairs session has none), no task flags.
+    values = {"url_id": session.url_id, "code": pair_codes[0]}
+    pages = {name: client.get(fill(route, **values)) for route, name in judge_routes()}
+    for name in ("judge_scorecard", "judge_card", "judge_card_frame"):
+        assert pages[name].status_code == 404, name
+    assert pages["judge_task_flag"]["Location"] == f"/s/{session.url_id}/"
+
+
+# Everyone but the pairs judge: the pairs session's guest, the judges of the copies session on
+# the same run (by join link, as a guest, by GitHub), a judge of another session, the
+# adjudicator, the auditor, a removed judge, a stranger, the host of the run, other hosts.
+NOT_FOUND_FOR_EVERYONE_BUT_THE_PAIRS_JUDGE = ["pairs_guest", "invited", "guest", "github_judge",
+                                              "other_session_judge", "removed", "anonymous",
+                                              "host", "other_host", "github_host", "adjudicator",
+                                              "auditor"]
+# The pairs guest's own pages in the session take no code (or, a flag, lead to their own items).
+CODELESS = (*OWN_IN_THE_SESSION, "judge_scorecard", "judge_task_flag")
+
+
+@pytest.mark.parametrize("persona", NOT_FOUND_FOR_EVERYONE_BUT_THE_PAIRS_JUDGE)
+def test_everyone_else_gets_the_same_404_on_the_pairs_judges_pairs_and_frames(pairs, persona):
+    session, client = pairs["session"], pairs["clients"][persona]
+    pair_codes, copy_codes = pair_and_copy_codes(pairs["judge"])
+    mine = set()
+    if persona == "pairs_guest":
+        mine = set(sum(pair_and_copy_codes(pairs["guest"]), []))  # a chance collision is theirs
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    for code in [c for c in (pair_codes[:2] + copy_codes) if c not in mine]:
+        values = {"url_id": session.url_id, "code": code}
+        for route, name in judge_routes():
+            if persona == "pairs_guest" and name in CODELESS:
+                continue
+            response = client.get(fill(route, **values))
+            assert response.status_code == 404, (persona, name, code)
+            assert response.content == nonexistent.content, (persona, name, code)
+            post = client.post(fill(route, **values), {"verdict": "left", "phase": "1",
+                                                       "reason": "r", "confirm": "yes"})
+            assert post.status_code in (404, 405), (persona, name)
+            if post.status_code == 404:
+                assert post.content == nonexistent.content, (persona, name)
+
+
+def test_a_guest_of_a_pairs_session_sees_only_their_own_pairs_and_copies(pairs):
+    session, guest = pairs["session"], pairs["clients"]["pairs_guest"]
+    guest_pairs, guest_copies = pair_and_copy_codes(pairs["guest"])
+    assert own_codes(guest, session) == guest_pairs and len(guest_copies) == 6
+    for code in guest_pairs:
+        assert guest.get(f"/s/{session.url_id}/i/{code}/").status_code == 200
+    for code in guest_copies:
+        assert guest.get(f"/s/{session.url_id}/i/{code}/frame").status_code == 200
+    home = guest.get(f"/s/{session.url_id}/").content.decode()
+    judge_pairs, judge_copies = pair_and_copy_codes(pairs["judge"])
+    for code in set(judge_pairs + judge_copies) - set(guest_pairs + guest_copies):
+        assert code not in home
+        assert guest.get(f"/s/{session.url_id}/i/{code}/").status_code == 404
+        assert guest.get(f"/s/{session.url_id}/i/{code}/frame").status_code == 404
+
+
+def test_the_pairs_judge_gets_the_same_404_on_every_other_session_of_the_run(pairs):
+    """Every session on the run the pairs judge is not in (the copies session, the adjudication
+    and the reasons session), with its judges' codes."""
+    client = pairs["clients"]["pairs_judge"]
+    nonexistent = Client().get(fill(JUDGE_PREFIX + "i/<str:code>/", url_id="zzzz", code="ZZZZ"))
+    others = [s for s in pairs["session"].run.sessions.all() if s.pk != pairs["session"].pk]
+    assert {s.kind for s in others} >= {"copies", "adjudication", "reasons"}
+    for session in others:
+        codes = [c for judge in session.judges.all()
+                 for c in judge.assignments.values_list("code", flat=True)]
+        for code in codes[:3] or ["ZZZZ"]:
+            for route, name in judge_routes():
+                response = client.get(fill(route, url_id=session.url_id, code=code))
+                assert response.status_code == 404, (session.kind, name)
+                assert response.content == nonexistent.content, (session.kind, name)

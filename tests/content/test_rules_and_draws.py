@@ -38,11 +38,16 @@ def test_rules_are_parsed_from_the_fenced_block():
         "and": {"metric": "delta_recall", "op": "<=", "threshold": 0}}]
 
 
+# A pairs session's pooled metrics, after the per-copy ones (content.rules.PAIRS_METRICS).
+PAIRS_METRICS = ("pairwise_accuracy_phase1, pairwise_accuracy_phase2, decisive_accuracy_phase1, "
+                 "decisive_accuracy_phase2, position_bias, ")
+
+
 @pytest.mark.parametrize("block, errors", [
     ('[{"name": "a", "metric": "accuracy", "op": ">", "threshold": 1}]',
      ['rules[0].metric: unknown metric "accuracy"; known: delta_fleiss_kappa, delta_recall, '
       'delta_tnr, recall_phase1, tnr_phase1, recall_phase2, tnr_phase2, shift_towards_truth, '
-      'shift_away_from_truth, ' + SELECTOR_METRICS]),
+      'shift_away_from_truth, ' + PAIRS_METRICS + SELECTOR_METRICS]),
     ('[{"name": "a", "metric": "delta_tnr", "op": "=>", "threshold": 1}]',
      ['rules[0].op: unknown operator "=>"; known: >= > <= < == !=']),
     ('[{"name": "a", "metric": "delta_tnr", "op": ">", "threshold": "high"}]',
@@ -51,7 +56,7 @@ def test_rules_are_parsed_from_the_fenced_block():
      '"and": {"metric": "x", "op": ">", "threshold": 1}}]',
      ['rules[0].and.metric: unknown metric "x"; known: delta_fleiss_kappa, delta_recall, '
       'delta_tnr, recall_phase1, tnr_phase1, recall_phase2, tnr_phase2, shift_towards_truth, '
-      'shift_away_from_truth, ' + SELECTOR_METRICS]),
+      'shift_away_from_truth, ' + PAIRS_METRICS + SELECTOR_METRICS]),
     ('[{"metric": "delta_tnr", "op": ">", "threshold": 1, "why": 2}]',
      ['rules[0]: unknown field "why"', "rules[0].name: a rule needs a non-empty name"]),
     ('[{"name": "a", "metric": "delta_tnr", "op": ">", "threshold": 1}, '

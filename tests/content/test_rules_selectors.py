@@ -89,7 +89,11 @@ def test_the_new_metrics_are_known_after_the_pooled_ones():
     assert METRICS[:9] == (
         "delta_fleiss_kappa", "delta_recall", "delta_tnr", "recall_phase1", "tnr_phase1",
         "recall_phase2", "tnr_phase2", "shift_towards_truth", "shift_away_from_truth")
-    assert METRICS[9:] == (
+    # A pairs session's pooled metrics next (issue 31), then the ones with selectors.
+    assert METRICS[9:14] == (
+        "pairwise_accuracy_phase1", "pairwise_accuracy_phase2", "decisive_accuracy_phase1",
+        "decisive_accuracy_phase2", "position_bias")
+    assert METRICS[14:] == (
         "reviewer_recall", "reviewer_tnr", "condition_delta_flag_rate", "condition_mcnemar_p",
         "self_preference_delta", "builder_pass_rate", "builder_difference",
         "builder_difference_p_holm")

@@ -386,6 +386,15 @@ def codes_of(judge_pk) -> list[str]:
                 .values_list("code", flat=True))
 
 
+def copy_codes_of(judge_pk) -> list[str]:
+    """A pairs judge's copy codes (each copy's own, the frames' codes), sorted: an order that
+    does not follow which copy of a pair is its first (the twins of case 14e compare the crawl's
+    requests too); none for a judge of any other kind."""
+    return sorted({code for pair in Assignment.objects.filter(judge_id=judge_pk)
+                   .exclude(first_code="").values_list("first_code", "second_code")
+                   for code in pair})
+
+
 def post_verdicts(persona, world, label, phase, positions, on_response, keep_every=3):
     """The persona's verdicts over HTTP, with their own reasons; the answers are scanned too."""
     client, judge_pk = persona.client, persona.judge_pk
@@ -862,6 +871,11 @@ def allowed_in_phase2(world) -> set[str]:
     if world.kind == SessionKind.COPIES:
         allowed |= {f"review {pk} reason"
                     for pk in Review.objects.filter(run=world.run).values_list("pk", flat=True)}
+    if world.kind == SessionKind.PAIRS:
+        # A pair's phase 2 shows each copy's reviews of the run's default condition only: a
+        # reason given under another condition (told a verdict) stays a canary everywhere.
+        allowed |= {f"review {pk} reason" for pk in Review.objects.filter(
+            run=world.run, condition=world.run.default_condition).values_list("pk", flat=True)}
     if world.session.reviewer_display == "names":
         allowed |= {f"reviewer {r.bundle_id} model" for r in world.run.reviewers.all()}
     return allowed
@@ -933,7 +947,19 @@ def fill_values(route, param, world, persona) -> list[tuple[str, str]] | None:
             others = [c for pk in Judge.objects.filter(session__in=world.sessions[1:])
                       .order_by("pk").values_list("pk", flat=True) for c in codes_of(pk)
                       if c not in own]
-        values = [("own", code) for code in own]
+        if world.kind == SessionKind.PAIRS and judge_pk:
+            # A pair's frames are by its copies' codes; a pair's own code frames nothing, and a
+            # copy's code is no item: each is tried where the other belongs (docs/threats.md 14e).
+            copy_codes = copy_codes_of(judge_pk)
+            if route.name == "judge_frame":
+                own, others = copy_codes, [c for pk in Judge.objects.filter(
+                    session=world.session).exclude(pk=judge_pk).values_list("pk", flat=True)
+                    for c in copy_codes_of(pk) if c not in copy_codes]
+                values = [("own", code) for code in own] + [("pair", codes_of(judge_pk)[0])]
+            else:
+                values = [("own", code) for code in own] + [("copy", copy_codes[0])]
+        else:
+            values = [("own", code) for code in own]
         if others:
             values.append(("other", others[0]))
         return values + [("unknown", UNKNOWN_CODE)]
@@ -1122,6 +1148,9 @@ def link_problems(persona, path, response, world, *, urls=None, own_codes=None) 
     problems = []
     if own_codes is None:
         own_codes = set(codes_of(persona.judge_pk)) if persona.judge_pk else set()
+    # A pairs judge's frames are by copy code, never by a pair's code (docs/threats.md 14e).
+    copy_codes = (set(copy_codes_of(persona.judge_pk))
+                  if persona.judge_pk and world.kind == SessionKind.PAIRS else set())
     if urls is None:
         urls = page_urls(body_of(response))
     urls = [value for _, _, value in urls]
@@ -1140,7 +1169,7 @@ def link_problems(persona, path, response, world, *, urls=None, own_codes=None) 
             continue
         segments = [s for s in parts.path.split("/") if s]
         for segment in segments:
-            if segment.isdigit() and segment not in own_codes:
+            if segment.isdigit() and segment not in own_codes | copy_codes:
                 problems.append(f"{path}: digits-only path segment in {value!r}")
         if parts.path.startswith(settings.STATIC_URL):
             continue
@@ -1156,7 +1185,11 @@ def link_problems(persona, path, response, world, *, urls=None, own_codes=None) 
         for key, arg in match.kwargs.items():
             if key == "url_id" and arg != world.session.url_id:
                 problems.append(f"{path}: foreign URL id in {value!r}")
-            if key == "code" and arg not in own_codes:
+            if key == "code" and copy_codes and (arg in copy_codes) != (
+                    match.url_name == "judge_frame"):
+                problems.append(f"{persona.label} {path}: a pair's code and a copy's code "
+                                f"mixed up in {value!r}")
+            elif key == "code" and arg not in own_codes | copy_codes:
                 problems.append(f"{persona.label} {path}: foreign code in {value!r}")
         if parts.query:
             problems.append(f"{path}: a query string in {value!r}")

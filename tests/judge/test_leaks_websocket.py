@@ -104,7 +104,8 @@ def cookie_of(client: Client) -> str:
 @pytest.mark.asyncio
 @pytest.mark.usefixtures("fresh_channel_layer")
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("kind,display", [("copies", "letters"), ("findings", "names")])
+@pytest.mark.parametrize("kind,display", [("copies", "letters"), ("findings", "names"),
+                                          ("pairs", "names")])
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
 async def test_no_canary_in_any_websocket_frame_a_judge_receives(canary_host_tx, standin, kind, display):
     world = await sync_to_async(build_world)(canary_host_tx, canary_bundle(), kind=kind, display=display,

@@ -85,8 +85,13 @@ def test_accuracy_and_position_bias_by_direct_counting(judged):
     invited = section["groups"][0]
     assert invited["group"] == "invited" and invited["judges"] == 2
     assert invited["phase1"]["accuracy"]["k"] == good_left + 3
-    # Per-copy scores do not score preferences.
+    # Per-copy scores do not score preferences: no judge's recall or TNR counts a pair's answer.
     assert report["session_kind_note"].startswith("items are pairs")
+    scored = [(judge["judge"], phase, measure, block[measure]["n"])
+              for judge in report["scores"]["judges"]
+              for phase, versions in judge["phases"].items() for block in versions.values()
+              for measure in ("recall", "tnr")]
+    assert len(scored) == 2 * 2 * 2 and all(n == 0 for *_, n in scored), scored
 
 
 def test_the_mapping_publishes_the_sides_and_the_verifier_checks_them(judged):

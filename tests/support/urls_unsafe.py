@@ -135,6 +135,19 @@ def truth_dependent(request, url_id, code):
                         content_type="text/html; charset=utf-8")
 
 
+@judge_required
+def first_side(request, url_id, code):
+    """A pair's page that says which side its first copy is on (the earlier builder's, in import
+    order): what no judge page may tell (docs/threats.md case 14e)."""
+    swapped = Assignment.objects.filter(judge=request.judge, code=code).values_list(
+        "swapped", flat=True).first()
+    if swapped is None:
+        raise Http404("no such item")
+    return HttpResponse(f"<!doctype html><p>Pair {code}: its first copy is on the "
+                        f"{'right' if swapped else 'left'}</p>",
+                        content_type="text/html; charset=utf-8")
+
+
 def boom(request):
     raise RuntimeError("unsafe-test-boom: secret detail sk_live_CANARYTRACE in /work/main/x.py")
 
@@ -144,5 +157,6 @@ urlpatterns = [
     path("unsafe/leak/<str:url_id>/", leaky_page, name="unsafe_leak"),
     path("unsafe/s/<str:url_id>/i/<str:code>/frame", raw_frame, name="unsafe_frame"),
     path("unsafe/s/<str:url_id>/i/<str:code>/truth", truth_dependent, name="unsafe_truth"),
+    path("unsafe/s/<str:url_id>/i/<str:code>/first", first_side, name="unsafe_first_side"),
     path("unsafe/boom", boom, name="unsafe_boom"),
 ]
