@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from content.scoring import rate
 from content.stdlib_stats import check_probability
 from reports import stats
 
@@ -124,14 +125,6 @@ def _check_pair(a: Any, b: Any, index: dict, where: str) -> tuple[int, int]:
     if a == b:
         raise ValueError(f"{where}: a builder compared with itself ({a!r})")
     return index[a], index[b]
-
-
-def _rate(k: int, n: int) -> dict:
-    """k/n with its Wilson 95 % interval; rate and bounds None when n is 0."""
-    if n == 0:
-        return {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
-    low, high = stats.wilson_interval(k, n)
-    return {"k": k, "n": n, "rate": k / n, "low": low, "high": high}
 
 
 # --- Bradley–Terry ------------------------------------------------------------------------------
@@ -580,7 +573,7 @@ def position_bias(judges: Sequence[tuple[Hashable, int, int]], *, seed: int = 0,
         "p_value": (stats.sign_flip_p([s - 0.5 for s in shares], resamples=flips, seed=seed)
                     if shares else None),
         "test": "sign-flip across judges",
-        "pooled": _rate(total_left, total),
+        "pooled": rate(total_left, total),
         "pooled_p": pooled_p,
     }
 
@@ -634,9 +627,9 @@ def order_inconsistency(pairs: Sequence[tuple[str, str]]) -> dict:
         else:
             counts["partly"] += 1
     flipped = counts["first_in_both"] + counts["second_in_both"]
-    return {"pairs": n, "inconsistent": _rate(flipped, n),
-            "inconsistent_decisive": _rate(flipped, decisive_both), **counts,
-            "first_share": _rate(first, decisive)}
+    return {"pairs": n, "inconsistent": rate(flipped, n),
+            "inconsistent_decisive": rate(flipped, decisive_both), **counts,
+            "first_share": rate(first, decisive)}
 
 
 # --- accuracy against truth ---------------------------------------------------------------------
@@ -679,7 +672,7 @@ def pairwise_accuracy(answers: Sequence[tuple[str, str | None]]) -> dict:
         decisive += answer in ("left", "right")
         ties += answer == "tie"
         both_bad += answer == "both_bad"
-    return {"differing": n, "accuracy": _rate(right, n), "decisive_accuracy": _rate(right, decisive),
+    return {"differing": n, "accuracy": rate(right, n), "decisive_accuracy": rate(right, decisive),
             "ties": ties, "both_bad": both_bad, "equal": equal, "equal_n": sum(equal.values())}
 
 
@@ -721,8 +714,8 @@ def phase_shift(rows: Sequence[tuple[str, str, str]]) -> dict:
                (False, False): "wrong_both"}[(first, second)]
         counts[key] += 1
     return {"pairs": n, **counts, "changed": changed, "equal": equal,
-            "phase1": _rate(counts["correct_both"] + counts["away"], n),
-            "phase2": _rate(counts["correct_both"] + counts["toward"], n),
+            "phase1": rate(counts["correct_both"] + counts["away"], n),
+            "phase2": rate(counts["correct_both"] + counts["toward"], n),
             "p_value": stats.mcnemar_exact(counts["toward"], counts["away"]),
             "test": "McNemar exact"}
 
