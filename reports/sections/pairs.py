@@ -25,7 +25,7 @@ from collections import Counter
 from content.scoring import rate
 from content.truth import truth_class
 from judging.enums import SessionKind
-from reports import pairwise, stats
+from reports import pairwise
 from reports.groups import SEAL_GROUPS, SEALS
 from reports.loading import ReportData
 from reports.sections.pooled import BOOTSTRAP_SEED, RESAMPLES
@@ -68,23 +68,19 @@ DEFINITIONS = {
 }
 
 
-def _preferred(answer: str, first, second, *, first_on_left: bool):
-    """The copy an answer preferred (None for tie or both bad)."""
-    if answer in ("left", "first"):
-        return first if first_on_left else second
-    if answer in ("right", "second"):
-        return second if first_on_left else first
-    return None
+# A reviewer's order (first, second) in a judge's terms (left, right): the first shown is left.
+_AS_SIDE = {"left": "left", "right": "right", "first": "left", "second": "right", "tie": "tie",
+            "both_bad": "both_bad"}
 
 
-def _good_of(first_truth: str, second_truth: str) -> int | None:
-    """0 where the first copy is the good one of a truth-differing pair, 1 the second, None
-    where the truths do not differ (or one is unknown)."""
-    classes = (truth_class(first_truth), truth_class(second_truth))
+def _good_side(left_truth: str, right_truth: str) -> str | None:
+    """The side of the good copy of a truth-differing pair ("left" or "right"), None where the
+    truths do not differ (or one is unknown)."""
+    classes = (truth_class(left_truth), truth_class(right_truth))
     if classes == ("good", "defective"):
-        return 0
+        return "left"
     if classes == ("defective", "good"):
-        return 1
+        return "right"
     return None
 
 
@@ -97,41 +93,40 @@ def _equal_kind(first_truth: str, second_truth: str) -> str | None:
     return None
 
 
-class _Tally:
-    """The counts every scope (a judge, a judge type, a reviewer) reports in one phase."""
+class _Shown:
+    """One answer as every figure takes it: the copies and builders as shown (left/first, then
+    right/second), the answer in those terms, the side of the good copy (if the truths differ),
+    the resampling unit, who answered."""
 
-    def __init__(self, answers):
-        self.answers = Counter()
-        self.right = self.scored = self.decisive_right = self.decisive = 0
-        self.first_shown = self.sided = 0
-        self.equal = {"both_good": Counter(), "both_defective": Counter()}
-        self.answer_names = answers
+    __slots__ = ("answer", "good_side", "judge", "left", "left_builder", "right", "right_builder",
+                 "unit")
 
-    def add(self, answer: str, good: int | None, equal: str | None, *, first_on_left: bool):
-        self.answers[answer] += 1
-        decisive = answer in ("left", "right", "first", "second")
-        if decisive:
-            self.sided += 1
-            self.first_shown += answer in ("left", "first")
-        if good is not None:
-            chosen = _preferred(answer, 0, 1, first_on_left=first_on_left)
-            self.scored += 1
-            self.right += chosen == good
-            if decisive:
-                self.decisive += 1
-                self.decisive_right += chosen == good
-        elif equal is not None:
-            self.equal[equal][answer] += 1
+    def __init__(self, left, right, answer, unit, judge):
+        self.left, self.right, self.answer, self.unit, self.judge = left, right, answer, unit, judge
+        self.left_builder, self.right_builder = left.builder_id, right.builder_id
+        self.good_side = _good_side(left.truth, right.truth)
 
-    def report(self) -> dict:
-        return {
-            "answers": {name: self.answers[name] for name in self.answer_names},
-            "accuracy": rate(self.right, self.scored),
-            "decisive_accuracy": rate(self.decisive_right, self.decisive),
-            "left_share": rate(self.first_shown, self.sided),
-            "equal_truth": {kind: {name: counts[name] for name in self.answer_names}
-                            for kind, counts in self.equal.items()},
-        }
+
+def _tally(shown: list, names: tuple) -> dict:
+    """The counts every scope (a judge, a judge type, a reviewer) reports in one phase: its
+    answers, pairwise and decisive accuracy (reports.pairwise.pairwise_accuracy), the left (first)
+    share and what was preferred on pairs of equal truth."""
+    sides = [(_AS_SIDE[a.answer], a.good_side) for a in shown]
+    accuracy = pairwise.pairwise_accuracy(sides)
+    decisive = [side for side, _ in sides if side in ("left", "right")]
+    counts = Counter(a.answer for a in shown)
+    equal = {"both_good": Counter(), "both_defective": Counter()}
+    for a in shown:
+        kind = _equal_kind(a.left.truth, a.right.truth)
+        if kind is not None:
+            equal[kind][a.answer] += 1
+    return {
+        "answers": {name: counts[name] for name in names},
+        "accuracy": accuracy["accuracy"],
+        "decisive_accuracy": accuracy["decisive_accuracy"],
+        "left_share": rate(decisive.count("left"), len(decisive)),
+        "equal_truth": {kind: {name: by[name] for name in names} for kind, by in equal.items()},
+    }
 
 
 def _judge_answers(data: ReportData):
@@ -144,17 +139,6 @@ def _judge_answers(data: ReportData):
         assignment_pk = data.assignments.rows[v.assignment[k][0]][0]
         swapped = data.pair_sides[assignment_pk][0]
         yield int(v.judge[k]), int(v.item[k]), v.phase[k], v.value[k], not swapped
-
-
-class _Shown:
-    """One answer as the statistics take it: the builders and copies as shown (left/first, then
-    right/second), the answer in those terms, the resampling unit, who answered."""
-
-    __slots__ = ("answer", "judge", "left", "left_builder", "right", "right_builder", "unit")
-
-    def __init__(self, left, right, answer, unit, judge):
-        self.left, self.right, self.answer, self.unit, self.judge = left, right, answer, unit, judge
-        self.left_builder, self.right_builder = left.builder_id, right.builder_id
 
 
 def _statistics(data: ReportData, shown: list, *, across_judges: bool) -> dict:
@@ -178,11 +162,10 @@ def _statistics(data: ReportData, shown: list, *, across_judges: bool) -> dict:
     for a in shown:
         if a.answer not in ("left", "right", "first", "second"):
             continue
-        good = _good_of(a.left.truth, a.right.truth)
         rows.append((int(a.answer in ("left", "first")),
                      strength.get(name[a.left_builder], 0.0) - strength.get(name[a.right_builder], 0.0),
                      len(a.left.content), len(a.right.content),
-                     0 if good is None else (1 if good == 0 else -1)))
+                     {"left": 1, "right": -1, None: 0}[a.good_side]))
     out["style"] = pairwise.style_fit(rows)
     if across_judges:
         counts: dict = {}
@@ -202,78 +185,64 @@ def pairs(data: ReportData) -> dict | None:
         return None
     copies = data.bundle.copy_by_pk
     items = data.items.rows
-    good = [_good_of(copies[i.copy_id].truth, copies[i.pair_copy_id].truth) for i in items]
-    equal = [_equal_kind(copies[i.copy_id].truth, copies[i.pair_copy_id].truth) for i in items]
     unit_of = data.bundle.unit_of_copy
-    n_judges = len(data.judges.rows)
-    per_judge = {phase: [_Tally(ANSWERS) for _ in range(n_judges)] for phase in (1, 2)}
-    shown_by = {(group, phase): [] for group in GROUP_ORDER for phase in (1, 2)}
-    correct = {}  # (judge, item) -> {phase: right?} on truth-differing pairs
+    groups = data.judges.groups
+    by_judge = {(j, phase): [] for j in range(len(data.judges.rows)) for phase in (1, 2)}
+    by_pair: dict[tuple[int, int], dict[int, _Shown]] = {}  # (judge, item) -> phase -> answer
     for j, i, phase, answer, first_on_left in _judge_answers(data):
-        per_judge[phase][j].add(answer, good[i], equal[i], first_on_left=first_on_left)
         first, second = copies[items[i].copy_id], copies[items[i].pair_copy_id]
         left, right = (first, second) if first_on_left else (second, first)
-        shown_by[(data.judges.groups[j], phase)].append(_Shown(
-            left, right, answer, unit_of.get(first.pk, ("task", first.task_id)),
-            data.judges.pseudonyms[j]))
-        if good[i] is not None:
-            chosen = _preferred(answer, 0, 1, first_on_left=first_on_left)
-            correct.setdefault((j, i), {})[phase] = chosen == good[i]
-    groups = [g for g in GROUP_ORDER if g in data.judges.groups]
+        shown = _Shown(left, right, answer, unit_of.get(first.pk, ("task", first.task_id)),
+                       data.judges.pseudonyms[j])
+        by_judge[(j, phase)].append(shown)
+        by_pair.setdefault((j, i), {})[phase] = shown
+    present = [g for g in GROUP_ORDER if g in groups]
+    truth_differing = sum(_good_side(copies[i.copy_id].truth, copies[i.pair_copy_id].truth)
+                          is not None for i in items)
     return {
         "definitions": DEFINITIONS,
         "design": ({**session.pairs_design, "seed": session.pairs_seed}
                    if session.pairs_seed else session.pairs_design),
         "pairs": len(items),
-        "truth_differing_pairs": sum(g is not None for g in good),
+        "truth_differing_pairs": truth_differing,
         "judges": [
             {"judge": pseudonym, "group": group,
-             **{f"phase{phase}": per_judge[phase][j].report() for phase in (1, 2)}}
-            for j, (pseudonym, group) in enumerate(zip(data.judges.pseudonyms,
-                                                        data.judges.groups, strict=True))],
-        "groups": [_group(data, per_judge, group, shown_by) for group in groups],
-        "phase_shift": _phase_shift(data, correct),
+             **{f"phase{phase}": _tally(by_judge[(j, phase)], ANSWERS) for phase in (1, 2)}}
+            for j, (pseudonym, group) in enumerate(zip(data.judges.pseudonyms, groups,
+                                                        strict=True))],
+        "groups": [_group(data, by_judge, group) for group in present],
+        "phase_shift": _phase_shift(data, by_pair),
         "reviewers": _reviewers(data),
         "minimal_pairs": None,
         "minimal_pairs_note": MINIMAL_PAIRS_NOTE,
     }
 
 
-def _group(data: ReportData, per_judge: dict, group: str, shown_by: dict) -> dict:
+def _group(data: ReportData, by_judge: dict, group: str) -> dict:
+    """A judge type's figures per phase: its judges' answers together."""
     members = [j for j, g in enumerate(data.judges.groups) if g == group]
     out = {"group": group, "judges": len(members)}
     for phase in (1, 2):
-        pooled = _Tally(ANSWERS)
-        for j in members:
-            tally = per_judge[phase][j]
-            pooled.answers.update(tally.answers)
-            pooled.right += tally.right
-            pooled.scored += tally.scored
-            pooled.decisive_right += tally.decisive_right
-            pooled.decisive += tally.decisive
-            pooled.first_shown += tally.first_shown
-            pooled.sided += tally.sided
-            for kind in pooled.equal:
-                pooled.equal[kind].update(tally.equal[kind])
-        out[f"phase{phase}"] = {**pooled.report(),
-                                **_statistics(data, shown_by[(group, phase)], across_judges=True)}
+        shown = [a for j in members for a in by_judge[(j, phase)]]
+        out[f"phase{phase}"] = {**_tally(shown, ANSWERS),
+                                **_statistics(data, shown, across_judges=True)}
     return out
 
 
-def _phase_shift(data: ReportData, correct: dict) -> list[dict]:
-    rows = []
+def _phase_shift(data: ReportData, by_pair: dict) -> list[dict]:
+    """Per judge, their truth-differing pairs answered in both phases (reports.pairwise
+    .phase_shift): toward and away from the good copy, McNemar's p where anything moved."""
+    rows_of: dict[int, list] = {j: [] for j in range(len(data.judges.rows))}
+    for (j, _), answers in by_pair.items():
+        if len(answers) == 2:
+            rows_of[j].append((answers[1].answer, answers[2].answer, answers[1].good_side))
+    out = []
     for j, pseudonym in enumerate(data.judges.pseudonyms):
-        toward = away = both = 0
-        for (judge, _), by_phase in correct.items():
-            if judge != j or len(by_phase) < 2:
-                continue
-            both += 1
-            toward += (not by_phase[1]) and by_phase[2]
-            away += by_phase[1] and not by_phase[2]
-        rows.append({"judge": pseudonym, "group": data.judges.groups[j], "pairs": both,
-                     "toward": toward, "away": away,
-                     "p_value": stats.mcnemar_exact(away, toward) if toward + away else None})
-    return rows
+        shift = pairwise.phase_shift(rows_of[j])
+        out.append({"judge": pseudonym, "group": data.judges.groups[j], "pairs": shift["pairs"],
+                    "toward": shift["toward"], "away": shift["away"],
+                    "p_value": shift["p_value"] if shift["toward"] + shift["away"] else None})
+    return out
 
 
 def _reviewers(data: ReportData) -> list[dict]:
@@ -294,7 +263,6 @@ def _reviewers(data: ReportData) -> list[dict]:
     out = []
     for reviewer in data.bundle.reviewers:
         mine = by_reviewer.get(reviewer.pk, [])
-        tally = _Tally(REVIEWER_ANSWERS)
         orders: dict[frozenset, dict] = {}
         shown = []
         own = own_preferred = 0
@@ -306,15 +274,13 @@ def _reviewers(data: ReportData) -> list[dict]:
             if mine_first != mine_second and c.verdict in ("first", "second"):
                 own += 1
                 own_preferred += (c.verdict == "first") == mine_first
-            tally.add(c.verdict, _good_of(first.truth, second.truth),
-                      _equal_kind(first.truth, second.truth), first_on_left=True)
             # Each pair's two orders, keyed by its copies in the pair's own (item) order.
             orders.setdefault(frozenset((c.first_id, c.second_id)), {})[
                 (c.first_id, c.second_id)] = c.verdict
             shown.append(_Shown(first, second, c.verdict,
                                 unit_of.get(first.pk, ("task", first.task_id)), reviewer.bundle_id))
         both_ways = [(o[min(o)], o[max(o)]) for o in orders.values() if len(o) == 2]
-        report = tally.report()
+        report = _tally(shown, REVIEWER_ANSWERS)
         report["first_share"] = report.pop("left_share")
         out.append({"reviewer": reviewer.bundle_id, "model": reviewer.model,
                     "family": reviewer.family, "comparisons": len(mine),
