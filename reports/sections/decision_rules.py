@@ -122,9 +122,9 @@ def pairs_rule_values(pairs: dict) -> dict:
         values[f"pairwise_accuracy_phase{phase}"] = main[f"phase{phase}"]["accuracy"]["rate"]
         values[f"decisive_accuracy_phase{phase}"] = \
             main[f"phase{phase}"]["decisive_accuracy"]["rate"]
-    shares = [j["phase1"]["left_share"]["rate"] for j in pairs["judges"]
-              if j["group"] == MAIN_GROUP and j["phase1"]["left_share"]["rate"] is not None]
-    values["position_bias"] = sum(shares) / len(shares) - 0.5 if shares else None
+    # The mean of the judges' left shares, as the section's test across judges takes it.
+    mean = main["phase1"]["position_bias"]["mean_share"]
+    values["position_bias"] = None if mean is None else mean - 0.5
     return values
 
 
