@@ -94,6 +94,16 @@ def _hmac_hex(seed_hex: str, message: str) -> str:
     return hmac.new(bytes.fromhex(seed_hex), message.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
+def draw_codes_with_copies(draws: Draws, label: str, count: int,
+                           copies=()) -> tuple[list[str], dict]:
+    """`count` item codes, and one more code for each of `copies` (a pairs session's copies: each
+    its own code for the judge, the same on every pair holding it), all distinct, drawn in one
+    go: (item codes, {copy: code}), the copies taken in sorted order."""
+    copies = sorted(set(copies))
+    codes = draw_item_codes(draws, label, count + len(copies))
+    return codes[:count], dict(zip(copies, codes[count:], strict=True))
+
+
 def balanced_pick(item_keys: list[str], judge_counts: dict[str, int], k: int,
                   allocation_seed_hex: str, judge_number: int,
                   groups: dict[str, tuple[str, str]] | None = None) -> list[str]:

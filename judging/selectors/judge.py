@@ -320,16 +320,30 @@ def pair_sides(session, assignment_id: int, *, phase2: bool) -> dict:
 
     def side(copy_id: int, code: str) -> dict:
         row = stored.get(copy_id, {})
-        lines, text_lines = frame_lines_of(row.get("line_count"), row.get("prose"))
         material = (phase2_material(session, finding_id=None, reviews=row.get("reviews") or [],
                                     phase1_verdict=None) if phase2 else Phase2Material())
-        return {"code": code, "frame_lines": lines, "frame_text_lines": text_lines,
-                "frame_prose_px": prose_px_of(row.get("prose_height_wide"),
-                                              row.get("prose_height_narrow")),
-                "reviewer_rows": material.reviewer_rows, "findings": findings.get(copy_id, [])}
+        return pair_side(code, line_count=row.get("line_count"), prose=row.get("prose"),
+                         prose_heights=(row.get("prose_height_wide"),
+                                        row.get("prose_height_narrow")),
+                         reviewer_rows=material.reviewer_rows, findings=findings.get(copy_id, []))
 
-    sides = (side(first, first_code), side(second, second_code))
-    left, right = (sides[1], sides[0]) if swapped else sides
+    return as_shown(side(first, first_code), side(second, second_code), swapped=swapped)
+
+
+def pair_side(code: str, *, line_count, prose, prose_heights, reviewer_rows, findings) -> dict:
+    """One copy of a pair as its side shows it: its code, its stored frame's geometry, and in
+    phase 2 the reviewers' rows and the findings raised on it. A judge's page and a host's
+    preview build their sides with it."""
+    lines, text_lines = frame_lines_of(line_count, prose)
+    return {"code": code, "frame_lines": lines, "frame_text_lines": text_lines,
+            "frame_prose_px": prose_px_of(*prose_heights), "reviewer_rows": reviewer_rows,
+            "findings": findings}
+
+
+def as_shown(first: dict, second: dict, *, swapped: bool) -> dict:
+    """A pair's sides, the first copy's and the second's, as drawn for the judge: the second on
+    the left where `swapped`. The one place a drawn side becomes left and right on a page."""
+    left, right = (second, first) if swapped else (first, second)
     return {"left": left, "right": right}
 
 

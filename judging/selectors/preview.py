@@ -16,7 +16,13 @@ import re
 from dataclasses import dataclass, replace
 
 from blindjudge.errors import NotFound
-from content.draws import Draws, draw_item_codes, draw_order, draw_order_by_task, pair_swapped
+from content.draws import (
+    Draws,
+    draw_codes_with_copies,
+    draw_order,
+    draw_order_by_task,
+    pair_swapped,
+)
 from content.vocabulary import TRUTH_LABELS
 from judging import renders
 from judging.enums import SessionKind, SessionState
@@ -37,8 +43,10 @@ from judging.selectors.judge import (
     JudgeItem,
     Phase2Material,
     StoredFrame,
+    as_shown,
     frame_lines_of,
     item_view,
+    pair_side,
     phase2_material,
     prose_px_of,
     verdict_label,
@@ -97,17 +105,18 @@ def preview_slots(session: Session, seed: str) -> list[PreviewSlot]:
     if session.items_per_judge and session.items_per_judge < len(ordered):
         ordered = ordered[:session.items_per_judge]
     # A pair's copies have codes of their own, as a judge's do (judging.services.admission).
-    copies = sorted({c for key in ordered for c in (rows[key]["copy_id"], rows[key]["pair_copy_id"])
-                     if c is not None}) if session.kind == SessionKind.PAIRS else []
-    codes = draw_item_codes(draws, "preview:codes", len(ordered) + len(copies))
-    copy_codes = dict(zip(copies, codes[len(ordered):], strict=True))
+    pairs = session.kind == SessionKind.PAIRS
+    codes, copy_codes = draw_codes_with_copies(
+        draws, "preview:codes", len(ordered),
+        [c for key in ordered for c in (rows[key]["copy_id"], rows[key]["pair_copy_id"])]
+        if pairs else ())
     return [PreviewSlot(code=code, position=position, item_id=rows[key]["pk"],
                         copy_id=rows[key]["copy_id"], finding_id=rows[key]["finding_id"],
                         task_id=rows[key]["task_id"], pair_copy_id=rows[key]["pair_copy_id"],
-                        swapped=bool(copies) and pair_swapped(order_seed, key),
+                        swapped=pairs and pair_swapped(order_seed, key),
                         first_code=copy_codes.get(rows[key]["copy_id"], ""),
                         second_code=copy_codes.get(rows[key]["pair_copy_id"], ""))
-            for position, (key, code) in enumerate(zip(ordered, codes, strict=False), start=1)]
+            for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1)]
 
 
 def _slot(slots: list[PreviewSlot], code: str) -> PreviewSlot:
@@ -148,15 +157,13 @@ def _preview_pair(session: Session, slot: PreviewSlot, phase: int, patterns) -> 
     findings raised on each copy are shown to judges only, from their opening's renders)."""
     def side(copy_id: int, code: str) -> dict:
         line_count, prose, reviews, heights = _copy_shown(session, copy_id, patterns)
-        lines, text_lines = frame_lines_of(line_count, prose)
         rows = (phase2_material(session, finding_id=None, reviews=reviews, phase1_verdict=None)
                 .reviewer_rows if phase == 2 else [])
-        return {"code": code, "frame_lines": lines, "frame_text_lines": text_lines,
-                "frame_prose_px": prose_px_of(*heights), "reviewer_rows": rows, "findings": []}
+        return pair_side(code, line_count=line_count, prose=prose, prose_heights=heights,
+                         reviewer_rows=rows, findings=[])
 
-    sides = (side(slot.copy_id, slot.first_code), side(slot.pair_copy_id, slot.second_code))
-    left, right = (sides[1], sides[0]) if slot.swapped else sides
-    return {"left": left, "right": right}
+    return as_shown(side(slot.copy_id, slot.first_code), side(slot.pair_copy_id, slot.second_code),
+                    swapped=slot.swapped)
 
 
 def preview_item(session: Session, seed: str, code: str, phase: int) -> JudgeItem:

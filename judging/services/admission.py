@@ -35,7 +35,7 @@ from content.draws import (
     balanced_pick,
     by_task_pick,
     canonical_guest_code,
-    draw_item_codes,
+    draw_codes_with_copies,
     draw_order,
     draw_order_by_task,
     one_per_copy_pick,
@@ -181,12 +181,11 @@ def _draw(session: Session, items: dict[str, _ItemRow]) -> _Drawn:
     pairs = session.kind == SessionKind.PAIRS
     # A pair's copies have codes of their own, one per copy for the judge (the same on each of
     # their pairs that holds it), drawn with the pairs' codes so that none repeats.
-    copies = sorted({c for key in ordered for c in (items[key].copy, items[key].second_copy)}) \
-        if pairs else []
-    codes = draw_item_codes(draws, f"judge:{number}:codes", len(ordered) + len(copies))
-    copy_codes = dict(zip(copies, codes[len(ordered):], strict=True))
+    codes, copy_codes = draw_codes_with_copies(
+        draws, f"judge:{number}:codes", len(ordered),
+        [c for key in ordered for c in (items[key].copy, items[key].second_copy)] if pairs else ())
     mapping = []
-    for position, (key, code) in enumerate(zip(ordered, codes, strict=False), start=1):
+    for position, (key, code) in enumerate(zip(ordered, codes, strict=True), start=1):
         item = items[key]
         entry = {"position": position, "code": code, "item": key, "copy": item.copy,
                  "builder": item.builder}
