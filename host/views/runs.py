@@ -10,7 +10,7 @@ from blindjudge import links
 from blindjudge.errors import Invalid
 from content.importers.common import ConversionError, Source
 from content.importers.conversion import ImportRequest, bundle_bytes, summary_lines
-from content.pairs_plan import DESIGN_EFFECT, pairs_plan
+from content.pairs_plan import DESIGN_EFFECT
 from host.forms import PairsPlanForm, RunImportForm, SessionCreateForm, TruthForm
 from host.views.common import (
     actor_of,
@@ -30,7 +30,13 @@ from judging.selectors.host import (
     runs_of_host,
     truth_history,
 )
-from judging.services import pairs_overview, run_import, session_create, truth_correct
+from judging.services import (
+    pairs_overview,
+    pairs_plan_on,
+    run_import,
+    session_create,
+    truth_correct,
+)
 
 
 def _runs_page(request, form=None, status=200, error=None):
@@ -224,21 +230,13 @@ def pairs_planner(request, run):
     plan = error = None
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
-        share = (overview["truth_differing_pairs"] / overview["pairs"]
-                 if overview["pairs"] and overview["truth_differing_pairs"] else None)
-        if not overview["pairs"]:
-            error = "this run has no task with copies by two builders"
-        elif data["target"] == "accuracy" and share is None:
-            error = ("this run has no pair of one good and one defective copy: pairwise accuracy "
-                     "against truth cannot be measured on it")
-        else:
-            try:
-                plan = pairs_plan(overview["builders"], overview["tasks"], data["half_width"],
-                                  target=data["target"], pairs_per_judge=data["pairs_per_judge"],
-                                  differing_share=share if data["target"] == "accuracy" else None,
-                                  design_effect=data["design_effect"] or DESIGN_EFFECT)
-            except ValueError as problem:
-                error = str(problem)
+        try:
+            plan = pairs_plan_on(run, data["half_width"], target=data["target"],
+                                 pairs_per_judge=data["pairs_per_judge"],
+                                 design_effect=data["design_effect"] or DESIGN_EFFECT,
+                                 overview=overview)
+        except Invalid as problem:
+            error = problem.message
     return render_host_page(request, "host/pairs_planner.html", {
         "run": run, "form": form, "overview": overview, "plan": plan, "error": error,
     }, status=400 if error or (form.is_bound and not form.is_valid()) else 200)

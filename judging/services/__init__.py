@@ -79,7 +79,7 @@ from judging.services.judges import (
     resume_token_reissue,
     resume_token_revoke,
 )
-from judging.services.pairs import pairs_overview
+from judging.services.pairs import pairs_overview, pairs_plan_on
 from judging.services.runs import run_import, truth_correct
 from judging.services.sessions import (
     DEFAULT_MINUTES_PER_ITEM,
@@ -131,6 +131,7 @@ from judging.services.verdicts import (
 
 __all__ = [
     "pairs_overview",
+    "pairs_plan_on",
     "CANNOT_TELL",
     "InsideMatrix",
     "item_key",

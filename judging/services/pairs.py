@@ -17,11 +17,15 @@ from itertools import combinations
 
 from blindjudge.errors import Invalid
 from content.canonical import sha256_hex
-from content.pairs_plan import balanced_pairs
+from content.pairs_plan import DESIGN_EFFECT, balanced_pairs, pairs_plan
 from content.truth import truth_class
 from judging.models import Run
 
 PAIR_KEY = "pair:"
+NO_PAIRS = ("run {run} has no task with copies by two builders; a pairs session compares two "
+            "builders' copies of one task")
+NO_TRUTH_DIFFERING = ("run {run} has no pair of one good and one defective copy: pairwise "
+                      "accuracy against truth cannot be measured on it")
 PAIR_VERDICTS = ("left", "right", "tie", "both_bad")
 DESIGNS = ("all", "balanced")
 
@@ -56,8 +60,7 @@ def pairs_sources(run: Run, *, design: str, count: int | None, seed: str):
         raise Invalid(f'design "{design}": expected one of {", ".join(DESIGNS)}')
     pairs = _all_pairs(run)
     if not pairs:
-        raise Invalid(f"run {run.pk} has no task with copies by two builders; a pairs session "
-                      "compares two builders' copies of one task")
+        raise Invalid(NO_PAIRS.format(run=run.pk))
     if design == "all":
         if count is not None:
             raise Invalid("pairs: the design \"all\" takes every pair; give a number of pairs only "
@@ -98,3 +101,26 @@ def pairs_overview(run: Run) -> dict:
                     for a, b in pairs.values())
     return {"builders": run.builders.count(), "tasks": run.tasks.count(), "pairs": len(pairs),
             "truth_differing_pairs": differing}
+
+
+def pairs_plan_on(run: Run, half_width: float, *, target: str, pairs_per_judge: int,
+                  design: str = "all", balanced_count: int | None = None,
+                  design_effect: float = DESIGN_EFFECT, overview: dict | None = None) -> dict:
+    """content.pairs_plan.pairs_plan on the run's pairs (`overview`: pairs_overview's, read here
+    when not given), the accuracy target over the share of its truth-differing pairs; Invalid,
+    saying why, for a run without pairs (or without a truth-differing one, for that target) and
+    for figures the planner refuses. The plan_pairs command and the host's planner page call it."""
+    overview = overview or pairs_overview(run)
+    if not overview["pairs"]:
+        raise Invalid(NO_PAIRS.format(run=run.pk))
+    share = None
+    if target == "accuracy":
+        if not overview["truth_differing_pairs"]:
+            raise Invalid(NO_TRUTH_DIFFERING.format(run=run.pk))
+        share = overview["truth_differing_pairs"] / overview["pairs"]
+    try:
+        return pairs_plan(overview["builders"], overview["tasks"], half_width, target=target,
+                          pairs_per_judge=pairs_per_judge, differing_share=share, design=design,
+                          balanced_count=balanced_count, design_effect=design_effect)
+    except ValueError as error:
+        raise Invalid(str(error)) from None

@@ -1,9 +1,7 @@
-from django.core.management.base import CommandError
-
 from blindjudge.commands import HostCommand
-from content.pairs_plan import DESIGN_EFFECT, pairs_plan
+from content.pairs_plan import DESIGN_EFFECT
 from judging.selectors.commands import get_run
-from judging.services import pairs_overview
+from judging.services import pairs_overview, pairs_plan_on
 
 
 class Command(HostCommand):
@@ -31,24 +29,12 @@ class Command(HostCommand):
 
     def run(self, *, run, half_width, target, pairs_per_judge, design, pairs=None,
             design_effect=DESIGN_EFFECT, **options):
-        overview = pairs_overview(get_run(run))
-        if overview["pairs"] == 0:
-            raise CommandError(f"run {run} has no task with copies by two builders; a pairs "
-                               "session compares two builders' copies of one task")
-        share = None
-        if target == "accuracy":
-            if overview["truth_differing_pairs"] == 0:
-                raise CommandError(f"run {run} has no pair of one good and one defective copy: "
-                                   "pairwise accuracy against truth cannot be measured on it")
-            share = overview["truth_differing_pairs"] / overview["pairs"]
-        try:
-            plan = pairs_plan(overview["builders"], overview["tasks"], half_width, target=target,
-                              pairs_per_judge=pairs_per_judge, differing_share=share,
-                              design=design, balanced_count=pairs,
-                              design_effect=design_effect)
-        except ValueError as error:
-            raise CommandError(str(error)) from None
-        return {"run": int(run), "offered_pairs": overview["pairs"],
+        the_run = get_run(run)
+        overview = pairs_overview(the_run)
+        plan = pairs_plan_on(the_run, half_width, target=target, pairs_per_judge=pairs_per_judge,
+                             design=design, balanced_count=pairs, design_effect=design_effect,
+                             overview=overview)
+        return {"run": the_run.pk, "offered_pairs": overview["pairs"],
                 "truth_differing_pairs": overview["truth_differing_pairs"],
                 "comparisons": plan["comparisons"], "judges": plan["judges"],
                 "pairs_per_judge": plan["pairs_per_judge"],
