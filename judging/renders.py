@@ -201,19 +201,23 @@ def _task_ids(models: Models, session_id: int) -> set[int]:
 
 
 def _copy_ids(models: Models, items) -> set[int]:
-    """The copies a session's items show: each item's copy, and a pair's second copy (migrations
-    before 0019 pass an Item without pairs)."""
+    """The copies a session's items show: each item's copy, and a pair's second copy."""
     copies = set(items.values_list("copy_id", flat=True))
-    if any(f.name == "pair_copy" for f in models.Item._meta.get_fields()):
+    if _has_pairs(models):
         copies |= set(items.filter(pair_copy__isnull=False).values_list("pair_copy_id", flat=True))
     return copies
+
+
+def _has_pairs(models: Models) -> bool:
+    """The Item given knows pairs (migrations before 0019 pass their own, without them)."""
+    return any(f.name == "pair_copy" for f in models.Item._meta.get_fields())
 
 
 def _finding_ids(models: Models, items) -> set[int]:
     """The findings a session's judges read: each item's finding, and in a pairs session every
     finding raised on either copy of a pair (phase 2 shows them beside the reviewers' rows)."""
     findings = set(items.filter(finding__isnull=False).values_list("finding_id", flat=True))
-    if any(f.name == "pair_copy" for f in models.Item._meta.get_fields()):
+    if _has_pairs(models):
         pairs = items.filter(pair_copy__isnull=False)
         if pairs.exists():
             copies = set(pairs.values_list("copy_id", flat=True)) | set(
