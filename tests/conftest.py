@@ -30,6 +30,7 @@ from judging import immutability
 from judging.services import guest_join, guests_configure, judge_remove
 from reports.offprocess import POOL
 from tests.support import github_standin
+from tests.support.inspect_reader import install_in_background
 from tests.worlds import (
     a_github_judge,
     a_host,
@@ -40,8 +41,8 @@ from tests.worlds import (
     opening_children,
 )
 
-# The `pure` marker (tests that run once, in the embedded-default run), enforced.
-pytest_plugins = ["tests.support.pure"]
+# The `pure` and `browser_once` markers (tests that run once, in the embedded-default run), enforced.
+pytest_plugins = ["tests.support.pure", "tests.support.browser_once"]
 
 # --- Personas --------------------------------------------------------------------------------------
 
@@ -269,3 +270,5 @@ def pytest_collection_modifyitems(config, items):
         if any(definition.scope in ("module", "package", "class")
                for chain in definitions.values() for definition in chain):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    if any(item.module.__name__ == "tests.reports.test_export_interop" for item in items):
+        install_in_background()  # inspect-ai's own reader: tests/support/inspect_reader.py

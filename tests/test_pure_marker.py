@@ -3,6 +3,8 @@ that breaks it, in a real pytest run of its own, and to stay quiet on the same a
 
 A pure test runs once (in the embedded-default run), so a test that touches the database, opens a
 socket or starts a process must not be able to wear the marker and escape the PostgreSQL run.
+So is `browser_once` (tests/support/browser_once.py): it must say why, and only a test that drives
+the browser may wear it.
 """
 
 import os
@@ -97,17 +99,58 @@ def test_opted_out_starts_a_process():
 
 BOTH = {"test_pure_computes": "PASSED", "test_opted_out_starts_a_process": "PASSED"}
 
+# The inner runs have no conftest: a `browser` fixture of their own stands for tests/e2e's.
+BROWSER_ONCE_MISUSED = '''
+import pytest
+
+
+@pytest.fixture
+def browser():
+    return None
+
+
+@pytest.mark.browser_once
+def test_says_not_why(browser):
+    pass
+
+
+@pytest.mark.browser_once("keys and layout")
+def test_drives_no_browser():
+    pass
+'''
+
+BROWSER_ONCE = '''
+import pytest
+
+
+@pytest.fixture
+def browser():
+    return None
+
+
+@pytest.mark.browser_once("keys and layout")
+def test_in_the_browser(browser):
+    pass
+
+
+def test_of_the_server_behind_it(browser):
+    pass
+'''
+
+BOTH_BROWSER = {"test_in_the_browser": "PASSED", "test_of_the_server_behind_it": "PASSED"}
+
 
 def _pytest(tmp_path, source, **env):
     test_file = tmp_path / "test_inner.py"
     test_file.write_text(textwrap.dedent(source))
     environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("PYTEST_", "BLINDJUDGE_TEST_PURE"))}
+                   if not key.startswith(("PYTEST_", "BLINDJUDGE_TEST_PURE", "BLINDJUDGE_TEST_BROWSERS"))}
     environment.update(PYTHONPATH=str(ROOT), COLUMNS="1000", **env)  # summary lines in full
     return subprocess.run(
         [sys.executable, "-m", "pytest", str(test_file), "-c", os.devnull, "--rootdir", str(tmp_path),
-         "-p", "tests.support.pure", "--ds", "blindjudge.settings_test", "-p", "no:randomly",
-         "-p", "no:cacheprovider", "-p", "no:asyncio", "-rA"],
+         "-p", "tests.support.pure", "-p", "tests.support.browser_once",
+         "--ds", "blindjudge.settings_test", "-p", "no:randomly", "-p", "no:cacheprovider",
+         "-p", "no:asyncio", "-rA"],
         cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -158,3 +201,24 @@ def test_pure_tests_run_once_in_the_embedded_default_run_and_are_left_out_on_pos
     always = _pytest(tmp_path, COMPUTES, DATABASE_URL="postgres://postgres@127.0.0.1:5432/blindjudge",
                      BLINDJUDGE_TEST_PURE="always")
     assert _outcomes(always.stdout) == BOTH
+
+
+def test_a_browser_once_test_must_say_why_and_drive_the_browser(tmp_path):
+    result = _pytest(tmp_path, BROWSER_ONCE_MISUSED, **_embedded(tmp_path))
+    assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "tests marked browser_once misuse it" in result.stderr
+    assert "test_says_not_why: say why it runs once" in result.stderr
+    assert "test_drives_no_browser: drives no browser" in result.stderr
+    assert "test_says_not_why: drives no browser" not in result.stderr
+
+
+def test_browser_once_tests_run_in_the_embedded_default_run_and_are_left_out_on_postgresql(tmp_path):
+    embedded = _pytest(tmp_path, BROWSER_ONCE, **_embedded(tmp_path))
+    assert _outcomes(embedded.stdout) == BOTH_BROWSER
+    postgresql = "postgres://postgres@127.0.0.1:5432/blindjudge"
+    on_postgresql = _pytest(tmp_path, BROWSER_ONCE, DATABASE_URL=postgresql)
+    assert _outcomes(on_postgresql.stdout) == {"test_of_the_server_behind_it": "PASSED"}
+    assert "1 deselected" in on_postgresql.stdout
+    assert "tests marked browser_once are deselected" in on_postgresql.stdout
+    both = _pytest(tmp_path, BROWSER_ONCE, DATABASE_URL=postgresql, BLINDJUDGE_TEST_BROWSERS="both")
+    assert _outcomes(both.stdout) == BOTH_BROWSER

@@ -38,7 +38,11 @@ from tests.worlds import (
     make_run2_bundle,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.browser_once(
+        "the adjudicator's and the judges' pages driven by keys, and the report they lead to"),
+]
 
 RULE = {"name": "drop tasks judges found unsound", "action": "exclude_tasks",
         "when": {"flag_share": ">=0.5", "severity": ">=2"}}

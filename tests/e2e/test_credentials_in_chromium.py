@@ -14,7 +14,11 @@ from playwright.sync_api import expect
 
 from judging.services import invitation_create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.browser_once(
+        "where the browser sends a link's token, and what the server's log keeps"),
+]
 
 
 def visit(context, url: str, button: str, heading: str) -> list:

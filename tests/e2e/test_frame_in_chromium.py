@@ -19,7 +19,8 @@ from judging.services import (
 )
 from tests.worlds import a_host, a_run, a_session, codes, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the frame's height and scrolling as Chromium lays it out")]
 
 BIDI_LINE = 'label = "Zeta \u202e says"  # by Zeta'
 

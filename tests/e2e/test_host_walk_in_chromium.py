@@ -25,7 +25,8 @@ from judging.models import ItemDraft, Session
 from tests.e2e.judge_keys import choose_by_key
 from tests.worlds import a_host
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the host's pages walked by a browser, form to form")]
 
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 PASSWORD = "host walk passphrase 1"

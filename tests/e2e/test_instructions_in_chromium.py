@@ -15,7 +15,8 @@ from judging.enums import SessionState
 from judging.services import invitation_create, session_update_draft
 from tests.worlds import a_session, advance
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the instructions page as Chromium lays it out, at two widths")]
 
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 TEXT = "Read each copy **to the end**.\n\n- one\n- two\n\n<script>window.ran = true</script>"

@@ -30,7 +30,11 @@ from judging.services import (
 from tests.e2e.judge_keys import TOO_SOON, choose_by_key
 from tests.worlds import a_demo_session, a_host, a_run, a_session, invite_and_join
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.browser_once(
+        "the sandbox, the policy and the keyboard in Chromium, and the pages' layout"),
+]
 
 BEACON = "http://beacon.example.invalid"
 KEY_VALUES = {"1": "pass", "2": "fail"}

@@ -31,7 +31,8 @@ from tests.worlds import (
     judge_cookie,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("keys, touch, scrolling and axe-core in Chromium")]
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"

@@ -31,7 +31,8 @@ from tests.e2e.judge_keys import (
 )
 from tests.worlds import a_demo_session, a_host, advance, invite_and_join, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("every way a browser could send a verdict not meant")]
 
 WIDE = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}

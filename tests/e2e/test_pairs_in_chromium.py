@@ -12,7 +12,8 @@ from judging.models import Assignment, Verdict
 from tests.e2e.judge_keys import in_browser_as, judge_by_keys, wait_until_keys_count
 from tests.worlds import a_host, a_run, a_session, invite_and_join, judge_cookie, make_run2_bundle
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the pairs page's keys, sides and layout in Chromium")]
 
 KEYS = {"left": "1", "right": "2", "tie": "3", "both_bad": "4"}
 ANSWERS = ("left", "right", "tie", "both_bad")

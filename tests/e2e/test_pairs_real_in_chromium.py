@@ -24,7 +24,12 @@ from tests.reports.test_pairs_generated import independent_fit
 from tests.support import pairs30
 from tests.worlds import a_host, advance, answer_all, invite_and_join, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.browser_once(
+        "a real run judged by keys in Chromium (the pairs report is counted on both databases "
+        "by tests/reports/test_pairs_report.py)"),
+]
 
 KEYS = {"left": "1", "right": "2", "tie": "3", "both_bad": "4"}
 PER_JUDGE = 20

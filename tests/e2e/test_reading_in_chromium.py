@@ -22,7 +22,8 @@ from judging.models import Assignment, ItemDraft, Verdict
 from tests.e2e.judge_keys import wait_until_keys_count
 from tests.worlds import a_host, a_run, a_session, codes, invite_and_join, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("what a judge can read and reach in Chromium")]
 
 WIDE = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}

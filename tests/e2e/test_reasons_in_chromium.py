@@ -19,7 +19,8 @@ from tests.e2e.judge_keys import in_browser_as, judge_by_keys
 from tests.support.seed000 import review_texts, seed_bundle_with_reasons
 from tests.worlds import a_host, a_run, a_session, advance, answer_all, invite_and_join, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the auditor's pages driven in Chromium")]
 
 AUDITED = ("Qwen/Qwen2.5-Coder-3B-Instruct", "Qwen/Qwen3-1.7B")
 WORDS = re.compile(r"[A-Za-z0-9]+")

@@ -10,7 +10,8 @@ from playwright.sync_api import expect
 
 from tests.reports.test_report_scripted import build_scripted
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the HTML report under its policy in Chromium")]
 
 RECALL_PLOT = "#plot-judges-recall"
 # The page's own style sets the body's width; without it Chromium's default is "none".

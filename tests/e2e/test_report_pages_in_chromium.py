@@ -27,7 +27,8 @@ from reports.export import anonymise
 from reports.html import to_html
 from tests.reports.matrix_world import build_matrix
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db,
+              pytest.mark.browser_once("the HTML report's layout and plots in Chromium")]
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"

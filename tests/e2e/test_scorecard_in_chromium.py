@@ -14,7 +14,8 @@ import pytest
 from judging.demo import demo_bundle
 from tests.worlds import a_demo_session, a_host, advance, answer_all, invite_and_join, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the scorecard's layout on a phone's width")]
 
 PHONE = {"width": 375, "height": 812}
 # A host's note naming the function at fault and the file of the test that shows it: words longer

@@ -17,7 +17,8 @@ from tests.e2e.judge_keys import wait_until_keys_count
 from tests.worlds import a_host, a_run, a_session, advance, answer_all, codes, invite_and_join, judge_cookie
 from tests.worlds import make_run2_bundle as run2
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("the flag key and the flag's place on the page in Chromium")]
 
 REASON = "The tests want 1 minus 2 where the statement says add"
 AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"

@@ -36,7 +36,8 @@ from tests.e2e.judge_keys import (
 )
 from tests.worlds import a_demo_session, a_host, answer_all, codes, invite_and_join, judge_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.browser_once("what the page sends only when a judge means it")]
 
 
 def _judge_on_first_item(server, observed_context, **options):
