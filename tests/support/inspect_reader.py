@@ -8,10 +8,16 @@ install: the pin is the `interop` extra of pyproject.toml, and the tests install
 of its own, made once under var/interop/ (a lock keeps two test workers from making it at once;
 a venv whose install did not finish is made again), and run its reader in a subprocess that
 prints what it read as JSON.
+
+The install is mostly waiting on the package index (about 60 s, a third of it CPU), so a run that
+collects the export's tests starts it in the background at collection (tests/conftest.py,
+`install_in_background`) and the tests, which take the same lock, find it made or wait for the
+rest of it, instead of holding a worker for the whole install.
 """
 
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -52,20 +58,38 @@ print(json.dumps(out))
 """
 
 
+def installed() -> bool:
+    done = HOME / ".installed"
+    return done.exists() and done.read_text() == REQUIREMENT
+
+
+def install_in_background() -> None:
+    """Start making the venv in a process of its own, if it is not made (module docstring); its
+    output goes to var/interop/install.log. Two workers may both start one: the second waits
+    on the lock and finds the venv made."""
+    if installed():
+        return
+    HOME.parent.mkdir(parents=True, exist_ok=True)
+    with (HOME.parent / "install.log").open("ab") as log:
+        subprocess.Popen([sys.executable, "-m", "tests.support.inspect_reader", "--install"],  # noqa: S603
+                         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
 def inspect_python() -> Path:
     """The python of the inspect-ai venv, made if it is not there yet (module docstring)."""
     HOME.parent.mkdir(parents=True, exist_ok=True)
     python, done = HOME / "bin" / "python", HOME / ".installed"
     with (HOME.parent / f"{HOME.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists() and done.read_text() == REQUIREMENT:
+        if installed():
             return python
         shutil.rmtree(HOME, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(HOME)], check=True, timeout=120)
-        installed = subprocess.run(
+        pip = subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
              REQUIREMENT], capture_output=True, text=True, timeout=900)
-        assert installed.returncode == 0, f"pip install {REQUIREMENT} failed:\n{installed.stderr}"
+        assert pip.returncode == 0, f"pip install {REQUIREMENT} failed:\n{pip.stderr}"
         done.write_text(REQUIREMENT)
     return python
 
@@ -79,3 +103,9 @@ def read_with_inspect(*paths: Path, then: str = "") -> dict:
     assert done.returncode == 0, f"inspect-ai could not read {paths}:\n{done.stderr[-4000:]}"
     return json.loads(done.stdout)
 
+
+
+if __name__ == "__main__":  # python -m tests.support.inspect_reader --install
+    if sys.argv[1:] != ["--install"]:
+        raise SystemExit("usage: python -m tests.support.inspect_reader --install")
+    print(inspect_python(), flush=True)
