@@ -752,7 +752,7 @@ def main(argv=None):
                         help="leave out bench/report.py's report builds (200,000 verdicts)")
     parser.add_argument("--no-install-size", dest="install_size", action="store_false")
     parser.add_argument("--smoke", action="store_true",
-                        help="CI's run (.ci/run): SQLite, 8 judges of 20 items, 1 s cells at 1 "
+                        help="CI's run (.ci/run): SQLite, 8 judges of 20 items, 0.5 s cells at 1 "
                              "and 8 clients, no report build, under a minute; every response's "
                              "shape checked, the figures printed, nothing asserted")
     parser.add_argument("--pairs", type=int, default=200,
@@ -769,7 +769,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.smoke:
         args.db, args.items, args.judges, args.per_judge = "sqlite", 40, 8, 20
-        args.concurrency, args.duration, args.warmup = "1,8", 1.0, 0.3
+        args.concurrency, args.duration, args.warmup = "1,8", 0.5, 0.2
         args.port, args.downloads, args.report_build, args.install_size = 0, 1, False, False
         args.server = "uvicorn"
         args.pairs = 20
