@@ -58,17 +58,10 @@ from bench.run import (  # noqa: E402
     run_python,
 )
 from bench.shapes import PageChanged  # noqa: E402
+from tests.support.seed_tables import SEED_TABLE_FIELDS  # noqa: E402
 
 SEED = ROOT / "tests" / "data" / "seed000"
-# The seed tables' options, as a host types them on the import page (tests/host/test_import_page.py).
-SEED_FIELDS = {
-    "source": "jsonl",
-    "column_map": "task=task,statement=doc,content=source,truth=label,copy=id,defect=change",
-    "values": "truth:buggy=seeded_defect,correct=known_good verdict:PASS=pass,FAIL=fail,NONE=abstain",
-    "builder": "review_items_v1", "builder_family": "profrod.ai",
-    "review_map": "reviewer=model,copy=item",
-    "again": "on",
-}
+SEED_FIELDS = {**SEED_TABLE_FIELDS, "again": "on"}  # the same tables again each time
 PING_SECONDS = 25  # judging.live.PING_SECONDS: static/live/socket.js pings this often
 TARGET_MB, TARGET_SLOPE_MB_PER_10_MIN, SLOPE_WINDOW_MINUTES = 120.0, 1.0, 40
 

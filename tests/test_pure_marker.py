@@ -191,16 +191,27 @@ def test_a_pure_test_that_asks_for_the_database_stops_the_run_at_collection(tmp_
     assert "test_pure_but_marked_django_db: django_db" in result.stderr
 
 
+POSTGRESQL = "postgres://postgres@127.0.0.1:5432/blindjudge"
+
+
+def runs_once(tmp_path, source, *, marker, both, on_postgresql, keep):
+    """`source` run three ways: in the embedded default every test runs (`both`); on PostgreSQL
+    only `on_postgresql`, the marked test deselected and the header saying so; on PostgreSQL with
+    `keep` (the variable that keeps them) every test again."""
+    embedded = _pytest(tmp_path, source, **_embedded(tmp_path))
+    assert _outcomes(embedded.stdout) == both
+    postgresql = _pytest(tmp_path, source, DATABASE_URL=POSTGRESQL)
+    assert _outcomes(postgresql.stdout) == on_postgresql
+    assert "1 deselected" in postgresql.stdout
+    assert f"tests marked {marker} are deselected" in postgresql.stdout
+    kept = _pytest(tmp_path, source, DATABASE_URL=POSTGRESQL, **keep)
+    assert _outcomes(kept.stdout) == both
+
+
 def test_pure_tests_run_once_in_the_embedded_default_run_and_are_left_out_on_postgresql(tmp_path):
-    embedded = _pytest(tmp_path, COMPUTES, **_embedded(tmp_path))
-    assert _outcomes(embedded.stdout) == BOTH
-    on_postgresql = _pytest(tmp_path, COMPUTES, DATABASE_URL="postgres://postgres@127.0.0.1:5432/blindjudge")
-    assert _outcomes(on_postgresql.stdout) == {"test_opted_out_starts_a_process": "PASSED"}
-    assert "1 deselected" in on_postgresql.stdout
-    assert "tests marked pure are deselected" in on_postgresql.stdout
-    always = _pytest(tmp_path, COMPUTES, DATABASE_URL="postgres://postgres@127.0.0.1:5432/blindjudge",
-                     BLINDJUDGE_TEST_PURE="always")
-    assert _outcomes(always.stdout) == BOTH
+    runs_once(tmp_path, COMPUTES, marker="pure", both=BOTH,
+              on_postgresql={"test_opted_out_starts_a_process": "PASSED"},
+              keep={"BLINDJUDGE_TEST_PURE": "always"})
 
 
 def test_a_browser_once_test_must_say_why_and_drive_the_browser(tmp_path):
@@ -213,12 +224,6 @@ def test_a_browser_once_test_must_say_why_and_drive_the_browser(tmp_path):
 
 
 def test_browser_once_tests_run_in_the_embedded_default_run_and_are_left_out_on_postgresql(tmp_path):
-    embedded = _pytest(tmp_path, BROWSER_ONCE, **_embedded(tmp_path))
-    assert _outcomes(embedded.stdout) == BOTH_BROWSER
-    postgresql = "postgres://postgres@127.0.0.1:5432/blindjudge"
-    on_postgresql = _pytest(tmp_path, BROWSER_ONCE, DATABASE_URL=postgresql)
-    assert _outcomes(on_postgresql.stdout) == {"test_of_the_server_behind_it": "PASSED"}
-    assert "1 deselected" in on_postgresql.stdout
-    assert "tests marked browser_once are deselected" in on_postgresql.stdout
-    both = _pytest(tmp_path, BROWSER_ONCE, DATABASE_URL=postgresql, BLINDJUDGE_TEST_BROWSERS="both")
-    assert _outcomes(both.stdout) == BOTH_BROWSER
+    runs_once(tmp_path, BROWSER_ONCE, marker="browser_once", both=BOTH_BROWSER,
+              on_postgresql={"test_of_the_server_behind_it": "PASSED"},
+              keep={"BLINDJUDGE_TEST_BROWSERS": "both"})

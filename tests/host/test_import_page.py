@@ -12,17 +12,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judging.models import Copy, Review, Run, Task
 from tests.host.test_host_pages import page, url
+from tests.support.seed_tables import SEED_TABLE_FIELDS
 from tests.worlds import bundle_bytes, client_as
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed000"
-SEED_FIELDS = {
-    "source": "jsonl",
-    "column_map": "task=task,statement=doc,content=source,truth=label,copy=id,defect=change",
-    "values": "truth:buggy=seeded_defect,correct=known_good verdict:PASS=pass,FAIL=fail,NONE=abstain",
-    "builder": "review_items_v1", "builder_family": "profrod.ai",
-    "review_map": "reviewer=model,copy=item",
-    "name": "Does a prior verdict anchor your AI reviewer?",
-}
+SEED_FIELDS = {**SEED_TABLE_FIELDS, "name": "Does a prior verdict anchor your AI reviewer?"}
 
 
 @pytest.fixture
