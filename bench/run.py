@@ -97,17 +97,21 @@ class ProcessSampler(threading.Thread):
                 entry["rss_mb"] = max(entry["rss_mb"], round(rss, 1))
 
 
-def http_status(url, cookie=None, timeout=2.0):
+def http_get(url, cookie=None, timeout=2.0):
+    """(status, headers, body) of a GET; status None when nothing answered."""
     # Only ever http://127.0.0.1:PORT/…, built here.
     request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            response.read()
-            return response.status
+            return response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:
-        return error.code
+        return error.code, error.headers, error.read()
     except OSError:
-        return None
+        return None, {}, b""
+
+
+def http_status(url, cookie=None, timeout=2.0):
+    return http_get(url, cookie, timeout)[0]
 
 
 class Server:
@@ -525,9 +529,13 @@ def load(db, args, out, env, work, fixture, fixture_path, server, base):
     downloads = []
     for _ in range(args.downloads):
         started = time.perf_counter()
-        status = http_status(base + f"/host/sessions/{fixture['session_id']}/report/json",
-                             cookie=f"sessionid={fixture['host_sessionid']}", timeout=300)
-        downloads.append({"status": status, "seconds": round(time.perf_counter() - started, 3)})
+        path = f"/host/sessions/{fixture['session_id']}/report/json"
+        status, headers, body = http_get(base + path, cookie=f"sessionid={fixture['host_sessionid']}",
+                                         timeout=300)
+        seconds = round(time.perf_counter() - started, 3)
+        problem = "no answer" if status is None else shapes.report("json").check(
+            status, headers, body, f"GET {path}")  # or stops the run: a report of another shape
+        downloads.append({"status": status, "seconds": seconds, "problem": problem})
     time.sleep(0.3)
     out["report_download"] = downloads
     out["rss_mb"]["after report download"] = server.sampler.peaks.get("after report download", {})

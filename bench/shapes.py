@@ -14,8 +14,9 @@ apart:
 The markers are the parts each page exists for, not wording a copy edit would change: the item
 page's verdict form and sandboxed frame for the code asked, the frame's rows, the save's JSON
 fields, the phase-2 page's model reviewers, the review page's lock button, the lock's redirect
-home, and one progress row per judge. tests/test_bench_shapes.py shows each check passing on the
-real pages and firing on a page of the wrong shape.
+home, one progress row per judge, and the report download's schema, header row or policy.
+tests/test_bench_shapes.py shows each check passing on the real pages and firing on a page of
+the wrong shape.
 """
 
 import json
@@ -138,3 +139,16 @@ def progress(judges: int) -> Shape:
     """The host's progress view ("Judges and progress"): the totals and one row per judge."""
     return Shape("the host's progress view", contains=(b'id="live-totals"', b'id="judges-live"'),
                  counted=(b'<tr data-judge="', judges))
+
+
+def report(fmt: str) -> Shape:
+    """The host's report download of a revealed session (host/views/reports.py), by format: the
+    JSON report's schema name, the CSV's header row, the HTML page under its own policy."""
+    page = f"the report download ({fmt})"
+    if fmt == "json":
+        return Shape(page, json_fields={"schema": "blindjudge.report/2"})
+    if fmt == "csv":
+        return Shape(page, contains=(b"rater_kind,rater,group,phase,condition,item,copy,task,",))
+    if fmt == "html":
+        return Shape(page, contains=(b"<!DOCTYPE html>", b'http-equiv="Content-Security-Policy"'))
+    raise ValueError(f"no shape for the report format {fmt!r}")

@@ -99,9 +99,7 @@ class Soak:
         try:
             async with http.request(method, path, allow_redirects=False, **options) as response:
                 body = await response.read()
-                problem = shape.check(response.status, response.headers, body,
-                                      f"{method} {path}") if shape else (
-                    None if response.status == 200 else f"status {response.status}")
+                problem = shape.check(response.status, response.headers, body, f"{method} {path}")
         except (TimeoutError, aiohttp.ClientError) as error:
             problem = f"{type(error).__name__}: {error}"
         self.count(kind, problem)
@@ -176,8 +174,8 @@ class Soak:
         cookie = {"Cookie": f"sessionid={self.downloads['host_sessionid']}"}
         while not self.done.is_set():
             fmt = next(formats)
-            await self.fetch(http, f"report {fmt}", "GET", path + fmt, None, headers=cookie,
-                             timeout=aiohttp.ClientTimeout(total=300))
+            await self.fetch(http, f"report {fmt}", "GET", path + fmt, shapes.report(fmt),
+                             headers=cookie, timeout=aiohttp.ClientTimeout(total=300))
             await self.pause(self.args.download_every)
 
     async def imports(self, http):

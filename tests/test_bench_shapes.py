@@ -22,9 +22,12 @@ from bench.urls import hello
 from content.rendering import frame_document
 from judging.enums import SessionKind, SessionState
 from judging.models import Assignment
+from reports.build import build_report
+from reports.render import render_report
 from tests.worlds import (
     a_run,
     a_session,
+    advance,
     answer_all,
     client_as,
     codes,
@@ -76,6 +79,23 @@ def test_the_pair_checks_pass_on_a_pairs_session_today(host):
             assert check(shapes.frame(), client.get(f"/s/{url_id}/i/{side}/frame")) is None
     with pytest.raises(PageChanged):  # a copies item page is not a pair's
         check(shapes.pair(code), client.get(f"/s/{url_id}/i/{first}/"))
+
+
+@pytest.mark.django_db
+def test_the_report_checks_pass_on_each_format_of_a_revealed_report_and_fire_on_another(host,
+                                                                                          open_session):
+    """The bytes the download streams are render_report's (tests/reports/test_offprocess.py)."""
+    answer_all(invite_and_join(open_session, "Ann").judge, 1)
+    report = build_report(advance(open_session, SessionState.REVEALED))
+    for fmt in ("json", "csv", "html"):
+        assert shapes.report(fmt).check(200, {}, render_report(report, fmt)) is None
+    with pytest.raises(PageChanged, match="JSON field 'schema' is 'blindjudge.report/1'"):
+        shapes.report("json").check(200, {}, json.dumps({"schema": "blindjudge.report/1"}).encode())
+    with pytest.raises(PageChanged, match="missing 'rater_kind,rater"):
+        shapes.report("csv").check(200, {}, render_report(report, "jsonl"))
+    without_policy = render_report(report, "html").replace(b'http-equiv="Content-Security-Policy"', b"")
+    with pytest.raises(PageChanged, match="Content-Security-Policy"):
+        shapes.report("html").check(200, {}, without_policy)
 
 
 @pytest.mark.pure
