@@ -117,6 +117,17 @@ class IdleConnections:
         with self._lock:
             if len(self._idle) >= self.size:
                 return False
+        try:
+            # An idle connection keeps no page cache: each held the pages of its last request
+            # (up to SQLite's 2 MB cache_size), and the 8 kept ones grew the serving process by
+            # ~0.3 MB a minute (bench/README.md, issue 32 item 3). In WAL mode another
+            # connection's commit empties a connection's cache at its next read anyway.
+            connection.execute("PRAGMA shrink_memory")
+        except Exception:  # noqa: BLE001 - an unusable connection is closed, not kept
+            return False
+        with self._lock:
+            if len(self._idle) >= self.size:
+                return False
             self._idle.append((key, identity, connection))
             return True
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 from accounts.guards import host_required
 from blindjudge import links
 from blindjudge.errors import Invalid
+from blindjudge.memory import trim_heap
 from content.importers.common import ConversionError, Source
 from content.importers.conversion import ImportRequest, bundle_bytes, summary_lines
 from content.pairs_plan import DESIGN_EFFECT
@@ -67,9 +68,14 @@ def run_import_view(request):
         return (f"Run {run.pk} imported: {copies} copies, {findings} findings.",
                 reverse("host:run", kwargs={"run_id": run.pk}))
 
-    return host_change(request, form=RunImportForm(request.POST, request.FILES),
-                       change=change, refusals=(Invalid,),
-                       page=lambda **shown: _runs_page(request, **shown))
+    try:
+        return host_change(request, form=RunImportForm(request.POST, request.FILES),
+                           change=change, refusals=(Invalid,),
+                           page=lambda **shown: _runs_page(request, **shown))
+    finally:
+        # The files, the bundle and its parse are freed by now: their heap goes back to the
+        # system rather than staying resident after each import (blindjudge/memory.py).
+        trim_heap()
 
 
 def _tables_per_builder(data) -> list[tuple[str, object]]:

@@ -265,3 +265,18 @@ def test_swebench_instance_ids_and_the_empty_patch_rule_through_the_page(alice, 
     assert errors_listed(response) == [
         "--instance-ids: 1 of the 1 ids named are not predicted by every model: "
         "astropy__astropy-99999 (no prediction from qwen-mini)"]
+
+
+@pytest.mark.django_db
+def test_the_heap_is_given_back_after_an_import_and_after_a_refusal(alice, host, monkeypatch):
+    """What an import allocated in the serving process is returned to the system after it
+    (blindjudge/memory.py; issue 32 item 3), whether the import was written or refused."""
+    trims = []
+    monkeypatch.setattr("host.views.runs.trim_heap", lambda: trims.append(Run.objects.count()))
+    alice.post(url("run_import"), {**SEED_FIELDS, "outputs": file(SEED / "items-v1.jsonl"),
+                                   "reviews": file(SEED / "reviews-v1.jsonl")})
+    response = alice.post(url("run_import"), {
+        "source": "jsonl", "outputs": file("outputs.jsonl", b"not json\n"),
+        "column_map": "task=prompt,content=answer", "builder": "gpt-4o"})
+    assert response.status_code == 400
+    assert trims == [1, 1]

@@ -103,3 +103,21 @@ def test_a_database_made_again_at_the_same_path_never_gets_the_old_files_connect
     with pytest.raises(sqlite3.ProgrammingError):  # the stale one was closed, not left open
         old.execute("SELECT 1")
     after.close()
+
+
+def test_a_kept_connection_gives_back_its_page_cache():
+    """An idle connection holds no cached pages (each held its last request's, up to SQLite's
+    2 MB, and the kept ones grew the serving process: issue 32 item 3)."""
+    first = wrapper()
+    with first.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM judging_auditevent")
+    kept = first.connection
+    executed = []
+    kept.set_trace_callback(executed.append)
+    first.close()
+    kept.set_trace_callback(None)
+    assert "PRAGMA shrink_memory" in executed
+    second = wrapper()
+    second.ensure_connection()
+    assert second.connection is kept
+    second.close()
