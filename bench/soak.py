@@ -4,6 +4,9 @@
     .venv/bin/python bench/soak.py --db postgres --minutes 60
     .venv/bin/python bench/soak.py --db sqlite --minutes 3  # a quick look
 
+A run clears its --work-dir (default var/bench-soak-<db>) and, on PostgreSQL, drops and makes its
+--pg-url's database: two runs at once on one database each need their own of both.
+
 The server is started the production way (SQLite: the Uvicorn ./bj start execs, one process;
 PostgreSQL + Redis: deploy/serve PORT 2), on a fresh database holding a session of --items items
 for --judges judges (bench/fixture.py) and a small revealed session whose report is downloaded.
