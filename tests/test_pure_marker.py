@@ -183,12 +183,19 @@ def test_a_pure_test_cannot_reach_the_database_a_socket_or_a_process(tmp_path):
         assert outcomes[name] == "PASSED", (name, result.stdout[-3000:])
 
 
-def test_a_pure_test_that_asks_for_the_database_stops_the_run_at_collection(tmp_path):
-    result = _pytest(tmp_path, ASKS_FOR_THE_DATABASE, **_embedded(tmp_path))
+def stopped_at_collection(tmp_path, source) -> str:
+    """What a run of `source` printed on stderr, having stopped at collection (pytest's usage
+    error, exit 4), before any test ran."""
+    result = _pytest(tmp_path, source, **_embedded(tmp_path))
     assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "must not use the database" in result.stderr
-    assert "test_pure_but_asks_for_db: db" in result.stderr
-    assert "test_pure_but_marked_django_db: django_db" in result.stderr
+    return result.stderr
+
+
+def test_a_pure_test_that_asks_for_the_database_stops_the_run_at_collection(tmp_path):
+    said = stopped_at_collection(tmp_path, ASKS_FOR_THE_DATABASE)
+    assert "must not use the database" in said
+    assert "test_pure_but_asks_for_db: db" in said
+    assert "test_pure_but_marked_django_db: django_db" in said
 
 
 POSTGRESQL = "postgres://postgres@127.0.0.1:5432/blindjudge"
@@ -215,12 +222,11 @@ def test_pure_tests_run_once_in_the_embedded_default_run_and_are_left_out_on_pos
 
 
 def test_a_browser_once_test_must_say_why_and_drive_the_browser(tmp_path):
-    result = _pytest(tmp_path, BROWSER_ONCE_MISUSED, **_embedded(tmp_path))
-    assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "tests marked browser_once misuse it" in result.stderr
-    assert "test_says_not_why: say why it runs once" in result.stderr
-    assert "test_drives_no_browser: drives no browser" in result.stderr
-    assert "test_says_not_why: drives no browser" not in result.stderr
+    said = stopped_at_collection(tmp_path, BROWSER_ONCE_MISUSED)
+    assert "tests marked browser_once misuse it" in said
+    assert "test_says_not_why: say why it runs once" in said
+    assert "test_drives_no_browser: drives no browser" in said
+    assert "test_says_not_why: drives no browser" not in said
 
 
 def test_browser_once_tests_run_in_the_embedded_default_run_and_are_left_out_on_postgresql(tmp_path):
