@@ -1707,6 +1707,20 @@ def twin_transcript(host, bundle, standin, *, build=None, driver=None, normalise
     return transcript, world
 
 
+def unsafe_pages(worlds, page: str) -> list[list[bytes]]:
+    """For each world, judge A's test-only unsafe `page` (tests/support/urls_unsafe.py) of each of
+    their codes, normalised as the transcripts are: what a twin comparison's positive control
+    must find different."""
+    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
+        pages = []
+        for world in worlds:
+            a = world.personas["A"]
+            normalise = Normaliser(world)
+            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/{page}").content)
+                          for code in codes_of(a.judge_pk)])
+    return pages
+
+
 def first_difference(left, right) -> str:
     if len(left) != len(right):
         return f"{len(left)} responses against {len(right)}"
@@ -1737,14 +1751,8 @@ def test_case_12a_truth_twins_give_byte_identical_judge_responses(canary_host, s
     assert any(left_world.session.protocol_sha256.encode() in entry[5] for entry in left)
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page whose length follows the truth label.
-    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
-        pages = []
-        for world in (left_world, right_world):
-            a = world.personas["A"]
-            normalise = Normaliser(world)
-            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
-                          for code in codes_of(a.judge_pk)])
-    assert pages[0] != pages[1]
+    left_pages, right_pages = unsafe_pages((left_world, right_world), "truth")
+    assert left_pages != right_pages
 
 
 @override_settings(BLINDJUDGE_GUEST_ATTEMPTS=1000)
@@ -1832,14 +1840,8 @@ def test_case_12a_adjudication_twins_give_byte_identical_adjudicator_responses(c
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page whose length follows the truth label of
     # the adjudicator's copy (cCANARY02: seeded_defect in one twin, known_good in the other).
-    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
-        pages = []
-        for world in (left_world, right_world):
-            a = world.personas["A"]
-            normalise = Normaliser(world)
-            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
-                          for code in codes_of(a.judge_pk)])
-    assert pages[0] != pages[1]
+    left_pages, right_pages = unsafe_pages((left_world, right_world), "truth")
+    assert left_pages != right_pages
 
 
 KNOWN_TRUTH = re.compile(rb"Known truth: <strong>([^<]*)</strong>")
@@ -1950,11 +1952,5 @@ def test_case_12a_reasons_twins_give_byte_identical_auditor_responses(canary_hos
         label.encode() for label in TRUTH_LABELS.values()}
     # Positive control: without the truth set aside, the comparison fires on the auditor's
     # pages of phase 2 (as it does on the unsafe page whose length follows the truth label).
-    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
-        pages = []
-        for world in (left_world, right_world):
-            a = world.personas["A"]
-            normalise = Normaliser(world)
-            pages.append([normalise(a.client.get(f"/unsafe/s/{world.session.url_id}/i/{code}/truth").content)
-                          for code in codes_of(a.judge_pk)])
-    assert pages[0] != pages[1]
+    left_pages, right_pages = unsafe_pages((left_world, right_world), "truth")
+    assert left_pages != right_pages

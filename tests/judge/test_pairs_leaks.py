@@ -52,7 +52,6 @@ from tests.judge.test_leaks import (
     ADJ_CONDITIONS,
     ALL_JUDGE_ROUTES,
     JUDGE_NAMES,
-    Normaliser,
     build_world,
     canary_bundle,
     codes_of,
@@ -70,6 +69,7 @@ from tests.judge.test_leaks import (
     twin_transcript,
     unfillable_routes,
     unsafe_page_fires_on_every_canary,
+    unsafe_pages,
 )
 from tests.support.urls_unsafe import planted_values
 from tests.support.verdicts import verdict_record
@@ -352,15 +352,8 @@ def test_case_14e_reversed_import_twins_give_byte_identical_pairs_judge_response
     assert left_world.session.protocol_sha256 != right_world.session.protocol_sha256
     assert first_difference(left, right) == ""
     # Positive control: the comparison fires on a page that says which side the first copy is on.
-    with override_settings(ROOT_URLCONF="tests.support.urls_unsafe"):
-        pages = []
-        for world in (left_world, right_world):
-            a = world.personas["A"]
-            normalise = Normaliser(world)
-            pages.append([normalise(a.client.get(
-                f"/unsafe/s/{world.session.url_id}/i/{code}/first").content)
-                for code in codes_of(a.judge_pk)])
-    assert pages[0] != pages[1]
+    left_pages, right_pages = unsafe_pages((left_world, right_world), "first")
+    assert left_pages != right_pages
 
 
 # --- The blinding check reads both copies of every pair ------------------------------------------
