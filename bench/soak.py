@@ -37,6 +37,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import sys
 import time
@@ -302,10 +303,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.port = args.port or free_port()
     work = Path(args.work_dir or ROOT / "var" / f"bench-soak-{args.db}")
-    if work.exists():
-        import shutil  # noqa: PLC0415 - lazy: only to clear an earlier run's directory
-
-        shutil.rmtree(work)
+    shutil.rmtree(work, ignore_errors=True)
     (work / "data").mkdir(parents=True)
     log(f"[{args.db}] preparing the database and the sessions")
     env, out, fixture, downloads = prepare(args.db, args, work)
