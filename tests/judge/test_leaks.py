@@ -1680,10 +1680,11 @@ def twin_transcript(host, bundle, standin, *, build=None, driver=None, normalise
     transcript = []
 
     def on_response(persona, method, path, response):
-        # What the normaliser replaces changes only with a POST (a join, a resume, a guest code)
-        # or between states (the driver's own steps refresh it below); a value it missed would
-        # make the twins differ, never hide a difference.
-        if method == "POST":
+        # What the normaliser replaces changes only with a POST that was accepted (a join, a
+        # resume, a guest code; a refused one changes none of it) or between states (the
+        # driver's own steps refresh it below); a value it missed would make the twins differ,
+        # never hide a difference.
+        if method == "POST" and response.status_code < 400:
             normalise.refresh()
         headers = tuple((k, "<TIME>" if k.lower() == "expires" else
                          normalise(v.encode("latin-1")).decode("latin-1"))
