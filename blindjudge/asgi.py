@@ -1,6 +1,7 @@
 """The ASGI application: Django's HTTP handling, and the live websockets (blindjudge/routing.py).
 
-Outside Django, before any of its work:
+Django's own HTTP handler, but with the threads its requests run in kept for the next request
+(blindjudge/request_threads.py). Outside Django, before any of its work:
 - HTTP request bodies are capped before they are read (`BodyCap`): a declared Content-Length
   over the route's cap is answered 413 at once; a chunked body is counted as it streams and
   answered 413 the moment it passes the cap. The rest is never read.
@@ -24,14 +25,19 @@ import os
 import time
 from urllib.parse import urlsplit
 
+import django
 import redis
 import redis.asyncio
-from django.core.asgi import get_asgi_application
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindjudge.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # what django.core.asgi.get_asgi_application does first
+
+from blindjudge.request_threads import KeptThreadsASGIHandler  # noqa: E402
+
+# Django's HTTP handling, each request's sync work on a thread kept for the next request.
+django_asgi_app = KeptThreadsASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -1,0 +1,81 @@
+"""Django's ASGI handler, with the thread each request's sync code runs in kept for the next.
+
+Django's handler runs every request in a `ThreadSensitiveContext` of its own, which makes a new
+one-thread executor for the request's sync work (middleware, view, signals, the response's
+close) and, when the request ends, a second thread to join the first (asgiref 3.13). Two threads
+started and joined per request cost about 0.9 ms of CPU here, measured alone (bench/README.md,
+"The request's thread"): most of what the hello-world view costs the server, and a fifth of a
+judge's item page.
+
+Here a request takes an idle kept executor if there is one and otherwise makes one, exactly as
+Django would; the request's sync work runs on its one thread as before, one call at a time, in
+the request's own context (asgiref copies it into each call). A request whose client went away
+still holds its thread until its view returns (asgiref waits for the sync call it cancels), and
+other requests meanwhile take other threads. When a request ends, its executor is kept for the
+next request only if nothing given to it is still unfinished (work left on the thread would make
+the next request wait behind it; such a thread is let go, its thread ending once that work
+returns). At most `KEEP` are kept; a burst beyond that makes fresh ones, as before, so no request
+ever waits for a thread.
+
+What a reused thread carries from one request to the next: Django's database connections, which
+are per thread (close_old_connections closes them at the end of each request as before, so each
+request still takes a connection from the pool: blindjudge/sqlite_backend, psycopg's pool).
+Everything else Django keeps per request (the active language, the time zone, the URLconf) is
+per context, which each request has fresh.
+"""
+
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+from asgiref.sync import ThreadSensitiveContext
+from django.core.handlers.asgi import ASGIHandler
+
+KEEP = 32
+
+
+class RequestThread(ThreadPoolExecutor):
+    """One thread, counting the calls given to it that have not finished."""
+
+    def __init__(self):
+        super().__init__(max_workers=1, thread_name_prefix="request")
+        self._count_lock = threading.Lock()
+        self.unfinished = 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self._count_lock:
+            self.unfinished += 1
+        try:
+            future = super().submit(fn, *args, **kwargs)
+        except BaseException:
+            self._finished(None)
+            raise
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, _future):
+        with self._count_lock:
+            self.unfinished -= 1
+
+
+class KeptThreadsASGIHandler(ASGIHandler):
+    """Django's `ASGIHandler`, each request's sync work on a kept thread (see the module)."""
+
+    def __init__(self, keep: int = KEEP):
+        super().__init__()
+        self.keep = keep
+        self.idle: deque[RequestThread] = deque()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        # All on the event loop's thread: taking and giving back need no lock.
+        thread = self.idle.pop() if self.idle else RequestThread()
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            if thread.unfinished == 0 and len(self.idle) < self.keep:
+                self.idle.append(thread)
+            else:
+                thread.shutdown(wait=False)  # its thread ends once what it runs returns
