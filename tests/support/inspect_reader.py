@@ -87,8 +87,9 @@ def inspect_python() -> Path:
         shutil.rmtree(HOME, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(HOME)], check=True, timeout=120)
         pip = subprocess.run(
+            # --no-compile, as ./bj installs: what the reader imports is compiled on first import.
             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             REQUIREMENT], capture_output=True, text=True, timeout=900)
+             "--no-compile", REQUIREMENT], capture_output=True, text=True, timeout=900)
         assert pip.returncode == 0, f"pip install {REQUIREMENT} failed:\n{pip.stderr}"
         done.write_text(REQUIREMENT)
     return python
