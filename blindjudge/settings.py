@@ -184,8 +184,10 @@ def _database_from_url(url):
         config["OPTIONS"] = dict(SQLITE_OPTIONS)
         config["TEST"] = {"NAME": str(Path(config["NAME"]).with_suffix(".test.sqlite3"))}
     elif pool := env_int("DB_POOL_MAX_SIZE", 8):
-        # Under ASGI each request runs its database work in a thread of its own, so persistent
-        # connections do not apply (Django's docs) and every request would open a connection:
+        # Under ASGI a request's database work runs in a thread Django's handler gives it (kept
+        # for later requests by blindjudge/request_threads.py, but not tied to a client), so
+        # Django's docs advise a pool over persistent connections; without either, every
+        # request would open a connection:
         # a PostgreSQL backend process started, ~17 ms here (bench/). psycopg's pool, through
         # Django's own `pool` option, hands each request a connection already open.
         if config["CONN_MAX_AGE"]:

@@ -9,10 +9,12 @@ busy timeout that is "database is locked". Here a writer first takes a process-w
 writers wait their turn in order and start the moment the previous one commits. Other processes
 (commands, a second server) still meet SQLite's own lock and busy timeout, as before.
 
-Under ASGI every request also runs in a fresh thread, so Django opens a connection per request
-(CONN_MAX_AGE cannot help: the connection lives in the thread), and a new SQLite connection costs
-about 1 ms in pragmas and function registrations: a quarter of a judge request's server CPU. A
-closed connection is therefore kept (`IdleConnections`) for the next request of the process.
+Django closes a request's connection when the request ends (CONN_MAX_AGE is 0: a connection
+lives in its thread, and a request's thread, even kept for the next request by
+blindjudge/request_threads.py, may be let go or stand idle), so every request connects again, and
+a new SQLite connection costs about 1 ms in pragmas and function registrations: a quarter of a
+judge request's server CPU. A closed connection is therefore kept (`IdleConnections`) for the
+next request of the process.
 
 Nothing about durability changes: same pragmas (WAL, synchronous=FULL), one fsync per commit.
 """
