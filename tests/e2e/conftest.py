@@ -72,14 +72,28 @@ class _SinkHandler(http.server.BaseHTTPRequestHandler):
 
 # A browser test that stops answering (a Playwright call without a timeout of its own, such as a
 # key press, waiting on a renderer that never acknowledges it) would otherwise hold its worker
-# until CI's limit: past this, the worker prints every thread's stack and exits, and the test
-# fails there with the stack to read.
+# until CI's limit: past this, the worker writes every thread's stack and exits, and the test
+# fails there. xdist shows only "node down" for it, so the stacks go to a file that stays,
+# var/watchdog/<worker>.log, each test's name written before it runs.
 BROWSER_TEST_WATCHDOG_SECONDS = 300
+_watchdog_log = []
+
+
+def _watchdog_file():
+    if not _watchdog_log:
+        folder = ROOT / "var" / "watchdog"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        _watchdog_log.append(open(folder / f"{name}.log", "a", encoding="utf-8"))  # noqa: SIM115 - held open for faulthandler
+    return _watchdog_log[0]
 
 
 @pytest.fixture(autouse=True)
-def _watchdog():
-    faulthandler.dump_traceback_later(BROWSER_TEST_WATCHDOG_SECONDS, exit=True)
+def _watchdog(request):
+    log = _watchdog_file()
+    log.write(f"{time.strftime('%H:%M:%S')} {request.node.nodeid}\n")
+    log.flush()
+    faulthandler.dump_traceback_later(BROWSER_TEST_WATCHDOG_SECONDS, exit=True, file=log)
     yield
     faulthandler.cancel_dump_traceback_later()
 
