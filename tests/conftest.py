@@ -150,8 +150,12 @@ def _flushable_immutable_tables(request):
         return
     request.getfixturevalue("transactional_db")
     immutability.install(connection)
+    request.node.stash[_TRIGGERS_DROPPED_FOR_FLUSH] = True
     yield
     immutability.uninstall(connection)
+
+
+_TRIGGERS_DROPPED_FOR_FLUSH = pytest.StashKey[bool]()
 
 
 # The test process's garbage collector, collecting less often (CPython's default is 700, 10, 10).
@@ -196,9 +200,12 @@ def _flush_by_delete_on_postgresql():
 def pytest_runtest_teardown(item, nextitem):
     """After a transactional test's flush, the immutability triggers are put back at once: a test
     that follows in the same transaction-wrapped database relies on them (in a random order, the
-    one after a transactional test once found them gone)."""
+    one after a transactional test once found them gone). Only after a test that got as far as
+    its database: one skipped before it (as the first of a worker's tests to ask for the
+    database) has no tables to put them on."""
     result = yield
-    if _is_transactional(item) and nextitem is not None:  # (after the last, the database is gone)
+    # (after the last test, the database is gone)
+    if item.stash.get(_TRIGGERS_DROPPED_FOR_FLUSH, False) and nextitem is not None:
         with item.config.stash[blocking_manager_key].unblock():
             immutability.install(connection)
     return result
