@@ -22,6 +22,9 @@ are per thread (close_old_connections closes them at the end of each request as 
 request still takes a connection from the pool: blindjudge/sqlite_backend, psycopg's pool).
 Everything else Django keeps per request (the active language, the time zone, the URLconf) is
 per context, which each request has fresh.
+
+And the request's middleware and view run in one call on that thread (`load_middleware`), not
+crossing back to the event loop between the innermost middleware and the view.
 """
 
 import threading
@@ -65,6 +68,19 @@ class KeptThreadsASGIHandler(ASGIHandler):
         super().__init__()
         self.keep = keep
         self.idle: deque[RequestThread] = deque()
+
+    def load_middleware(self, is_async=False):
+        """The middleware chain as Django builds it for WSGI (sync, the view called straight from
+        the innermost middleware), run as one call on the request's thread.
+
+        Django's ASGI chain ends in its async `_get_response_async`, so the innermost sync-only
+        middleware (ours; whitenoise's) reaches it through `async_to_sync`: from the request's
+        thread back to the event loop, which hands the sync view to the same thread again
+        (asgiref's CurrentThreadExecutor). Two more crossings per request, each a future, a
+        wake-up of the loop and of the thread. Every middleware here can run sync, and every view
+        is sync (an async one would be called through `async_to_sync` by `_get_response`)."""
+        super().load_middleware(is_async=False)
+        self._middleware_chain = self.adapt_method_mode(True, self._middleware_chain, False)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":

@@ -9,6 +9,7 @@ comparison that says "the same thread" can fail."""
 
 import asyncio
 import itertools
+import sys
 import threading
 
 import pytest
@@ -57,8 +58,18 @@ def trailing_view(request):
     return TrailingResponse(f"{thread_number()}")
 
 
+def crossings_view(request):
+    """How often the way here crossed from a sync thread back to the event loop (asgiref's
+    AsyncToSync on this thread's stack)."""
+    frame, crossings = sys._getframe(), 0
+    while frame is not None:
+        crossings += frame.f_code.co_qualname == "AsyncToSync.__call__"
+        frame = frame.f_back
+    return HttpResponse(f"{crossings}")
+
+
 urlpatterns = [path("thread", thread_view), path("wait", waiting_view),
-               path("trailing", trailing_view)]
+               path("trailing", trailing_view), path("crossings", crossings_view)]
 in_this_module = override_settings(ROOT_URLCONF=__name__, ALLOWED_HOSTS=["testserver"])
 
 
@@ -171,3 +182,14 @@ async def test_at_most_keep_threads_are_kept_after_a_burst():
     assert [status for status, _ in answers] == [200] * 5
     assert len({body for _, body in answers}) == 5  # five at once: five threads, none waited
     assert len(app.idle) == 2
+
+
+@in_this_module
+async def test_the_middleware_and_the_view_run_in_one_call_on_the_request_thread():
+    # Positive control: Django's own handler ends its chain in async code, so the way to the view
+    # crosses back to the event loop once (the product's middleware includes sync-only ones).
+    status, body = await request(ASGIHandler(), "crossings")
+    assert (status, body) == (200, b"1")
+    for app in (KeptThreadsASGIHandler(), application):
+        status, body = await request(app, "crossings")
+        assert (status, body) == (200, b"0")
