@@ -151,6 +151,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "csp.context_processors.nonce",
                 "accounts.context.github",
+                # After Django's built-in one, whose csrf_token it replaces (blindjudge/csrf.py).
+                "blindjudge.csrf.csrf",
             ],
         },
     },
