@@ -15,6 +15,7 @@ so other test modules keep the check); the server process never gets it.
 """
 
 import faulthandler
+import functools
 import http.server
 import os
 import re
@@ -76,16 +77,15 @@ class _SinkHandler(http.server.BaseHTTPRequestHandler):
 # fails there. xdist shows only "node down" for it, so the stacks go to a file that stays,
 # var/watchdog/<worker>.log, each test's name written before it runs.
 BROWSER_TEST_WATCHDOG_SECONDS = 300
-_watchdog_log = []
 
 
+@functools.cache
 def _watchdog_file():
-    if not _watchdog_log:
-        folder = ROOT / "var" / "watchdog"
-        folder.mkdir(parents=True, exist_ok=True)
-        name = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        _watchdog_log.append(open(folder / f"{name}.log", "a", encoding="utf-8"))  # noqa: SIM115 - held open for faulthandler
-    return _watchdog_log[0]
+    """This worker's log, opened once and held open: faulthandler writes to it from C."""
+    folder = ROOT / "var" / "watchdog"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return open(folder / f"{name}.log", "a", encoding="utf-8")  # noqa: SIM115 - held open for faulthandler
 
 
 @pytest.fixture(autouse=True)
