@@ -3,6 +3,7 @@ and for a host's preview of them (judge/preview.py): what differs is where the p
 (`PageLinks`) and who the figures are of, never how a page is put together.
 """
 
+import functools
 import gzip
 import html
 import re
@@ -12,7 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import quote
 
 from django.http import HttpResponse
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import mark_safe
@@ -38,29 +39,59 @@ class PageLinks:
     frame: Callable[[str], str]
 
 
-# A code no item has, reversed in its place once per page and then replaced by each code.
+# Values no session's URL id and no item code take, reversed in their places once per process
+# (and script prefix); each page's links are then the parts joined around its own values.
+_URL_ID_SLOT = "urlidslot0sentinel"
 _CODE_SLOT = "codeslot0sentinel"
+# A session's URL id as sessions are given them (judging.models): reverse() leaves it as it is.
+_PLAIN_URL_ID = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _url_parts(name: str, with_code: bool, script_prefix: str) -> tuple[str, str, str]:
+    """reverse(name) split around its URL id and (`with_code`) its code: (before the id, between
+    the id and the code, after). `script_prefix` is reverse()'s own, named so each prefix keeps
+    its own parts."""
+    kwargs = {"url_id": _URL_ID_SLOT, **({"code": _CODE_SLOT} if with_code else {})}
+    before, rest = reverse(name, kwargs=kwargs).split(_URL_ID_SLOT)
+    between, after = rest.split(_CODE_SLOT) if with_code else (rest, "")
+    return before, between, after
+
+
+def _judge_url(name: str, url_id: str) -> str:
+    """reverse(name, url_id) without reversing each time (a page links five of them, and each
+    reverse() took longer than the rest of the links' work). An id reverse() might quote or
+    refuse goes to reverse() itself."""
+    if not _PLAIN_URL_ID.fullmatch(url_id):
+        return reverse(name, kwargs={"url_id": url_id})
+    before, between, _ = _url_parts(name, False, get_script_prefix())
+    return before + url_id + between
 
 
 def _per_code(name: str, url_id: str) -> Callable[[str], str]:
-    """reverse(name, url_id, code) for any code, reversing once: the URL with `_CODE_SLOT` in
-    the code's place, the code quoted as reverse() quotes it (a review page links 160 codes, and
-    each reverse() took longer than the row's drawing). A code reverse() would refuse (empty, or
-    with a slash) goes to reverse() itself, which refuses it."""
-    before, after = reverse(name, kwargs={"url_id": url_id, "code": _CODE_SLOT}).split(_CODE_SLOT)
+    """reverse(name, url_id, code) for any code, without reversing: the parts around the id and
+    the code, the code quoted as reverse() quotes it (a review page links 160 codes, and each
+    reverse() took longer than the row's drawing). A code reverse() would refuse (empty, or with a
+    slash), or an id it might quote, goes to reverse() itself, which refuses or quotes it."""
+    if not _PLAIN_URL_ID.fullmatch(url_id):
+        def reversed_url(code: str) -> str:
+            return reverse(name, kwargs={"url_id": url_id, "code": code})
+        return reversed_url
+    before, between, after = _url_parts(name, True, get_script_prefix())
+    head = before + url_id + between
 
     def url(code: str) -> str:
         if not code or "/" in code:
             return reverse(name, kwargs={"url_id": url_id, "code": code})
-        return before + quote(code, safe=RFC3986_SUBDELIMS + "/~:@") + after
+        return head + quote(code, safe=RFC3986_SUBDELIMS + "/~:@") + after
     return url
 
 
 def judge_links(url_id: str) -> PageLinks:
     return PageLinks(
-        home=reverse("judge_home", kwargs={"url_id": url_id}),
-        instructions=reverse("judge_instructions", kwargs={"url_id": url_id}),
-        review=reverse("judge_lock", kwargs={"url_id": url_id}),
+        home=_judge_url("judge_home", url_id),
+        instructions=_judge_url("judge_instructions", url_id),
+        review=_judge_url("judge_lock", url_id),
         item=_per_code("judge_item", url_id),
         frame=_per_code("judge_frame", url_id),
     )
