@@ -334,7 +334,7 @@ STATIC_ROOT = Path(env("STATIC_ROOT", str(DATA_DIR / "static")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Hashed names, so a cached old stylesheet never meets a new page.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "blindjudge.staticfiles.ManifestStaticFilesStorage"},
 }
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
