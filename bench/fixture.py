@@ -242,7 +242,7 @@ def _analyze() -> float:
     """On PostgreSQL, the tables' statistics brought up to date, as autovacuum does within its
     naptime (a minute) of a bulk write such as this command's. The benchmark measures seconds
     after the write: without this, the planner still thinks the new tables are nearly empty and
-    nests loops over them (a save measured 6 ms in the database instead of 0.4)."""
+    nests loops over them (a save measured 6 ms in the database instead of 0.25)."""
     from django.db import connection  # noqa: PLC0415 - after setup
 
     if connection.vendor != "postgresql":
