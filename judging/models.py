@@ -632,14 +632,8 @@ class CopyRender(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="copy_renders")
     copy = models.ForeignKey(Copy, on_delete=models.CASCADE, related_name="+")
     inputs_sha256 = models.CharField(max_length=64)
-    frame_gzip = models.BinaryField(
-        help_text="The standalone HTML document served in the sandbox, UTF-8, gzip-compressed "
-        "(judging.renders.pack_frame); served as these bytes to every browser that accepts gzip.")
     style_hash = models.CharField(
         max_length=100, help_text="CSP source ('sha256-…') of the frame's one style block.")
-    reviews = models.JSONField(
-        default=list, help_text="Per review of the copy, in reviewer order: review and reviewer "
-        "ids, the verdict and the reason's HTML.")
     line_count = models.PositiveIntegerField(
         null=True, help_text="Rows of the frame's non-wrapping view (content.rendering.FrameBody): "
         "text or diff lines, file headers, file-list entries and notes; for markdown, its "
@@ -655,6 +649,15 @@ class CopyRender(models.Model):
         "stored before the estimate (migration 0013).")
     prose_height_narrow = models.PositiveIntegerField(
         null=True, help_text="The same estimate for prose PROSE_NARROW_CH wide (about a phone).")
+    # The large values last (migration 0020): SQLite stores a row's columns in table order, and a
+    # column after a large value is reached only by walking its overflow pages, so every item
+    # page's read of the small ones above paid for the frame's size (bench/README.md).
+    reviews = models.JSONField(
+        default=list, help_text="Per review of the copy, in reviewer order: review and reviewer "
+        "ids, the verdict and the reason's HTML.")
+    frame_gzip = models.BinaryField(
+        help_text="The standalone HTML document served in the sandbox, UTF-8, gzip-compressed "
+        "(judging.renders.pack_frame); served as these bytes to every browser that accepts gzip.")
 
     class Meta:
         constraints = [
