@@ -5,7 +5,7 @@
   (`SERVER_FLAGS`) on a listening socket made here, DJANGO_SETTINGS_MODULE=tests.e2e.settings_e2e
   and BLINDJUDGE_TEST_DATABASE_NAME naming this test run's database; yields its base URL; stops it
   before the database is flushed. Its stderr is attached to the report of a failing test.
-- `browser` (module scope): Debian's Chromium, headless, quiet flags; every host name but the
+- `browser`: Debian's Chromium, launched once per module, headless, quiet flags; every host name but the
   server's 127.0.0.1 resolves to a local sink that records any request that reaches it.
 - `observed_context`: a new browser context with an `Observer` (see there) attached.
 
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -72,30 +73,79 @@ class _SinkHandler(http.server.BaseHTTPRequestHandler):
 
 
 # A browser test that stops answering (a Playwright call without a timeout of its own, such as a
-# key press, waiting on a renderer that never acknowledges it) would otherwise hold its worker
-# until CI's limit: past this, the worker writes every thread's stack and exits, and the test
-# fails there. xdist shows only "node down" for it, so the stacks go to a file that stays,
-# var/watchdog/<worker>.log, each test's name written before it runs.
-BROWSER_TEST_WATCHDOG_SECONDS = 300
+# key press or an evaluate, waiting on a renderer that never acknowledges it) would otherwise hold
+# its worker until CI's limit. Past BROWSER_TEST_WATCHDOG_SECONDS the watchdog writes every
+# thread's stack to var/watchdog/<worker>.log (each test's name is written there before it runs)
+# and kills this worker's Chromium: the blocked call raises, the test fails, the worker goes on and
+# the next test gets a new browser. Ending the worker instead, as it once did, left xdist
+# (`--dist loadgroup`) waiting forever for the lost worker's tests. Only if the test is still
+# running WATCHDOG_LAST_RESORT_SECONDS after that (the stall was not Chromium's) does the worker
+# write its stacks again and exit. tests/e2e/test_watchdog.py runs a stalling test under xdist.
+BROWSER_TEST_WATCHDOG_SECONDS = float(os.environ.get("BLINDJUDGE_TEST_BROWSER_WATCHDOG_SECONDS", "300"))
+WATCHDOG_LAST_RESORT_SECONDS = 60
 
 
 @functools.cache
 def _watchdog_file():
     """This worker's log, opened once and held open: faulthandler writes to it from C."""
-    folder = ROOT / "var" / "watchdog"
+    folder = Path(os.environ.get("BLINDJUDGE_TEST_WATCHDOG_DIR") or ROOT / "var" / "watchdog")
     folder.mkdir(parents=True, exist_ok=True)
     name = os.environ.get("PYTEST_XDIST_WORKER", "main")
     return open(folder / f"{name}.log", "a", encoding="utf-8")  # noqa: SIM115 - held open for faulthandler
 
 
+def _kill_chromium(log) -> list[int]:
+    """Kill every Chromium process below this worker (Playwright's driver, a Node process, stays,
+    so the pending calls fail with "Target closed" instead of the driver's connection breaking)."""
+    killed = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if process.name().startswith("chrom"):
+                process.kill()
+                killed.append(process.pid)
+        except psutil.NoSuchProcess:
+            pass
+    log.write(f"{time.strftime('%H:%M:%S')} killed Chromium: {len(killed)} processes {killed}\n")
+    log.flush()
+    return killed
+
+
+class _Watchdog:
+    def __init__(self, nodeid: str):
+        self.log = _watchdog_file()
+        self.nodeid = nodeid
+        self.fired = threading.Event()
+        self.log.write(f"{time.strftime('%H:%M:%S')} {nodeid}\n")
+        self.log.flush()
+        self.timer = threading.Timer(BROWSER_TEST_WATCHDOG_SECONDS, self._fire)
+        self.timer.daemon = True
+
+    def __enter__(self):
+        self.timer.start()
+        faulthandler.dump_traceback_later(
+            BROWSER_TEST_WATCHDOG_SECONDS + WATCHDOG_LAST_RESORT_SECONDS, exit=True, file=self.log)
+        return self
+
+    def __exit__(self, *exc_info):
+        faulthandler.cancel_dump_traceback_later()
+        self.timer.cancel()
+
+    def _fire(self):
+        self.log.write(f"{time.strftime('%H:%M:%S')} stalled past {BROWSER_TEST_WATCHDOG_SECONDS:g} s: "
+                       f"{self.nodeid}; every thread's stack:\n")
+        self.log.flush()
+        faulthandler.dump_traceback(file=self.log, all_threads=True)
+        _kill_chromium(self.log)
+        self.fired.set()
+
+
 @pytest.fixture(autouse=True)
 def _watchdog(request):
-    log = _watchdog_file()
-    log.write(f"{time.strftime('%H:%M:%S')} {request.node.nodeid}\n")
-    log.flush()
-    faulthandler.dump_traceback_later(BROWSER_TEST_WATCHDOG_SECONDS, exit=True, file=log)
-    yield
-    faulthandler.cancel_dump_traceback_later()
+    with _Watchdog(request.node.nodeid) as watchdog:
+        yield
+    if watchdog.fired.is_set():
+        pytest.fail(f"the test stalled past {BROWSER_TEST_WATCHDOG_SECONDS:g} s and the watchdog killed "
+                    f"its Chromium; the stacks are in {watchdog.log.name}", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +160,25 @@ def sink():
     server.server_close()
 
 
+class _Chromium:
+    """A module's Chromium, launched again if the watchdog killed the last one."""
+
+    def __init__(self, playwright, args):
+        self.playwright, self.args, self.current = playwright, args, None
+
+    def connected(self):
+        if self.current is None or not self.current.is_connected():
+            self.current = self.playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=self.args)
+        return self.current
+
+    def close(self):
+        if self.current is not None and self.current.is_connected():
+            self.current.close()
+
+
 @pytest.fixture(scope="module")
-def browser(sink):
+def _chromium(sink):
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     # Name resolution is the one door out: every host but 127.0.0.1 (the server) maps to the sink,
@@ -119,16 +186,20 @@ def browser(sink):
     rules = f"MAP * 127.0.0.1:{sink.server_address[1]}, EXCLUDE 127.0.0.1"
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True,
-                args=[*CHROMIUM_ARGS, f"--host-resolver-rules={rules}"])
-            yield browser
-            browser.close()
+            chromium = _Chromium(playwright, [*CHROMIUM_ARGS, f"--host-resolver-rules={rules}"])
+            yield chromium
+            chromium.close()
     finally:
         if previous is None:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def browser(_chromium):
+    """Chromium, launched once per module (again only after the watchdog has killed it)."""
+    return _chromium.connected()
 
 
 # --- The server process -------------------------------------------------------------------------

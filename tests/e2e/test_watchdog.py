@@ -1,0 +1,49 @@
+"""The browser tests' watchdog (tests/e2e/conftest.py): a Playwright call that stalls fails its
+test, and the run goes on and finishes, under xdist as `./bj test` runs it.
+
+A run of tests/e2e/stall_cases.py in its own pytest (xdist, one worker, `--dist loadgroup`) with
+the watchdog at a few seconds: the first case's renderer spins forever inside an `evaluate`, which
+has no timeout of its own. Before this mend the watchdog ended the worker, and xdist then waited
+for good for the lost worker's tests (a CI run hung that way on 2026-12-06).
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+from tests.e2e.conftest import ROOT
+
+WATCHDOG_SECONDS = 4
+RUN_LIMIT_SECONDS = 240  # a hang shows as this test failing on its timeout
+
+
+def test_a_stalled_renderer_fails_its_test_and_the_run_finishes(tmp_path):
+    env = {**os.environ,
+           "BLINDJUDGE_TEST_BROWSER_WATCHDOG_SECONDS": str(WATCHDOG_SECONDS),
+           "BLINDJUDGE_TEST_WATCHDOG_DIR": str(tmp_path / "watchdog")}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    started = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-rA",
+         "-n", "1", "--dist", "loadgroup", "tests/e2e/stall_cases.py"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_LIMIT_SECONDS, check=False)
+    took = time.monotonic() - started
+    output = run.stdout + run.stderr
+    cases = "tests/e2e/stall_cases.py::"
+    assert f"FAILED {cases}test_a_renderer_that_never_answers" in output, output
+    assert f"PASSED {cases}test_the_next_test_gets_a_browser_that_answers" in output, output
+    assert run.returncode == 1, output
+    assert "node down" not in output, output
+    assert "Target page, context or browser has been closed" in output, output
+    assert f"stalled past {WATCHDOG_SECONDS} s" in output, output
+
+    # The stall was real (the watchdog fires only on a test still running after its seconds), and
+    # it killed Chromium rather than the worker. (The stacks show Playwright's event loop, not the
+    # test's own frame, which runs in a greenlet faulthandler does not walk.)
+    log = (tmp_path / "watchdog" / "gw0.log").read_text()
+    assert f"stalled past {WATCHDOG_SECONDS} s: {cases}test_a_renderer_that_never_answers" in log, log
+    killed = re.search(r"killed Chromium: (\d+) processes", log)
+    assert killed and int(killed.group(1)) > 0, log
+    assert took < RUN_LIMIT_SECONDS
