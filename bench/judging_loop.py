@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# The desktop browser a judge runs, not the test suite's headless shell: this measures their loop.
 CHROMIUM = "/usr/bin/chromium"
 # The page's own clock: keydown's timestamp, and the moment the next item's frame is shown loaded.
 WATCH_JS = """() => {
@@ -96,6 +97,8 @@ def seed(out: str, items: int, kind: str = "copies") -> None:
 def measure(base: str, fixture: dict, read_ms: int, kind: str = "copies") -> dict:
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - lazy: only the driver needs it
 
+    if not os.access(CHROMIUM, os.X_OK):
+        sys.exit(f"the judging loop is measured in Debian's Chromium at {CHROMIUM}: apt-get install chromium")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         context = browser.new_context(viewport={"width": 1440, "height": 900})
