@@ -82,11 +82,13 @@ class _SinkHandler(http.server.BaseHTTPRequestHandler):
 # thread's stack to var/watchdog/<worker>.log (each test's name is written there before it runs)
 # and kills this worker's Chromium: the blocked call raises, the test fails, the worker goes on and
 # the next test gets a new browser. Ending the worker instead, as it once did, left xdist
-# (`--dist loadgroup`) waiting forever for the lost worker's tests. Only if the test is still
-# running WATCHDOG_LAST_RESORT_SECONDS after that (the stall was not Chromium's) does the worker
-# write its stacks again and exit. tests/e2e/test_watchdog.py runs a stalling test under xdist.
+# (`--dist loadgroup`) waiting forever for the lost worker's tests. If the test is still running
+# WATCHDOG_STAGE_SECONDS later (the stall was not Chromium's: a server process, a subprocess,
+# Playwright's driver), it kills every process below the worker, so a wait on any of them ends;
+# only a stage after that does the worker write its stacks again and exit.
+# tests/e2e/test_watchdog.py runs both kinds of stall under xdist.
 BROWSER_TEST_WATCHDOG_SECONDS = float(os.environ.get("BLINDJUDGE_TEST_BROWSER_WATCHDOG_SECONDS", "300"))
-WATCHDOG_LAST_RESORT_SECONDS = 60
+WATCHDOG_STAGE_SECONDS = float(os.environ.get("BLINDJUDGE_TEST_WATCHDOG_STAGE_SECONDS", "60"))
 
 
 @functools.cache
@@ -98,18 +100,20 @@ def _watchdog_file():
     return open(folder / f"{name}.log", "a", encoding="utf-8")  # noqa: SIM115 - held open for faulthandler
 
 
-def _kill_chromium(log) -> list[int]:
-    """Kill every Chromium process below this worker (Playwright's driver, a Node process, stays,
-    so the pending calls fail with "Target closed" instead of the driver's connection breaking)."""
+def _kill_below_this_worker(log, *, only_chromium: bool) -> list[int]:
+    """Kill Chromium's processes below this worker (Playwright's driver, a Node process, stays,
+    so the pending calls fail with "Target closed" instead of the driver's connection breaking),
+    or, with only_chromium False, every process below it."""
     killed = []
     for process in psutil.Process().children(recursive=True):
         try:
-            if process.name().startswith("chrom"):
+            if not only_chromium or process.name().startswith("chrom"):
                 process.kill()
                 killed.append(process.pid)
         except psutil.NoSuchProcess:
             pass
-    log.write(f"{time.strftime('%H:%M:%S')} killed Chromium: {len(killed)} processes {killed}\n")
+    what = "Chromium" if only_chromium else "every process below the worker"
+    log.write(f"{time.strftime('%H:%M:%S')} killed {what}: {len(killed)} processes {killed}\n")
     log.flush()
     return killed
 
@@ -121,25 +125,30 @@ class _Watchdog:
         self.fired = threading.Event()
         self.log.write(f"{time.strftime('%H:%M:%S')} {nodeid}\n")
         self.log.flush()
-        self.timer = threading.Timer(BROWSER_TEST_WATCHDOG_SECONDS, self._fire)
-        self.timer.daemon = True
+        self.timers = [threading.Timer(BROWSER_TEST_WATCHDOG_SECONDS, self._fire, (True,)),
+                       threading.Timer(BROWSER_TEST_WATCHDOG_SECONDS + WATCHDOG_STAGE_SECONDS,
+                                       self._fire, (False,))]
+        for timer in self.timers:
+            timer.daemon = True
 
     def __enter__(self):
-        self.timer.start()
+        for timer in self.timers:
+            timer.start()
         faulthandler.dump_traceback_later(
-            BROWSER_TEST_WATCHDOG_SECONDS + WATCHDOG_LAST_RESORT_SECONDS, exit=True, file=self.log)
+            BROWSER_TEST_WATCHDOG_SECONDS + 2 * WATCHDOG_STAGE_SECONDS, exit=True, file=self.log)
         return self
 
     def __exit__(self, *exc_info):
         faulthandler.cancel_dump_traceback_later()
-        self.timer.cancel()
+        for timer in self.timers:
+            timer.cancel()
 
-    def _fire(self):
+    def _fire(self, only_chromium: bool):
         self.log.write(f"{time.strftime('%H:%M:%S')} stalled past {BROWSER_TEST_WATCHDOG_SECONDS:g} s: "
                        f"{self.nodeid}; every thread's stack:\n")
         self.log.flush()
         faulthandler.dump_traceback(file=self.log, all_threads=True)
-        _kill_chromium(self.log)
+        _kill_below_this_worker(self.log, only_chromium=only_chromium)
         self.fired.set()
 
 
@@ -149,7 +158,8 @@ def _watchdog(request):
         yield
     if watchdog.fired.is_set():
         pytest.fail(f"the test stalled past {BROWSER_TEST_WATCHDOG_SECONDS:g} s and the watchdog killed "
-                    f"its Chromium; the stacks are in {watchdog.log.name}", pytrace=False)
+                    f"its Chromium (and, if that was not enough, every process below the worker); "
+                    f"the stacks are in {watchdog.log.name}", pytrace=False)
 
 
 @pytest.fixture(scope="module")
