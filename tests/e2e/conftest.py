@@ -144,7 +144,8 @@ class _Watchdog:
             timer.cancel()
 
     def _fire(self, only_chromium: bool):
-        self.log.write(f"{time.strftime('%H:%M:%S')} stalled past {BROWSER_TEST_WATCHDOG_SECONDS:g} s: "
+        seconds = BROWSER_TEST_WATCHDOG_SECONDS + (0 if only_chromium else WATCHDOG_STAGE_SECONDS)
+        self.log.write(f"{time.strftime('%H:%M:%S')} stalled past {seconds:g} s: "
                        f"{self.nodeid}; every thread's stack:\n")
         self.log.flush()
         faulthandler.dump_traceback(file=self.log, all_threads=True)
