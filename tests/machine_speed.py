@@ -5,10 +5,11 @@
 The suite's wall time moves with the machine as much as with the code: on this shared 2-core
 machine the same commit's run has taken a third longer on one day than on the day before. A
 fixed pure-Python loop, timed in CPU seconds (best of five, so one preempted try does not count),
-and the load average beside it let two CI logs be compared: a run whose loop took 30 % longer
-ran on a slower machine, not necessarily on slower code. `.ci/run` prints it before each part.
-Measured 2026-12-06 05:16 UTC, four times in a minute on an idle machine (load 0.8): 0.197, 0.286,
-0.298, 0.294 s; the machine's own speed moves that much, which is why it is printed.
+and the load average beside it are a rough gauge for comparing two CI logs. `.ci/run` prints it
+before each part. Measured 2026-12-06 05:16 UTC, four times in a minute on an idle machine (load
+0.8): 0.197, 0.286, 0.298, 0.294 s. Over four CI runs that day it did not track the suite's time
+well (0.175–0.253 s beside 20:55, 0.183–0.202 s beside 22:28): a few seconds' probe sees the CPU's
+speed at that moment, not the neighbours' pressure over twenty minutes.
 """
 
 import os

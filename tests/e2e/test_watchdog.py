@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 from django.db import connection
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="the harne
 
 WATCHDOG_SECONDS = 4
 STAGE_SECONDS = 3
-RUN_LIMIT_SECONDS = 240  # a hang shows as this test failing on its timeout
+RUN_LIMIT_SECONDS = 240  # a hang shows as this test failing on subprocess.run's timeout
 
 
 def test_a_stalled_renderer_or_child_process_fails_its_test_and_the_run_finishes(tmp_path):
@@ -36,12 +35,10 @@ def test_a_stalled_renderer_or_child_process_fails_its_test_and_the_run_finishes
            "BLINDJUDGE_TEST_WATCHDOG_DIR": str(tmp_path / "watchdog")}
     for name in ("PYTEST_XDIST_WORKER", "DATABASE_URL", "REDIS_URL"):
         env.pop(name, None)
-    started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-rA",
          "-n", "1", "--dist", "loadgroup", "tests/e2e/stall_cases.py"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_LIMIT_SECONDS, check=False)
-    took = time.monotonic() - started
     output = run.stdout + run.stderr
     cases = "tests/e2e/stall_cases.py::"
     # The child's wait returns once the process is killed, so that test's call passes and the
@@ -69,4 +66,3 @@ def test_a_stalled_renderer_or_child_process_fails_its_test_and_the_run_finishes
     assert "killed Chromium: 0 processes" in child, log
     everything = re.search(r"killed every process below the worker: (\d+) processes", child)
     assert everything and int(everything.group(1)) > 0, log
-    assert took < RUN_LIMIT_SECONDS
