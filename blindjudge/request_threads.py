@@ -25,16 +25,35 @@ per context, which each request has fresh.
 
 And the request's middleware and view run in one call on that thread (`load_middleware`), not
 crossing back to the event loop between the innermost middleware and the view.
+
+The judging loop's requests (every path under /s/: a judge's pages, frames and saves) take turns:
+at most `at_once` of them (BLINDJUDGE_JUDGE_REQUESTS_AT_ONCE, 2) are worked on at a time in each
+process, reads (GET, HEAD) and writes (the rest) counted apart so a save waiting for SQLite's
+write lock never holds up a page; the others wait on the event loop, in order, where waiting
+costs nothing. Python runs one thread at a time, so 32 judges' requests in 32 threads did not
+finish sooner: they took the GIL from each other at every SQLite call, and the handing over made
+each request cost the server about half again as much CPU (bench/README.md, "Judge requests take
+turns"). A request's turn starts once its body has been read and ends when its answer starts to
+go out, so a slow client, uploading or downloading, holds no turn; Django's last call, which hands
+the database connection back, runs after it. A request whose client went away keeps its turn
+until its view returns (Django waits for it before ending the request), so no more than
+`at_once` views ever run at a time. Everything else (a host's pages, which may build a report for
+seconds; sign-in, which may wait on GitHub or hash a password; static files; the websockets)
+never waits for a turn.
 """
 
+import asyncio
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import ThreadSensitiveContext
+from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 
 KEEP = 32
+TAKING_TURNS = "/s/"  # the judging loop's paths (judge/urls.py)
+READS = frozenset({"GET", "HEAD"})
 
 
 class RequestThread(ThreadPoolExecutor):
@@ -64,10 +83,49 @@ class RequestThread(ThreadPoolExecutor):
 class KeptThreadsASGIHandler(ASGIHandler):
     """Django's `ASGIHandler`, each request's sync work on a kept thread (see the module)."""
 
-    def __init__(self, keep: int = KEEP):
+    def __init__(self, keep: int = KEEP, at_once: int | None = None):
         super().__init__()
         self.keep = keep
         self.idle: deque[RequestThread] = deque()
+        self.at_once = settings.BLINDJUDGE_JUDGE_REQUESTS_AT_ONCE if at_once is None else at_once
+        # The turns, reads' and writes'. An asyncio semaphore belongs to the event loop it first
+        # waited on: one pair per loop (Uvicorn runs one per process; tests run one per test).
+        self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore, asyncio.Semaphore] | None = None
+
+    def turns_for(self, scope) -> asyncio.Semaphore | None:
+        """The turns this request waits for, or None (it never waits)."""
+        if not self.at_once or not scope["path"].startswith(TAKING_TURNS):
+            return None
+        loop = asyncio.get_running_loop()
+        if self._turns is None or self._turns[0] is not loop:
+            self._turns = (loop, asyncio.Semaphore(self.at_once), asyncio.Semaphore(self.at_once))
+        return self._turns[1] if scope["method"] in READS else self._turns[2]
+
+    async def handle_in_turn(self, scope, receive, send, turns: asyncio.Semaphore):
+        """Django's handling, its turn taken when the body is read and given back when the
+        answer starts (see the module)."""
+        holding = False
+
+        async def body_then_turn():
+            nonlocal holding
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body") and not holding:
+                await turns.acquire()
+                holding = True
+            return message
+
+        async def turn_then_answer(message):
+            nonlocal holding
+            if holding:
+                holding = False
+                turns.release()
+            await send(message)
+
+        try:
+            await self.handle(scope, body_then_turn, turn_then_answer)
+        finally:
+            if holding:  # nothing was answered (the client went away, or an error)
+                turns.release()
 
     def load_middleware(self, is_async=False):
         """The middleware chain as Django builds it for WSGI (sync, the view called straight from
@@ -89,7 +147,11 @@ class KeptThreadsASGIHandler(ASGIHandler):
         thread = self.idle.pop() if self.idle else RequestThread()
         try:
             async with ThreadSensitiveContext(executor=thread):
-                await self.handle(scope, receive, send)
+                turns = self.turns_for(scope)
+                if turns is None:
+                    await self.handle(scope, receive, send)
+                else:
+                    await self.handle_in_turn(scope, receive, send, turns)
         finally:
             if thread.unfinished == 0 and len(self.idle) < self.keep:
                 self.idle.append(thread)

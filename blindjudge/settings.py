@@ -408,6 +408,11 @@ BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS = env_int("BLINDJUDGE_HOST_SOCKET_IDLE_SECON
 # Host sign-ins under way at once from one address (IPv6: per /64); the rest are refused before
 # any password is hashed (a password hash is CPU spent on purpose).
 BLINDJUDGE_SIGNIN_CONCURRENT = env_int("BLINDJUDGE_SIGNIN_CONCURRENT", 4, minimum=1)
+# A judge's requests (every path under /s/) running their view at once in each serving process,
+# reads and writes counted apart; the rest wait their turn on the event loop. Python runs one
+# thread at a time, so more at once only hand the GIL back and forth (blindjudge/request_threads.py).
+# 0: no turns, every request at once.
+BLINDJUDGE_JUDGE_REQUESTS_AT_ONCE = env_int("BLINDJUDGE_JUDGE_REQUESTS_AT_ONCE", 2, minimum=0)
 # Guests admitted per client address (every session together) in each window; past it a join
 # is refused with a 429 until the window ends. A class behind one NAT counts as one address.
 BLINDJUDGE_GUEST_JOINS = env_int("BLINDJUDGE_GUEST_JOINS", 30, minimum=1)
