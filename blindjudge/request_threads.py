@@ -32,8 +32,8 @@ process, reads (GET, HEAD) and writes (the rest) counted apart so a save waiting
 write lock never holds up a page; the others wait on the event loop, in order, where waiting
 costs nothing. Python runs one thread at a time, so 32 judges' requests in 32 threads did not
 finish sooner: they took the GIL from each other at every SQLite call, and the handing over made
-each request cost the server about half again as much CPU (bench/README.md, "Judge requests take
-turns"). A request's turn starts once its body has been read and ends when its answer starts to
+each request cost the server half again to nearly twice the CPU (bench/README.md, "Judge requests
+take turns"). A request's turn starts once its body has been read and ends when its answer starts to
 go out, so a slow client, uploading or downloading, holds no turn; Django's last call, which hands
 the database connection back, runs after it. A request whose client went away keeps its turn
 until its view returns (Django waits for it before ending the request), so no more than

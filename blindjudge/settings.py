@@ -408,7 +408,7 @@ BLINDJUDGE_HOST_SOCKET_IDLE_SECONDS = env_int("BLINDJUDGE_HOST_SOCKET_IDLE_SECON
 # Host sign-ins under way at once from one address (IPv6: per /64); the rest are refused before
 # any password is hashed (a password hash is CPU spent on purpose).
 BLINDJUDGE_SIGNIN_CONCURRENT = env_int("BLINDJUDGE_SIGNIN_CONCURRENT", 4, minimum=1)
-# A judge's requests (every path under /s/) running their view at once in each serving process,
+# A judge's requests (every path under /s/) worked on at once in each serving process,
 # reads and writes counted apart; the rest wait their turn on the event loop. Python runs one
 # thread at a time, so more at once only hand the GIL back and forth (blindjudge/request_threads.py).
 # 0: no turns, every request at once.
