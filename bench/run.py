@@ -8,7 +8,8 @@ For each database it makes a fresh database, creates a session of --items items 
 and --judges judges through the product's services (bench/fixture.py), starts the server the
 production way — PostgreSQL + Redis: deploy/serve PORT WORKERS (Uvicorn); SQLite: ./bj start
 (Uvicorn, one process) with the benchmark's own data directory — and drives a closed loop,
-bounded in time and in count, at each concurrency: the hello-world baseline (bench/urls.py), the
+bounded in time and in count, at each concurrency: the hello-world baseline (bench/urls.py), its
+two floors (one database statement; the judge guard alone, what every judge request does first), the
 item page, the copy frame, a verdict save (the page's autosave POST), the phase-2 page, the host's
 progress view (before any verdict and at >= 10,000), then the locks over judges pre-filled to the
 lock. It samples every server process's CPU time and resident memory with psutil, downloads the
@@ -53,6 +54,9 @@ BJ_START_UVICORN = ["--loop", "uvloop", "--http", "httptools", "--ws", "websocke
                     "--lifespan", "off", "--ws-max-size", "4096", "--timeout-graceful-shutdown", "5",
                     "--timeout-keep-alive", "75", "--no-server-header"]
 KINDS = ["hello", "item", "frame", "save", "phase2", "progress"]
+# What every judge request must do before its own work, measured beside hello (bench/urls.py):
+# no judge request can serve more requests a second than these.
+FLOORS = ("statement", "admitted")
 
 
 # --- The server and its processes --------------------------------------------------------------
@@ -288,6 +292,14 @@ class Traffic:
         def hello(client, n):
             return "GET", "/bench/hello", {}, None, shapes.hello()
 
+        def statement(client, n):
+            return "GET", f"/s/{url_id}/bench/statement", {}, None, shapes.statement()
+
+        def admitted(client, n):
+            judge = self._judge(self.phase1, client)
+            return ("GET", f"/s/{url_id}/bench/admitted", self.cookie(judge["sessionid"]), None,
+                    shapes.admitted(judge["pseudonym"]))
+
         def item(client, n, group=None, phase=1):
             judge = self._judge(group or self.phase1, client)
             code = self.random.choice(judge["codes"])
@@ -335,9 +347,9 @@ class Traffic:
                     {"Cookie": f"sessionid={self.fixture['host_sessionid']}"}, None,
                     shapes.progress(len(self.fixture["judges"])))
 
-        return {"hello": hello, "item": item, "frame": frame, "save": save, "phase2": phase2,
-                "review": review, "progress": progress, "pair": pair,
-                "pairframe": pairframe}[kind]
+        return {"hello": hello, "statement": statement, "admitted": admitted, "item": item,
+                "frame": frame, "save": save, "phase2": phase2, "review": review,
+                "progress": progress, "pair": pair, "pairframe": pairframe}[kind]
 
     def locks(self, judges, phase):
         """One lock POST of `phase` per judge (the phase the review form names), each judge once,
@@ -492,7 +504,7 @@ def load(db, args, out, env, work, fixture, fixture_path, server, base):
     cell("progress", 1, label="progress@0")
     for concurrency in args.concurrency:
         cell("hello", concurrency)
-        for kind in ("item", "frame", "save") + (("pair", "pairframe") if traffic.pairs else ()):
+        for kind in (*FLOORS, "item", "frame", "save") + (("pair", "pairframe") if traffic.pairs else ()):
             cell(kind, concurrency)
     log(f"[{db}] pre-filling verdicts (services)")
     prefills = [(["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
@@ -616,13 +628,13 @@ def verdicts_against_targets(db_result):
     hello = next(c for c in cells if c["kind"] == "hello" and c["concurrency"] == top)
     rows = []
     full = progress_label(db_result.get("verdicts_for_progress", 10_000))
-    for kind in ("item", "frame", "save", "pair", "pairframe", "phase2", "review", full,
+    for kind in (*FLOORS, "item", "frame", "save", "pair", "pairframe", "phase2", "review", full,
                  "lock (phase 1)"):
         c = next((c for c in cells if c["kind"] == kind and c["concurrency"] == top), None)
         if not c:
             continue
         rows.append({
-            "kind": kind, "concurrency": top,
+            "kind": kind, "concurrency": top, "floor": kind in FLOORS,
             "rps_vs_baseline": round(c["rps"] / hello["rps"], 2),
             "p99_vs_baseline": round(c["p99_ms"] / hello["p99_ms"], 2) if c["p99_ms"] else None,
             "errors": c["errors"],
@@ -653,7 +665,7 @@ def target_rows(db):
         ratio = full["p50_ms"] / empty["p50_ms"]
         add(f"progress at {db.get('verdicts_for_progress', '10,000+')} verdicts within 1.5x of none",
             f"{full['p50_ms']} / {empty['p50_ms']} ms = {ratio:.2f}x", ratio <= 1.5)
-    for row in db["targets"]:
+    for row in (row for row in db["targets"] if not row.get("floor")):  # floors are no target
         add(f"{row['kind']} at {row['concurrency']}: >= 60% of baseline req/s, p99 <= 2x, 0 errors",
             f"{row['rps_vs_baseline']:.0%} of req/s, p99 {row['p99_vs_baseline']}x, "
             f"{row['errors']} errors", row["meets"])
@@ -683,8 +695,9 @@ def markdown(result):
         lines += ["", "| against the baseline (highest concurrency) | req/s ratio | p99 ratio | "
                       "errors | meets |", "|---|---|---|---|---|"]
         for row in db["targets"]:
+            meets = "(a floor)" if row.get("floor") else "yes" if row["meets"] else "NO"
             lines.append(f"| {row['kind']} | {row['rps_vs_baseline']} | {row['p99_vs_baseline']} | "
-                         f"{row['errors']} | {'yes' if row['meets'] else 'NO'} |")
+                         f"{row['errors']} | {meets} |")
         for label, peaks in db["rss_mb"].items():
             shown = ", ".join(f"{p['rss_mb']} MB ({_short(p['cmd'])})" for p in peaks.values())
             lines.append(f"\nPeak RSS, {label}: {shown}")

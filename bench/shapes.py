@@ -87,6 +87,16 @@ def hello() -> Shape:
     return Shape("the hello-world baseline (bench/urls.py)", contains=(b"Hello, world",))
 
 
+def statement() -> Shape:
+    return Shape("the one-statement floor (bench/urls.py)", contains=(b"statement 1",))
+
+
+def admitted(pseudonym: str) -> Shape:
+    """The judge guard's floor (bench/urls.py): the judge the cookie admits, by pseudonym."""
+    return Shape("the judge guard's floor (bench/urls.py)",
+                 contains=(f"admitted {pseudonym}".encode(),))
+
+
 def item(code: str, phase: int) -> Shape:
     """The item page (judge/views.py, templates/judge/item.html) for this code in this phase: its
     verdict form naming the phase, and the copy's sandboxed frame; in phase 2 the model

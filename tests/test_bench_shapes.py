@@ -14,7 +14,7 @@ import re
 
 import pytest
 from aiohttp import web
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
 from bench import run, shapes
 from bench.shapes import PageChanged
@@ -65,6 +65,23 @@ def test_every_check_passes_on_the_pages_as_they_are_today(host, open_session):
     answer_all(other, 1)
     progress = client_as(host).get(f"/host/sessions/{session.pk}/judges")
     assert check(shapes.progress(2), progress) is None
+
+
+@pytest.mark.django_db
+def test_the_floors_answer_under_the_judging_loops_prefix_and_admit_only_the_judge(open_session,
+                                                                                  settings):
+    """The floors (bench/urls.py) are routed ahead of the product's /s/ pages, and `admitted` is
+    the judge guard itself: the judge named, a browser without a judge refused as every judge page
+    refuses it."""
+    settings.ROOT_URLCONF = "bench.urls"
+    judge = invite_and_join(open_session, "Ann").judge
+    url_id = open_session.url_id
+    assert check(shapes.statement(), Client().get(f"/s/{url_id}/bench/statement")) is None
+    admitted = client_as(judge).get(f"/s/{url_id}/bench/admitted")
+    assert check(shapes.admitted(judge.pseudonym), admitted) is None
+    assert Client().get(f"/s/{url_id}/bench/admitted").status_code == 404
+    with pytest.raises(PageChanged, match="missing 'admitted someone else'"):
+        check(shapes.admitted("someone else"), admitted)
 
 
 @pytest.mark.django_db
