@@ -16,10 +16,20 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Judge
+from judging.enums import SessionKind
 from judging.models import Assignment, Verdict
 from judging.services import phase_lock
 from tests.support.verdicts import verdict_record
-from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
+from tests.worlds import (
+    a_run,
+    a_session,
+    advance,
+    answer_all,
+    client_as,
+    codes,
+    invite_and_join,
+    make_run2_bundle,
+)
 
 # Queries per request, the same at both sizes. Lower is fine (lower the figure here); higher
 # means a judge request started to grow a query.
@@ -38,7 +48,12 @@ EXPECTED = {
     "phase-2 page": 7,
     "scorecard": 3,
     "host progress": 9,  # with the live page's count of each judge's sockets connected now
+    "judge's items": 4,
+    "review before the lock": 4,
 }
+# A pairs session's own requests (issue 31), at 2 and 8 tasks of three builders (6 and 24 pairs).
+EXPECTED_PAIRS = {"pair page": 7, "pair's side frame": 3, "judge's pairs": 4}
+PAIR_SIZES = (2, 8)
 SIZES = [(1, 1), (50, 20)]  # (items, judges)
 
 
@@ -91,7 +106,9 @@ def measure(host, items: int, judges: int) -> dict:
     take("verdict save (form, next)", lambda: client.post(
         page, {"verdict": "pass", "phase": "1", "seconds_spent": "4", "go": "next"}))
     take("host progress", lambda: host_client.get(f"/host/sessions/{session.pk}/judges"))
+    take("judge's items", lambda: client.get(f"/s/{session.url_id}/"))
     answer_all(judge, 1)
+    take("review before the lock", lambda: client.get(f"/s/{session.url_id}/lock/"))
     take("lock", lambda: client.post(f"/s/{session.url_id}/lock/", {"confirm": "yes", "phase": "1"}))
     take("phase-2 page", lambda: client.get(page))
     answer_all(judge, 2)
@@ -106,6 +123,37 @@ def test_each_judge_request_and_the_progress_page_run_a_constant_small_number_of
     small, large = (measure(host, items, judges)["counts"] for items, judges in SIZES)
     assert small == large, f"query counts grow with the session: {small} vs {large}"
     assert small == EXPECTED
+
+
+def pairs_bundle(tasks: int) -> bytes:
+    """Three builders, each with one copy of each of `tasks` tasks: three pairs a task."""
+    return json.dumps(make_run2_bundle(
+        tasks=[{"id": f"t{n}", "title": f"task {n}", "statement": f"Write f{n}."}
+               for n in range(tasks)],
+        copies=[{"id": f"c{n}-{builder}", "task": f"t{n}", "builder": builder, "format": "text",
+                 "content": f"def f{n}(x):\n    return x + {n}  # {builder}\n",
+                 "truth": "tests_pass"} for n in range(tasks) for builder in ("b1", "b2", "b3")],
+        reviews=[], findings=[])).encode("utf-8")
+
+
+def measure_pairs(host, tasks: int) -> dict:
+    session = a_session(a_run(host, pairs_bundle(tasks)), "open", kind=SessionKind.PAIRS)
+    judge = invite_and_join(session, "Ann").judge
+    client = client_as(judge)
+    pairs = list(Assignment.objects.filter(judge=judge).order_by("position")
+                 .values_list("code", "first_code"))
+    assert len(pairs) == 3 * tasks
+    code, side = pairs[len(pairs) // 2]
+    return {"pair page": count(lambda: client.get(f"/s/{session.url_id}/i/{code}/"))[0],
+            "pair's side frame": count(lambda: client.get(f"/s/{session.url_id}/i/{side}/frame"))[0],
+            "judge's pairs": count(lambda: client.get(f"/s/{session.url_id}/"))[0]}
+
+
+@pytest.mark.django_db
+def test_a_pairs_session_s_requests_run_a_constant_small_number_of_queries(host):
+    small, large = (measure_pairs(host, tasks) for tasks in PAIR_SIZES)
+    assert small == large, f"query counts grow with the session: {small} vs {large}"
+    assert small == EXPECTED_PAIRS
 
 
 # --- Indexes ---------------------------------------------------------------------------------
