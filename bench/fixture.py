@@ -5,6 +5,8 @@ Run by bench/run.py in a subprocess whose environment names the database under t
     python -m bench.fixture prefill --fixture FIXTURE.json --phase 1 --judges J01,J02 [--lock]
     python -m bench.fixture reveal --fixture FIXTURE.json
     python -m bench.fixture pairs  --out PAIRS.json [--pairs 200] [--judges 32] [--per-judge 160]
+    python -m bench.fixture reasons --fixture FIXTURE.json --out REASONS.json [--per-stratum 40]
+        [--judges 32] [--per-judge 160]
 Each prints one JSON object (timings, counts) on stdout.
 
 Judges are bound to browser sessions the way the join page binds them (accounts.guards), but
@@ -195,6 +197,29 @@ def pairs(pair_count: int, judges: int, per_judge: int) -> dict:
             "judges": rows}
 
 
+def reasons(run_id: int, per_stratum: int, judges: int, per_judge: int) -> dict:
+    """A reasons session (issue 30) on the copies session's run: at most `per_stratum` of the
+    run's reviews of each stratum, each an item whose page shows the review to audit beside its
+    copy; `judges` judges bound to browser sessions, each with their items' codes."""
+    _django()
+    from judging.models import Assignment, Run  # noqa: PLC0415 - after setup
+    from judging.services import session_create, session_open  # noqa: PLC0415 - after setup
+
+    session = session_open(session=session_create(
+        run=Run.objects.get(pk=run_id), kind="reasons", actor="bench",
+        rubric="Is every claim in the review's reason true of the copy?",
+        reasons_per_stratum=per_stratum, items_per_judge=per_judge).session, actor="bench")
+    rows = []
+    for number in range(1, judges + 1):
+        judge, session_key = admit_judge(session, f"Bench reasons judge {number}")
+        codes = list(Assignment.objects.filter(judge=judge).order_by("position")
+                     .values_list("code", flat=True))
+        rows.append({"pseudonym": judge.pseudonym, "pk": judge.pk, "sessionid": session_key,
+                     "codes": codes})
+    return {"url_id": session.url_id, "session_id": session.pk,
+            "items": session.items.count(), "judges": rows}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.fixture")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -213,6 +238,12 @@ def main(argv=None):
     q.add_argument("--pairs", type=int, default=200)
     q.add_argument("--judges", type=int, default=32)
     q.add_argument("--per-judge", type=int, default=160)
+    o = sub.add_parser("reasons")
+    o.add_argument("--fixture", required=True, help="the setup's FIXTURE.json: its run")
+    o.add_argument("--out", required=True)
+    o.add_argument("--per-stratum", type=int, default=40)
+    o.add_argument("--judges", type=int, default=32)
+    o.add_argument("--per-judge", type=int, default=160)
     r = sub.add_parser("reveal")
     r.add_argument("--fixture", required=True)
     args = parser.parse_args(argv)
@@ -221,6 +252,14 @@ def main(argv=None):
         with open(args.out, "w") as out:
             json.dump(result, out)
         result = {"url_id": result["url_id"], "judges": len(result["judges"])}
+    elif args.command == "reasons":
+        with open(args.fixture) as source:
+            run_id = json.load(source)["run_id"]
+        result = reasons(run_id, args.per_stratum, args.judges, args.per_judge)
+        with open(args.out, "w") as out:
+            json.dump(result, out)
+        result = {"url_id": result["url_id"], "items": result["items"],
+                  "judges": len(result["judges"])}
     elif args.command == "setup":
         result = setup(args.items, args.judges, args.per_judge or None)
         with open(args.out, "w") as out:

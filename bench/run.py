@@ -271,9 +271,10 @@ def _ms(seconds):
 class Traffic:
     """Request makers for each kind, over the fixture's judges."""
 
-    def __init__(self, fixture, phase1_judges, phase2_judges, pairs=None):
+    def __init__(self, fixture, phase1_judges, phase2_judges, pairs=None, reasons=None):
         self.fixture = fixture
         self.pairs = pairs
+        self.reasons = reasons
         self.url_id = fixture["url_id"]
         self.phase1 = phase1_judges
         self.phase2 = phase2_judges
@@ -342,6 +343,12 @@ class Traffic:
             return ("GET", f"/s/{self.pairs['url_id']}/i/{code}/frame",
                     self.cookie(judge["sessionid"]), None, shapes.frame())
 
+        def reason(client, n):
+            judge = self._judge(self.reasons["judges"], client)
+            code = self.random.choice(judge["codes"])
+            return ("GET", f"/s/{self.reasons['url_id']}/i/{code}/",
+                    self.cookie(judge["sessionid"]), None, shapes.reason(code))
+
         def progress(client, n):
             return ("GET", f"/host/sessions/{self.fixture['session_id']}/judges",
                     {"Cookie": f"sessionid={self.fixture['host_sessionid']}"}, None,
@@ -349,7 +356,8 @@ class Traffic:
 
         return {"hello": hello, "statement": statement, "admitted": admitted, "item": item,
                 "frame": frame, "save": save, "phase2": phase2, "review": review,
-                "progress": progress, "pair": pair, "pairframe": pairframe}[kind]
+                "progress": progress, "pair": pair, "pairframe": pairframe,
+                "reason": reason}[kind]
 
     def locks(self, judges, phase):
         """One lock POST of `phase` per judge (the phase the review form names), each judge once,
@@ -440,6 +448,16 @@ def bench_database(db, args, results_dir):
              "--judges", str(max(1, len(fixture["judges"]) // 2)),
              "--per-judge", str(min(args.per_judge, args.pairs))], env, "pairs")
         fixture["pairs"] = json.loads(pairs_path.read_text())
+    if args.reasons:
+        reasons_path = work / "reasons.json"
+        log(f"[{db}] creating a reasons session of up to {args.reasons} reviews a stratum for "
+            f"{len(fixture['judges']) // 2} judges")
+        out["reasons_setup"] = run_python(
+            ["-m", "bench.fixture", "reasons", "--fixture", str(fixture_path), "--out",
+             str(reasons_path), "--per-stratum", str(args.reasons),
+             "--judges", str(max(1, len(fixture["judges"]) // 2)),
+             "--per-judge", str(args.per_judge)], env, "reasons")
+        fixture["reasons"] = json.loads(reasons_path.read_text())
 
     base = f"http://127.0.0.1:{port}"
     if db == "sqlite" and args.server == "uvicorn":
@@ -485,7 +503,8 @@ def load(db, args, out, env, work, fixture, fixture_path, server, base):
     out["cold_start"]["first_item_page_s"] = round(time.perf_counter() - first_page, 3)
     out["cold_start"]["first_item_page_status"] = status
 
-    traffic = Traffic(fixture, phase1, phase2, pairs=fixture.get("pairs"))
+    traffic = Traffic(fixture, phase1, phase2, pairs=fixture.get("pairs"),
+                      reasons=fixture.get("reasons"))
     cells = out["cells"] = []
 
     def cell(kind, concurrency, maker=None, label=None, duration=None, max_requests=None,
@@ -504,7 +523,8 @@ def load(db, args, out, env, work, fixture, fixture_path, server, base):
     cell("progress", 1, label="progress@0")
     for concurrency in args.concurrency:
         cell("hello", concurrency)
-        for kind in (*FLOORS, "item", "frame", "save") + (("pair", "pairframe") if traffic.pairs else ()):
+        for kind in ((*FLOORS, "item", "frame", "save") + (("pair", "pairframe") if traffic.pairs else ())
+                     + (("reason",) if traffic.reasons else ())):
             cell(kind, concurrency)
     log(f"[{db}] pre-filling verdicts (services)")
     prefills = [(["-m", "bench.fixture", "prefill", "--fixture", str(fixture_path), "--phase", "1",
@@ -628,7 +648,7 @@ def verdicts_against_targets(db_result):
     hello = next(c for c in cells if c["kind"] == "hello" and c["concurrency"] == top)
     rows = []
     full = progress_label(db_result.get("verdicts_for_progress", 10_000))
-    for kind in (*FLOORS, "item", "frame", "save", "pair", "pairframe", "phase2", "review", full,
+    for kind in (*FLOORS, "item", "frame", "save", "pair", "pairframe", "reason", "phase2", "review", full,
                  "lock (phase 1)"):
         c = next((c for c in cells if c["kind"] == kind and c["concurrency"] == top), None)
         if not c:
@@ -779,6 +799,9 @@ def main(argv=None):
     parser.add_argument("--pairs", type=int, default=200,
                         help="pairs in a pairs session beside the copies one, its item page and "
                              "frames measured after the frame (0: none)")
+    parser.add_argument("--reasons", type=int, default=40,
+                        help="reviews of each stratum in a reasons session on the run, its item page "
+                             "measured after the pairs (0: none)")
     parser.add_argument("--pg-url", default="postgres://postgres@127.0.0.1:5432/bench_bj")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--work-dir", default=str(ROOT / "var" / "bench"))
@@ -794,6 +817,7 @@ def main(argv=None):
         args.port, args.downloads, args.report_build, args.install_size = 0, 1, False, False
         args.server = "uvicorn"
         args.pairs = 20
+        args.reasons = 5
         args.work_dir = str(ROOT / "var" / "bench-smoke")
         args.out = args.out or str(Path(args.work_dir) / "result.json")
     if args.show:

@@ -118,6 +118,15 @@ def pair(code: str) -> Shape:
         counted=(b'<iframe class="copy-frame" sandbox src="', 2))
 
 
+def reason(code: str) -> Shape:
+    """A reasons session's item page in phase 1 (issue 30): the item page's verdict form and the
+    copy's frame, with the review to audit above them."""
+    return Shape("the reasons item page (phase 1)", contains=(
+        f'data-code="{code}"'.encode(), b'data-phase="1"', b'<form method="post" class="verdict',
+        b'name="phase" value="1"', b'<iframe class="copy-frame" sandbox src="',
+        b'<section class="review-audited"'))
+
+
 def frame() -> Shape:
     """The copy frame: the frame document (content.rendering.frame_document) holding numbered
     rows (content.rendering.FrameBody; a markdown copy's plain-text view has them too)."""

@@ -99,6 +99,20 @@ def test_the_pair_checks_pass_on_a_pairs_session_today(host):
 
 
 @pytest.mark.django_db
+def test_the_reason_check_passes_on_a_reasons_session_today_and_fires_on_a_copies_item(host,
+                                                                                    open_session):
+    session = a_session(open_session.run, SessionState.OPEN, kind=SessionKind.REASONS)
+    judge = invite_and_join(session, "Ann").judge
+    client, url_id = client_as(judge), session.url_id
+    for code in codes(judge):
+        assert check(shapes.reason(code), client.get(f"/s/{url_id}/i/{code}/")) is None
+    copies_judge = invite_and_join(open_session, "Bo").judge
+    code = codes(copies_judge)[0]
+    with pytest.raises(PageChanged, match="missing '<section class=\"review-audited\"'"):
+        check(shapes.reason(code), client_as(copies_judge).get(f"/s/{open_session.url_id}/i/{code}/"))
+
+
+@pytest.mark.django_db
 def test_the_report_checks_pass_on_each_format_of_a_revealed_report_and_fire_on_another(host,
                                                                                           open_session):
     """The bytes the download streams are render_report's (tests/reports/test_offprocess.py)."""
