@@ -380,22 +380,31 @@ def _findings_on(session, copy_ids) -> dict[int, list[dict]]:
     return out
 
 
+# Compiled once per process (blindjudge/prepared.py): built and compiled on every request, this
+# one statement with its subquery cost a reasons item page a third of its CPU (bench/README.md).
+_AUDITED_REVIEW = PreparedQuery(
+    lambda session, assignment: ReviewRender.objects.filter(
+        session_id=session, review_id=Subquery(Assignment.objects.filter(pk=assignment)
+                                               .order_by().values("item__review_id")[:1]))
+    .order_by().values_list("verdict", "html")[:1], session=_PK, assignment=_PK + 1)
+
+
 def audited_review(session_id: int, assignment_id: int) -> dict:
     """The review a reasons item audits, as its opening rendered it: its verdict (value and words)
     and its reason. Never its reviewer, condition or seal: none of them is read."""
-    review = (Assignment.objects.filter(pk=assignment_id).order_by()
-              .values("item__review_id")[:1])
-    verdict, html = (ReviewRender.objects.filter(session_id=session_id,
-                                                 review_id=Subquery(review))
-                     .order_by().values_list("verdict", "html")[0])
+    verdict, html = _AUDITED_REVIEW.rows(session=session_id, assignment=assignment_id)[0]
     return {"verdict": verdict, "verdict_label": verdict_label(verdict), "reason_html": html}
+
+
+_COPY_TRUTH = PreparedQuery(lambda copy: Copy.objects.filter(pk=copy).order_by()
+                           .values_list("truth")[:1], copy=_PK)
 
 
 def _known_truth(copy_id: int) -> str:
     """The audited copy's known truth in words: phase 2 of a reasons session only (its caller
     checks the judge locked phase 1), so the report can tell whether knowing the answer changes
     what people call grounded. The only truth a judge selector reads."""
-    truth = Copy.objects.filter(pk=copy_id).values_list("truth", flat=True)[0]
+    truth = _COPY_TRUTH.rows(copy=copy_id)[0][0]
     return TRUTH_LABELS.get(truth, truth)
 
 
@@ -410,6 +419,16 @@ class Phase2Material:
     proposed_disagrees: bool = False
 
 
+# A finding's phase 2, compiled once per process as every statement of the judge's pages is.
+_PROPOSED = PreparedQuery(lambda finding: Finding.objects.filter(pk=finding).order_by()
+                         .values_list("proposed_verdict")[:1], finding=_PK)
+_RAISED_BY = PreparedQuery(
+    lambda finding, session: FindingRaise.objects.filter(
+        finding_id=finding, condition=Subquery(Run.objects.filter(sessions=session).order_by()
+                                               .values("default_condition")[:1]))
+    .order_by().values_list("reviewer_id"), finding=_PK, session=_PK + 1)
+
+
 def phase2_material(session, *, finding_id: int | None, reviews: list,
                     phase1_verdict: dict | None) -> Phase2Material:
     """Phase 2's rows for an item: the stored reviews (CopyRender.reviews, as rendered at
@@ -418,13 +437,9 @@ def phase2_material(session, *, finding_id: int | None, reviews: list,
     labels = reviewer_labels(session)
     if finding_id:
         # Two columns, never the finding's row: its truth and bundle id stay in the database.
-        proposed = (Finding.objects.filter(pk=finding_id)
-                    .values_list("proposed_verdict", flat=True)[0])
-        raised_by = sorted(labels[r] for r in FindingRaise.objects
-                           .filter(finding_id=finding_id,
-                                   condition=Subquery(Run.objects.filter(
-                                       sessions=session.pk).values("default_condition")[:1]))
-                           .order_by().values_list("reviewer_id", flat=True))
+        proposed = _PROPOSED.rows(finding=finding_id)[0][0]
+        raised_by = sorted(labels[r] for (r,) in _RAISED_BY.rows(finding=finding_id,
+                                                                 session=session.pk))
         as_choice = PROPOSED_VERDICTS.get(proposed) if proposed else None
         return Phase2Material(
             proposed=proposed, raised_by=raised_by,
