@@ -248,12 +248,23 @@ def judge_item_place(judge, code: str) -> ItemPlace:
     return _place(_place_row(judge, code))
 
 
+_TASK_FLAG_FIELDS = ("kind", "severity", "reason", "locked")
+# Every item page of a session with task flags reads it: compiled once per process, as the page's
+# other statements are (blindjudge/prepared.py).
+_TASK_FLAG = {phase: PreparedQuery(
+    lambda judge, code, phase=phase: TaskFlag.objects.filter(
+        judge_id=judge, phase=phase, task_id__in=Subquery(
+            Assignment.objects.filter(judge_id=judge, code=code).order_by()
+            .values("item__task_id")[:1]))
+    .order_by("pk").values_list(*_TASK_FLAG_FIELDS)[:1], judge=_PK, code="prepared:code:flag")
+    for phase in (1, 2)}
+
+
 def judge_task_flag(judge, code: str, phase: int) -> dict | None:
     """The judge's own flag, in `phase`, on the task of their item `code` (kind, severity,
     reason, locked), or None. Only ever the judge's own: no other judge's flag, no count."""
-    task = Assignment.objects.filter(judge=judge, code=code).order_by().values("item__task_id")[:1]
-    return (TaskFlag.objects.filter(judge=judge, phase=phase, task_id__in=Subquery(task))
-            .order_by().values("kind", "severity", "reason", "locked").first())
+    rows = _TASK_FLAG[phase].rows(judge=judge.pk, code=code) if phase in _TASK_FLAG else []
+    return dict(zip(_TASK_FLAG_FIELDS, rows[0], strict=True)) if rows else None
 
 
 _STORED_REVIEWS = PreparedQuery(
