@@ -39,6 +39,21 @@ def admit_judge(session, name: str):
     browser.create()
     return judge, browser.session_key
 
+def judges_with_codes(session, count: int, name: str) -> list[dict]:
+    """`count` judges admitted to `session` (named `name` and their number), each as the load
+    client needs them: pseudonym, id, browser session key and their items' codes in order."""
+    from judging.models import Assignment  # noqa: PLC0415 - after setup
+
+    rows = []
+    for number in range(1, count + 1):
+        judge, session_key = admit_judge(session, f"{name} {number}")
+        codes = list(Assignment.objects.filter(judge=judge).order_by("position")
+                     .values_list("code", flat=True))
+        rows.append({"pseudonym": judge.pseudonym, "pk": judge.pk, "sessionid": session_key,
+                     "codes": codes})
+    return rows
+
+
 def _django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
     import django  # noqa: PLC0415 - lazy: Django loads only where the script needs the database
@@ -92,7 +107,6 @@ def setup(items: int, judges: int, per_judge: int | None) -> dict:
     from django.conf import settings  # noqa: PLC0415 - after setup
     from django.test import Client  # noqa: PLC0415 - after setup
 
-    from judging.models import Assignment  # noqa: PLC0415 - after setup
     from judging.services import (  # noqa: PLC0415 - after setup
         host_create,
         run_import,
@@ -109,13 +123,7 @@ def setup(items: int, judges: int, per_judge: int | None) -> dict:
                              items_per_judge=per_judge).session
     session = session_open(session=session, actor="bench")
     started = time.perf_counter()
-    judge_rows = []
-    for number in range(1, judges + 1):
-        judge, session_key = admit_judge(session, f"Bench judge {number}")
-        codes = list(Assignment.objects.filter(judge=judge).order_by("position")
-                     .values_list("code", flat=True))
-        judge_rows.append({"pseudonym": judge.pseudonym, "pk": judge.pk,
-                           "sessionid": session_key, "codes": codes})
+    judge_rows = judges_with_codes(session, judges, "Bench judge")
     join_seconds = time.perf_counter() - started
     host_browser = Client()
     host_browser.force_login(host.user)
@@ -202,22 +210,15 @@ def reasons(run_id: int, per_stratum: int, judges: int, per_judge: int) -> dict:
     run's reviews of each stratum, each an item whose page shows the review to audit beside its
     copy; `judges` judges bound to browser sessions, each with their items' codes."""
     _django()
-    from judging.models import Assignment, Run  # noqa: PLC0415 - after setup
+    from judging.models import Run  # noqa: PLC0415 - after setup
     from judging.services import session_create, session_open  # noqa: PLC0415 - after setup
 
     session = session_open(session=session_create(
         run=Run.objects.get(pk=run_id), kind="reasons", actor="bench",
         rubric="Is every claim in the review's reason true of the copy?",
         reasons_per_stratum=per_stratum, items_per_judge=per_judge).session, actor="bench")
-    rows = []
-    for number in range(1, judges + 1):
-        judge, session_key = admit_judge(session, f"Bench reasons judge {number}")
-        codes = list(Assignment.objects.filter(judge=judge).order_by("position")
-                     .values_list("code", flat=True))
-        rows.append({"pseudonym": judge.pseudonym, "pk": judge.pk, "sessionid": session_key,
-                     "codes": codes})
-    return {"url_id": session.url_id, "session_id": session.pk,
-            "items": session.items.count(), "judges": rows}
+    return {"url_id": session.url_id, "session_id": session.pk, "items": session.items.count(),
+            "judges": judges_with_codes(session, judges, "Bench reasons judge")}
 
 
 def main(argv=None):
