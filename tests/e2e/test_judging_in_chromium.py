@@ -703,6 +703,28 @@ def _assert_every_control_labelled(page):
         expect(controls.nth(index)).to_have_accessible_name(re.compile(r"\w"))
 
 
+# Each visible checkbox of the page and where its label's first line starts: a label that does not
+# begin on the box's own line, right of it, reads as the label of whatever is below or above.
+CHECKBOX_LABEL_PROBLEMS = """() => [...document.querySelectorAll('main input[type=checkbox]')]
+    .filter(box => box.getClientRects().length)
+    .map(box => {
+        const label = box.labels && box.labels[0];
+        if (!label) return `${box.name}: no label`;
+        const range = document.createRange();
+        range.selectNodeContents(label);
+        const first = range.getClientRects()[0], b = box.getBoundingClientRect();
+        const text = label.textContent.trim().slice(0, 60);
+        if (!first) return `${text}: the label has no box`;
+        const beside = first.left >= b.right - 1 && first.top < b.bottom && first.bottom > b.top;
+        return beside ? null : `${text}: its first line at (${Math.round(first.left)}, ` +
+            `${Math.round(first.top)}), the box at (${Math.round(b.left)}, ${Math.round(b.top)})`;
+    }).filter(Boolean)"""
+
+
+def _checkbox_label_problems(page) -> list[str]:
+    return page.evaluate(CHECKBOX_LABEL_PROBLEMS)
+
+
 def _assert_no_horizontal_scroll(page, width: int | None = None):
     """At the context's width (the guest's 320 px, the judge's large screen) the page body never
     scrolls sideways."""
@@ -749,7 +771,7 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
     page.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
-    pages_without_controls = []
+    pages_without_controls, checkboxes_seen = [], 0
     for template in HOST_PAGES:
         path = template.format(run=session.run_id, session=session.pk)
         response = page.goto(e2e_server.url(path))
@@ -757,9 +779,17 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
         _settle(page)
         _assert_no_horizontal_scroll(page, width)
         if page.locator("main").locator("input:not([type=hidden]), select, textarea, button").count():
-            _assert_every_control_labelled(page)
+            _assert_every_control_labelled(page)  # opens every <details>: folded fields too
+            checkboxes_seen += page.locator("main input[type=checkbox]").count()
+            assert _checkbox_label_problems(page) == [], path
         else:
             pages_without_controls.append(path)
     # The one page with nothing to act on: the blinding check is read-only once the session opened.
     assert pages_without_controls == [f"/host/sessions/{session.pk}/blinding"]
+    # The new session's form has long checkbox labels (wrapped at 320 px, and one on a large
+    # screen): the measure must have seen them, and fires on a label pushed below its box.
+    assert checkboxes_seen >= 8
+    page.goto(e2e_server.url(f"/host/runs/{session.run_id}/"))
+    page.evaluate("document.querySelector('main .field.check label').style.flexBasis = '100%'")
+    assert len(_checkbox_label_problems(page)) == 1
     seen.assert_silent(sink)
