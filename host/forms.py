@@ -88,19 +88,38 @@ IMPORT_SOURCES = [
 ONE_LINE = forms.TextInput()
 
 
+_TABLES = ("jsonl", "csv")
+_CONVERTED = ("jsonl", "csv", "swebench", "inspect")
+# The formats each field is read for (every field but the format and "Import again"). The page
+# shows the chosen format's fields only, by a style rule and no script (static/host/host.css,
+# `form.by-format`); where a browser cannot apply it, every field shows, each saying which
+# format it is for. What is read is decided on the server alone, by the format posted.
+IMPORT_FIELD_FORMATS = {
+    "bundle": ("bundle",),
+    **dict.fromkeys(("outputs", "outputs_per_builder", "per_builder_models", "truth_equals",
+                     "column_map", "values", "builder", "builder_family", "reviews", "review_map",
+                     "copy_format"), _TABLES),
+    **dict.fromkeys(("predictions", "reports", "dataset", "instances", "seed", "instance_ids",
+                     "instances_file", "empty_patch"), ("swebench",)),
+    **dict.fromkeys(("logs", "truth_scorer", "truth_values", "review_scorer", "grader", "epoch"),
+                    ("inspect",)),
+    **dict.fromkeys(("families", "name", "cluster"), _CONVERTED),
+}
+
+
 class RunImportForm(HostForm):
     """A run bundle, or the files of another format with the options of `import_run --from`.
 
-    Every field is always shown (no script picks them): each says which format it is for. The
-    files are checked only for size here; the importer and then the run validator check the rest
-    and every problem they find is listed above the fields.
+    The page shows the fields of the chosen format (IMPORT_FIELD_FORMATS); each also says which
+    format it is for. The files are checked only for size here; the importer and then the run
+    validator check the rest and every problem they find is listed above the fields.
     """
 
     source = forms.ChoiceField(
         label="Format", choices=IMPORT_SOURCES, initial="bundle", required=False,
-        help_text="What the files below are. Only the fields of that format are read.")
+        help_text="What the files are. The fields below are that format's; only they are read.")
     bundle = forms.FileField(
-        label="Run bundle (JSON file, format blindjudge.run/1)", required=False,
+        label="Run bundle (JSON file, blindjudge.run/1 or run/2)", required=False,
         help_text="For “run bundle”. The whole bundle is checked before anything is written; "
                   "every problem is listed.")
     outputs = forms.FileField(
@@ -204,6 +223,13 @@ class RunImportForm(HostForm):
         label="Import again", required=False,
         help_text="Import it even if one of your runs has the same manifest (the same tasks, "
                   "copies and reviews): otherwise that is refused as a second import by mistake.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, formats in IMPORT_FIELD_FORMATS.items():
+            # Read by host/_form.html: the classes the field's box carries.
+            self.fields[name].format_classes = "format-field " + " ".join(
+                f"for-{source}" for source in formats)
 
     def clean(self):
         data = super().clean()

@@ -70,7 +70,7 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     seen()
 
     # Import; the run page offers the New-session form near its top, the reviews collapsed.
-    page.get_by_label("Run bundle (JSON file, format blindjudge.run/1)").set_input_files(files=[{
+    page.get_by_label("Run bundle (JSON file, blindjudge.run/1 or run/2)").set_input_files(files=[{
         "name": "demo-run.json", "mimeType": "application/json",
         "buffer": json.dumps(demo_bundle()).encode("utf-8")}])
     page.get_by_role("button", name="Import", exact=True).click()

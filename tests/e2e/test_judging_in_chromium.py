@@ -11,6 +11,7 @@ from urllib.parse import urljoin
 import pytest
 from playwright.sync_api import expect
 
+from host.forms import IMPORT_FIELD_FORMATS, IMPORT_SOURCES, RunImportForm
 from judging.demo import (
     DEMO_KEPT,
     DEMO_PREREGISTRATION,
@@ -18,7 +19,7 @@ from judging.demo import (
     DEMO_RUBRIC,
     demo_bundle,
 )
-from judging.models import Session, Verdict
+from judging.models import Run, Session, Verdict
 from judging.services import (
     blinding_dismiss,
     guests_configure,
@@ -386,7 +387,7 @@ def _host_sets_up_the_demo_in_the_browser(server, page) -> dict:
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
 
-    page.get_by_label("Run bundle (JSON file, format blindjudge.run/1)").set_input_files(files=[{
+    page.get_by_label("Run bundle (JSON file, blindjudge.run/1 or run/2)").set_input_files(files=[{
         "name": "demo-run.json", "mimeType": "application/json",
         "buffer": json.dumps(demo_bundle()).encode("utf-8")}])
     page.get_by_role("button", name="Import", exact=True).click()
@@ -695,8 +696,10 @@ def _assert_every_control_labelled(page):
     # Controls inside a closed <details> (the progress rows' action menus) have no accessible
     # name until it opens: open them all, so theirs are checked too.
     page.evaluate("document.querySelectorAll('main details').forEach(d => d.open = true)")
+    # A control out of the page (the import form's fields of the formats not chosen) has no
+    # accessible name to check: the import form's test checks each format's in turn.
     controls = page.locator("main").locator(
-        "input:not([type=hidden]), select, textarea, button")
+        "input:not([type=hidden]), select, textarea, button").filter(visible=True)
     count = controls.count()
     assert count > 0
     for index in range(count):
@@ -792,4 +795,42 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
     page.goto(e2e_server.url(f"/host/runs/{session.run_id}/"))
     page.evaluate("document.querySelector('main .field.check label').style.flexBasis = '100%'")
     assert len(_checkbox_label_problems(page)) == 1
+
+
+def test_the_import_form_shows_the_chosen_formats_fields_and_imports_a_table(e2e_server, tmp_path,
+                                                                            observed_context, sink):
+    """Choosing a format shows its fields and hides the others' (a style rule, no script); a
+    table of outputs then imports through the fields shown."""
+    a_host("e2e-import-host", HOST_PASSWORD)
+    context, seen = observed_context(e2e_server.origin, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(e2e_server.url("/accounts/login/"))
+    page.get_by_label("Username", exact=True).fill("e2e-import-host")
+    page.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Import a run", exact=True)).to_be_visible()
+    order = list(RunImportForm().fields)
+    for source, _ in IMPORT_SOURCES:
+        page.get_by_label("Format", exact=True).select_option(source)
+        shown = page.evaluate("""[...document.querySelectorAll('form.by-format .field')]
+            .filter(box => box.getClientRects().length)
+            .map(box => box.querySelector('[name]').name)""")
+        assert shown == [name for name in order if name in ("source", "again")
+                         or source in IMPORT_FIELD_FORMATS.get(name, ())], source
+        _assert_every_control_labelled(page)
+    page.get_by_label("Format", exact=True).select_option("csv")
+    table = tmp_path / "outputs.csv"
+    table.write_text("prompt,answer,label\nAdd two numbers.,a + b,correct\nSubtract.,a + b,buggy\n",
+                     encoding="utf-8")
+    page.get_by_label("Table of outputs (JSONL or CSV)", exact=True).set_input_files(table)
+    page.get_by_label("Column map", exact=True).fill("task=prompt,content=answer,truth=label")
+    page.get_by_label("Value maps", exact=True).fill("truth:buggy=seeded_defect,correct=known_good")
+    page.get_by_label("Constant builder", exact=True).fill("gpt-4o")
+    page.get_by_label("Run name", exact=True).fill("Two answers")
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/host/runs/\d+/$"))
+    run = Run.objects.get(name="Two answers")
+    assert page.url == e2e_server.url(f"/host/runs/{run.pk}/")
+    assert run.copies.count() == 2
+    seen.assert_silent(sink)
     seen.assert_silent(sink)

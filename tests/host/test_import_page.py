@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from host.forms import IMPORT_FIELD_FORMATS, IMPORT_SOURCES, RunImportForm
 from judging.models import Copy, Review, Run, Task
 from tests.host.test_host_pages import page, url
 from tests.support.seed_tables import SEED_TABLE_FIELDS
@@ -280,3 +281,28 @@ def test_the_heap_is_given_back_after_an_import_and_after_a_refusal(alice, host,
         "column_map": "task=prompt,content=answer", "builder": "gpt-4o"})
     assert response.status_code == 400
     assert trims == [1, 1]
+
+
+def test_every_import_field_but_the_format_and_again_belongs_to_formats_that_exist():
+    """The page shows a format's fields only (IMPORT_FIELD_FORMATS, by a style rule): a field left
+    out of the map would show for every format, one naming a format that does not exist for none."""
+    fields = set(RunImportForm().fields)
+    assert set(IMPORT_FIELD_FORMATS) == fields - {"source", "again"}
+    sources = {source for source, _ in IMPORT_SOURCES}
+    assert all(formats and set(formats) <= sources for formats in IMPORT_FIELD_FORMATS.values())
+    # The file each format cannot do without is among the fields shown for it.
+    for source, needed in {"bundle": "bundle", "jsonl": "outputs", "csv": "outputs",
+                           "swebench": "predictions", "inspect": "logs"}.items():
+        assert source in IMPORT_FIELD_FORMATS[needed]
+
+
+@pytest.mark.django_db
+def test_each_import_field_box_carries_the_formats_it_is_shown_for(alice):
+    shown = page(alice.get(url("runs")))
+    assert re.search(r'<form [^>]*class="card by-format"', shown)
+    boxes = {name: classes for classes, name in re.findall(
+        r'<div class="field([^"]*)">\s*(?:<label for="id_|<input type="checkbox" name=")(\w+)"',
+        shown)}
+    for name, formats in IMPORT_FIELD_FORMATS.items():
+        assert boxes[name].split() == ["format-field", *(f"for-{f}" for f in formats)], name
+    assert boxes["source"] == "" and boxes["again"].split() == ["check"]
