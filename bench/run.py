@@ -646,6 +646,10 @@ def verdicts_against_targets(db_result):
     cells = db_result["cells"]
     top = max(c["concurrency"] for c in cells if c["kind"] == "hello")
     hello = next(c for c in cells if c["kind"] == "hello" and c["concurrency"] == top)
+    # What every judge request does before its own work (the guard: FLOORS), in the same run:
+    # a judge request's pace against it is the share its own work leaves (bench/README.md, "The
+    # floors").
+    admitted = next((c for c in cells if c["kind"] == "admitted" and c["concurrency"] == top), None)
     rows = []
     full = progress_label(db_result.get("verdicts_for_progress", 10_000))
     for kind in (*FLOORS, "item", "frame", "save", "pair", "pairframe", "reason", "phase2", "review", full,
@@ -656,6 +660,7 @@ def verdicts_against_targets(db_result):
         rows.append({
             "kind": kind, "concurrency": top, "floor": kind in FLOORS,
             "rps_vs_baseline": round(c["rps"] / hello["rps"], 2),
+            "rps_vs_admitted": round(c["rps"] / admitted["rps"], 2) if admitted else None,
             "p99_vs_baseline": round(c["p99_ms"] / hello["p99_ms"], 2) if c["p99_ms"] else None,
             "errors": c["errors"],
             # Issue 32: 60 % of hello's requests per second, p99 at most twice hello's.
@@ -713,11 +718,12 @@ def markdown(result):
                          f"{c['p99_ms']} | {c['rps']} | {c['errors']} | "
                          f"{c['server_cpu_ms_per_request']} | {c['load'][0]} |")
         lines += ["", "| against the baseline (highest concurrency) | req/s ratio | p99 ratio | "
-                      "errors | meets |", "|---|---|---|---|---|"]
+                      "errors | meets | req/s of the guard's floor |", "|---|---|---|---|---|---|"]
         for row in db["targets"]:
             meets = "(a floor)" if row.get("floor") else "yes" if row["meets"] else "NO"
+            of_floor = row.get("rps_vs_admitted")  # None: no floor in the run (before 2026-12-06)
             lines.append(f"| {row['kind']} | {row['rps_vs_baseline']} | {row['p99_vs_baseline']} | "
-                         f"{row['errors']} | {meets} |")
+                         f"{row['errors']} | {meets} | {'–' if of_floor is None else of_floor} |")
         for label, peaks in db["rss_mb"].items():
             shown = ", ".join(f"{p['rss_mb']} MB ({_short(p['cmd'])})" for p in peaks.values())
             lines.append(f"\nPeak RSS, {label}: {shown}")
