@@ -147,13 +147,14 @@ def guess_matches(guess: str, builders) -> tuple[str | None, str | None]:
 
     A guess names a builder's model when it equals it (case-folded) or is a prefix of exactly one
     builder's model ending at a "-" (gpt-4o names gpt-4o-2024-08-06 when it is the only one); it
-    names a family through that model, or by equalling a family's name."""
+    names a family through that model, or by equalling a family's name. Models, like families,
+    are one model however their letters are cased (a bundle may spell one model two ways)."""
     folded = guess.strip().casefold()
     if not folded:
         return None, None
     exact = [b for b in builders if b.model.casefold() == folded]
     prefixed = [b for b in builders if b.model.casefold().startswith(folded + "-")]
-    named = exact or (prefixed if len({b.model for b in prefixed}) == 1 else [])
+    named = exact or (prefixed if len({b.model.casefold() for b in prefixed}) == 1 else [])
     if named:
         return named[0].model, named[0].family
     families = [b.family for b in builders if b.family.casefold() == folded]
@@ -164,7 +165,7 @@ def authorship(bundle: Bundle) -> dict:
     """How often reviewers' authorship guesses named the builder's model and family, beside
     chance (1/k of k models or families); default-condition reviews only."""
     builders, reviewers = bundle.builders, bundle.reviewers
-    models = {b.model for b in builders}
+    models = {b.model.casefold() for b in builders}
     families = {b.family.casefold() for b in builders}
     chance_model = 1 / len(models) if models else None
     chance_family = 1 / len(families) if families else None
@@ -174,7 +175,8 @@ def authorship(bundle: Bundle) -> dict:
             builder = bundle.builder_by_pk[bundle.copy_by_pk[review.copy_id].builder_id]
             model, family = guess_matches(review.authorship_guess, builders)
             by_reviewer[review.reviewer_id].append(
-                (model == builder.model, family is not None and
+                (model is not None and model.casefold() == builder.model.casefold(),
+                 family is not None and
                  family.casefold() == builder.family.casefold()))
 
     def block(guesses):

@@ -156,3 +156,21 @@ def test_no_guess_and_no_test_where_chance_is_certain():
     empty = authorship(bundle(tasks=[], builders=[], copies=[]))
     assert empty["builders"] == 0
     assert empty["all"]["model"]["chance"] is None and empty["all"]["family"]["chance"] is None
+
+
+def test_models_differing_only_in_case_are_one_model_to_the_guesses():
+    """A bundle that spells one model two ways (two runs' builders, "GPT-4o-…" and "gpt-4o-…"):
+    one model of two (chance 1/2, not 1/3), and a guess names it whichever way each is spelt."""
+    shouting = builder("b4", "GPT-4o-2024-08-06", "OpenAI")
+    c1, c2, c4 = copy("c1", T, B1, "known_good"), copy("c2", T, B2, "known_good"), \
+        copy("c4", T, shouting, "known_good")
+    r1 = reviewer("r1", "qwen", "Alibaba")
+    reviews = [review(r1, c4, "pass", guess="gpt-4o-2024-08-06"),  # model right
+               review(r1, c1, "pass", guess="GPT-4O"),  # a unique prefix of one model: right
+               review(r1, c2, "pass", guess="gpt-4o-2024-08-06")]  # wrong
+    section = authorship(bundle(tasks=[T], builders=[B1, B2, shouting], copies=[c1, c2, c4],
+                                reviewers=[r1], reviews=reviews))
+    assert (section["builders"], section["families"]) == (2, 2)
+    assert section["all"]["model"] == pytest.approx(
+        {**wilson(2, 3), "chance": 1 / 2, "p_value": 1 / 2})
+    assert guess_matches("GPT-4o", [B1, shouting]) == ("gpt-4o-2024-08-06", "OpenAI")
