@@ -6,6 +6,8 @@ caller because the decision rules read them too."""
 
 from functools import lru_cache
 
+import numpy as np
+
 from reports import stats
 from reports.loading import CLASS_CODES, ReportData
 from reports.sections.agreement import AGREEMENT_LABEL
@@ -44,8 +46,8 @@ def phase_shift(data: ReportData, pooled: dict) -> dict:
 
 
 def shift_judges(data: ReportData) -> list[dict]:
-    """Each judge with a pair: per truth version and class, the pairs, right in each phase, the
-    discordant counts and McNemar's p."""
+    """Each judge with a pair of known truth: per truth version and class, the pairs, right in
+    each phase, the discordant counts and McNemar's p."""
     paired, right, versions = data.verdicts.paired, data.verdicts.right, data.items.versions
     # (version, class name) -> per judge: pairs, right in phase 1, in phase 2, towards, away
     shift_counts = {}
@@ -56,9 +58,12 @@ def shift_judges(data: ReportData) -> list[dict]:
             shift_counts[(version, name)] = (
                 pairs_of.sum(axis=1), (pairs_of & r1).sum(axis=1), (pairs_of & r2).sum(axis=1),
                 (pairs_of & ~r1 & r2).sum(axis=1), (pairs_of & r1 & ~r2).sum(axis=1))
+    # A pair is of known truth: a judge whose paired items are all of unknown truth (in every
+    # truth version) has none and is left out, as one without any pair is.
+    known_pairs = sum((counts[0] for counts in shift_counts.values()), np.zeros(len(paired), int))
     entries = []
     for j, (judge, group) in enumerate(zip(data.judges.rows, data.judges.groups, strict=True)):
-        if not paired[j].any():
+        if not known_pairs[j]:
             continue
         by_version = {}
         for version in versions:

@@ -56,6 +56,19 @@ def test_discordant_counts_and_mcnemar_per_judge_class_and_version_by_hand():
     assert g1_entry["versions"]["current"]["good"]["p_value"] == 1.0  # no discordant pair, no evidence
 
 
+def test_a_judge_whose_only_pairs_are_of_unknown_truth_is_not_listed():
+    """Pairs are of known truth (the definitions say so): a judge who paired only copies of unknown
+    truth has none, and is left out as a judge without a pair is, not listed with zero counts."""
+    d1, u1, u2 = copy("d1", T, B, "seeded_defect"), copy("u1", T, B, "unknown"), \
+        copy("u2", T, B, "unknown")
+    data = report_data(bundle(tasks=[T], builders=[B], copies=[d1, u1, u2]),
+                       items=[item(c) for c in (d1, u1, u2)], judges=[judge("J1"), judge("J2")],
+                       grid={1: ["PFF", ".PF"], 2: ["FFP", ".PP"]})
+    [entry] = shift_judges(data)
+    assert entry["judge"] == "J1"
+    assert entry["versions"]["current"] == {"defective": row(1, 0, 1, 1, 0), "good": row(0, 0, 0, 0, 0)}
+
+
 def test_mcnemar_on_seven_towards_and_one_away():
     copies = [copy(f"d{n}", T, B, "seeded_defect") for n in range(9)]
     # Item 0 right then wrong; items 1-7 wrong then right; item 8 right both times.
