@@ -23,6 +23,7 @@ urlpatterns = [
     path("", runs.runs, name="runs"),
     path("runs/import", runs.run_import_view, name="run_import"),
     path("runs/<int:run_id>/", runs.run_detail, name="run"),
+    path("runs/<int:run_id>/reviews", runs.run_reviews, name="run_reviews"),
     path("runs/<int:run_id>/sessions/new", runs.session_create_view, name="session_create"),
     path("runs/<int:run_id>/pairs-planner", runs.pairs_planner, name="pairs_planner"),
     path("runs/<int:run_id>/copies/<int:position>/truth", runs.truth_correct_view,

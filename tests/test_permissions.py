@@ -287,6 +287,7 @@ def test_a_github_host_sees_their_own_pages_and_nothing_of_alices(world):
     assert client.get("/host/").status_code == 200
     assert b"hubhost" in client.get("/host/account/").content
     for path in (f"/host/sessions/{session.pk}/", f"/host/runs/{session.run.pk}/",
+                 f"/host/runs/{session.run.pk}/reviews",
                  f"/host/sessions/{session.pk}/report/json", f"/host/sessions/{session.pk}/judges"):
         assert client.get(path).status_code == 404, path
 

@@ -24,9 +24,11 @@ from host.views.common import (
 )
 from judging.importing import convert
 from judging.selectors.host import (
+    REVIEWS_PER_PAGE,
     adjudicated_on_run,
     run_item,
     run_overview,
+    run_reviews_page,
     run_sizes,
     runs_of_host,
     truth_history,
@@ -151,9 +153,9 @@ def _run_page(request, run, form=None, status=200, error=None):
         "copies": [{"copy": c, "defect": visible(c.defect),
                     "adjudicated": adjudicated.get(("copy", c.pk))} for c in listed["copies"]],
         "reviewers": listed["reviewers"],
-        "reviews": [{"review": r, "reason": visible(r.reason),
-                     "seal_reason": visible(r.seal_reason),
-                     "content_verdict": visible(r.content_verdict)} for r in listed["reviews"]],
+        "review_counts": listed["review_counts"],
+        "review_total": sum(row["reviews"] for row in listed["review_counts"]),
+        "reviews_per_page": REVIEWS_PER_PAGE,
         "findings": [{"finding": f, "text": visible(f.text),
                       "adjudicated": adjudicated.get(("finding", f.pk)),
                       "raised_by": ", ".join(
@@ -174,6 +176,19 @@ def _run_page(request, run, form=None, status=200, error=None):
 @for_host_run
 def run_detail(request, run):
     return _run_page(request, run)
+
+
+@for_host_run
+def run_reviews(request, run):
+    """The run's reviews, a page at a time (`?page=N`): each with its reason and its seal."""
+    page = run_reviews_page(run, request.GET.get("page"))
+    context = {
+        "run": run, "page": page,
+        "reviews": [{"review": r, "reason": visible(r.reason),
+                     "seal_reason": visible(r.seal_reason),
+                     "content_verdict": visible(r.content_verdict)} for r in page],
+    }
+    return render_host_page(request, "host/run_reviews.html", context)
 
 
 @for_host_run

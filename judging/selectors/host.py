@@ -3,6 +3,7 @@ an id that does not exist.
 """
 
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
@@ -12,7 +13,7 @@ from accounts.models import Credential, Invitation, Judge
 from blindjudge.errors import NotFound
 from content.truth import DEFECTIVE, GOOD
 from judging.blinding import blinding_check  # noqa: F401 - the host's faces read it from here
-from judging.enums import SessionKind, SessionState
+from judging.enums import ReviewVerdict, SealOutcome, SessionKind, SessionState
 from judging.models import OPEN_LEASE_SECONDS, Copy, Finding, Run, Session, SessionRender, Verdict
 from judging.selectors.live import last_activity
 from judging.services.adjudication import matrix_sessions
@@ -93,9 +94,14 @@ def runs_of_host(host):
             .prefetch_related(Prefetch("sessions", queryset=sessions)))
 
 
+REVIEWS_PER_PAGE = 500
+
+
 def run_overview(run: Run) -> dict:
     """Everything a run's page lists: builders, copies (their size, never their content),
-    reviewers, reviews, findings, truth corrections and the sessions on the run."""
+    reviewers, the reviews counted per reviewer and condition (`run_review_counts`; they are
+    listed a page at a time by `run_reviews_page`), findings, truth corrections and the sessions
+    on the run."""
     # Copies can be megabytes each: count their characters in the database, load none.
     return {
         "builders": list(run.builders.all()),
@@ -103,13 +109,44 @@ def run_overview(run: Run) -> dict:
                        .defer("content", "task__statement")
                        .annotate(characters=Length("content"))),
         "reviewers": list(run.reviewers.all()),
-        "reviews": list(run.reviews.select_related("reviewer", "copy").defer("copy__content")),
+        "review_counts": run_review_counts(run),
         "tasks": list(run.tasks.annotate(copy_count=Count("copies"))),
         "findings": list(run.findings.select_related("copy")
                          .prefetch_related("findingraise_set__reviewer")),
         "corrections": list(run.truth_corrections.select_related("copy", "finding")),
         "sessions": list(run.sessions.annotate(judge_count=Count("judges")).order_by("pk")),
     }
+
+
+def run_review_counts(run: Run) -> list[dict]:
+    """Per reviewer (in the bundle's order) and condition: the reviews, their verdicts and their
+    seals' outcomes, counted in the database (a run can hold tens of thousands of reviews, each
+    with its request)."""
+    def counted(field, value):
+        return Count("pk", filter=Q(**{field: value}))
+
+    return list(
+        run.reviews.order_by("reviewer__position", "reviewer_id", "condition")
+        .values("reviewer__bundle_id", "condition")
+        .annotate(reviews=Count("pk"), passed=counted("verdict", ReviewVerdict.PASS),
+                  failed=counted("verdict", ReviewVerdict.FAIL),
+                  abstained=counted("verdict", ReviewVerdict.ABSTAIN),
+                  sealed=counted("seal", SealOutcome.SEALED),
+                  absent=counted("seal", SealOutcome.ABSENT),
+                  seal_failed=counted("seal", SealOutcome.FAILED),
+                  verdict_in_content=counted("seal", SealOutcome.VERDICT_IN_CONTENT)))
+
+
+def run_reviews_page(run: Run, number) -> Page:
+    """One page of the run's reviews in import order, REVIEWS_PER_PAGE a page; `number` as the
+    query string gives it (a page out of range is the nearest, anything else the first). Their
+    requests, which the page does not show, are not loaded."""
+    reviews = (run.reviews.select_related("reviewer", "copy")
+               .only("pk", "run_id", "position", "condition", "verdict", "reason",
+                     "authorship_guess", "seal", "seal_reason", "content_verdict",
+                     "content_verdict_pattern", "reviewer__bundle_id", "copy__bundle_id")
+               .order_by("position", "pk"))
+    return Paginator(reviews, REVIEWS_PER_PAGE).get_page(number)
 
 
 def run_item(run: Run, kind: str, position: int):

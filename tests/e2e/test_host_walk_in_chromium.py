@@ -69,7 +69,8 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
     seen()
 
-    # Import; the run page offers the New-session form near its top, the reviews collapsed.
+    # Import; the run page offers the New-session form near its top, the reviews counted (listed
+    # on their own page, visited here and back).
     page.get_by_label("Run bundle (JSON file, blindjudge.run/1 or run/2)").set_input_files(files=[{
         "name": "demo-run.json", "mimeType": "application/json",
         "buffer": json.dumps(demo_bundle()).encode("utf-8")}])
@@ -78,7 +79,12 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     seen()
     form_top = page.get_by_role("button", name="Create draft session").bounding_box()["y"]
     assert form_top < 2500, f"the New-session form starts {form_top:.0f} px down"
-    expect(page.locator("#reviews-rows table")).to_be_hidden()
+    page.get_by_role("link", name="Every review with its reason and seal").click()
+    expect(page.get_by_role("heading", name=re.compile("^Reviews of run"))).to_be_visible()
+    expect(page.locator("main table tbody tr")).to_have_count(24)
+    seen()
+    page.get_by_role("link", name=re.compile(r"^Run \d+$")).click()
+    expect(page.get_by_role("heading", name="New session")).to_be_visible()
     page.get_by_label("Judges judge", exact=True).select_option("copies")
     page.get_by_label("Items per judge").fill("4")
     page.get_by_role("button", name="Create draft session").click()

@@ -72,13 +72,15 @@ def test_opening_goes_through_a_confirmation_that_lists_what_freezes(opening_pro
 # --- The run page --------------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_the_new_session_form_comes_before_the_runs_rows_and_reviews_are_collapsed(alice, host):
+def test_the_new_session_form_comes_before_the_runs_rows_and_reviews_are_counted(alice, host):
     run = a_run(host, demo_bundle())
     body = page(alice.get(url("run", run_id=run.pk)))
     assert body.index('id="new-session"') < body.index('id="tasks"') < body.index('id="reviews"')
     reviews = body[body.index('id="reviews"'):body.index('id="findings"')]
-    assert '<details class="rows" id="reviews-rows"><summary>Show the 24 reviews</summary>' in reviews
-    assert "<details open" not in reviews
+    # Counted per reviewer and condition, listed on their own page (tests/host/test_run_reviews.py).
+    assert "Reviews (24)" in reviews
+    assert f'<a href="{url("run_reviews", run_id=run.pk)}">Every review with its reason' in reviews
+    assert 'class="untrusted"' not in reviews  # no reason on the run's page
 
 
 # --- The planner ---------------------------------------------------------------------------------

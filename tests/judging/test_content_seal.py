@@ -94,9 +94,12 @@ def test_import_marks_each_review_s_seal_with_the_verdict_its_content_carries(ho
     assert "verdict_in_content" in SealOutcome.values
 
 
-def test_the_run_page_shows_the_verdict_a_request_carries(host):
+def test_the_run_page_counts_and_the_reviews_page_shows_the_verdict_a_request_carries(host):
     run = a_run(host, contaminated_bundle())
-    page = client_as(host).get(f"/host/runs/{run.pk}/").content.decode()
+    client = client_as(host)
+    counts = html.unescape(re.sub(r"<[^>]+>", "", client.get(f"/host/runs/{run.pk}/").content.decode()))
+    assert sum(map(int, re.findall(r"keys sealed, verdict in content (\d+)", counts))) == 3
+    page = client.get(f"/host/runs/{run.pk}/reviews").content.decode()
     body = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert body.count("keys sealed, verdict in content") == 3
     assert "the request carries “Prior reviewer: PASS” (prior_verdict)" in body
