@@ -13,7 +13,7 @@ no longer in draft or open, the same 404 as one that does not exist.
 
 import secrets
 
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -21,8 +21,10 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.guards import host_required
+from blindjudge.errors import Invalid, json_error, wants_json
 from judge.pages import (
     PageLinks,
+    flag_context,
     frame_response,
     instructions_context,
     item_context,
@@ -39,6 +41,7 @@ from judging.selectors.preview import (
     preview_session,
     preview_slots,
 )
+from judging.services import task_flag_checked
 
 PHASES = (1, 2)
 
@@ -150,7 +153,40 @@ def item(request, session, seed, phase, code):
         progress=JudgeProgress(answered=0, total=view.total, median_seconds=None,
                                remaining_seconds=None),
         read_only_reason=None, live_phase=None, can_answer=True)
+    if session.task_flags:
+        context["task_flag"] = flag_context(
+            url=reverse("preview_task_flag", kwargs={"session_id": session.pk, "seed": seed,
+                                                     "phase": phase, "code": view.code}),
+            phase=phase, mine=None, can_flag=True, code=view.code)
     return _page(request, "judge/item.html", context)
+
+
+@never_cache
+@host_required
+@require_http_methods(["GET", "POST"])
+@_previewed
+def task_flag(request, session, seed, phase, code):
+    """A task flag from a previewed item page: checked as a judge's is (the flag's own fields:
+    judging.services.task_flag_checked) and answered as theirs is, in JSON, but stored nowhere,
+    so the page shows it until it is left; the plain form, and the URL opened by hand, go back
+    to the item. A session that collects no task flags has no such page."""
+    if not session.task_flags or all(slot.code != code for slot in preview_slots(session, seed)):
+        raise Http404("no such item")
+    back = request.preview["links"].item(code)
+    if request.method == "GET":
+        return redirect(back)
+    try:
+        kind, severity, reason = task_flag_checked(
+            kind=request.POST.get("kind", ""), severity=request.POST.get("severity", ""),
+            reason=request.POST.get("reason", ""))
+    except Invalid as error:
+        if wants_json(request):
+            return json_error(error.status, error.code, error.message, saved=False)
+        return redirect(back)
+    if wants_json(request):
+        return JsonResponse({"saved": True, "preview": True, "flag": {
+            "kind": kind, "severity": severity, "reason": reason, "locked": False}})
+    return redirect(back)
 
 
 @never_cache

@@ -36,5 +36,6 @@ preview_urlpatterns = [
     path("<str:seed>/<int:phase>/instructions", preview.instructions, name="preview_instructions"),
     path("<str:seed>/<int:phase>/i/<str:code>/", preview.item, name="preview_item"),
     path("<str:seed>/<int:phase>/i/<str:code>/frame", preview.frame, name="preview_frame"),
+    path("<str:seed>/<int:phase>/i/<str:code>/flag", preview.task_flag, name="preview_task_flag"),
     path("<str:seed>/<int:phase>/review/", preview.review, name="preview_review"),
 ]

@@ -58,7 +58,7 @@ from judging.services.checks import (
     display_name_limit,
     text_limit,
 )
-from judging.services.flags import NOT_COLLECTED, task_flag_record
+from judging.services.flags import NOT_COLLECTED, task_flag_checked, task_flag_record
 from judging.services.hosts import (
     GITHUB_LINKED_ELSEWHERE,
     HOST_GITHUB_REFUSAL,
@@ -137,6 +137,7 @@ __all__ = [
     "item_key",
     "matrix_sessions",
     "NOT_COLLECTED",
+    "task_flag_checked",
     "task_flag_record",
     "Admission",
     "AlreadyAdmitted",

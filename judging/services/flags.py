@@ -32,6 +32,22 @@ def _severity_of(severity) -> int:
     return severity
 
 
+def task_flag_checked(*, kind, severity, reason) -> tuple[str, int, str]:
+    """A flag's own fields as they are stored, or Invalid (400): the kind one of
+    content.rules.FLAG_KINDS, the severity 0..MAX_SEVERITY (or its text from a form), a reason
+    (required; the stored text's limits). What task_flag_record checks of the flag itself, after
+    what it checks of the judge and the session; a host's preview of the item page answers with
+    it and stores nothing."""
+    reason = checked_text(reason or "", field="reason").strip()
+    kind = (kind or "").strip() if isinstance(kind, str) else kind
+    if kind not in FLAG_KINDS:
+        raise Invalid(f'kind "{kind}" is not one of {", ".join(FLAG_KINDS)}')
+    severity = _severity_of(severity)
+    if not reason:
+        raise Invalid("reason: say why the task is flagged")
+    return kind, severity, reason
+
+
 def task_flag_record(*, judge, code: str, phase, kind: str, severity, reason: str) -> TaskFlag:
     """Flag the task of one of the judge's items (`code`: any item of the task) in phase 1 or 2 as
     `kind` (content.rules.FLAG_KINDS) with `severity` (0..MAX_SEVERITY, or its text from a form)
@@ -67,11 +83,7 @@ def task_flag_record(*, judge, code: str, phase, kind: str, severity, reason: st
                 raise Conflict("phase 2 opens after you lock phase 1")
             if judge.phase2_locked_at:
                 raise Conflict(FLAG_PHASE_2_LOCKED)
-        if kind not in FLAG_KINDS:
-            raise Invalid(f'kind "{kind}" is not one of {", ".join(FLAG_KINDS)}')
-        severity = _severity_of(severity)
-        if not reason:
-            raise Invalid("reason: say why the task is flagged")
+        kind, severity, reason = task_flag_checked(kind=kind, severity=severity, reason=reason)
         task_id = assignment.item.task_id
         flag = TaskFlag.objects.filter(judge=judge, task_id=task_id, phase=phase).first()
         if flag is None:

@@ -110,3 +110,36 @@ def test_the_flag_control_open_and_saved_passes_axe_core_in_light_and_dark(e2e_s
         page.goto("about:blank")
         context.close()
     assert found == {"light": [], "dark": []}, found
+
+
+def test_a_hosts_preview_has_the_flag_control_and_keeps_the_flag_in_the_page_only(
+        e2e_server, observed_context, sink):
+    """The judge's f key and form on a previewed item page: saved in place as a judge's flag is,
+    stored nowhere (nothing of a preview is), so the next item's task shows no flag."""
+    session = a_session(a_run(a_host("preview-flag-host", "preview flag passphrase"), run2()),
+                        "open", task_flags=True)
+    context, seen = observed_context(e2e_server.origin, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(e2e_server.url("/accounts/login/"))
+    page.get_by_label("Username", exact=True).fill("preview-flag-host")
+    page.get_by_label("Password", exact=True).fill("preview flag passphrase")
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(e2e_server.url(f"/host/sessions/{session.pk}/preview/"))
+    page.get_by_role("link", name=re.compile("Start judging")).click()
+    wait_until_keys_count(page)
+    first = page.locator("h1 .code").text_content()
+    page.keyboard.press("f")
+    expect(page.locator("#task-flag-form")).to_be_visible()
+    page.locator("#flag-kind").select_option("underspecified")
+    page.locator("#flag-severity").select_option("1")
+    page.locator("#flag-reason").fill(REASON)
+    page.get_by_role("button", name="Save the flag").click()
+    expect(page.locator("#task-flag-mine .flag-reason")).to_have_text(REASON)
+    expect(page.locator("#task-flag-form")).to_be_hidden()
+    assert not TaskFlag.objects.exists()
+    # A verdict key answers the item in the page and shows the next: a fresh page of the preview,
+    # whose task (whichever it is) nobody flagged.
+    page.keyboard.press("1")
+    expect(page.locator("h1 .code")).not_to_have_text(first)
+    expect(page.locator("#task-flag-mine")).to_contain_text("You have not flagged this task")
+    seen.assert_silent(sink)

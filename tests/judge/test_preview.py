@@ -115,11 +115,38 @@ def walk_preview(client: Client, session: Session, on_response) -> dict:
             on_response(path, phase, posted)
             assert posted.status_code == 302
             seen["pages"].append((path, phase))
+            flag_task(client, session, page, path, phase, on_response)
         review = get(f"{base}review/", phase)
         assert review.status_code == 200
         assert b"nothing can be locked" in review.content
         assert client.post(f"{base}review/", {"confirm": "yes"}).status_code == 405
     return seen
+
+
+def flag_task(client: Client, session: Session, page, path: str, phase: int, on_response):
+    """Where the session collects task flags, the item page has the judge's flag control, posting
+    to the preview: a flag is answered as a judge's is (JSON, or back to the item without
+    scripts) and a flag without a kind refused, and none is kept (the walk's snapshot)."""
+    form = re.search(rb'<form method="post" action="([^"]+)" class="task-flag-form"', page.content)
+    assert bool(form) == session.task_flags, path
+    if not form:
+        return
+    action = form.group(1).decode()
+    assert action == path + "flag"
+    flag = {"kind": "tests_unfair", "severity": "2", "reason": " PreviewFlagReason ",
+            "phase": str(phase)}
+    saved = client.post(action, flag, HTTP_ACCEPT="application/json")
+    refused = client.post(action, {**flag, "kind": ""}, HTTP_ACCEPT="application/json")
+    plain = client.post(action, flag)
+    for response in (saved, refused, plain):
+        on_response(action, phase, response)
+    assert saved.status_code == 200 and saved.json() == {"saved": True, "preview": True, "flag": {
+        "kind": "tests_unfair", "severity": 2, "reason": "PreviewFlagReason", "locked": False}}
+    assert refused.status_code == 400 and refused.json()["saved"] is False
+    assert 'kind "" is not one of' in refused.json()["message"]
+    assert plain.status_code == 302 and plain["Location"] == path
+    opened = client.get(action)  # a flag is only ever posted: the URL opened leads to the item
+    assert opened.status_code == 302 and opened["Location"] == path
 
 
 def scanning(world, *, phase2_allowed: set[str]):
