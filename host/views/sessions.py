@@ -71,6 +71,9 @@ def _session_page(request, session, *, draft_form=None, amend_form=None, error=N
         if state == SessionState.REVEALED and session.kind != SessionKind.ADJUDICATION else [],
         "partners": adjudication_partners(session),
         "opening": opening_progress(session) if state == SessionState.DRAFT else None,
+        # Judges come and lock only while a session is open or closed (to be reopened): there the
+        # counts and the state follow over the host's socket.
+        "live": state in (SessionState.OPEN, SessionState.CLOSED),
     }
     return render_host_page(request, "host/session.html", context, status=status)
 

@@ -1,12 +1,13 @@
 // The host's live dashboard of a session: who joined, each judge's progress and locks in both
 // phases, who is connected now, and the session's state; counts and states only. Every
 // (re)connection starts with the full picture from the server, so missed events never matter.
+// On the session's overview, which has no table of judges, the counts and the state alone.
 (function () {
   "use strict";
   var root = document.getElementById("live");
   var table = document.getElementById("judges-live");
-  if (!root || !table || !window.blindjudgeLive) { return; }
-  var tbody = table.tBodies[0];
+  if (!root || !window.blindjudgeLive) { return; }
+  var tbody = table ? table.tBodies[0] : null;
   var status = document.getElementById("live-status");
   var STATUS = {live: "Live: this page updates itself.", reconnecting: "Reconnecting… (the figures may be behind)",
                 stopped: "Not live: refresh the page to update it."};
@@ -39,6 +40,7 @@
     return before < 0 ? null : row.querySelectorAll(focusable)[before] || null;
   }
   function showRow(judge, html) {
+    if (!tbody) { return; }
     var drawn = document.createElement("template");
     drawn.innerHTML = html.trim();
     var row = drawn.content.firstElementChild;
@@ -65,6 +67,10 @@
     if (!totals) { return; }
     Object.keys(totals).forEach(function (key) {
       setText(document.querySelector('[data-total="' + key + '"]'), String(totals[key]));
+      // What stands only until the first judge joins (the overview's "Next: invite the judges").
+      document.querySelectorAll('[data-until-total="' + key + '"]').forEach(function (element) {
+        element.hidden = totals[key] > 0;
+      });
     });
   }
   function showState(state) {

@@ -1,13 +1,15 @@
 """A reissued resume link ends the browser sessions opened with it, in real Chromium against a real
 server process (issue 12 item 3; docs/threats.md case 37): the page open in the leaked link's
 browser is told at once over its socket and stops accepting verdicts; after a reload it is a
-stranger's 404; the new link admits.
+stranger's 404; the new link admits. And the host's session overview, on the same socket as the
+progress page, follows a judge joining without a reload.
 """
 
 import pytest
 from playwright.sync_api import expect
 
 from judging.models import Verdict
+from judging.services import invitation_create
 from tests.worlds import a_host, a_run, a_session, codes, invite_and_join
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -61,3 +63,35 @@ def test_the_page_open_with_a_leaked_link_ends_at_the_hosts_reissue(e2e_server, 
         mine.get_by_role("button", name="Continue where I left off").click()
     assert mine.goto(e2e_server.url(f"/s/{session.url_id}/i/{code}/")).status == 200
     assert seen.page_errors == [] and seen.dialogs == []
+
+
+def test_the_session_overview_follows_judges_joining_without_a_reload(e2e_server, observed_context):
+    """The overview's judge counts and its "Next: invite the judges" follow the session over the
+    host's socket, as the progress page does: a judge joins in another browser (through the
+    server, so the event crosses every channel layer) and the page shows it without a reload."""
+    session = a_session(a_run(a_host("overview-host", HOST_PASSWORD)), "open")
+    token = invitation_create(session=session, actor="test", name="Newcomer").join_token
+    host_context, seen = observed_context(e2e_server.origin)
+    host = host_context.new_page()
+    host.goto(e2e_server.url("/accounts/login/"))
+    host.get_by_label("Username", exact=True).fill("overview-host")
+    host.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
+    with host.expect_navigation():
+        host.get_by_role("button", name="Sign in").click()
+    host.goto(e2e_server.url(f"/host/sessions/{session.pk}/"))
+    expect(host.locator("#live")).to_have_attribute("data-status", "live")
+    expect(host.locator('#judge-totals [data-total="joined"]')).to_have_text("0")
+    next_step = host.get_by_role("heading", name="Next: invite the judges")
+    expect(next_step).to_be_visible()
+    loaded = host.evaluate("performance.timeOrigin")
+
+    judge_context, _ = observed_context(e2e_server.origin)
+    joining = judge_context.new_page()
+    joining.goto(e2e_server.url(f"/join/{token}"))
+    with joining.expect_navigation():
+        joining.get_by_role("button", name="Join the session").click()
+
+    expect(host.locator('#judge-totals [data-total="joined"]')).to_have_text("1")
+    expect(next_step).to_be_hidden()
+    assert host.evaluate("performance.timeOrigin") == loaded  # the same page: no reload
+    seen.assert_silent()
