@@ -9,7 +9,8 @@ one apart from the others, the rows list them all, a reader filters by the colum
 as given (abstain included), `correct` being the verdict as scored under the run's abstention rule.
 The CSV has `CSV_COLUMNS`; a JSON Lines row has `JSONL_COLUMNS` (the CSV's, then the judge's
 pseudonym, the reviewer with its model, the verdict's times and what scoring read), typed, with
-null where a column does not apply (reports/schemas/verdict-row-1.schema.json).
+null where a column does not apply (reports/schemas/verdict-row-2.schema.json; version 2 added
+`server_seconds`, the server's interval since the judge's previous answer, last of the CSV's).
 
 The CSV neutralises formula-like text cells (a spreadsheet would run them: content/spreadsheet.py,
 the guard every CSV uses, `neutralise_cell` here for this module's readers); JSON Lines needs no
@@ -27,7 +28,7 @@ from reports.groups import SEAL_GROUPS
 CSV_COLUMNS = [
     "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
     "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
-    "position", "code", "seconds_spent", "seal", "same_family", "reason",
+    "position", "code", "seconds_spent", "seal", "same_family", "reason", "server_seconds",
 ]
 # The CSV's columns, then: judge (pseudonym) and reviewer (bundle id) apart from `rater`, the
 # reviewer's model and family, whether a review is under the run's default condition and how it
@@ -94,6 +95,7 @@ def verdict_rows(report: dict):
             "kept": v["kept"], "locked": v["locked"], "position": v["position"],
             "code": v["code"], "seconds_spent": float(v["seconds_spent"]), "seal": None,
             "same_family": None, "reason": v["reason"],
+            "server_seconds": None if v["server_seconds"] is None else float(v["server_seconds"]),
             "judge": v["judge"], "reviewer": None, "reviewer_model": None,
             "reviewer_family": None, "default_condition": None, "scored_as": None,
             "truth_class": truth_class(v["truth"]), "created_at": fixed_time(v["created_at"]),
@@ -112,7 +114,8 @@ def verdict_rows(report: dict):
             "truth": r["truth"], "verdict": r["verdict"], "correct": r["correct"], "kept": None,
             "locked": None, "position": None, "code": None, "seconds_spent": None,
             "seal": r["seal"], "same_family": r["same_family"], "reason": r["reason"],
-            "judge": None, "reviewer": r["reviewer"], "reviewer_model": reviewer["model"],
+            "server_seconds": None, "judge": None, "reviewer": r["reviewer"],
+            "reviewer_model": reviewer["model"],
             "reviewer_family": reviewer["family"], "default_condition": r["default_condition"],
             "scored_as": r["scored_as"], "truth_class": truth_class(r["truth"]),
             "created_at": None, "updated_at": None,

@@ -157,7 +157,7 @@ GITHUB_LOGIN = "zebquux-gh"
 CSV_HEADER = [
     "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
     "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
-    "position", "code", "seconds_spent", "seal", "same_family", "reason",
+    "position", "code", "seconds_spent", "seal", "same_family", "reason", "server_seconds",
 ]
 
 
@@ -538,7 +538,7 @@ def test_the_csv_has_one_row_per_verdict_and_per_review(report):
         ("r2", "seal_failed")}
     row = next(r for r in human if r["rater"] == "Zebediah Quux" and r["item"] == "c1"
                and r["phase"] == "1")
-    assert {k: v for k, v in row.items() if k not in ("position", "code")} == {
+    assert {k: v for k, v in row.items() if k not in ("position", "code", "server_seconds")} == {
         "rater_kind": "human", "rater": "Zebediah Quux", "group": "invited", "phase": "1",
         "condition": "", "item": "c1", "copy": "c1", "task": "task", "cluster": "k1", "builder": "b1",
         "builder_model": "gpt-4o-2024-08-06", "builder_family": "OpenAI", "truth": "known_good",
@@ -546,6 +546,10 @@ def test_the_csv_has_one_row_per_verdict_and_per_review(report):
         "kept": "False", "locked": "True", "seconds_spent": "12.5", "seal": "",
         "same_family": "", "reason": "'=1+2"}
     assert row["position"].isdigit() and len(row["code"]) == 4
+    # The server's interval since the judge's previous answer: a number, or empty for the first.
+    assert all(r["server_seconds"] == "" or float(r["server_seconds"]) >= 0 for r in human)
+    assert any(r["server_seconds"] for r in human) and any(not r["server_seconds"] for r in human)
+    assert not any(r["server_seconds"] for r in model)
     # c1 and c2 name cluster k1; the others none (an empty cell), on human and model rows alike.
     assert {(r["rater_kind"], r["copy"], r["cluster"]) for r in rows} == {
         (kind, c, "k1" if c in ("c1", "c2") else "") for kind in ("human", "model")
@@ -571,6 +575,7 @@ def test_formula_like_csv_cells_are_neutralised_and_numbers_are_not(report):
     assert all(r["position"].isdigit() for r in rows if r["rater_kind"] == "human")
     assert {r["phase"] for r in rows} == {"1", "2", ""}
     assert not any(cell.startswith("'") for r in rows for k, cell in r.items() if k != "reason")
+    assert any(r["server_seconds"] for r in rows)  # among the numbers left as they are
 
 
 # --- Anonymised export and verification ----------------------------------------------------------

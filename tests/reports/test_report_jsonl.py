@@ -44,11 +44,11 @@ from tests.reports.test_report_run2 import REVIEWS as RUN2_REVIEWS
 from tests.reports.test_report_run2 import revealed_session, run2_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
-ROW_SCHEMA_PATH = ROOT / "reports" / "schemas" / "verdict-row-1.schema.json"
+ROW_SCHEMA_PATH = ROOT / "reports" / "schemas" / "verdict-row-2.schema.json"
 
 # Columns that do not apply to the other kind of row: always null there.
-HUMAN_ONLY = {"phase", "kept", "locked", "position", "code", "seconds_spent", "judge", "created_at",
-              "updated_at"}
+HUMAN_ONLY = {"phase", "kept", "locked", "position", "code", "seconds_spent", "server_seconds",
+              "judge", "created_at", "updated_at"}
 MODEL_ONLY = {"condition", "seal", "same_family", "reviewer", "reviewer_model", "reviewer_family",
               "default_condition", "scored_as"}
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$")
@@ -156,7 +156,8 @@ def test_the_jsonl_has_one_typed_row_per_verdict_and_per_review(report):
 
     # One row whole: J01's phase-1 verdict on c1, its reason as written (the CSV's gets "'").
     row = next(r for r in human if (r["judge"], r["item"], r["phase"]) == ("J01", "c1", 1))
-    assert {k: v for k, v in row.items() if k not in ("position", "code", "created_at", "updated_at")} == {
+    assert {k: v for k, v in row.items()
+            if k not in ("position", "code", "created_at", "updated_at", "server_seconds")} == {
         "rater_kind": "human", "rater": "Zebediah Quux", "group": "invited", "phase": 1,
         "condition": None, "item": "c1", "copy": "c1", "task": "task", "cluster": "k1",
         "builder": "b1", "builder_model": "gpt-4o-2024-08-06", "builder_family": "OpenAI",
@@ -179,9 +180,17 @@ def test_types_and_nulls_follow_the_row_schema(report, row_schema):
         # Null exactly where the column does not apply, and where truth or cluster is unknown.
         unknown = {"correct", "truth_class"} if row["copy"] == "c6" else set()
         cluster = set() if row["cluster"] else {"cluster"}
+        # A judge's first answer of the phase (or a draft without one) has no interval before it.
+        first = {"server_seconds"} if row["rater_kind"] == "human" and row["server_seconds"] is None \
+            else set()
         nulls = {k for k, v in row.items() if v is None}
-        assert nulls == (MODEL_ONLY if row["rater_kind"] == "human" else HUMAN_ONLY) | unknown | cluster
+        assert nulls == (MODEL_ONLY if row["rater_kind"] == "human" else HUMAN_ONLY) | unknown | \
+            cluster | first
     human = [r for r in rows if r["rater_kind"] == "human"]
+    # The server's interval, as the report gives it for each verdict (the dwell section reads it).
+    intervals = {(v["judge"], v["item"], v["phase"]): v["server_seconds"] for v in report["verdicts"]}
+    assert {(r["judge"], r["item"], r["phase"]): r["server_seconds"] for r in human} == intervals
+    assert {type(r["server_seconds"]) for r in human} == {float, type(None)}
     # Numbers as numbers: a whole number of seconds is still a float, phase and position ints.
     assert all(type(r["seconds_spent"]) is float for r in human)
     assert {(r["item"], r["seconds_spent"]) for r in human if r["judge"] == "J01" and r["phase"] == 1
@@ -352,6 +361,7 @@ def test_the_readme_snippet_loads_a_real_export_with_pandas_and_datasets(report,
     assert out["dtypes"] == {
         **dict.fromkeys(JSONL_COLUMNS, text),
         "phase": nullable_int, "position": nullable_int, "seconds_spent": nullable_float,
+        "server_seconds": nullable_float,
         **dict.fromkeys(("correct", "kept", "locked", "same_family", "default_condition"), nullable_bool),
     }
     assert all(re.fullmatch(r"[ACDEFGHJKMNPQRTUVWXY34679]{4}", code) for code in out["code_j01"])
@@ -360,6 +370,7 @@ def test_the_readme_snippet_loads_a_real_export_with_pandas_and_datasets(report,
     assert out["features"] == {
         **{c: "Value('string')" for c in JSONL_COLUMNS},
         "phase": "Value('int64')", "position": "Value('int64')", "seconds_spent": "Value('float64')",
+        "server_seconds": "Value('float64')",
         **{c: "Value('bool')" for c in ("correct", "kept", "locked", "same_family", "default_condition")},
     }
     first = report["verdicts"][0]
