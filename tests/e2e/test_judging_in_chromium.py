@@ -28,6 +28,7 @@ from judging.services import (
     session_create,
     session_open,
 )
+from tests.e2e.hosts import sign_in_as_host
 from tests.e2e.judge_keys import TOO_SOON, choose_by_key
 from tests.worlds import a_demo_session, a_host, a_run, a_session, invite_and_join
 
@@ -769,11 +770,7 @@ def test_the_host_pages_read_at_320_px_and_on_a_large_screen(e2e_server, observe
     invite_and_join(session, name="A Judge With A Rather Long Name")
     context, seen = observed_context(e2e_server.origin, viewport={"width": width, "height": 800})
     page = context.new_page()
-    page.goto(e2e_server.url("/accounts/login/"))
-    page.get_by_label("Username", exact=True).fill("e2e-layout-host")
-    page.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
+    sign_in_as_host(page, e2e_server, "e2e-layout-host", HOST_PASSWORD)
     pages_without_controls, checkboxes_seen = [], 0
     for template in HOST_PAGES:
         path = template.format(run=session.run_id, session=session.pk)
@@ -804,11 +801,7 @@ def test_the_import_form_shows_the_chosen_formats_fields_and_imports_a_table(e2e
     a_host("e2e-import-host", HOST_PASSWORD)
     context, seen = observed_context(e2e_server.origin, viewport={"width": 1280, "height": 800})
     page = context.new_page()
-    page.goto(e2e_server.url("/accounts/login/"))
-    page.get_by_label("Username", exact=True).fill("e2e-import-host")
-    page.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Import a run", exact=True)).to_be_visible()
+    sign_in_as_host(page, e2e_server, "e2e-import-host", HOST_PASSWORD)
     order = list(RunImportForm().fields)
     for source, _ in IMPORT_SOURCES:
         page.get_by_label("Format", exact=True).select_option(source)

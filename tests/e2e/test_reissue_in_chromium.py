@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from judging.models import Verdict
 from judging.services import invitation_create
+from tests.e2e.hosts import sign_in_as_host
 from tests.worlds import a_host, a_run, a_session, codes, invite_and_join
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,11 +40,7 @@ def test_the_page_open_with_a_leaked_link_ends_at_the_hosts_reissue(e2e_server, 
     # reaches the judge's socket on every channel layer, the in-memory one included).
     host_context, _ = observed_context(e2e_server.origin)
     host = host_context.new_page()
-    host.goto(e2e_server.url("/accounts/login/"))
-    host.get_by_label("Username", exact=True).fill("reissuing-host")
-    host.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
-    with host.expect_navigation():
-        host.get_by_role("button", name="Sign in").click()
+    sign_in_as_host(host, e2e_server, "reissuing-host", HOST_PASSWORD)
     host.goto(e2e_server.url(f"/host/sessions/{session.pk}/judges"))
     host.locator(f'tr[data-judge="{judge.number}"] summary').click()  # the row's menu (issue 17)
     with host.expect_navigation():
@@ -73,11 +70,7 @@ def test_the_session_overview_follows_judges_joining_without_a_reload(e2e_server
     token = invitation_create(session=session, actor="test", name="Newcomer").join_token
     host_context, seen = observed_context(e2e_server.origin)
     host = host_context.new_page()
-    host.goto(e2e_server.url("/accounts/login/"))
-    host.get_by_label("Username", exact=True).fill("overview-host")
-    host.get_by_label("Password", exact=True).fill(HOST_PASSWORD)
-    with host.expect_navigation():
-        host.get_by_role("button", name="Sign in").click()
+    sign_in_as_host(host, e2e_server, "overview-host", HOST_PASSWORD)
     host.goto(e2e_server.url(f"/host/sessions/{session.pk}/"))
     expect(host.locator("#live")).to_have_attribute("data-status", "live")
     expect(host.locator('#judge-totals [data-total="joined"]')).to_have_text("0")

@@ -13,6 +13,7 @@ from judging.models import TaskFlag, Verdict
 from judging.services import phase_lock
 from reports.build import build_report
 from reports.html import to_html
+from tests.e2e.hosts import sign_in_as_host
 from tests.e2e.judge_keys import wait_until_keys_count
 from tests.worlds import a_host, a_run, a_session, advance, answer_all, codes, invite_and_join, judge_cookie
 from tests.worlds import make_run2_bundle as run2
@@ -120,10 +121,7 @@ def test_a_hosts_preview_has_the_flag_control_and_keeps_the_flag_in_the_page_onl
                         "open", task_flags=True)
     context, seen = observed_context(e2e_server.origin, viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.goto(e2e_server.url("/accounts/login/"))
-    page.get_by_label("Username", exact=True).fill("preview-flag-host")
-    page.get_by_label("Password", exact=True).fill("preview flag passphrase")
-    page.get_by_role("button", name="Sign in").click()
+    sign_in_as_host(page, e2e_server, "preview-flag-host", "preview flag passphrase")
     page.goto(e2e_server.url(f"/host/sessions/{session.pk}/preview/"))
     page.get_by_role("link", name=re.compile("Start judging")).click()
     wait_until_keys_count(page)
