@@ -144,6 +144,19 @@ def _converted(data):
         raise Invalid("\n".join(error.lines())) from None
 
 
+# A reviewer's seal outcomes on the run's page: (words, the row's count, the class a set-apart
+# outcome is marked with), in this order; the cell lists those counted.
+SEAL_COUNTS = (("sealed", "sealed", ""),
+               ("keys sealed, verdict in content", "verdict_in_content",
+                "seal seal-verdict_in_content"),
+               ("failed", "seal_failed", "seal seal-failed"),
+               ("absent", "absent", ""))
+
+
+def _seal_counts(row: dict) -> list[tuple[str, int, str]]:
+    return [(words, row[key], marked) for words, key, marked in SEAL_COUNTS if row[key]]
+
+
 def _run_page(request, run, form=None, status=200, error=None):
     listed = run_overview(run)
     adjudicated = adjudicated_on_run(run)  # beside each truth, never over it
@@ -153,7 +166,7 @@ def _run_page(request, run, form=None, status=200, error=None):
         "copies": [{"copy": c, "defect": visible(c.defect),
                     "adjudicated": adjudicated.get(("copy", c.pk))} for c in listed["copies"]],
         "reviewers": listed["reviewers"],
-        "review_counts": listed["review_counts"],
+        "review_counts": [{**row, "seals": _seal_counts(row)} for row in listed["review_counts"]],
         "review_total": sum(row["reviews"] for row in listed["review_counts"]),
         "reviews_per_page": REVIEWS_PER_PAGE,
         "findings": [{"finding": f, "text": visible(f.text),
