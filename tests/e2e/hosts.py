@@ -10,3 +10,6 @@ def sign_in_as_host(page, server, username: str, password: str):
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
+    # The heading shows once the HTML is parsed, before the stylesheets arrive: a test that
+    # measures what is shown (hidden fields, label boxes) must not run on the unstyled page.
+    page.wait_for_load_state("load")

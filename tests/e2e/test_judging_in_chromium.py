@@ -801,6 +801,13 @@ def test_the_import_form_shows_the_chosen_formats_fields_and_imports_a_table(e2e
     a_host("e2e-import-host", HOST_PASSWORD)
     context, seen = observed_context(e2e_server.origin, viewport={"width": 1280, "height": 800})
     page = context.new_page()
+    # Signed in over a slow network, as a loaded CI machine once was: the runs page's HTML is
+    # parsed (its heading shown) long before its stylesheets come, and measuring the fields then
+    # finds every one of them shown. The sign-in must wait for the styled page.
+    network = context.new_cdp_session(page)
+    network.send("Network.enable")
+    network.send("Network.emulateNetworkConditions", {"offline": False, "latency": 400,
+                                                      "downloadThroughput": -1, "uploadThroughput": -1})
     sign_in_as_host(page, e2e_server, "e2e-import-host", HOST_PASSWORD)
     order = list(RunImportForm().fields)
     for source, _ in IMPORT_SOURCES:
@@ -811,6 +818,9 @@ def test_the_import_form_shows_the_chosen_formats_fields_and_imports_a_table(e2e
         assert shown == [name for name in order if name in ("source", "again")
                          or source in IMPORT_FIELD_FORMATS.get(name, ())], source
         _assert_every_control_labelled(page)
+    # (The network stays slow until here: lifting it would let a stylesheet still on its way land.)
+    network.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0,
+                                                      "downloadThroughput": -1, "uploadThroughput": -1})
     page.get_by_label("Format", exact=True).select_option("csv")
     table = tmp_path / "outputs.csv"
     table.write_text("prompt,answer,label\nAdd two numbers.,a + b,correct\nSubtract.,a + b,buggy\n",
