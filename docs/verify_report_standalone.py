@@ -225,6 +225,23 @@ DEFECTIVE = {"seeded_defect", "tests_fail", "real"}
 GOOD = {"known_good", "tests_pass", "false_alarm"}
 
 
+def verify_audited_reviewers(report):
+    """A reasons session's assignments name the reviewer audited (older reports name none): the
+    reviewer of a default-condition review of the item's copy, the review the item's key names."""
+    problems, checks = [], 0
+    reviewed = {(r["reviewer"], r["copy"]) for r in report["reviews"] if r["default_condition"]}
+    for a in report["assignments"]:
+        if "reviewer" not in a:
+            continue
+        checks += 1
+        if (a["reviewer"], a["copy"]) not in reviewed or \
+                a["item"] != f"review:{a['reviewer']}:{a['copy']}":
+            problems.append(f"assignments[{a['judge']}/{a['position']}]: reviewer "
+                            f"{a['reviewer']!r} did not review copy {a['copy']!r} as item "
+                            f"{a['item']!r} says")
+    return problems, checks
+
+
 def verify_reasons_sample(report, sample):
     """A reasons session's stratified sample: the seed against its commitment, and the items as
     drawn again: per stratum (reviewer | correct, wrong or unscored | truth class, each copy's
@@ -408,6 +425,9 @@ def verify(report):
         problems_, checks_ = verify_session(report["protocol"], report["judges"],
                                             report["assignments"], report["session"]["url_id"],
                                             copy_builder, "")
+        problems += problems_
+        checks += checks_
+        problems_, checks_ = verify_audited_reviewers(report)
         problems += problems_
         checks += checks_
         sample = report["protocol"]["frozen"].get("reasons_sample") or {}

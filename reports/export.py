@@ -9,8 +9,10 @@ one apart from the others, the rows list them all, a reader filters by the colum
 as given (abstain included), `correct` being the verdict as scored under the run's abstention rule.
 The CSV has `CSV_COLUMNS`; a JSON Lines row has `JSONL_COLUMNS` (the CSV's, then the judge's
 pseudonym, the reviewer with its model, the verdict's times and what scoring read), typed, with
-null where a column does not apply (reports/schemas/verdict-row-2.schema.json; version 2 added
-`server_seconds`, the server's interval since the judge's previous answer, last of the CSV's).
+null where a column does not apply (reports/schemas/verdict-row-2.schema.json; version 2 added,
+last of the CSV's, `server_seconds`, the server's interval since the judge's previous answer;
+`audited_reviewer`, the model reviewer a reasons session's answer audits; and `excluded`, whether
+the preregistered exclusions leave the row's task or judge out).
 
 The CSV neutralises formula-like text cells (a spreadsheet would run them: content/spreadsheet.py,
 the guard every CSV uses, `neutralise_cell` here for this module's readers); JSON Lines needs no
@@ -29,6 +31,7 @@ CSV_COLUMNS = [
     "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
     "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
     "position", "code", "seconds_spent", "seal", "same_family", "reason", "server_seconds",
+    "audited_reviewer", "excluded",
 ]
 # The CSV's columns, then: judge (pseudonym) and reviewer (bundle id) apart from `rater`, the
 # reviewer's model and family, whether a review is under the run's default condition and how it
@@ -83,6 +86,8 @@ def verdict_rows(report: dict):
     groups = {j["pseudonym"]: j["group"] for j in report["judges"]}
     names = {j["pseudonym"]: j["name"] or j["pseudonym"] for j in report["judges"]}
     item_copy = {a["item"]: a["copy"] for a in report["assignments"]}
+    audited = {a["item"]: a["reviewer"] for a in report["assignments"] if "reviewer" in a}
+    excluded_task, excluded_judge = _excluded(report)
     for v in report["verdicts"]:
         copy = copies[item_copy[v["item"]]]
         builder = builders[copy["builder"]]
@@ -96,6 +101,8 @@ def verdict_rows(report: dict):
             "code": v["code"], "seconds_spent": float(v["seconds_spent"]), "seal": None,
             "same_family": None, "reason": v["reason"],
             "server_seconds": None if v["server_seconds"] is None else float(v["server_seconds"]),
+            "audited_reviewer": audited.get(v["item"]),
+            "excluded": excluded_task(copy["task"]) or excluded_judge(v["judge"]),
             "judge": v["judge"], "reviewer": None, "reviewer_model": None,
             "reviewer_family": None, "default_condition": None, "scored_as": None,
             "truth_class": truth_class(v["truth"]), "created_at": fixed_time(v["created_at"]),
@@ -114,12 +121,22 @@ def verdict_rows(report: dict):
             "truth": r["truth"], "verdict": r["verdict"], "correct": r["correct"], "kept": None,
             "locked": None, "position": None, "code": None, "seconds_spent": None,
             "seal": r["seal"], "same_family": r["same_family"], "reason": r["reason"],
-            "server_seconds": None, "judge": None, "reviewer": r["reviewer"],
+            "server_seconds": None, "audited_reviewer": None,
+            "excluded": excluded_task(copy["task"]), "judge": None, "reviewer": r["reviewer"],
             "reviewer_model": reviewer["model"],
             "reviewer_family": reviewer["family"], "default_condition": r["default_condition"],
             "scored_as": r["scored_as"], "truth_class": truth_class(r["truth"]),
             "created_at": None, "updated_at": None,
         }
+
+
+def _excluded(report: dict):
+    """(task id -> excluded?, judge pseudonym -> excluded?) by the preregistered exclusions: what
+    their section lists (nothing where no rule that acts was preregistered)."""
+    section = report.get("preregistered_exclusions") or {}
+    tasks = set(section.get("excluded_tasks") or ())
+    judges = {entry["judge"] for entry in section.get("excluded_judges") or ()}
+    return (lambda task: task in tasks), (lambda judge: judge in judges)
 
 
 def to_csv(report: dict) -> str:

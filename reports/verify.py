@@ -95,6 +95,9 @@ def verify(report: dict) -> tuple[list[str], int]:
             report["session"]["url_id"], copy_builder, place="")
         problems += session_problems
         checks += session_checks
+        audited_problems, audited_checks = _verify_audited_reviewers(report)
+        problems += audited_problems
+        checks += audited_checks
         sample = report["protocol"]["frozen"].get("reasons_sample") or {}
         if sample.get("by") == "stratified":
             sample_problems, sample_checks = _verify_reasons_sample(report, sample)
@@ -196,6 +199,24 @@ def _verify_session(protocol: dict, judges: list, assignments: list, session_url
                     problems.append(f"assignments[{pseudonym}/{a['position']}].swapped is not "
                                     f"the side drawn from the order seed")
     return [place + problem for problem in problems], checks
+
+
+def _verify_audited_reviewers(report: dict) -> tuple[list[str], int]:
+    """A reasons session's assignments name the reviewer audited (reports made before they did
+    name none): each must be the reviewer of a default-condition review of the item's copy, the
+    review the item's key names."""
+    problems, checks = [], 0
+    reviewed = {(r["reviewer"], r["copy"]) for r in report["reviews"] if r["default_condition"]}
+    for a in report["assignments"]:
+        if "reviewer" not in a:
+            continue
+        checks += 1
+        if (a["reviewer"], a["copy"]) not in reviewed or \
+                a["item"] != f"review:{a['reviewer']}:{a['copy']}":
+            problems.append(f"assignments[{a['judge']}/{a['position']}]: reviewer "
+                            f"{a['reviewer']!r} did not review copy {a['copy']!r} as item "
+                            f"{a['item']!r} says")
+    return problems, checks
 
 
 def truth_at(report: dict, moment: str | None) -> dict:

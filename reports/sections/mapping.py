@@ -6,6 +6,7 @@ one comprehension over columns bound to local names, with no lookup or call per 
 be made once for all."""
 
 from content.canonical import form_of
+from judging.enums import SessionKind
 from reports.loading import CLASS_CODES, ReportData
 from reports.sections.common import iso
 
@@ -39,6 +40,15 @@ def assignments(data: ReportData) -> list[dict]:
          "order_key": order_key}
         for _, judge_pk, item_pk, code, position, order_key in data.assignments.rows
     ]
+    if data.session.kind == SessionKind.REASONS:
+        # The reviewer whose review the item audits: the item's key names it too, but a bundle id
+        # may hold the key's separator, so the review row says it.
+        bundle = data.bundle
+        review_by_pk = {review.pk: review for review in bundle.reviews}
+        audited = {item.pk: bundle.reviewer_by_pk[review_by_pk[item.review_id].reviewer_id].bundle_id
+                   for item in data.items.rows}
+        for row, (_, _, item_pk, *_rest) in zip(rows, data.assignments.rows, strict=True):
+            row["reviewer"] = audited[item_pk]
     if data.pair_sides:
         # A pair's second copy and builder, the side drawn and each copy's code: what the judge
         # committed to besides (content.commitments.PAIR_KEYS).

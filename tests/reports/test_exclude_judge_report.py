@@ -4,8 +4,10 @@ answering in phase 1, the report stating every result twice (everyone, and with 
 primary), naming who was excluded by which rule, and scoring every judge, the excluded ones too,
 on the controls that did not screen. Every expected figure is computed here, from the plans."""
 
+import csv
 import hashlib
 import hmac
+import io
 import json
 import math
 
@@ -16,6 +18,7 @@ from judging.models import AuditEvent
 from judging.selectors.host import session_events
 from judging.services import phase_lock, session_create, session_open
 from reports.build import build_report
+from reports.export import to_csv, to_jsonl
 from reports.headline import headline
 from reports.html import to_html
 from reports.verify import verify
@@ -161,6 +164,14 @@ def test_a_judge_who_misses_every_screening_defect_is_excluded_and_scored_on_the
         "With every preregistered exclusion together, the primary results (everyone's are in the "
         f"section below): they leave out 2 judges ({pseudonyms[0]}, {pseudonyms[2]}).")
     assert builders["figures"][0] == "preregistered_exclusions.builders_compared.builders"
+
+    # The CSV and JSON Lines rows say which are left out: every row of judges 0 and 2, and no
+    # other (the rule excludes no task).
+    rows = [json.loads(line) for line in to_jsonl(report).decode("utf-8").splitlines()]
+    assert {(r["judge"], r["excluded"]) for r in rows} == {
+        (pseudonyms[0], True), (pseudonyms[1], False), (pseudonyms[2], True)}
+    cells = list(csv.DictReader(io.StringIO(to_csv(report), newline="")))
+    assert [c["excluded"] for c in cells] == [str(r["excluded"]) for r in rows]
 
     assert schema_errors(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")), exported(report)) == []
     assert verify(json.loads(json.dumps(report)))[0] == []

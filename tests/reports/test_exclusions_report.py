@@ -8,6 +8,7 @@ import pytest
 
 from judging.services import phase_lock, session_create, session_open, task_flag_record
 from reports.build import build_report
+from reports.export import to_jsonl
 from reports.html import to_html
 from tests.reports.test_builders import THREE, difference, exported, matrix_bundle, rate, schema_errors
 from tests.reports.test_report import SCHEMA_PATH
@@ -70,6 +71,11 @@ def test_the_report_states_the_results_again_without_the_tasks_the_rule_excludes
     third = by_judge[pseudonyms[2]]["phases"]["1"]["current"]
     assert (third["recall"]["k"], third["recall"]["n"], third["tnr"]["k"], third["tnr"]["n"]) == (
         10, 10, 8, 8)
+    # The CSV and JSON Lines rows of t1's copies (every judge's) are the ones left out.
+    rows = [json.loads(line) for line in to_jsonl(report).decode("utf-8").splitlines()]
+    assert len(rows) == 3 * 21
+    assert {r["copy"] for r in rows if r["excluded"]} == {"t1-b1", "t1-b2", "t1-b3"}
+    assert all(r["excluded"] is (r["task"] == "t1") for r in rows)
     assert schema_errors(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")), exported(report)) == []
     page = to_html(report)
     assert "Without the preregistered exclusions" in page

@@ -22,9 +22,12 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from accounts.models import Judge
+from judging.enums import SessionKind, SessionState
+from judging.services import item_save, phase_lock
 from reports.build import build_report
 from reports.export import CSV_COLUMNS, JSONL_COLUMNS, anonymise, neutralise_cell, to_csv, to_jsonl
 from reports.render import REPORT_FORMATS, render_report
+from reports.verify import verify
 from tests.reports.test_report import (
     BUILDER_OF,
     FORMULA_REASONS,
@@ -42,6 +45,7 @@ from tests.reports.test_report import (
 from tests.reports.test_report_run2 import COPIES as RUN2_COPIES
 from tests.reports.test_report_run2 import REVIEWS as RUN2_REVIEWS
 from tests.reports.test_report_run2 import revealed_session, run2_bundle
+from tests.worlds import a_run, a_session, advance, invite_and_join, make_run2_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW_SCHEMA_PATH = ROOT / "reports" / "schemas" / "verdict-row-2.schema.json"
@@ -164,7 +168,7 @@ def test_the_jsonl_has_one_typed_row_per_verdict_and_per_review(report):
         "truth": "known_good", "verdict": "pass", "correct": True, "kept": False, "locked": True,
         "seconds_spent": 12.5, "seal": None, "same_family": None, "reason": "=1+2", "judge": "J01",
         "reviewer": None, "reviewer_model": None, "reviewer_family": None, "default_condition": None,
-        "scored_as": None, "truth_class": "good"}
+        "scored_as": None, "truth_class": "good", "audited_reviewer": None, "excluded": False}
     assert type(row["position"]) is int and re.fullmatch(r"[ACDEFGHJKMNPQRTUVWXY34679]{4}", row["code"])
     reasons = {r["item"]: r["reason"] for r in human if (r["judge"], r["phase"]) == ("J01", 1)}
     assert reasons == FORMULA_REASONS
@@ -184,8 +188,10 @@ def test_types_and_nulls_follow_the_row_schema(report, row_schema):
         first = {"server_seconds"} if row["rater_kind"] == "human" and row["server_seconds"] is None \
             else set()
         nulls = {k for k, v in row.items() if v is None}
+        # A copies session: no review audited.
         assert nulls == (MODEL_ONLY if row["rater_kind"] == "human" else HUMAN_ONLY) | unknown | \
-            cluster | first
+            cluster | first | {"audited_reviewer"}
+        assert row["excluded"] is False  # no exclusion was preregistered
     human = [r for r in rows if r["rater_kind"] == "human"]
     # The server's interval, as the report gives it for each verdict (the dwell section reads it).
     intervals = {(v["judge"], v["item"], v["phase"]): v["server_seconds"] for v in report["verdicts"]}
@@ -303,6 +309,65 @@ def test_a_run2_session_has_each_rows_task_cluster_and_condition(host, row_schem
         (r["task"], r["cluster"] or "", r["condition"] or "") for r in rows]
 
 
+# --- Reasons and pairs sessions: the answers their judges give --------------------------------------
+
+@pytest.mark.django_db
+def test_a_reasons_sessions_rows_name_the_reviewer_each_audits(host, row_schema):
+    """A reasons session audits reviews: each human row names the reviewer whose review it audits
+    (a bundle id may hold the item key's ":", so the key is no place to read it from), and its
+    answers (grounded, partly, ...) follow the row schema."""
+    bundle = make_run2_bundle()
+    bundle["reviewers"].append({"id": "lab:r3", "model": "gpt-4o-mini", "family": "OpenAI"})
+    bundle["reviews"].append({"reviewer": "lab:r3", "copy": "c1", "verdict": "pass",
+                              "reason": "looks right"})
+    session = a_session(a_run(host, bundle), SessionState.OPEN, kind=SessionKind.REASONS)
+    # The default condition's five reviews, by hand: each item's answer, reviewer and copy.
+    audits = {"review:r1:c1": ("grounded", "r1", "c1"), "review:r1:c2": ("partly", "r1", "c2"),
+              "review:r2:c1": ("no_claim", "r2", "c1"), "review:r2:c2": ("not_grounded", "r2", "c2"),
+              "review:lab:r3:c1": ("grounded", "lab:r3", "c1")}
+    audited = set()
+    for n in range(8):  # judges join until every review has been given to one (each gets a share)
+        judge = invite_and_join(session, name=f"Judge {n}").judge
+        for key, code in judge.assignments.values_list("item__key", "code"):
+            item_save(judge=judge, code=code, phase=1, value=audits[key][0], reason="read it")
+            audited.add(key)
+        phase_lock(judge=judge, phase=1)
+        if audited == set(audits):
+            break
+    assert audited == set(audits)
+    report = build_report(advance(session, SessionState.REVEALED))
+    assert verify(report)[0] == []
+    rows = parse_jsonl(to_jsonl(report))
+    human = [r for r in rows if r["rater_kind"] == "human"]
+    assert {r["item"] for r in human} == set(audits)
+    for r in human:
+        assert (r["verdict"], r["audited_reviewer"], r["copy"]) == audits[r["item"]]
+    assert all(r["audited_reviewer"] is None for r in rows if r["rater_kind"] == "model")
+    assert [error for r in rows for error in row_errors(row_schema, r)] == []
+    cells = list(csv.DictReader(io.StringIO(to_csv(report), newline="")))
+    assert [c["audited_reviewer"] for c in cells] == [r["audited_reviewer"] or "" for r in rows]
+    # The verifier holds the named reviewer to the review the item's key names.
+    tampered = json.loads(json.dumps(report))
+    tampered["assignments"][0]["reviewer"] = "r2" if report["assignments"][0]["reviewer"] != "r2" \
+        else "r1"
+    assert any("did not review copy" in problem for problem in verify(tampered)[0])
+
+
+@pytest.mark.django_db
+def test_a_pairs_sessions_preferences_follow_the_row_schema(host, row_schema):
+    session = a_session(a_run(host, make_run2_bundle()), SessionState.OPEN, kind=SessionKind.PAIRS)
+    judge = invite_and_join(session).judge
+    codes = list(judge.assignments.values_list("code", flat=True))
+    for n, code in enumerate(codes):
+        value = ("left", "right", "tie", "both_bad")[n % 4]
+        item_save(judge=judge, code=code, phase=1, value=value)
+    phase_lock(judge=judge, phase=1)
+    rows = parse_jsonl(to_jsonl(build_report(advance(session, SessionState.REVEALED))))
+    human = [r for r in rows if r["rater_kind"] == "human"]
+    assert {r["verdict"] for r in human} == {"left", "right", "tie", "both_bad"} and len(codes) >= 4
+    assert [error for r in rows for error in row_errors(row_schema, r)] == []
+
+
 # --- The README's snippet ----------------------------------------------------------------------------
 
 SNIPPET = re.compile(r"<!-- snippet: load-jsonl -->\n```python\n(.*?)\n```\n", re.DOTALL)
@@ -363,6 +428,9 @@ def test_the_readme_snippet_loads_a_real_export_with_pandas_and_datasets(report,
         "phase": nullable_int, "position": nullable_int, "seconds_spent": nullable_float,
         "server_seconds": nullable_float,
         **dict.fromkeys(("correct", "kept", "locked", "same_family", "default_condition"), nullable_bool),
+        "excluded": nullable_bool,
+        # Null on every row of a copies session: pandas reads a column of nulls alone as Int64.
+        "audited_reviewer": nullable_int,
     }
     assert all(re.fullmatch(r"[ACDEFGHJKMNPQRTUVWXY34679]{4}", code) for code in out["code_j01"])
     assert len(out["code_j01"]) == 6  # codes stay text, never numbers
@@ -371,7 +439,9 @@ def test_the_readme_snippet_loads_a_real_export_with_pandas_and_datasets(report,
         **{c: "Value('string')" for c in JSONL_COLUMNS},
         "phase": "Value('int64')", "position": "Value('int64')", "seconds_spent": "Value('float64')",
         "server_seconds": "Value('float64')",
-        **{c: "Value('bool')" for c in ("correct", "kept", "locked", "same_family", "default_condition")},
+        **{c: "Value('bool')" for c in ("correct", "kept", "locked", "same_family", "default_condition",
+                                         "excluded")},
+        "audited_reviewer": "Value('null')",  # null on every row (a copies session)
     }
     first = report["verdicts"][0]
     assert out["dataset_first"] == {"phase": first["phase"], "kept": first["kept"], "reviewer": None,

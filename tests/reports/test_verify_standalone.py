@@ -561,6 +561,15 @@ def test_a_reasons_sample_is_drawn_again_from_its_published_seed_by_both(host, t
     report, anon = exported(advance(session, "revealed"))
     assert len(report["protocol"]["frozen"]["items"]) < 6  # a sample, not every review
     assert same_verdict(tmp_path, report)[0] == [] and same_verdict(tmp_path, anon)[0] == []
+    # Each item names the reviewer audited; another reviewer there fails both verifiers.
+    audited = report["assignments"][0]
+    assert audited["item"] == f"review:{audited['reviewer']}:{audited['copy']}"
+    other = "r2" if audited["reviewer"] == "r1" else "r1"
+    problems = same_verdict(tmp_path, tampered(report, lambda d: d["assignments"][0].update(
+        reviewer=other)))[0]
+    assert problems == [f"assignments[{audited['judge']}/{audited['position']}]: reviewer "
+                        f"{other!r} did not review copy {audited['copy']!r} as item "
+                        f"{audited['item']!r} says"]
     data = tampered(report, lambda d: d["reasons"]["sample"].update(seed="00" * 32))
     problems = same_verdict(tmp_path, data)[0]
     assert "reasons.sample.seed does not hash to the protocol's seed_sha256" in problems
