@@ -25,6 +25,7 @@ from host.views.common import (
 from judging.importing import convert
 from judging.selectors.host import (
     REVIEWS_PER_PAGE,
+    RUN_LISTS,
     adjudicated_on_run,
     run_item,
     run_overview,
@@ -158,11 +159,13 @@ def _seal_counts(row: dict) -> list[tuple[str, int, str]]:
 
 
 def _run_page(request, run, form=None, status=200, error=None):
-    listed = run_overview(run)
+    listed = run_overview(run, {name: request.GET.get(name) for name in RUN_LISTS})
     adjudicated = adjudicated_on_run(run)  # beside each truth, never over it
     context = {
         "run": run,
         "builders": listed["builders"],
+        "copies_page": listed["copies"], "findings_page": listed["findings"],
+        "tasks_page": listed["tasks"], "copy_truths": listed["copy_truths"],
         "copies": [{"copy": c, "defect": visible(c.defect),
                     "adjudicated": adjudicated.get(("copy", c.pk))} for c in listed["copies"]],
         "reviewers": listed["reviewers"],

@@ -4,7 +4,7 @@ an id that does not exist.
 
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, Subquery, Value
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
@@ -13,7 +13,7 @@ from accounts.models import Credential, Invitation, Judge
 from blindjudge.errors import NotFound
 from content.truth import DEFECTIVE, GOOD
 from judging.blinding import blinding_check  # noqa: F401 - the host's faces read it from here
-from judging.enums import ReviewVerdict, SealOutcome, SessionKind, SessionState
+from judging.enums import CopyTruth, ReviewVerdict, SealOutcome, SessionKind, SessionState
 from judging.models import OPEN_LEASE_SECONDS, Copy, Finding, Run, Session, SessionRender, Verdict
 from judging.selectors.live import last_activity
 from judging.services.adjudication import matrix_sessions
@@ -95,27 +95,46 @@ def runs_of_host(host):
 
 
 REVIEWS_PER_PAGE = 500
+# The run page's tasks, copies and findings: a page of each (a task's statement is in its row).
+RUN_ROWS_PER_PAGE = 100
+RUN_LISTS = ("tasks", "copies", "findings")
 
 
-def run_overview(run: Run) -> dict:
-    """Everything a run's page lists: builders, copies (their size, never their content),
-    reviewers, the reviews counted per reviewer and condition (`run_review_counts`; they are
-    listed a page at a time by `run_reviews_page`), findings, truth corrections and the sessions
-    on the run."""
+def run_overview(run: Run, pages: dict | None = None) -> dict:
+    """Everything a run's page shows: builders, reviewers, the reviews counted per reviewer and
+    condition (`run_review_counts`; listed a page at a time by `run_reviews_page`), the truth
+    corrections and the sessions on the run; and of its tasks, copies (their size, never their
+    content) and findings, the page `pages[name]` names (RUN_ROWS_PER_PAGE a page, as
+    `run_reviews_page` reads a number), the copies also counted by truth."""
+    pages = pages or {}
     # Copies can be megabytes each: count their characters in the database, load none.
+    copies = (run.copies.select_related("builder", "task").defer("content", "task__statement")
+              .annotate(characters=Length("content")).order_by("position", "pk"))
+    findings = (run.findings.select_related("copy").prefetch_related("findingraise_set__reviewer")
+                .order_by("position", "pk"))
+    # (A query that groups drops the model's ordering: a page needs one.)
+    tasks = run.tasks.annotate(copy_count=Count("copies")).order_by("position", "pk")
+    listed = {name: Paginator(rows, RUN_ROWS_PER_PAGE).get_page(pages.get(name))
+              for name, rows in (("tasks", tasks), ("copies", copies), ("findings", findings))}
     return {
         "builders": list(run.builders.all()),
-        "copies": list(run.copies.select_related("builder", "task")
-                       .defer("content", "task__statement")
-                       .annotate(characters=Length("content"))),
+        **listed,
+        "copy_truths": run_copy_truths(run),
         "reviewers": list(run.reviewers.all()),
         "review_counts": run_review_counts(run),
-        "tasks": list(run.tasks.annotate(copy_count=Count("copies"))),
-        "findings": list(run.findings.select_related("copy")
-                         .prefetch_related("findingraise_set__reviewer")),
         "corrections": list(run.truth_corrections.select_related("copy", "finding")),
         "sessions": list(run.sessions.annotate(judge_count=Count("judges")).order_by("pk")),
     }
+
+
+def run_copy_truths(run: Run) -> dict:
+    """{"by_truth": [(truth, copies)] in CopyTruth's order, those counted; "corrected": how many
+    copies' truth differs from the imported one}, counted in the database."""
+    counted = run.copies.aggregate(
+        **{truth: Count("pk", filter=Q(truth=truth)) for truth in CopyTruth.values},
+        corrected=Count("pk", filter=~Q(truth=F("imported_truth"))))
+    return {"by_truth": [(truth, counted[truth]) for truth in CopyTruth.values if counted[truth]],
+            "corrected": counted["corrected"]}
 
 
 def run_review_counts(run: Run) -> list[dict]:
