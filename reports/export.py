@@ -11,8 +11,9 @@ The CSV has `CSV_COLUMNS`; a JSON Lines row has `JSONL_COLUMNS` (the CSV's, then
 pseudonym, the reviewer with its model, the verdict's times and what scoring read), typed, with
 null where a column does not apply (reports/schemas/verdict-row-2.schema.json; version 2 added,
 last of the CSV's, `server_seconds`, the server's interval since the judge's previous answer;
-`audited_reviewer`, the model reviewer a reasons session's answer audits; and `excluded`, whether
-the preregistered exclusions leave the row's task or judge out).
+`audited_reviewer`, the model reviewer a reasons session's answer audits; `excluded`, whether
+the preregistered exclusions leave the row's task or judge out; and `adjudicated`, what an
+adjudication decided on the row's copy or finding, beside `truth`).
 
 The CSV neutralises formula-like text cells (a spreadsheet would run them: content/spreadsheet.py,
 the guard every CSV uses, `neutralise_cell` here for this module's readers); JSON Lines needs no
@@ -31,7 +32,7 @@ CSV_COLUMNS = [
     "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
     "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
     "position", "code", "seconds_spent", "seal", "same_family", "reason", "server_seconds",
-    "audited_reviewer", "excluded",
+    "audited_reviewer", "excluded", "adjudicated",
 ]
 # The CSV's columns, then: judge (pseudonym) and reviewer (bundle id) apart from `rater`, the
 # reviewer's model and family, whether a review is under the run's default condition and how it
@@ -88,6 +89,9 @@ def verdict_rows(report: dict):
     item_copy = {a["item"]: a["copy"] for a in report["assignments"]}
     audited = {a["item"]: a["reviewer"] for a in report["assignments"] if "reviewer" in a}
     excluded_task, excluded_judge = _excluded(report)
+    copy_answer, finding_answer = _adjudicated(report)
+    # A findings session's human rows are of findings (a finding and a copy may share an id).
+    human_answer = finding_answer if report["session"]["kind"] == "findings" else None
     for v in report["verdicts"]:
         copy = copies[item_copy[v["item"]]]
         builder = builders[copy["builder"]]
@@ -103,6 +107,8 @@ def verdict_rows(report: dict):
             "server_seconds": None if v["server_seconds"] is None else float(v["server_seconds"]),
             "audited_reviewer": audited.get(v["item"]),
             "excluded": excluded_task(copy["task"]) or excluded_judge(v["judge"]),
+            "adjudicated": human_answer.get(v["item"]) if human_answer is not None
+            else copy_answer.get(copy["id"]),
             "judge": v["judge"], "reviewer": None, "reviewer_model": None,
             "reviewer_family": None, "default_condition": None, "scored_as": None,
             "truth_class": truth_class(v["truth"]), "created_at": fixed_time(v["created_at"]),
@@ -122,7 +128,8 @@ def verdict_rows(report: dict):
             "locked": None, "position": None, "code": None, "seconds_spent": None,
             "seal": r["seal"], "same_family": r["same_family"], "reason": r["reason"],
             "server_seconds": None, "audited_reviewer": None,
-            "excluded": excluded_task(copy["task"]), "judge": None, "reviewer": r["reviewer"],
+            "excluded": excluded_task(copy["task"]), "adjudicated": copy_answer.get(copy["id"]),
+            "judge": None, "reviewer": r["reviewer"],
             "reviewer_model": reviewer["model"],
             "reviewer_family": reviewer["family"], "default_condition": r["default_condition"],
             "scored_as": r["scored_as"], "truth_class": truth_class(r["truth"]),
@@ -137,6 +144,18 @@ def _excluded(report: dict):
     tasks = set(section.get("excluded_tasks") or ())
     judges = {entry["judge"] for entry in section.get("excluded_judges") or ()}
     return (lambda task: task in tasks), (lambda judge: judge in judges)
+
+
+def _adjudicated(report: dict) -> tuple[dict, dict]:
+    """(copy id -> answer, finding id -> answer): what the run's used adjudications decided (the
+    adjudicated section's items; cannot_tell included), kept beside the truth, never over it."""
+    copies, findings = {}, {}
+    for item in (report.get("adjudicated") or {}).get("items", ()):
+        if item["finding"] is None:
+            copies[item["copy"]] = item["adjudicated"]
+        else:
+            findings[item["finding"]] = item["adjudicated"]
+    return copies, findings
 
 
 def to_csv(report: dict) -> str:

@@ -3,6 +3,9 @@ never over it; every judge and reviewer scored again on adjudicated items alone,
 adjudication's protocol and commitment verified by verify_report like the session's own."""
 
 import copy
+import csv
+import io
+import json
 
 import pytest
 
@@ -11,9 +14,11 @@ from content.scoring import rate
 from judging.enums import SessionKind, SessionState
 from judging.services import item_save, phase_lock
 from reports.build import build_report
+from reports.export import to_csv, to_jsonl
 from reports.html import to_html
 from reports.verify import verify
 from tests.judging.test_adjudication import unknown_bundle
+from tests.reports.test_report_jsonl import ROW_SCHEMA_PATH, row_errors
 from tests.worlds import a_run, a_session, advance, answer_all, invite_and_join
 
 
@@ -156,3 +161,30 @@ def test_the_html_report_shows_the_answers_beside_the_truth_and_the_scores_apart
     assert "declared, not checked" in section and "why copy:c6" in section
     assert "Judges on adjudicated items alone" in section
     assert "100% (1/1)" in section and "0% (0/1)" in section
+
+
+def test_the_exports_carry_each_items_adjudicated_answer_beside_its_truth(world):
+    """The CSV and JSON Lines rows: `adjudicated` is the used adjudication's answer on the row's
+    item (a human row's copy or finding, a model row's copy), beside `truth`, which stays as it
+    was; null where nothing was adjudicated, and everywhere before the adjudication is revealed."""
+    def rows(session):
+        return [json.loads(line) for line in to_jsonl(build_report(session)).decode().splitlines()]
+
+    assert {r["adjudicated"] for s in ("copies", "findings") for r in rows(world[s])} == {None}
+    advance(world["adjudication"], SessionState.REVEALED)
+    copies = rows(world["copies"])
+    # c6 adjudicated fail: both judges' rows on it, and both reviewers' reviews of it.
+    assert {(r["rater_kind"], r["copy"], r["adjudicated"], r["truth"]) for r in copies
+            if r["adjudicated"] is not None} == {("human", "c6", "fail", "unknown"),
+                                                  ("model", "c6", "fail", "unknown")}
+    assert sum(r["adjudicated"] == "fail" for r in copies) == 2 * 2 + 2  # 2 judges × 2 phases
+    findings = rows(world["findings"])
+    human = {(r["item"], r["phase"]): r["adjudicated"] for r in findings if r["rater_kind"] == "human"}
+    assert {item: human[(item, 1)] for item in ("f1", "f2", "f3")} == {
+        "f1": None, "f2": "real", "f3": "cannot_tell"}
+    assert {r["copy"]: r["adjudicated"] for r in findings if r["rater_kind"] == "model"
+            and r["adjudicated"] is not None} == {"c6": "fail"}
+    schema = json.loads(ROW_SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert [error for r in copies + findings for error in row_errors(schema, r)] == []
+    cells = list(csv.DictReader(io.StringIO(to_csv(build_report(world["findings"])), newline="")))
+    assert [c["adjudicated"] for c in cells] == [r["adjudicated"] or "" for r in findings]

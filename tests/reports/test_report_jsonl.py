@@ -168,7 +168,8 @@ def test_the_jsonl_has_one_typed_row_per_verdict_and_per_review(report):
         "truth": "known_good", "verdict": "pass", "correct": True, "kept": False, "locked": True,
         "seconds_spent": 12.5, "seal": None, "same_family": None, "reason": "=1+2", "judge": "J01",
         "reviewer": None, "reviewer_model": None, "reviewer_family": None, "default_condition": None,
-        "scored_as": None, "truth_class": "good", "audited_reviewer": None, "excluded": False}
+        "scored_as": None, "truth_class": "good", "audited_reviewer": None, "excluded": False,
+        "adjudicated": None}
     assert type(row["position"]) is int and re.fullmatch(r"[ACDEFGHJKMNPQRTUVWXY34679]{4}", row["code"])
     reasons = {r["item"]: r["reason"] for r in human if (r["judge"], r["phase"]) == ("J01", 1)}
     assert reasons == FORMULA_REASONS
@@ -188,9 +189,9 @@ def test_types_and_nulls_follow_the_row_schema(report, row_schema):
         first = {"server_seconds"} if row["rater_kind"] == "human" and row["server_seconds"] is None \
             else set()
         nulls = {k for k, v in row.items() if v is None}
-        # A copies session: no review audited.
+        # A copies session (no review audited) on a run with no adjudication.
         assert nulls == (MODEL_ONLY if row["rater_kind"] == "human" else HUMAN_ONLY) | unknown | \
-            cluster | first | {"audited_reviewer"}
+            cluster | first | {"audited_reviewer", "adjudicated"}
         assert row["excluded"] is False  # no exclusion was preregistered
     human = [r for r in rows if r["rater_kind"] == "human"]
     # The server's interval, as the report gives it for each verdict (the dwell section reads it).
@@ -429,8 +430,8 @@ def test_the_readme_snippet_loads_a_real_export_with_pandas_and_datasets(report,
         "server_seconds": nullable_float,
         **dict.fromkeys(("correct", "kept", "locked", "same_family", "default_condition"), nullable_bool),
         "excluded": nullable_bool,
-        # Null on every row of a copies session: pandas reads a column of nulls alone as Int64.
-        "audited_reviewer": nullable_int,
+        # Null on every row here: pandas reads a column of nulls alone as Int64.
+        "audited_reviewer": nullable_int, "adjudicated": nullable_int,
     }
     assert all(re.fullmatch(r"[ACDEFGHJKMNPQRTUVWXY34679]{4}", code) for code in out["code_j01"])
     assert len(out["code_j01"]) == 6  # codes stay text, never numbers
@@ -441,7 +442,8 @@ def test_the_readme_snippet_loads_a_real_export_with_pandas_and_datasets(report,
         "server_seconds": "Value('float64')",
         **{c: "Value('bool')" for c in ("correct", "kept", "locked", "same_family", "default_condition",
                                          "excluded")},
-        "audited_reviewer": "Value('null')",  # null on every row (a copies session)
+        # Null on every row (a copies session, no adjudication).
+        "audited_reviewer": "Value('null')", "adjudicated": "Value('null')",
     }
     first = report["verdicts"][0]
     assert out["dataset_first"] == {"phase": first["phase"], "kept": first["kept"], "reviewer": None,
