@@ -1,5 +1,5 @@
-"""The report's file forms: JSON, CSV and JSON Lines (one row per verdict, human and model) and
-anonymised JSON.
+"""The report's file forms: JSON, CSV and JSON Lines (one row per verdict, human and model),
+anonymised JSON, and the task flags' CSV.
 
 CSV and JSON Lines carry the same rows (`verdict_rows`): every human verdict (both phases, drafts
 included), then every model review (every condition), in the report's order, which the database
@@ -165,6 +165,27 @@ def to_csv(report: dict) -> str:
     writer.writerow(CSV_COLUMNS)
     for row in verdict_rows(report):
         writer.writerow([neutralise_cell(row[column]) for column in CSV_COLUMNS])
+    return out.getvalue()
+
+
+# The task flags' CSV (`to_flags_csv`): a flag is a judge's word on a task, not a verdict.
+FLAG_COLUMNS = ["judge", "group", "phase", "task", "kind", "severity", "reason"]
+
+
+def to_flags_csv(report: dict) -> str:
+    """One row per locked task flag (the report's task_flags section: drafts are left out), by
+    judge pseudonym then phase then task; judges by pseudonym only (the JSON report maps them to
+    names). A session that collected no flags gives the header alone."""
+    groups = {j["pseudonym"]: j["group"] for j in report["judges"]}
+    rows = sorted(
+        [flag["judge"], groups[flag["judge"]], flag["phase"], task["task"], flag["kind"],
+         flag["severity"], flag["reason"]]
+        for task in report["task_flags"]["tasks"] for flag in task["flags"])
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(FLAG_COLUMNS)
+    for row in rows:
+        writer.writerow([neutralise_cell(cell) for cell in row])
     return out.getvalue()
 
 

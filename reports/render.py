@@ -10,7 +10,7 @@ report or imports numpy, so a view module may import this at start-up.
 
 from blindjudge.errors import Conflict
 from judging.enums import SessionState
-from reports.export import anonymise, to_csv, to_json, to_jsonl
+from reports.export import anonymise, to_csv, to_flags_csv, to_json, to_jsonl
 from reports.html import to_html
 
 # format -> (file name extension, content type); the host's session page offers them in this order
@@ -21,6 +21,7 @@ REPORT_FORMATS = {
     "anon": ("anon.json", "application/json"),
     "anon-jsonl": ("anon.jsonl", "application/jsonl"),
     "html": ("html", "text/html; charset=utf-8"),
+    "flags": ("flags.csv", "text/csv; charset=utf-8"),
 }
 
 
@@ -34,7 +35,7 @@ def render_report(report: dict, fmt: str) -> bytes:
     """The report (reports.build.build_report) as the bytes of format `fmt`, UTF-8 text.
 
     anon is the JSON of reports.export.anonymise(report), anon-jsonl its JSON Lines: judges known
-    by pseudonym only.
+    by pseudonym only; flags the task flags' CSV (pseudonyms only).
     Raises ValueError for a format not in REPORT_FORMATS."""
     if fmt == "json":
         return to_json(report)
@@ -48,4 +49,6 @@ def render_report(report: dict, fmt: str) -> bytes:
         return to_jsonl(anonymise(report))
     if fmt == "html":
         return to_html(report).encode("utf-8")
+    if fmt == "flags":
+        return to_flags_csv(report).encode("utf-8")
     raise ValueError(f"no report format {fmt!r}")

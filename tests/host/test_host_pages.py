@@ -30,7 +30,7 @@ from judging.enums import SessionState
 from judging.models import AuditEvent, Copy, PreregAmendment, Run, Session, TruthCorrection
 from judging.selectors.judge import judge_by_resume_token
 from judging.services import guest_join, join_token_exchange, phase_lock, truth_correct
-from reports.export import neutralise_cell
+from reports.export import FLAG_COLUMNS, neutralise_cell
 from reports.html import REPORT_CSP
 from reports.render import REPORT_FORMATS
 from tests.support.verdicts import verdict_record
@@ -690,6 +690,7 @@ def test_report_downloads(alice, full_session, report_builders):
         "anon": ("application/json", f"blindjudge-session-{pk}-report.anon.json"),
         "jsonl": ("application/jsonl", f"blindjudge-session-{pk}-report.jsonl"),
         "anon-jsonl": ("application/jsonl", f"blindjudge-session-{pk}-report.anon.jsonl"),
+        "flags": ("text/csv; charset=utf-8", f"blindjudge-session-{pk}-report.flags.csv"),
     }
     bodies = {}
     for fmt, (content_type, filename) in expected.items():
@@ -709,9 +710,13 @@ def test_report_downloads(alice, full_session, report_builders):
     assert "Leaky Judge" in bodies["jsonl"] and "Leaky Judge" not in bodies["anon-jsonl"]
     rows = [json.loads(line) for line in bodies["jsonl"].splitlines()]
     assert len(rows) == len(report["verdicts"]) + len(report["reviews"])
-    # Each format is offered on the session's page, the JSON Lines ones beside the others.
+    assert bodies["flags"] == ",".join(FLAG_COLUMNS) + "\r\n"  # no flags collected: the header
+    # Each format is offered on the session's page, the JSON Lines ones beside the others; the
+    # task flags' CSV only where the session collects flags (this one does not).
     session_page = page(alice.get(url("session", session_id=pk)))
-    assert all(url("report", session_id=pk, fmt=fmt) in session_page for fmt in REPORT_FORMATS)
+    assert not full_session.task_flags
+    assert [fmt for fmt in REPORT_FORMATS
+            if url("report", session_id=pk, fmt=fmt) not in session_page] == ["flags"]
     assert alice.get(url("report", session_id=pk, fmt="exe")).status_code == 404
 
 

@@ -779,6 +779,9 @@ def test_export_report_jsonl_and_anon_jsonl(open_session, session_id, tmp_path):
     anon = call("export_report", session_id, "--format", "anon-jsonl", "-o", "-")
     assert "Zebediah" not in anon and "Quux" not in anon
     assert {json.loads(line)["rater"] for line in anon.splitlines()} == {"J01", "r1", "r2"}
+    # The session collected no task flags: their CSV is the header alone.
+    assert call("export_report", session_id, "--format", "flags", "-o", "-").splitlines() == [
+        "judge,group,phase,task,kind,severity,reason"]
 
 
 def test_export_report_html(open_session, session_id, tmp_path):

@@ -2,6 +2,8 @@
 per phase, kind and severity, the share of them who flagged it (k/n, Wilson 95%); locked flags
 only; said plainly when there are none or the session did not collect them."""
 
+import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -11,9 +13,11 @@ from jsonschema import Draft202012Validator
 
 from judging.services import phase_lock, task_flag_record
 from reports.build import build_report
-from reports.export import to_json
+from reports.export import FLAG_COLUMNS, to_json
 from reports.html import to_html
-from tests.worlds import a_run, a_session, advance, answer_all, codes, invite_and_join
+from reports.render import render_report
+from tests.host.test_host_pages import page, url
+from tests.worlds import a_run, a_session, advance, answer_all, client_as, codes, invite_and_join
 from tests.worlds import make_run2_bundle as run2
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "reports" / "schemas"
@@ -123,3 +127,39 @@ def test_no_flags_and_no_collection_are_said_apart(host):
         assert (report["task_flags"]["collected"], report["task_flags"]["tasks"],
                 report["task_flags"]["note"]) == (task_flags, [], words)
         assert words in to_html(build_report(session))
+
+
+def test_the_flags_csv_has_a_row_per_locked_flag(flagged, host):
+    """Task flags are not verdicts, so they have a CSV of their own: one row per locked flag (the
+    draft left out), judges as pseudonyms, by judge then phase, offered beside the verdicts."""
+    session, judges = flagged
+    a1, a2 = judges["a1"].pseudonym, judges["a2"].pseudonym
+    text = render_report(build_report(session), "flags").decode("utf-8")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == FLAG_COLUMNS == ["judge", "group", "phase", "task", "kind", "severity",
+                                       "reason"]
+    assert rows[1:] == sorted([
+        [a1, "invited", "1", "t-add", "tests_unfair", "2", "rejects a right answer"],
+        [a1, "invited", "2", "t-add", "tests_unfair", "3", "worse than I thought"],
+        [a2, "invited", "1", "t-add", "underspecified", "2", "which overflow?"]])
+    # (The download itself, through the report builder: tests/host/test_host_pages.py.)
+    assert url("report", session_id=session.pk, fmt="flags") in page(
+        client_as(host).get(url("session", session_id=session.pk)))
+
+
+def test_a_formula_in_a_flags_reason_is_neutralised_and_no_flags_is_a_header(host):
+    session = a_session(a_run(host, run2()), "open", task_flags=True)
+    judge = invite_and_join(session, name="Formula").judge
+    task_flag_record(judge=judge, code=codes(judge)[0], phase=1, kind="other", severity=1,
+                     reason="=HYPERLINK(\"http://x\")")
+    answer_all(judge, 1, "pass", lock=True)
+    rows = list(csv.reader(io.StringIO(
+        render_report(build_report(advance(session, "revealed")), "flags").decode(), newline="")))
+    assert rows[1][-1] == "'=HYPERLINK(\"http://x\")"
+    # A session that collected none: the header alone, and no link on its page.
+    plain = a_session(a_run(host, run2()), "open")
+    answer_all(invite_and_join(plain).judge, 1, "pass", lock=True)
+    plain = advance(plain, "revealed")
+    assert render_report(build_report(plain), "flags").decode() == ",".join(FLAG_COLUMNS) + "\r\n"
+    assert url("report", session_id=plain.pk, fmt="flags") not in page(
+        client_as(host).get(url("session", session_id=plain.pk)))

@@ -18,7 +18,7 @@ from reports.build import build_report
 from reports.interop import capped, plan_inspect, swebench_jsonl
 from reports.render import render_report
 
-FILE_FORMATS = ["json", "csv", "jsonl", "html", "anon", "anon-jsonl"]  # reports.render
+FILE_FORMATS = ["json", "csv", "jsonl", "html", "anon", "anon-jsonl", "flags"]  # reports.render
 # The names inspect-ai gives .json logs (its log_file_pattern): a .json file of another name in
 # the log folder is not a log to inspect either, and is not read. Every .eval file is.
 INSPECT_JSON_LOG = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
@@ -27,7 +27,8 @@ EXPORTED = re.compile(r"\.blindjudge-s\d+\.(eval|json)$")
 
 class Command(HostCommand):
     help = ("Write a revealed session's report: json, csv or jsonl (one row per verdict), html (a "
-            "standalone page with plots), anon or anon-jsonl (judges as pseudonyms); or its "
+            "standalone page with plots), anon or anon-jsonl (judges as pseudonyms), flags (the task "
+            "flags, a CSV row each); or its "
             "verdicts back into the host's evaluation output: inspect (new .eval/.json logs "
             "with the verdicts and the truth as added scores, from --log-dir) or swebench-jsonl "
             "(one row per instance and model).")
