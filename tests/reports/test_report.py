@@ -158,6 +158,7 @@ CSV_HEADER = [
     "rater_kind", "rater", "group", "phase", "condition", "item", "copy", "task", "cluster",
     "builder", "builder_model", "builder_family", "truth", "verdict", "correct", "kept", "locked",
     "position", "code", "seconds_spent", "seal", "same_family", "reason", "server_seconds",
+    "audited_reviewer", "excluded", "adjudicated",
 ]
 
 
@@ -544,7 +545,8 @@ def test_the_csv_has_one_row_per_verdict_and_per_review(report):
         "builder_model": "gpt-4o-2024-08-06", "builder_family": "OpenAI", "truth": "known_good",
         "verdict": "pass", "correct": "True",
         "kept": "False", "locked": "True", "seconds_spent": "12.5", "seal": "",
-        "same_family": "", "reason": "'=1+2"}
+        "same_family": "", "reason": "'=1+2", "audited_reviewer": "", "excluded": "False",
+        "adjudicated": ""}
     assert row["position"].isdigit() and len(row["code"]) == 4
     # The server's interval since the judge's previous answer: a number, or empty for the first.
     assert all(r["server_seconds"] == "" or float(r["server_seconds"]) >= 0 for r in human)
