@@ -23,7 +23,8 @@ from accounts.models import Judge
 from judging.demo import demo_bundle
 from judging.models import ItemDraft, Session
 from tests.e2e.judge_keys import choose_by_key
-from tests.worlds import a_host
+from tests.host.test_run_page_lists import big_bundle
+from tests.worlds import a_host, a_run
 
 pytestmark = [pytest.mark.django_db(transaction=True),
               pytest.mark.browser_once("the host's pages walked by a browser, form to form")]
@@ -53,7 +54,7 @@ def _axe_violations(context, url: str, *, then=None) -> list:
 
 def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser, tmp_path):
     assert AXE.exists(), f"{AXE} is missing: `./bj test` installs it (or: npm ci --prefix tests/e2e)"
-    a_host("walk-host", PASSWORD)
+    host = a_host("walk-host", PASSWORD)
     context, observer = observed_context(e2e_server.origin, accept_downloads=True,
                                          viewport={"width": WIDTH, "height": HEIGHT})
     page = context.new_page()
@@ -244,12 +245,17 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
 
     # The host templates the walk did not need: guests, a truth correction, the confirmations
     # (remove, erase), the account page; axe visits them with the rest.
+    # A run too large for one page of each list: its second page of copies, with the lists'
+    # page links (tests/host/test_run_page_lists.py).
     run_id = Session.objects.get(pk=session_id).run_id
+    large = a_run(host, big_bundle()).pk
     for path in (f"/host/sessions/{session_id}/guests", f"/host/runs/{run_id}/copies/1/truth",
                  f"/host/sessions/{session_id}/judges/1/remove",
-                 f"/host/sessions/{session_id}/judges/1/erase", "/host/account/"):
+                 f"/host/sessions/{session_id}/judges/1/erase", "/host/account/",
+                 f"/host/runs/{large}/?copies=2"):
         assert page.goto(e2e_server.url(path)).status == 200, path
         seen()
+    expect(page.get_by_role("navigation", name="Pages of copies")).to_be_visible()
 
     # axe-core on every host page visited, in a context that lets its script in (the product's
     # CSP refuses injected scripts) signed in as the same host.
