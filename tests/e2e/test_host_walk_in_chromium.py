@@ -78,6 +78,9 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     page.get_by_role("button", name="Import", exact=True).click()
     expect(page.get_by_role("heading", name="New session")).to_be_visible()
     seen()
+    # Measured on the styled page: the heading shows before the stylesheets arrive, and a layout
+    # measured then is the unstyled one (a loaded CI machine once failed a test on that).
+    page.wait_for_load_state("load")
     form_top = page.get_by_role("button", name="Create draft session").bounding_box()["y"]
     assert form_top < 2500, f"the New-session form starts {form_top:.0f} px down"
     page.get_by_role("link", name="Every review with its reason and seal").click()
@@ -221,6 +224,7 @@ def test_a_host_sets_up_and_invites_a_list(e2e_server, observed_context, browser
     page.get_by_role("link", name="Judges & progress", exact=True).click()
     expect(page.locator('tr[data-judge="3"]')).to_be_visible()
     seen()
+    page.wait_for_load_state("load")  # styled, as above
     fits = page.evaluate("""() => {
         const table = document.querySelector('table.judges');
         return {table: table.scrollWidth, container: table.parentElement.clientWidth};
