@@ -433,6 +433,13 @@ def _rules(report: dict) -> dict:
     if in_force is None or not in_force["rules"]:
         sentences.append("No decision rule was preregistered.")
         return entry
+    # Where preregistered exclusions make the primary results, the rules are stated on them.
+    exclusions = report.get("preregistered_exclusions") or {}
+    if exclusions.get("primary") and exclusions.get("decision_rules"):
+        in_force = next(s for s in exclusions["decision_rules"]["rule_sets"] if s["in_force"])
+        entry["figures"].insert(0, "preregistered_exclusions.decision_rules.rule_sets[in_force].rules")
+        sentences.append("On the primary results, with every preregistered exclusion together "
+                         "(everyone's evaluation is in the section below):")
     if in_force["source"] != "protocol":
         when = {False: "after the first verdict", True: "before the first verdict"}.get(
             in_force["before_first_verdict"], "")

@@ -320,6 +320,8 @@ def exclusions_context(report: dict) -> dict:
         "judge_rules": bool(section["screened"]),
         "screening_text": screening_text,
         "statements": section["builders_compared"]["ranking"]["statements"],
+        "rules_in_force": next((s for s in (section.get("decision_rules") or {}).get("rule_sets", [])
+                                if s["in_force"] and s["rules"]), None),
         "judges": [{"judge": j["judge"], "excluded": ", ".join(j["excluded_tasks"]),
                     "excluded_by": ", ".join(j["excluded_by"]),
                     "figures": "; ".join(_figure_text(f)

@@ -48,7 +48,12 @@ from reports.loading import ReportData
 from reports.restrict import without_items, without_judges, without_tasks
 from reports.sections.builders import builders_compared
 from reports.sections.common import judges_by_task
-from reports.sections.scores import judge_scores, reviewer_scores
+from reports.sections.decision_rules import decision_rules
+from reports.sections.pairs import pairs
+from reports.sections.pooled import pooled_by_group
+from reports.sections.reviewer_conditions import reviewer_conditions
+from reports.sections.scores import judge_scores, other_conditions, reviewer_scores
+from reports.sections.self_preference import self_preference
 
 NO_RULE = ("No exclusion was preregistered, so nothing is analysed again: a rule chosen after "
            "seeing the data is what preregistration exists to prevent. Task flags, where the "
@@ -80,6 +85,10 @@ DEFINITIONS = {
               "exclude when that judge's own flags are left out (leave-one-out: excluded_tasks "
               "may differ from the run's) and, where screening controls were drawn, without them: "
               "the scores that exclude are never the scores reported",
+    "decision_rules": "the preregistered decision rules evaluated as in decision_rules, on these "
+                      "results (without the excluded tasks and judges, every figure a rule may "
+                      "name computed again): the primary evaluation; decision_rules is "
+                      "everyone's",
 }
 
 
@@ -97,7 +106,7 @@ def preregistered_exclusions(data: ReportData, flags=None) -> dict:
         return {"stated": False, "primary": False, "why": NO_RULE, "rules": [],
                 "definitions": dict(DEFINITIONS), "excluded_tasks": [], "screening": None,
                 "screened": [], "excluded_judges": [], "builders_compared": None,
-                "reviewers": None, "judges": []}
+                "reviewers": None, "judges": [], "decision_rules": None}
     task_rules = [a for a in actions if a["action"] == "exclude_tasks"]
     judge_rules = [a for a in actions if a["action"] == "exclude_judge"]
     counted = [(task, judge, kind, severity) for task, judge, kind, severity, phase in flags
@@ -131,7 +140,24 @@ def preregistered_exclusions(data: ReportData, flags=None) -> dict:
         "builders_compared": builders_compared(restricted),
         "reviewers": reviewer_scores(without_tasks(data, excluded)),
         "judges": judges,
+        "decision_rules": _decision_rules(restricted),
     }
+
+
+def _decision_rules(restricted: ReportData) -> dict:
+    """The preregistered decision rules evaluated as the decision_rules section evaluates them,
+    on the data without what the rules exclude: every figure a rule may name computed again on
+    it (the pooled effects, the reviewers' scores and conditions, self-preference, the builders,
+    a pairs session's figures)."""
+    sections = {
+        "scores": {"reviewers": reviewer_scores(restricted)},
+        "other_conditions": other_conditions(restricted),
+        "reviewer_conditions": reviewer_conditions(restricted),
+        "self_preference": self_preference(restricted),
+        "builders_compared": builders_compared(restricted),
+        "pairs": pairs(restricted),
+    }
+    return decision_rules(restricted, pooled_by_group(restricted), sections)
 
 
 def _screening(data: ReportData, frozen: dict | None) -> dict | None:

@@ -9,6 +9,7 @@ import pytest
 from judging.services import phase_lock, session_create, session_open, task_flag_record
 from reports.build import build_report
 from reports.export import to_jsonl
+from reports.headline import headline
 from reports.html import to_html
 from tests.reports.test_builders import THREE, difference, exported, matrix_bundle, rate, schema_errors
 from tests.reports.test_report import SCHEMA_PATH
@@ -19,10 +20,11 @@ RULE = {"name": "drop unclear tasks", "action": "exclude_tasks",
         "when": {"flag_share": ">0.5", "severity": ">=2"}}
 
 
-def revealed(host, flags_by_judge: dict):
+def revealed(host, flags_by_judge: dict, decision_rules=()):
     """THREE's run (b1 passes t1..t7, b2 none, b3 t1..t3), three invited judges answering every
     copy as its truth in phase 1, each flagging the tasks given (task -> severity), locked."""
-    prereg = "Named before any verdict.\n\n```rules\n" + json.dumps([RULE]) + "\n```\n"
+    prereg = ("Named before any verdict.\n\n```rules\n" + json.dumps([RULE, *decision_rules])
+              + "\n```\n")
     run = a_run(host, matrix_bundle(THREE, builders=("b1", "b2", "b3"), reviewers=()))
     session = session_create(run=run, kind="copies", actor="t", rubric="Does it work?",
                              preregistration=prereg, task_flags=True).session
@@ -89,3 +91,35 @@ def test_a_rule_nothing_meets_excludes_nothing_and_says_so(host):
     assert (section["stated"], section["excluded_tasks"]) == (True, [])
     assert section["builders_compared"]["builders"] == report["builders_compared"]["builders"]
     assert "Left out: no task." in to_html(report)
+
+
+# b3 passes t1..t3 of seven tasks: 3/7 with every task, 2/6 without t1.
+B3_PASSES = {"name": "b3 passes often", "metric": "builder_pass_rate", "builder": "b3",
+             "source": "truth", "op": ">=", "threshold": 0.4}
+
+
+@pytest.mark.django_db
+def test_decision_rules_are_evaluated_on_the_primary_results_too(host):
+    """Where preregistered exclusions make the primary results, the decision rules are evaluated
+    on them as well as on everyone's: a rule that holds on every task may not without t1."""
+    report = build_report(revealed(host, {0: {"t1": 3}, 1: {"t1": 2}}, [B3_PASSES]))
+    everyone = report["decision_rules"]["rule_sets"][-1]["rules"][0]
+    primary = report["preregistered_exclusions"]["decision_rules"]["rule_sets"][-1]["rules"][0]
+    assert (everyone["outcome"], primary["outcome"]) == ("fired", "not fired")
+    assert everyone["conditions"][0]["value"] == pytest.approx(3 / 7, abs=1e-12)
+    assert primary["conditions"][0]["value"] == pytest.approx(2 / 6, abs=1e-12)
+    assert schema_errors(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")), exported(report)) == []
+    # The headline states the primary evaluation, and says everyone's is below.
+    rules = next(e for e in headline(report) if e["key"] == "rules")
+    assert rules["sentences"][0] == (
+        "On the primary results, with every preregistered exclusion together (everyone's "
+        "evaluation is in the section below):")
+    assert rules["sentences"][1].startswith("“b3 passes often” did not fire (builder_pass_rate")
+    assert "preregistered_exclusions.decision_rules.rule_sets[in_force].rules" in rules["figures"]
+    page = to_html(report)
+    assert "Decision rules on these results" in page
+    # Without exclusions the section evaluates nothing again.
+    plain = build_report(revealed(host, {2: {"t2": 1}}, [B3_PASSES]))
+    assert plain["preregistered_exclusions"]["excluded_tasks"] == []
+    assert plain["preregistered_exclusions"]["decision_rules"]["rule_sets"][-1]["rules"][0][
+        "outcome"] == "fired"
