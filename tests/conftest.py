@@ -31,6 +31,7 @@ from judging import immutability
 from judging.services import guest_join, guests_configure, judge_remove
 from reports.offprocess import POOL
 from tests.support import github_standin
+from tests.support.db_lock import Busy, lock_the_test_database
 from tests.support.inspect_reader import install_in_background
 from tests.worlds import (
     a_github_judge,
@@ -170,6 +171,14 @@ TEST_GC_THRESHOLDS = (10_000, 10, 10)
 
 
 def pytest_configure(config):
+    # One run at a time on this checkout's test databases (tests/support/db_lock.py): the
+    # controller (or a run without workers) holds the lock for its workers; collecting touches
+    # no database.
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        try:
+            lock_the_test_database()
+        except Busy as busy:
+            pytest.exit(str(busy), returncode=3)
     gc.set_threshold(*TEST_GC_THRESHOLDS)
     _flush_by_delete_on_postgresql()
 

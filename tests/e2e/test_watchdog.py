@@ -32,7 +32,9 @@ def test_a_stalled_renderer_or_child_process_fails_its_test_and_the_run_finishes
     env = {**os.environ,
            "BLINDJUDGE_TEST_BROWSER_WATCHDOG_SECONDS": str(WATCHDOG_SECONDS),
            "BLINDJUDGE_TEST_WATCHDOG_STAGE_SECONDS": str(STAGE_SECONDS),
-           "BLINDJUDGE_TEST_WATCHDOG_DIR": str(tmp_path / "watchdog")}
+           "BLINDJUDGE_TEST_WATCHDOG_DIR": str(tmp_path / "watchdog"),
+           # A data folder of its own: the outer run holds its test database's lock.
+           "BLINDJUDGE_DATA_DIR": str(tmp_path / "data")}
     for name in ("PYTEST_XDIST_WORKER", "DATABASE_URL", "REDIS_URL"):
         env.pop(name, None)
     run = subprocess.run(
