@@ -166,6 +166,10 @@ def _run_page(request, run, form=None, status=200, error=None):
         "builders": listed["builders"],
         "copies_page": listed["copies"], "findings_page": listed["findings"],
         "tasks_page": listed["tasks"], "copy_truths": listed["copy_truths"],
+        # Each list's page links keep the pages the other lists are on (their numbers only).
+        "keep": {name: "&".join(f"{other}={listed[other].number}" for other in RUN_LISTS
+                                if other != name and listed[other].number != 1)
+                 for name in RUN_LISTS},
         "copies": [{"copy": c, "defect": visible(c.defect),
                     "adjudicated": adjudicated.get(("copy", c.pk))} for c in listed["copies"]],
         "reviewers": listed["reviewers"],

@@ -84,10 +84,17 @@ def test_each_list_comes_a_hundred_rows_at_a_time_in_the_bundles_order(host, big
         assert f"{anchor.capitalize()} 1–100 of {total}" in first, junk
 
 
-def test_one_lists_page_leaves_the_others_on_their_first(host, big_run):
+def test_one_lists_page_leaves_the_others_where_they_are(host, big_run):
     body = page(client_as(host).get(url("run", run_id=big_run.pk), {"copies": 2}))
     assert "Copies 101–130 of 130" in body
     assert "Tasks 1–100 of 130" in body and "Findings 1–100 of 150" in body
+    # Turning one list's page keeps the pages the others are on (and only those numbers).
+    body = page(client_as(host).get(url("run", run_id=big_run.pk),
+                                    {"copies": 2, "findings": 2, "evil": "x"}))
+    assert 'href="?copies=2&amp;findings=2&amp;tasks=2#tasks" rel="next"' in body
+    assert 'href="?findings=2&amp;copies=1#copies" rel="prev"' in body
+    assert 'href="?copies=2&amp;findings=1#findings" rel="prev"' in body
+    assert "evil" not in body
 
 
 def test_the_copies_are_counted_by_truth_above_their_list(host, big_run):
