@@ -129,6 +129,9 @@ def preregistered_exclusions(data: ReportData, flags=None) -> dict:
         judges.append({"judge": judge.pseudonym, "excluded_by": screened[j]["excluded_by"],
                        "excluded_tasks": sorted(task_ids[t] for t in own),
                        "phases": by_set[own][j]["phases"]})
+    compared = builders_compared(restricted)
+    # (Reviewers are scored on the reviews alone: the excluded judges change nothing there.)
+    reviewers = reviewer_scores(without_tasks(data, excluded))
     return {
         "stated": True, "primary": True, "why": None, "rules": actions,
         "definitions": dict(DEFINITIONS),
@@ -137,24 +140,25 @@ def preregistered_exclusions(data: ReportData, flags=None) -> dict:
         "screened": screened if judge_rules else [],
         "excluded_judges": [{"judge": entry["judge"], "rules": entry["excluded_by"]}
                             for entry in screened if entry["excluded_by"]],
-        "builders_compared": builders_compared(restricted),
-        "reviewers": reviewer_scores(without_tasks(data, excluded)),
+        "builders_compared": compared,
+        "reviewers": reviewers,
         "judges": judges,
-        "decision_rules": _decision_rules(restricted),
+        "decision_rules": _decision_rules(restricted, compared, reviewers),
     }
 
 
-def _decision_rules(restricted: ReportData) -> dict:
+def _decision_rules(restricted: ReportData, compared: dict, reviewers: list) -> dict:
     """The preregistered decision rules evaluated as the decision_rules section evaluates them,
     on the data without what the rules exclude: every figure a rule may name computed again on
-    it (the pooled effects, the reviewers' scores and conditions, self-preference, the builders,
-    a pairs session's figures)."""
+    it (the pooled effects, the reviewers' scores and conditions, self-preference, a pairs
+    session's figures), the builders compared and the reviewers' scores being this section's
+    own (`compared`, `reviewers`), so a rule reads the figures the section shows."""
     sections = {
-        "scores": {"reviewers": reviewer_scores(restricted)},
+        "scores": {"reviewers": reviewers},
         "other_conditions": other_conditions(restricted),
         "reviewer_conditions": reviewer_conditions(restricted),
         "self_preference": self_preference(restricted),
-        "builders_compared": builders_compared(restricted),
+        "builders_compared": compared,
         "pairs": pairs(restricted),
     }
     return decision_rules(restricted, pooled_by_group(restricted), sections)
