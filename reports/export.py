@@ -88,7 +88,7 @@ def verdict_rows(report: dict):
     names = {j["pseudonym"]: j["name"] or j["pseudonym"] for j in report["judges"]}
     item_copy = {a["item"]: a["copy"] for a in report["assignments"]}
     audited = {a["item"]: a["reviewer"] for a in report["assignments"] if "reviewer" in a}
-    excluded_task, excluded_judge = _excluded(report)
+    excluded_tasks, excluded_judges = _excluded(report)
     copy_answer, finding_answer = _adjudicated(report)
     # A findings session's human rows are of findings (a finding and a copy may share an id).
     human_answer = finding_answer if report["session"]["kind"] == "findings" else None
@@ -106,7 +106,7 @@ def verdict_rows(report: dict):
             "same_family": None, "reason": v["reason"],
             "server_seconds": None if v["server_seconds"] is None else float(v["server_seconds"]),
             "audited_reviewer": audited.get(v["item"]),
-            "excluded": excluded_task(copy["task"]) or excluded_judge(v["judge"]),
+            "excluded": copy["task"] in excluded_tasks or v["judge"] in excluded_judges,
             "adjudicated": human_answer.get(v["item"]) if human_answer is not None
             else copy_answer.get(copy["id"]),
             "judge": v["judge"], "reviewer": None, "reviewer_model": None,
@@ -128,7 +128,8 @@ def verdict_rows(report: dict):
             "locked": None, "position": None, "code": None, "seconds_spent": None,
             "seal": r["seal"], "same_family": r["same_family"], "reason": r["reason"],
             "server_seconds": None, "audited_reviewer": None,
-            "excluded": excluded_task(copy["task"]), "adjudicated": copy_answer.get(copy["id"]),
+            "excluded": copy["task"] in excluded_tasks,
+            "adjudicated": copy_answer.get(copy["id"]),
             "judge": None, "reviewer": r["reviewer"],
             "reviewer_model": reviewer["model"],
             "reviewer_family": reviewer["family"], "default_condition": r["default_condition"],
@@ -137,13 +138,12 @@ def verdict_rows(report: dict):
         }
 
 
-def _excluded(report: dict):
-    """(task id -> excluded?, judge pseudonym -> excluded?) by the preregistered exclusions: what
-    their section lists (nothing where no rule that acts was preregistered)."""
+def _excluded(report: dict) -> tuple[set, set]:
+    """(task ids, judge pseudonyms) the preregistered exclusions leave out: what their section
+    lists (nothing where no rule that acts was preregistered)."""
     section = report.get("preregistered_exclusions") or {}
-    tasks = set(section.get("excluded_tasks") or ())
-    judges = {entry["judge"] for entry in section.get("excluded_judges") or ()}
-    return (lambda task: task in tasks), (lambda judge: judge in judges)
+    return (set(section.get("excluded_tasks") or ()),
+            {entry["judge"] for entry in section.get("excluded_judges") or ()})
 
 
 def _adjudicated(report: dict) -> tuple[dict, dict]:
